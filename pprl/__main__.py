@@ -1,0 +1,3 @@
+from pprl.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""Generated gRPC code for proto/pprl/wire/linkage.proto (make proto); do not edit."""

@@ -1,0 +1,174 @@
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class Phase(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    PHASE_UNSPECIFIED: _ClassVar[Phase]
+    PHASE_AGREE: _ClassVar[Phase]
+    PHASE_SMASH: _ClassVar[Phase]
+    PHASE_TRAIN: _ClassVar[Phase]
+    PHASE_EXCHANGE: _ClassVar[Phase]
+    PHASE_MATCH: _ClassVar[Phase]
+    PHASE_REVEAL: _ClassVar[Phase]
+    PHASE_LINK: _ClassVar[Phase]
+PHASE_UNSPECIFIED: Phase
+PHASE_AGREE: Phase
+PHASE_SMASH: Phase
+PHASE_TRAIN: Phase
+PHASE_EXCHANGE: Phase
+PHASE_MATCH: Phase
+PHASE_REVEAL: Phase
+PHASE_LINK: Phase
+
+class AgreementRequest(_message.Message):
+    __slots__ = ("run_id",)
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    run_id: str
+    def __init__(self, run_id: _Optional[str] = ...) -> None: ...
+
+class Agreement(_message.Message):
+    __slots__ = ("run_id", "digest", "description")
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    DIGEST_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    run_id: str
+    digest: str
+    description: str
+    def __init__(self, run_id: _Optional[str] = ..., digest: _Optional[str] = ..., description: _Optional[str] = ...) -> None: ...
+
+class TensorMessage(_message.Message):
+    __slots__ = ("header", "chunk")
+    HEADER_FIELD_NUMBER: _ClassVar[int]
+    CHUNK_FIELD_NUMBER: _ClassVar[int]
+    header: TensorHeader
+    chunk: TensorChunk
+    def __init__(self, header: _Optional[_Union[TensorHeader, _Mapping]] = ..., chunk: _Optional[_Union[TensorChunk, _Mapping]] = ...) -> None: ...
+
+class TensorHeader(_message.Message):
+    __slots__ = ("run_id", "digest", "shape", "dtype", "total_bytes", "chunk_count", "sha256")
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    DIGEST_FIELD_NUMBER: _ClassVar[int]
+    SHAPE_FIELD_NUMBER: _ClassVar[int]
+    DTYPE_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_BYTES_FIELD_NUMBER: _ClassVar[int]
+    CHUNK_COUNT_FIELD_NUMBER: _ClassVar[int]
+    SHA256_FIELD_NUMBER: _ClassVar[int]
+    run_id: str
+    digest: str
+    shape: _containers.RepeatedScalarFieldContainer[int]
+    dtype: str
+    total_bytes: int
+    chunk_count: int
+    sha256: bytes
+    def __init__(self, run_id: _Optional[str] = ..., digest: _Optional[str] = ..., shape: _Optional[_Iterable[int]] = ..., dtype: _Optional[str] = ..., total_bytes: _Optional[int] = ..., chunk_count: _Optional[int] = ..., sha256: _Optional[bytes] = ...) -> None: ...
+
+class TensorChunk(_message.Message):
+    __slots__ = ("index", "data", "sha256")
+    INDEX_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    SHA256_FIELD_NUMBER: _ClassVar[int]
+    index: int
+    data: bytes
+    sha256: bytes
+    def __init__(self, index: _Optional[int] = ..., data: _Optional[bytes] = ..., sha256: _Optional[bytes] = ...) -> None: ...
+
+class TensorReceipt(_message.Message):
+    __slots__ = ("sha256", "bytes_received")
+    SHA256_FIELD_NUMBER: _ClassVar[int]
+    BYTES_RECEIVED_FIELD_NUMBER: _ClassVar[int]
+    sha256: bytes
+    bytes_received: int
+    def __init__(self, sha256: _Optional[bytes] = ..., bytes_received: _Optional[int] = ...) -> None: ...
+
+class MatchedPair(_message.Message):
+    __slots__ = ("sender_row", "receiver_row", "sender_id")
+    SENDER_ROW_FIELD_NUMBER: _ClassVar[int]
+    RECEIVER_ROW_FIELD_NUMBER: _ClassVar[int]
+    SENDER_ID_FIELD_NUMBER: _ClassVar[int]
+    sender_row: int
+    receiver_row: int
+    sender_id: str
+    def __init__(self, sender_row: _Optional[int] = ..., receiver_row: _Optional[int] = ..., sender_id: _Optional[str] = ...) -> None: ...
+
+class MatchSet(_message.Message):
+    __slots__ = ("run_id", "digest", "pairs")
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    DIGEST_FIELD_NUMBER: _ClassVar[int]
+    PAIRS_FIELD_NUMBER: _ClassVar[int]
+    run_id: str
+    digest: str
+    pairs: _containers.RepeatedCompositeFieldContainer[MatchedPair]
+    def __init__(self, run_id: _Optional[str] = ..., digest: _Optional[str] = ..., pairs: _Optional[_Iterable[_Union[MatchedPair, _Mapping]]] = ...) -> None: ...
+
+class MatchReceipt(_message.Message):
+    __slots__ = ("pairs_received",)
+    PAIRS_RECEIVED_FIELD_NUMBER: _ClassVar[int]
+    pairs_received: int
+    def __init__(self, pairs_received: _Optional[int] = ...) -> None: ...
+
+class AdvanceRequest(_message.Message):
+    __slots__ = ("run_id", "phase")
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    PHASE_FIELD_NUMBER: _ClassVar[int]
+    run_id: str
+    phase: Phase
+    def __init__(self, run_id: _Optional[str] = ..., phase: _Optional[_Union[Phase, str]] = ...) -> None: ...
+
+class Progress(_message.Message):
+    __slots__ = ("phase", "done", "total", "unit", "message", "finished", "seconds")
+    PHASE_FIELD_NUMBER: _ClassVar[int]
+    DONE_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_FIELD_NUMBER: _ClassVar[int]
+    UNIT_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    FINISHED_FIELD_NUMBER: _ClassVar[int]
+    SECONDS_FIELD_NUMBER: _ClassVar[int]
+    phase: Phase
+    done: int
+    total: int
+    unit: str
+    message: str
+    finished: bool
+    seconds: float
+    def __init__(self, phase: _Optional[_Union[Phase, str]] = ..., done: _Optional[int] = ..., total: _Optional[int] = ..., unit: _Optional[str] = ..., message: _Optional[str] = ..., finished: _Optional[bool] = ..., seconds: _Optional[float] = ...) -> None: ...
+
+class StatusRequest(_message.Message):
+    __slots__ = ("run_id",)
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    run_id: str
+    def __init__(self, run_id: _Optional[str] = ...) -> None: ...
+
+class PartyStatus(_message.Message):
+    __slots__ = ("identity", "run_id", "completed", "phase_seconds", "bytes_sent", "records", "own_matches", "peer_matches", "agreed_matches")
+    class PhaseSecondsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: float
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[float] = ...) -> None: ...
+    IDENTITY_FIELD_NUMBER: _ClassVar[int]
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    COMPLETED_FIELD_NUMBER: _ClassVar[int]
+    PHASE_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    BYTES_SENT_FIELD_NUMBER: _ClassVar[int]
+    RECORDS_FIELD_NUMBER: _ClassVar[int]
+    OWN_MATCHES_FIELD_NUMBER: _ClassVar[int]
+    PEER_MATCHES_FIELD_NUMBER: _ClassVar[int]
+    AGREED_MATCHES_FIELD_NUMBER: _ClassVar[int]
+    identity: str
+    run_id: str
+    completed: Phase
+    phase_seconds: _containers.ScalarMap[str, float]
+    bytes_sent: int
+    records: int
+    own_matches: int
+    peer_matches: int
+    agreed_matches: int
+    def __init__(self, identity: _Optional[str] = ..., run_id: _Optional[str] = ..., completed: _Optional[_Union[Phase, str]] = ..., phase_seconds: _Optional[_Mapping[str, float]] = ..., bytes_sent: _Optional[int] = ..., records: _Optional[int] = ..., own_matches: _Optional[int] = ..., peer_matches: _Optional[int] = ..., agreed_matches: _Optional[int] = ...) -> None: ...
