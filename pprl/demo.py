@@ -1,0 +1,301 @@
+"""The two-party demo on one machine: two daemon processes over loopback mutual TLS.
+
+The same helpers set up the integration tests, so the demo and the tests run one code path.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pprl.party.certs import make_development_pki
+from pprl.party.config import TlsFiles
+from pprl.party.coordinator import Coordinator, Endpoint
+from pprl.party.state import run_dir
+from pprl.party.work import LINKAGE_CSV, PEER_MATCHES_CSV
+from pprl.protocol import synthetic
+from pprl.protocol.errors import InputError
+from pprl.protocol.metrics import Quality, linkage_quality
+
+DEFAULT_REFERENCE_ROWS = 1000
+PARTIES = ("alice", "bob")
+
+
+class DemoError(RuntimeError):
+    """A daemon of the demo failed; the message carries the tail of its log."""
+
+
+def write_demo_data(
+    out: Path, size: int, seed: int, side: str = "all", overlap: float = 1.0
+) -> list[Path]:
+    """Built-in voter-like data; each side can write its own file alone from the same seed."""
+    if size < 2:
+        raise InputError(f"--size must be at least 2, got {size}")
+    if not 0.0 <= overlap <= 1.0:
+        raise InputError(f"--overlap must be between 0 and 1, got {overlap}")
+    out.mkdir(parents=True, exist_ok=True)
+    data = synthetic.generate(size, seed, overlap=overlap)
+    written = [out / "reference.csv"]
+    synthetic.write_reference_csv(written[0], synthetic.default_reference(DEFAULT_REFERENCE_ROWS))
+    if side in ("alice", "all"):
+        written.append(out / "alice.csv")
+        synthetic.write_records_csv(written[-1], data.alice)
+    if side in ("bob", "all"):
+        written.append(out / "bob.csv")
+        synthetic.write_records_csv(written[-1], data.bob)
+    if side == "all":
+        written.append(out / "truth.csv")
+        synthetic.write_truth_csv(written[-1], data.truth)
+    return written
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _toml(value: Any) -> str:
+    return json.dumps(str(value)) if not isinstance(value, list) else json.dumps(value)
+
+
+@dataclass
+class PartySetup:
+    identity: str
+    port: int
+    config: Path
+    state_dir: Path
+    log: Path
+
+
+@dataclass
+class Deployment:
+    """Everything two local daemons and a coordinator need, written under one directory."""
+
+    workdir: Path
+    parties: dict[str, PartySetup]
+    coordinator_tls: TlsFiles
+    processes: dict[str, subprocess.Popen] = field(default_factory=dict)
+
+    def endpoints(self) -> list[Endpoint]:
+        return [Endpoint(n, f"127.0.0.1:{p.port}", n) for n, p in self.parties.items()]
+
+
+def prepare(
+    workdir: Path,
+    records: dict[str, Path],
+    reference: Path,
+    classifier: str = "linear",
+    wire_log: bool = False,
+) -> Deployment:
+    certs = make_development_pki(workdir / "certs", [*PARTIES, "coordinator"])
+    ports = {name: free_port() for name in PARTIES}
+    parties = {}
+    for name, peer in zip(PARTIES, reversed(PARTIES), strict=True):
+        cert, key = certs[name]
+        state = workdir / "state" / name
+        lines = [
+            f"identity = {_toml(name)}",
+            f'listen = "127.0.0.1:{ports[name]}"',
+            f"state_dir = {_toml(state)}",
+            "[records]",
+            f"path = {_toml(records[name].resolve())}",
+            "[reference]",
+            f"path = {_toml(reference.resolve())}",
+            "[method]",
+            f"classifier = {_toml(classifier)}",
+            "[tls]",
+            f"cert = {_toml(cert)}",
+            f"key = {_toml(key)}",
+            f"ca = {_toml(workdir / 'certs' / 'ca.pem')}",
+            "[peer]",
+            f"identity = {_toml(peer)}",
+            f'address = "127.0.0.1:{ports[peer]}"',
+            "[coordinator]",
+            'identity = "coordinator"',
+        ]
+        if wire_log:
+            lines += ["[audit]", f"wire_log = {_toml(workdir / f'{name}.wire.log')}"]
+        config = workdir / f"{name}.toml"
+        config.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        parties[name] = PartySetup(name, ports[name], config, state, workdir / f"{name}.log")
+    cert, key = certs["coordinator"]
+    return Deployment(workdir, parties, TlsFiles(cert, key, workdir / "certs" / "ca.pem"))
+
+
+def start_daemon(deployment: Deployment, name: str) -> subprocess.Popen:
+    party = deployment.parties[name]
+    with party.log.open("ab") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "pprl", "party", "serve", "--config", str(party.config)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    deployment.processes[name] = process
+    return process
+
+
+def stop_daemon(deployment: Deployment, name: str, sig: int = signal.SIGTERM) -> None:
+    process = deployment.processes.pop(name, None)
+    if process is None or process.poll() is not None:
+        return
+    process.send_signal(sig)
+    try:
+        process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def log_tail(deployment: Deployment, name: str, lines: int = 15) -> str:
+    path = deployment.parties[name].log
+    text = path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
+    return "\n".join(text.splitlines()[-lines:])
+
+
+def read_pairs(path: Path, flip: bool = False) -> set[tuple[str, str]]:
+    with path.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.reader(handle))[1:]
+    return {(b, a) if flip else (a, b) for a, b, *_ in rows}
+
+
+def read_truth(path: Path) -> set[tuple[str, str]]:
+    with path.open(newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        if reader.fieldnames is None or not {"alice_id", "bob_id"} <= set(reader.fieldnames):
+            raise InputError("needs the columns alice_id,bob_id", path=str(path), row=1)
+        return {(row["alice_id"], row["bob_id"]) for row in reader}
+
+
+def evaluate(deployment: Deployment, run_id: str, truth: set[tuple[str, str]]) -> dict:
+    """Each classifier's match set and the agreed linkage against the truth, over all pairs.
+
+    Alice's accepted pairs, with her ids revealed, sit in Bob's state, and the other way round.
+    """
+    alice_state = run_dir(deployment.parties["alice"].state_dir, run_id)
+    bob_state = run_dir(deployment.parties["bob"].state_dir, run_id)
+    sets = {
+        "alice": read_pairs(bob_state / PEER_MATCHES_CSV, flip=True),
+        "bob": read_pairs(alice_state / PEER_MATCHES_CSV),
+        "linkage": read_pairs(alice_state / LINKAGE_CSV),
+    }
+    return {name: _quality(linkage_quality(pairs, truth)) for name, pairs in sets.items()}
+
+
+def _quality(quality: Quality) -> dict[str, float | int]:
+    return {
+        "precision": round(quality.precision, 4),
+        "recall": round(quality.recall, 4),
+        "f1": round(quality.f1, 4),
+        "true_positives": quality.true_positives,
+        "false_positives": quality.false_positives,
+        "false_negatives": quality.false_negatives,
+    }
+
+
+@dataclass(frozen=True)
+class DemoOptions:
+    size: int = 2000
+    seed: int = 7
+    records_a: Path | None = None
+    records_b: Path | None = None
+    truth: Path | None = None
+    reference: Path | None = None
+    classifier: str = "linear"
+    workdir: Path | None = None
+
+
+def _inputs(options: DemoOptions, workdir: Path) -> tuple[dict[str, Path], Path, Path | None]:
+    if options.records_a is not None:
+        records = {"alice": options.records_a, "bob": options.records_b}
+        for path in [*records.values(), options.reference, options.truth]:
+            if path is not None and not path.is_file():
+                raise InputError("file not found", path=str(path))
+        reference = options.reference
+        if reference is None:
+            reference = workdir / "reference.csv"
+            synthetic.write_reference_csv(
+                reference, synthetic.default_reference(DEFAULT_REFERENCE_ROWS)
+            )
+        return records, reference, options.truth
+    data = workdir / "data"
+    print(f"generating {options.size} voter-like records a side (seed {options.seed})")
+    write_demo_data(data, options.size, options.seed)
+    reference = options.reference or data / "reference.csv"
+    return {"alice": data / "alice.csv", "bob": data / "bob.csv"}, reference, data / "truth.csv"
+
+
+def _print_summary(summary: dict) -> None:
+    print("\nphase wall times (s):")
+    for phase, seconds in summary["phases"].items():
+        print(f"  {phase:<9} {seconds:8.2f}")
+    print(f"  {'total':<9} {summary['seconds']:8.2f}")
+    print("\nbytes sent: " + ", ".join(f"{n} {b:,}" for n, b in summary["bytes_sent"].items()))
+    if "linkage" not in summary:
+        counts = summary["parties"]["alice"]
+        print(f"agreed pairs: {counts['agreed_matches']} (no truth file: no precision/recall)")
+        return
+    print(f"\n{'match set':<22} {'precision':>9} {'recall':>7} {'F1':>7} {'pairs':>7}")
+    labels = {
+        "alice": "alice's classifier",
+        "bob": "bob's classifier",
+        "linkage": "agreed linkage (both)",
+    }
+    for key, label in labels.items():
+        q = summary[key]
+        pairs = q["true_positives"] + q["false_positives"]
+        print(f"{label:<22} {q['precision']:9.4f} {q['recall']:7.4f} {q['f1']:7.4f} {pairs:7d}")
+
+
+def run_demo(options: DemoOptions) -> dict[str, Any]:
+    temporary = options.workdir is None
+    workdir = Path(tempfile.mkdtemp(prefix="pprl-demo-")) if temporary else options.workdir
+    workdir.mkdir(parents=True, exist_ok=True)
+    print(f"working directory: {workdir}")
+    failed = True
+    deployment = None
+    try:
+        started = time.perf_counter()
+        records, reference, truth_path = _inputs(options, workdir)
+        truth = read_truth(truth_path) if truth_path else None
+        deployment = prepare(workdir, records, reference, options.classifier)
+        for name in PARTIES:
+            start_daemon(deployment, name)
+            print(
+                f"started {name} daemon (pid {deployment.processes[name].pid}) "
+                f"on 127.0.0.1:{deployment.parties[name].port}"
+            )
+        coordinator = Coordinator(deployment.endpoints(), deployment.coordinator_tls)
+        try:
+            try:
+                coordinator.wait_ready(30)
+            except RuntimeError as error:
+                logs = "\n".join(f"--- {n}:\n{log_tail(deployment, n)}" for n in PARTIES)
+                raise DemoError(f"daemons did not come up: {error}\n{logs}") from None
+            summary = coordinator.run(new=True)
+        finally:
+            coordinator.close()
+        if truth is not None:
+            summary.update(evaluate(deployment, summary["run_id"], truth))
+        summary["demo_seconds"] = round(time.perf_counter() - started, 3)
+        _print_summary(summary)
+        failed = False
+        return summary
+    finally:
+        if deployment is not None:
+            for name in PARTIES:
+                stop_daemon(deployment, name)
+        if temporary and not failed:
+            shutil.rmtree(workdir, ignore_errors=True)
+        elif failed:
+            print(f"logs kept in {workdir}", file=sys.stderr)

@@ -1,0 +1,153 @@
+"""A party daemon's TOML configuration, checked up front so a bad key fails before serving."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pprl.protocol.errors import InputError
+from pprl.protocol.reference import DEFAULT_MAPPING, MappingEntry, MethodParams
+
+
+@dataclass(frozen=True)
+class TlsFiles:
+    cert: Path
+    key: Path
+    ca: Path
+
+
+@dataclass(frozen=True)
+class PartyConfig:
+    identity: str
+    listen: str
+    state_dir: Path
+    records_path: Path
+    id_column: str
+    attributes: tuple[str, ...]
+    reference_path: Path
+    mapping: tuple[MappingEntry, ...]
+    tls: TlsFiles
+    peer_identity: str
+    peer_address: str
+    coordinator_identity: str
+    method: MethodParams = field(default_factory=MethodParams)
+    wire_log: Path | None = None
+    source: str = ""
+
+
+class _Section:
+    """Typed access to one TOML table, with errors that name the file and the key."""
+
+    def __init__(self, data: dict[str, Any], path: Path, prefix: str = "") -> None:
+        self.data = data
+        self.path = path
+        self.prefix = prefix
+
+    def _error(self, key: str, message: str) -> InputError:
+        return InputError(message, path=str(self.path), field=f"{self.prefix}{key}")
+
+    def section(self, key: str, required: bool = True) -> _Section:
+        value = self.data.get(key, {} if not required else None)
+        if not isinstance(value, dict):
+            raise self._error(key, "missing table" if value is None else "must be a table")
+        return _Section(value, self.path, f"{self.prefix}{key}.")
+
+    def string(self, key: str, default: str | None = None) -> str:
+        value = self.data.get(key, default)
+        if value is None:
+            raise self._error(key, "missing key")
+        if not isinstance(value, str) or not value.strip():
+            raise self._error(key, "must be a non-empty string")
+        return value
+
+    def file(self, key: str, default: str | None = None) -> Path:
+        value = Path(self.string(key, default))
+        return value if value.is_absolute() else (self.path.parent / value).resolve()
+
+    def strings(self, key: str, default: list[str] | None = None) -> tuple[str, ...]:
+        value = self.data.get(key, default)
+        if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+            raise self._error(key, "must be a non-empty list of strings")
+        return tuple(value)
+
+    def mapping(self, key: str) -> tuple[MappingEntry, ...]:
+        value = self.data.get(key)
+        if value is None:
+            return DEFAULT_MAPPING
+        ok = isinstance(value, list) and value
+        ok = ok and all(
+            isinstance(e, list) and len(e) == 2 and all(isinstance(s, str) for s in e)
+            for e in value
+        )
+        if not ok:
+            raise self._error(key, 'must be a list of ["attribute", "reference column"] pairs')
+        return tuple((a, c) for a, c in value)
+
+    def number(self, key: str, default: float) -> float:
+        value = self.data.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+            raise self._error(key, "must be a positive number")
+        return value
+
+
+def _address(section: _Section, key: str, default: str | None = None) -> str:
+    value = section.string(key, default)
+    host, _, port = value.rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise section._error(key, f"must be HOST:PORT, got {value!r}")
+    return value
+
+
+def _optional_file(section: _Section, key: str) -> Path | None:
+    return section.file(key) if key in section.data else None
+
+
+def _method(section: _Section) -> MethodParams:
+    defaults = MethodParams()
+    classifier = section.string("classifier", defaults.classifier)
+    if classifier not in ("linear", "rbf"):
+        raise section._error("classifier", f'must be "linear" or "rbf", got {classifier!r}')
+    c_default = 100.0 if classifier == "linear" else 0.01
+    return MethodParams(
+        classifier=classifier,
+        c=float(section.number("c", c_default)),
+        training_records=int(section.number("training_records", defaults.training_records)),
+        negatives_per_positive=int(
+            section.number("negatives_per_positive", defaults.negatives_per_positive)
+        ),
+    )
+
+
+def load_config(path: str | Path) -> PartyConfig:
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError("configuration file not found", path=str(path)) from None
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise InputError(f"not a valid TOML file: {exc}", path=str(path)) from None
+    top = _Section(data, path)
+    records = top.section("records")
+    reference = top.section("reference")
+    tls = top.section("tls")
+    peer = top.section("peer")
+    coordinator = top.section("coordinator")
+    return PartyConfig(
+        identity=top.string("identity"),
+        listen=_address(top, "listen"),
+        state_dir=top.file("state_dir"),
+        records_path=records.file("path"),
+        id_column=records.string("id_column", "id"),
+        attributes=records.strings("attributes", ["first", "middle", "last"]),
+        reference_path=reference.file("path"),
+        mapping=reference.mapping("mapping"),
+        tls=TlsFiles(cert=tls.file("cert"), key=tls.file("key"), ca=tls.file("ca")),
+        peer_identity=peer.string("identity"),
+        peer_address=_address(peer, "address"),
+        coordinator_identity=coordinator.string("identity"),
+        method=_method(top.section("method", required=False)),
+        wire_log=_optional_file(top.section("audit", required=False), "wire_log"),
+        source=str(path),
+    )

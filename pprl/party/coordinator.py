@@ -1,0 +1,173 @@
+"""Moves both daemons through the phases of Algorithm 1 in lockstep.
+
+The coordinator sees only phases, progress and counts: no tensor, record or record id ever
+reaches it. A run interrupted anywhere resumes from the last phase both parties completed.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+import grpc
+
+from pprl.party.config import TlsFiles
+from pprl.party.tls import secure_channel
+from pprl.protocol.phases import LAST_PHASE, Phase
+from pprl.wire import linkage_pb2 as pb
+from pprl.wire import linkage_pb2_grpc as rpc
+
+
+class CoordinatorError(RuntimeError):
+    """A party could not be reached or a phase failed; the message says which and why."""
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    name: str  # how the summary calls this party, e.g. "alice"
+    address: str
+    identity: str  # the identity its certificate must carry
+
+
+class _Printer:
+    """Progress lines from both parties' streams, one at a time, with rate and time left."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.lock = threading.Lock()
+
+    def line(self, text: str) -> None:
+        with self.lock:
+            print(text, file=self.out, flush=True)
+
+    def progress(self, name: str, event: pb.Progress, started: float) -> None:
+        if event.finished:
+            self.line(f"      {name:<6} done in {event.seconds:.2f} s {event.message}".rstrip())
+            return
+        text = event.message
+        if event.total and event.unit and not event.message:
+            elapsed = time.monotonic() - started
+            rate = event.done / elapsed if elapsed > 0 else 0.0
+            left = (event.total - event.done) / rate if rate > 0 else float("nan")
+            text = (
+                f"{event.done}/{event.total} {event.unit} ({100 * event.done / event.total:.0f}%)"
+                f", {rate:,.0f} {event.unit}/s, ~{left:.0f} s left"
+            )
+        if text:
+            self.line(f"      {name:<6} {text}")
+
+
+class Coordinator:
+    def __init__(self, parties: list[Endpoint], tls: TlsFiles, out: TextIO = sys.stdout) -> None:
+        self.parties = parties
+        self._channels = {p.name: secure_channel(p.address, tls, p.identity) for p in parties}
+        self._stubs = {name: rpc.PartyStub(ch) for name, ch in self._channels.items()}
+        self._printer = _Printer(out)
+
+    def close(self) -> None:
+        for channel in self._channels.values():
+            channel.close()
+
+    def _status(self, party: Endpoint, run_id: str = "") -> pb.PartyStatus:
+        try:
+            return self._stubs[party.name].Status(pb.StatusRequest(run_id=run_id), timeout=10)
+        except grpc.RpcError as error:
+            raise CoordinatorError(
+                f"{party.name} at {party.address}: {error.code().name}: {error.details()}"
+            ) from None
+
+    def wait_ready(self, seconds: float) -> None:
+        deadline = time.monotonic() + seconds
+        for party in self.parties:
+            while True:
+                try:
+                    self._status(party)
+                    break
+                except CoordinatorError:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.2)
+
+    def _resume_point(self, run_id: str | None, new: bool) -> tuple[str, Phase]:
+        """The run to drive and the last phase both parties completed in it."""
+        if new:
+            return uuid.uuid4().hex, Phase.NEW
+        statuses = [self._status(p, run_id or "") for p in self.parties]
+        ids = {s.run_id for s in statuses}
+        completed = Phase(min(s.completed for s in statuses))
+        if run_id is not None:
+            return run_id, completed if ids == {run_id} else Phase.NEW
+        if len(ids) == 1 and "" not in ids and completed < LAST_PHASE:
+            return ids.pop(), completed
+        return uuid.uuid4().hex, Phase.NEW
+
+    def _advance(self, party: Endpoint, run_id: str, phase: Phase, errors: dict) -> None:
+        started = time.monotonic()
+        try:
+            for event in self._stubs[party.name].Advance(
+                pb.AdvanceRequest(run_id=run_id, phase=int(phase))
+            ):
+                self._printer.progress(party.name, event, started)
+        except grpc.RpcError as error:
+            errors[party.name] = f"{error.code().name}: {error.details()}"
+
+    def run(self, run_id: str | None = None, new: bool = False) -> dict[str, Any]:
+        run_id, completed = self._resume_point(run_id, new)
+        if completed is Phase.NEW:
+            self._printer.line(f"run {run_id}: starting")
+        else:
+            self._printer.line(f"run {run_id}: resuming after {completed.name}")
+        wall: dict[str, float] = {}
+        started = time.perf_counter()
+        for phase in Phase:
+            if phase <= completed:
+                continue
+            self._printer.line(f"[{int(phase)}/{int(LAST_PHASE)}] {phase.name}")
+            errors: dict[str, str] = {}
+            phase_start = time.perf_counter()
+            threads = [
+                threading.Thread(target=self._advance, args=(p, run_id, phase, errors))
+                for p in self.parties
+            ]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            if errors:
+                detail = "; ".join(f"{name}: {message}" for name, message in errors.items())
+                raise CoordinatorError(f"run {run_id}: {phase.name} failed: {detail}")
+            wall[phase.name.lower()] = time.perf_counter() - phase_start
+        return self._summary(run_id, completed, wall, time.perf_counter() - started)
+
+    def _summary(
+        self, run_id: str, resumed_after: Phase, wall: dict[str, float], total: float
+    ) -> dict[str, Any]:
+        statuses = {p.name: self._status(p, run_id) for p in self.parties}
+        phases = {}
+        for phase in Phase:
+            key = phase.name.lower()
+            if phase is not Phase.NEW:
+                recorded = [s.phase_seconds.get(key, 0.0) for s in statuses.values()]
+                phases[key] = round(wall.get(key, max(recorded)), 3)
+        return {
+            "run_id": run_id,
+            "resumed_after": None if resumed_after is Phase.NEW else resumed_after.name.lower(),
+            "seconds": round(total, 3),
+            "phases": phases,
+            "bytes_sent": {name: s.bytes_sent for name, s in statuses.items()},
+            "parties": {
+                name: {
+                    "identity": s.identity,
+                    "records": s.records,
+                    "own_matches": s.own_matches,
+                    "peer_matches": s.peer_matches,
+                    "agreed_matches": s.agreed_matches,
+                    "phase_seconds": {k: round(v, 3) for k, v in s.phase_seconds.items()},
+                }
+                for name, s in statuses.items()
+            },
+        }

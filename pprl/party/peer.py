@@ -1,0 +1,71 @@
+"""The client side of the peer RPCs: what one daemon sends the other."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import grpc
+
+from pprl.party.config import PartyConfig
+from pprl.party.tls import secure_channel
+from pprl.party.transfer import tensor_messages
+from pprl.wire import linkage_pb2 as pb
+from pprl.wire import linkage_pb2_grpc as rpc
+
+_RETRYABLE = {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.FAILED_PRECONDITION}
+
+
+class PeerError(RuntimeError):
+    """The peer could not be reached or refused a request."""
+
+
+class PeerClient:
+    def __init__(self, config: PartyConfig) -> None:
+        self._channel = secure_channel(config.peer_address, config.tls, config.peer_identity)
+        self._stub = rpc.PartyStub(self._channel)
+        self.peer = config.peer_identity
+
+    def close(self) -> None:
+        self._channel.close()
+
+    def _fail(self, action: str, error: grpc.RpcError) -> PeerError:
+        return PeerError(f"{action} {self.peer}: {error.code().name}: {error.details()}")
+
+    def agreement(self, run_id: str, wait_seconds: float = 120.0) -> tuple[pb.Agreement, int]:
+        """The peer's agreement; waits while the peer is still computing its own."""
+        deadline = time.monotonic() + wait_seconds
+        request = pb.AgreementRequest(run_id=run_id)
+        while True:
+            try:
+                return self._stub.GetAgreement(request, timeout=30), request.ByteSize()
+            except grpc.RpcError as error:
+                if error.code() not in _RETRYABLE or time.monotonic() > deadline:
+                    raise self._fail("getting the agreement of", error) from None
+            time.sleep(0.2)
+
+    def push_tensor(
+        self, run_id: str, digest: str, path: Path, shape: tuple[int, ...], sha256_hex: str
+    ) -> tuple[pb.TensorReceipt, int]:
+        sent = 0
+
+        def counted():
+            nonlocal sent
+            for message in tensor_messages(run_id, digest, path, shape, sha256_hex):
+                sent += message.ByteSize()
+                yield message
+
+        try:
+            receipt = self._stub.PushTensor(counted())
+        except grpc.RpcError as error:
+            raise self._fail("sending the smashed tensor to", error) from None
+        if receipt.sha256.hex() != sha256_hex:
+            raise PeerError(f"{self.peer} stored a tensor with a different checksum")
+        return receipt, sent
+
+    def push_matches(self, match_set: pb.MatchSet) -> tuple[pb.MatchReceipt, int]:
+        try:
+            receipt = self._stub.PushMatches(match_set, timeout=300)
+        except grpc.RpcError as error:
+            raise self._fail("sending matches to", error) from None
+        return receipt, match_set.ByteSize()

@@ -1,0 +1,221 @@
+"""Durable run state: SQLite for what a run has done, files beside it for tensors and models.
+
+A phase counts as completed only once its artifacts are renamed into place and its row is
+committed, so a daemon killed mid-phase redoes that phase and nothing before it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from pprl.protocol.phases import Phase
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    run_id TEXT PRIMARY KEY,
+    created REAL NOT NULL,
+    completed INTEGER NOT NULL DEFAULT 0,
+    digest TEXT,
+    description TEXT,
+    records_sha256 TEXT
+);
+CREATE TABLE IF NOT EXISTS phases (
+    run_id TEXT NOT NULL,
+    phase INTEGER NOT NULL,
+    seconds REAL NOT NULL,
+    finished REAL NOT NULL,
+    PRIMARY KEY (run_id, phase)
+);
+CREATE TABLE IF NOT EXISTS artifacts (
+    run_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    file TEXT NOT NULL,
+    sha256 TEXT NOT NULL,
+    bytes INTEGER NOT NULL,
+    meta TEXT NOT NULL DEFAULT '{}',
+    PRIMARY KEY (run_id, name)
+);
+CREATE TABLE IF NOT EXISTS counters (
+    run_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    value INTEGER NOT NULL,
+    PRIMARY KEY (run_id, name)
+);
+"""
+
+_READ_BLOCK = 4 << 20
+
+
+@dataclass(frozen=True)
+class Run:
+    run_id: str
+    completed: Phase
+    digest: str | None
+    description: str | None
+    records_sha256: str | None
+
+
+@dataclass(frozen=True)
+class Artifact:
+    path: Path
+    sha256: str
+    size: int
+    meta: dict
+
+
+class ArtifactError(RuntimeError):
+    """A stored artifact no longer matches its recorded checksum."""
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while block := handle.read(_READ_BLOCK):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def run_dir(state_dir: Path, run_id: str) -> Path:
+    return Path(state_dir) / "runs" / run_id
+
+
+@contextmanager
+def atomic_file(path: Path) -> Iterator[Path]:
+    """Yield a temporary path beside `path`; rename it into place only if the block succeeds."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    tmp_path = Path(tmp)
+    try:
+        yield tmp_path
+        with tmp_path.open("rb+") as handle:
+            os.fsync(handle.fileno())
+        os.replace(tmp_path, path)
+    finally:
+        tmp_path.unlink(missing_ok=True)
+
+
+class RunStore:
+    """One daemon's runs. Thread-safe: gRPC handlers and phase workers share it."""
+
+    def __init__(self, state_dir: Path) -> None:
+        self.state_dir = Path(state_dir)
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.state_dir / "state.db", check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.executescript(_SCHEMA)
+        self._db.commit()
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def run_dir(self, run_id: str) -> Path:
+        return run_dir(self.state_dir, run_id)
+
+    def create(self, run_id: str) -> Run:
+        with self._lock, self._db:
+            self._db.execute(
+                "INSERT OR IGNORE INTO runs (run_id, created) VALUES (?, ?)", (run_id, time.time())
+            )
+        self.run_dir(run_id).mkdir(parents=True, exist_ok=True)
+        return self.get(run_id)
+
+    def get(self, run_id: str) -> Run | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT run_id, completed, digest, description, records_sha256 FROM runs"
+                " WHERE run_id = ?",
+                (run_id,),
+            ).fetchone()
+        return None if row is None else Run(row[0], Phase(row[1]), row[2], row[3], row[4])
+
+    def latest(self) -> Run | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT run_id FROM runs ORDER BY created DESC, rowid DESC LIMIT 1"
+            ).fetchone()
+        return None if row is None else self.get(row[0])
+
+    def set_agreement(
+        self, run_id: str, digest: str, description: str, records_sha256: str
+    ) -> None:
+        with self._lock, self._db:
+            self._db.execute(
+                "UPDATE runs SET digest = ?, description = ?, records_sha256 = ? WHERE run_id = ?",
+                (digest, description, records_sha256, run_id),
+            )
+
+    def complete_phase(self, run_id: str, phase: Phase, seconds: float) -> None:
+        with self._lock, self._db:
+            self._db.execute(
+                "INSERT OR REPLACE INTO phases (run_id, phase, seconds, finished)"
+                " VALUES (?, ?, ?, ?)",
+                (run_id, int(phase), seconds, time.time()),
+            )
+            self._db.execute(
+                "UPDATE runs SET completed = ? WHERE run_id = ? AND completed < ?",
+                (int(phase), run_id, int(phase)),
+            )
+
+    def phase_seconds(self, run_id: str) -> dict[Phase, float]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT phase, seconds FROM phases WHERE run_id = ? ORDER BY phase", (run_id,)
+            ).fetchall()
+        return {Phase(p): s for p, s in rows}
+
+    def add_counter(self, run_id: str, name: str, amount: int) -> None:
+        with self._lock, self._db:
+            self._db.execute(
+                "INSERT INTO counters (run_id, name, value) VALUES (?, ?, ?)"
+                " ON CONFLICT (run_id, name) DO UPDATE SET value = value + excluded.value",
+                (run_id, name, amount),
+            )
+
+    def counter(self, run_id: str, name: str) -> int:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT value FROM counters WHERE run_id = ? AND name = ?", (run_id, name)
+            ).fetchone()
+        return 0 if row is None else int(row[0])
+
+    def artifact_path(self, run_id: str, name: str) -> Path:
+        return self.run_dir(run_id) / name
+
+    def record_artifact(self, run_id: str, name: str, meta: dict | None = None) -> Artifact:
+        """Register a file already renamed into place under the run directory."""
+        path = self.artifact_path(run_id, name)
+        sha, size = file_sha256(path), path.stat().st_size
+        with self._lock, self._db:
+            self._db.execute(
+                "INSERT OR REPLACE INTO artifacts (run_id, name, file, sha256, bytes, meta)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (run_id, name, path.name, sha, size, json.dumps(meta or {}, sort_keys=True)),
+            )
+        return Artifact(path, sha, size, meta or {})
+
+    def artifact(self, run_id: str, name: str, verify: bool = True) -> Artifact | None:
+        """The registered artifact, checked against its checksum so a damaged file is not used."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT file, sha256, bytes, meta FROM artifacts WHERE run_id = ? AND name = ?",
+                (run_id, name),
+            ).fetchone()
+        if row is None:
+            return None
+        artifact = Artifact(self.run_dir(run_id) / row[0], row[1], row[2], json.loads(row[3]))
+        if verify and (not artifact.path.exists() or file_sha256(artifact.path) != artifact.sha256):
+            raise ArtifactError(f"{artifact.path} is missing or does not match its checksum")
+        return artifact

@@ -1,0 +1,120 @@
+"""Smashed tensors on the wire: a header, then checksummed chunks read from and written to disk.
+
+Neither side holds the tensor in memory: the sender reads its file chunk by chunk, the
+receiver writes each checked chunk to a temporary file that is renamed into place only when
+the whole tensor has arrived intact, so a bad transfer leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from pprl.party.state import atomic_file
+from pprl.party.tls import CHUNK_BYTES
+from pprl.wire import linkage_pb2 as pb
+
+DTYPE = "uint8"
+MAX_RECORDS = 50_000_000
+
+
+class TransferError(ValueError):
+    """A tensor stream that does not match what was declared or agreed."""
+
+
+@dataclass(frozen=True)
+class Expected:
+    """What the receiver already knows from the agreement: only the record count is new."""
+
+    run_id: str
+    digest: str
+    mapping_entries: int
+    reference_rows: int
+
+
+def tensor_messages(
+    run_id: str,
+    digest: str,
+    path: Path,
+    shape: tuple[int, ...],
+    sha256_hex: str,
+    chunk_bytes: int = CHUNK_BYTES,
+) -> Iterator[pb.TensorMessage]:
+    total = math.prod(shape)
+    header = pb.TensorHeader(
+        run_id=run_id,
+        digest=digest,
+        shape=list(shape),
+        dtype=DTYPE,
+        total_bytes=total,
+        chunk_count=math.ceil(total / chunk_bytes),
+        sha256=bytes.fromhex(sha256_hex),
+    )
+    yield pb.TensorMessage(header=header)
+    with path.open("rb") as handle:
+        index = 0
+        while data := handle.read(chunk_bytes):
+            chunk = pb.TensorChunk(index=index, data=data, sha256=hashlib.sha256(data).digest())
+            yield pb.TensorMessage(chunk=chunk)
+            index += 1
+
+
+def _check_header(header: pb.TensorHeader, expected: Expected) -> tuple[int, int, int]:
+    if header.run_id != expected.run_id:
+        raise TransferError(
+            f"tensor for run {header.run_id!r}, but the current run is {expected.run_id!r}"
+        )
+    if header.digest != expected.digest:
+        raise TransferError("tensor made under a different agreement digest")
+    if header.dtype != DTYPE:
+        raise TransferError(f"dtype {header.dtype!r}, expected {DTYPE!r}")
+    shape = tuple(header.shape)
+    wanted = (expected.mapping_entries, expected.reference_rows)
+    if len(shape) != 3 or shape[1:] != wanted or not 0 < shape[0] <= MAX_RECORDS:
+        raise TransferError(f"shape {shape}, expected (records, {wanted[0]}, {wanted[1]})")
+    total = math.prod(shape)
+    if header.total_bytes != total:
+        raise TransferError(f"total_bytes {header.total_bytes} does not match shape {shape}")
+    if header.chunk_count != math.ceil(total / CHUNK_BYTES):
+        raise TransferError(f"chunk_count {header.chunk_count} does not fit {total} bytes")
+    if len(header.sha256) != 32:
+        raise TransferError("header sha256 must be 32 bytes")
+    return shape
+
+
+def receive_tensor(
+    messages: Iterator[pb.TensorMessage], expected: Expected, dest: Path
+) -> tuple[tuple[int, ...], str]:
+    """Check and store a pushed tensor; returns (shape, sha256 hex). Nothing is stored on error."""
+    first = next(messages, None)
+    if first is None or first.WhichOneof("body") != "header":
+        raise TransferError("the stream must start with a tensor header")
+    header = first.header
+    shape = _check_header(header, expected)
+    whole = hashlib.sha256()
+    received = 0
+    with atomic_file(dest) as tmp, tmp.open("wb") as out:
+        for index, message in enumerate(messages):
+            if message.WhichOneof("body") != "chunk":
+                raise TransferError(f"message {index + 1} is not a chunk")
+            chunk = message.chunk
+            if chunk.index != index:
+                raise TransferError(f"chunk {chunk.index} arrived where chunk {index} was due")
+            if index >= header.chunk_count or len(chunk.data) > CHUNK_BYTES:
+                raise TransferError(f"chunk {index} goes beyond the declared size")
+            if hashlib.sha256(chunk.data).digest() != chunk.sha256:
+                raise TransferError(f"chunk {index} fails its checksum")
+            received += len(chunk.data)
+            if received > header.total_bytes:
+                raise TransferError(f"chunk {index} goes beyond the declared size")
+            whole.update(chunk.data)
+            out.write(chunk.data)
+        if received != header.total_bytes:
+            raise TransferError(f"received {received} bytes of {header.total_bytes}")
+        if whole.digest() != header.sha256:
+            raise TransferError("the tensor fails its whole-payload checksum")
+        out.flush()
+    return shape, whole.hexdigest()

@@ -1,0 +1,262 @@
+"""What each phase of Algorithm 1 does on one party, with its results kept in the run store.
+
+Rows are shuffled by a secret permutation before smashing, so a tensor's row order tells the
+peer nothing about the order (often alphabetical) of the records file.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from pprl.party.config import PartyConfig
+from pprl.party.peer import PeerClient
+from pprl.party.state import RunStore, atomic_file, file_sha256
+from pprl.party.transfer import Expected
+from pprl.protocol import classifier, features, matching, reference, smashing, training
+from pprl.protocol.phases import Phase
+from pprl.protocol.records import RecordTable, load_records
+from pprl.wire import linkage_pb2 as pb
+
+Progress = Callable[[int, int, str, str], None]
+
+OWN_TENSOR = "own_tensor.u8"
+PEER_TENSOR = "peer_tensor.u8"
+ORDER = "order.npy"
+MODEL = "model.npz"
+OWN_MATCHES = "own_matches.npz"
+PEER_MATCHES = "peer_matches.json"
+LINKAGE_CSV = "linkage.csv"
+OWN_MATCHES_CSV = "own_matches.csv"
+PEER_MATCHES_CSV = "peer_matches.csv"
+
+
+class PhaseFailed(RuntimeError):
+    """A phase cannot complete for a reason the operator must fix (stated in the message)."""
+
+
+@dataclass
+class Inputs:
+    records: RecordTable
+    reference: reference.ReferenceSet
+
+
+def _rng() -> np.random.Generator:
+    return np.random.default_rng(secrets.randbits(128))
+
+
+class PhaseWork:
+    def __init__(self, config: PartyConfig, store: RunStore, peer: PeerClient) -> None:
+        self.config = config
+        self.store = store
+        self.peer = peer
+        self._inputs: dict[str, Inputs] = {}
+
+    # -- helpers -------------------------------------------------------------------------
+    def _load_inputs(self) -> Inputs:
+        records = load_records(
+            self.config.records_path, self.config.id_column, self.config.attributes
+        )
+        ref = reference.load_reference(self.config.reference_path)
+        reference.validate_mapping(self.config.mapping, self.config.attributes, ref)
+        return Inputs(records, ref)
+
+    def inputs(self, run_id: str) -> Inputs:
+        """The run's records and reference set, refusing files changed since agreement."""
+        if run_id not in self._inputs:
+            run = self.store.get(run_id)
+            if run.records_sha256 != file_sha256(self.config.records_path):
+                raise PhaseFailed(
+                    f"{self.config.records_path} changed since this run's agreement; "
+                    "start a new run"
+                )
+            self._inputs[run_id] = self._load_inputs()
+        return self._inputs[run_id]
+
+    def expected_tensor(self, run_id: str) -> Expected:
+        run = self.store.get(run_id)
+        ref = self.inputs(run_id).reference
+        return Expected(run_id, run.digest, len(self.config.mapping), len(ref))
+
+    def _tensor(self, run_id: str, name: str) -> np.ndarray:
+        artifact = self.store.artifact(run_id, name)
+        if artifact is None:
+            raise PhaseFailed(f"{name} is not there yet for run {run_id}")
+        shape = tuple(artifact.meta["shape"])
+        return np.fromfile(artifact.path, dtype=np.uint8).reshape(shape)
+
+    def _order(self, run_id: str) -> np.ndarray:
+        return np.load(self.store.artifact(run_id, ORDER).path)
+
+    def _own_ids(self, run_id: str) -> list[str]:
+        ids = self.inputs(run_id).records.ids
+        return [ids[i] for i in self._order(run_id)]
+
+    # -- phases --------------------------------------------------------------------------
+    def agree(self, run_id: str, progress: Progress) -> None:
+        inputs = self._load_inputs()
+        overlap = reference.reference_overlap(
+            inputs.records.attributes, inputs.reference, self.config.mapping
+        )
+        shared = sum(overlap.values())
+        if shared:
+            detail = ", ".join(f"{k}: {v}" for k, v in overlap.items() if v)
+            raise PhaseFailed(
+                f"the reference set {self.config.reference_path} shares {shared} values with "
+                f"the records ({detail}); it must be disjoint from both parties' data"
+            )
+        params = self.config.method
+        description = reference.agreement_description(inputs.reference, self.config.mapping, params)
+        digest = reference.agreement_digest(inputs.reference, self.config.mapping, params)
+        canonical = json.dumps(description, sort_keys=True, separators=(",", ":"))
+        records_sha = file_sha256(self.config.records_path)
+        self.store.set_agreement(run_id, digest, canonical, records_sha)
+        self._inputs[run_id] = inputs
+        progress(0, 1, "agreements", f"waiting for {self.peer.peer}'s agreement")
+        theirs, sent = self.peer.agreement(run_id)
+        self.store.add_counter(run_id, "bytes_sent", sent)
+        if theirs.digest != digest:
+            why = reference.explain_mismatch(description, json.loads(theirs.description))
+            raise PhaseFailed(f"agreement digests differ ({why}); the run cannot go on")
+        progress(1, 1, "agreements", f"digest {digest[:16]}… matches {self.peer.peer}'s")
+
+    def smash(self, run_id: str, progress: Progress) -> None:
+        inputs = self.inputs(run_id)
+        order = _rng().permutation(len(inputs.records))
+        shuffled = {k: [v[i] for i in order] for k, v in inputs.records.attributes.items()}
+        progress(0, len(order), "records", "computing edit distances to the reference set")
+        tensor = smashing.smash(shuffled, inputs.reference.columns, self.config.mapping)
+        with atomic_file(self.store.artifact_path(run_id, ORDER)) as tmp, tmp.open("wb") as out:
+            np.save(out, order)
+        with atomic_file(self.store.artifact_path(run_id, OWN_TENSOR)) as tmp:
+            tensor.tofile(tmp)
+        self.store.record_artifact(run_id, ORDER)
+        self.store.record_artifact(run_id, OWN_TENSOR, {"shape": list(tensor.shape)})
+        progress(len(order), len(order), "records", f"smashed tensor {tensor.shape}")
+
+    def train(self, run_id: str, progress: Progress) -> None:
+        inputs = self.inputs(run_id)
+        params = self.config.method
+        progress(0, 1, "models", "building synthetic training pairs (Algorithm 2)")
+        x, y = training.build_training_set(
+            inputs.records.attributes,
+            inputs.reference.columns,
+            self.config.mapping,
+            training_records=params.training_records,
+            negatives_per_positive=params.negatives_per_positive,
+            rng=_rng(),
+        )
+        progress(0, 1, "models", f"training {params.classifier} SVM on {len(y)} pairs")
+        model = classifier.train(x, y, params.classifier, params.c)
+        with atomic_file(self.store.artifact_path(run_id, MODEL)) as tmp:
+            tmp.write_bytes(model.to_bytes())
+        self.store.record_artifact(run_id, MODEL, {"kind": model.kind, "pairs": len(y)})
+        progress(1, 1, "models", "trained")
+
+    def exchange(self, run_id: str, progress: Progress) -> None:
+        artifact = self.store.artifact(run_id, OWN_TENSOR)
+        shape = tuple(artifact.meta["shape"])
+        progress(0, artifact.size, "bytes", f"sending smashed tensor to {self.peer.peer}")
+        run = self.store.get(run_id)
+        _, sent = self.peer.push_tensor(run_id, run.digest, artifact.path, shape, artifact.sha256)
+        self.store.add_counter(run_id, "bytes_sent", sent)
+        progress(artifact.size, artifact.size, "bytes", "peer confirmed the checksum")
+
+    def match(self, run_id: str, progress: Progress) -> None:
+        own = features.unit_vectors(self._tensor(run_id, OWN_TENSOR))
+        peer = features.unit_vectors(self._tensor(run_id, PEER_TENSOR))
+        model = classifier.Model.from_bytes(self.store.artifact(run_id, MODEL).path.read_bytes())
+        found = matching.match(
+            own, peer, model, progress=lambda done, total: progress(done, total, "records", "")
+        )
+        path = self.store.artifact_path(run_id, OWN_MATCHES)
+        with atomic_file(path) as tmp, tmp.open("wb") as out:
+            np.savez(out, own=found.rows_a, peer=found.rows_b, scores=found.scores)
+        self.store.record_artifact(run_id, OWN_MATCHES, {"pairs": len(found)})
+
+    def _own_matches(self, run_id: str) -> dict[str, np.ndarray]:
+        with np.load(self.store.artifact(run_id, OWN_MATCHES).path) as data:
+            return {k: data[k] for k in data.files}
+
+    def reveal(self, run_id: str, progress: Progress) -> None:
+        found = self._own_matches(run_id)
+        ids = self._own_ids(run_id)
+        run = self.store.get(run_id)
+        pairs = [
+            pb.MatchedPair(sender_row=int(o), receiver_row=int(p), sender_id=ids[o])
+            for o, p in zip(found["own"], found["peer"], strict=True)
+        ]
+        progress(0, len(pairs), "pairs", f"sending accepted pairs to {self.peer.peer}")
+        match_set = pb.MatchSet(run_id=run_id, digest=run.digest, pairs=pairs)
+        _, sent = self.peer.push_matches(match_set)
+        self.store.add_counter(run_id, "bytes_sent", sent)
+        progress(len(pairs), len(pairs), "pairs", "peer received them")
+
+    def receive_matches(self, run_id: str, match_set: pb.MatchSet) -> int:
+        """Store the peer's accepted pairs after checking every row is one we and they have."""
+        own_rows = self.store.artifact(run_id, OWN_TENSOR, verify=False)
+        peer_rows = self.store.artifact(run_id, PEER_TENSOR, verify=False)
+        if own_rows is None or peer_rows is None:
+            raise PhaseFailed("matches arrived before both smashed tensors were in place")
+        n_own, n_peer = own_rows.meta["shape"][0], peer_rows.meta["shape"][0]
+        seen: set[tuple[int, int]] = set()
+        for pair in match_set.pairs:
+            key = (pair.receiver_row, pair.sender_row)
+            if pair.receiver_row >= n_own or pair.sender_row >= n_peer or key in seen:
+                raise PhaseFailed(f"pair {key} is out of range or repeated")
+            seen.add(key)
+        pairs = [[p.receiver_row, p.sender_row, p.sender_id] for p in match_set.pairs]
+        with atomic_file(self.store.artifact_path(run_id, PEER_MATCHES)) as tmp:
+            tmp.write_text(json.dumps({"pairs": pairs}), encoding="utf-8")
+        self.store.record_artifact(run_id, PEER_MATCHES, {"pairs": len(pairs)})
+        return len(pairs)
+
+    def link(self, run_id: str, progress: Progress) -> None:
+        peer_artifact = self.store.artifact(run_id, PEER_MATCHES)
+        if peer_artifact is None:
+            raise PhaseFailed(f"{self.peer.peer} has not sent its matches yet")
+        theirs = json.loads(peer_artifact.path.read_text(encoding="utf-8"))["pairs"]
+        peer_ids = {int(peer_row): peer_id for _, peer_row, peer_id in theirs}
+        ours = self._own_matches(run_id)
+        ids = self._own_ids(run_id)
+        our_pairs = {(int(o), int(p)) for o, p in zip(ours["own"], ours["peer"], strict=True)}
+        agreed = sorted(
+            (ids[o], peer_ids[p]) for o, p, _ in theirs if (int(o), int(p)) in our_pairs
+        )
+        own_rows = [
+            (ids[o], peer_ids.get(int(p), ""), f"{s:.6f}")
+            for o, p, s in zip(ours["own"], ours["peer"], ours["scores"], strict=True)
+        ]
+        peer_rows = sorted((ids[o], peer_id) for o, _, peer_id in theirs)
+        header = [f"{self.config.identity}_id", f"{self.peer.peer}_id"]
+        self._write_csv(run_id, LINKAGE_CSV, header, agreed)
+        self._write_csv(run_id, OWN_MATCHES_CSV, [*header, "score"], own_rows)
+        self._write_csv(run_id, PEER_MATCHES_CSV, header, peer_rows)
+        progress(len(agreed), len(agreed), "pairs", f"{len(agreed)} pairs accepted by both")
+
+    def _write_csv(self, run_id: str, name: str, header: list[str], rows: list) -> Path:
+        path = self.store.artifact_path(run_id, name)
+        with atomic_file(path) as tmp, tmp.open("w", newline="", encoding="utf-8") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(header)
+            writer.writerows(rows)
+        self.store.record_artifact(run_id, name, {"rows": len(rows)})
+        return path
+
+    def run(self, phase: Phase, run_id: str, progress: Progress) -> None:
+        steps = {
+            Phase.AGREE: self.agree,
+            Phase.SMASH: self.smash,
+            Phase.TRAIN: self.train,
+            Phase.EXCHANGE: self.exchange,
+            Phase.MATCH: self.match,
+            Phase.REVEAL: self.reveal,
+            Phase.LINK: self.link,
+        }
+        steps[phase](run_id, progress)

@@ -1,0 +1,91 @@
+"""The match classifier: an SVM over pair features, reduced to plain arrays.
+
+Only arrays are kept so a model serialises without pickle and scores without sklearn.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.svm import SVC
+
+KINDS = ("linear", "rbf")
+DEFAULT_C = {"linear": 100.0, "rbf": 0.01}
+_KERNEL_CHUNK_BYTES = 32 << 20
+
+
+@dataclass(frozen=True)
+class Model:
+    """A trained SVM; `decision` > 0 means "same person", as in sklearn's decision_function.
+
+    linear arrays: "weights" (M,), "bias" (); rbf arrays: "support_vectors" (s, M),
+    "dual_coef" (s,), "gamma" (), "bias" ().
+    """
+
+    kind: str
+    arrays: dict[str, np.ndarray]
+
+    def decision(self, features: np.ndarray) -> np.ndarray:
+        """(k, M) features -> (k,) float64 decision values."""
+        bias = float(self.arrays["bias"])
+        if self.kind == "linear":
+            return np.asarray(features, dtype=np.float64) @ self.arrays["weights"] + bias
+        if self.kind == "rbf":
+            return self._rbf_decision(features, bias)
+        raise ValueError(f"unknown model kind {self.kind!r}")
+
+    def _rbf_decision(self, x: np.ndarray, bias: float) -> np.ndarray:
+        """Chunked so the float64 (rows, support vectors) kernel matrix stays small."""
+        support = self.arrays["support_vectors"]
+        dual = self.arrays["dual_coef"]
+        gamma = float(self.arrays["gamma"])
+        support_sq = np.einsum("sm,sm->s", support, support)
+        chunk = max(1, _KERNEL_CHUNK_BYTES // (8 * max(1, len(support))))
+        out = np.empty(len(x), dtype=np.float64)
+        for start in range(0, len(x), chunk):
+            part = np.asarray(x[start : start + chunk], dtype=np.float64)
+            sq = np.einsum("km,km->k", part, part)[:, None] + support_sq - 2.0 * (part @ support.T)
+            out[start : start + chunk] = np.exp(-gamma * np.maximum(sq, 0.0)) @ dual + bias
+        return out
+
+    def to_bytes(self) -> bytes:
+        """npz with the kind as a 0-d string array; no pickle, so loading runs no code."""
+        buffer = io.BytesIO()
+        np.savez(buffer, kind=np.array(self.kind), **self.arrays)
+        return buffer.getvalue()
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> Model:
+        with np.load(io.BytesIO(data), allow_pickle=False) as npz:
+            arrays = {name: npz[name] for name in npz.files}
+        kind = str(arrays.pop("kind"))
+        if kind not in KINDS:
+            raise ValueError(f"unknown model kind {kind!r}")
+        return cls(kind=kind, arrays=arrays)
+
+
+def train(
+    features: np.ndarray, labels: np.ndarray, kind: str = "linear", c: float | None = None
+) -> Model:
+    """Fit an SVM on (n, M) features with labels {0, 1}; C defaults as in the paper."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown classifier kind {kind!r}; expected one of {KINDS}")
+    x = np.asarray(features, dtype=np.float64)
+    y = np.asarray(labels)
+    if set(np.unique(y).tolist()) != {0, 1}:
+        raise ValueError("training labels must contain both 0 (non-match) and 1 (match)")
+    svm = SVC(kernel=kind, C=DEFAULT_C[kind] if c is None else c, gamma="scale").fit(x, y)
+    bias = np.array(svm.intercept_[0], dtype=np.float64)
+    if kind == "linear":
+        return Model("linear", {"weights": svm.coef_[0].astype(np.float64), "bias": bias})
+    return Model(
+        "rbf",
+        {
+            "support_vectors": svm.support_vectors_.astype(np.float64),
+            "dual_coef": svm.dual_coef_[0].astype(np.float64),
+            "gamma": np.array(svm._gamma, dtype=np.float64),
+            "bias": bias,
+        },
+    )

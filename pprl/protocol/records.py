@@ -1,0 +1,204 @@
+"""Load one party's records: the ids and the quasi-identifiers the method compares."""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pprl.protocol.errors import InputError
+
+_BOM = b"\xef\xbb\xbf"
+_SHOWN_GROUPS = 3
+_SHOWN_ROWS = 5
+
+
+def normalise(value: str) -> str:
+    """Upper-case, collapse internal whitespace, strip ends: case and spacing never count."""
+    return " ".join(value.split()).upper()
+
+
+@dataclass(frozen=True)
+class CsvTable:
+    """A parsed CSV file whose rows keep their line numbers, so later errors can point at them."""
+
+    path: str
+    header: list[str]
+    header_row: int
+    rows: list[tuple[int, list[str]]]
+
+
+@dataclass(frozen=True)
+class RecordTable:
+    """One party's records; attribute values are normalised so both parties compare alike."""
+
+    path: str
+    ids: list[str]
+    attributes: dict[str, list[str]]
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def rows(self) -> list[tuple[str, ...]]:
+        """Per record, the attribute values in attribute order."""
+        return list(zip(*self.attributes.values(), strict=True))
+
+
+def read_table(path: str | Path) -> CsvTable:
+    """Read a UTF-8 CSV file, refusing anything that would make later row numbers wrong."""
+    name = str(path)
+    records = _parse(name, _decoded_lines(name, _read_bytes(name)))
+    if not records:
+        raise InputError("empty file: no header", path=name)
+    header_row, header = records[0]
+    header = [column.strip() for column in header]
+    for line, fields in records[1:]:
+        if len(fields) != len(header):
+            message = f"has {len(fields)} fields but the header has {len(header)}"
+            raise InputError(message, path=name, row=line)
+    return CsvTable(name, header, header_row, records[1:])
+
+
+def _read_bytes(path: str) -> bytes:
+    """Read the whole file, turning OS failures into errors that name it."""
+    if Path(path).is_dir():
+        raise InputError("is a directory, not a file", path=path)
+    try:
+        return Path(path).read_bytes()
+    except FileNotFoundError:
+        raise InputError("no such file", path=path) from None
+    except OSError as error:
+        raise InputError(f"cannot read the file: {error.strerror}", path=path) from None
+
+
+def _decoded_lines(path: str, data: bytes) -> list[str]:
+    """Decode line by line so a bad byte is reported with its line number."""
+    lines = data.splitlines(keepends=True)
+    if lines and lines[0].startswith(_BOM):
+        lines[0] = lines[0][len(_BOM) :]
+    decoded = []
+    for number, line in enumerate(lines, start=1):
+        try:
+            decoded.append(line.decode("utf-8"))
+        except UnicodeDecodeError as error:
+            message = f"not valid UTF-8 (byte {error.start + 1} of the line)"
+            raise InputError(message, path=path, row=number) from None
+    return decoded
+
+
+def _parse(path: str, lines: list[str]) -> list[tuple[int, list[str]]]:
+    """Split CSV records, each with the line it starts on; blank lines are skipped."""
+    reader = csv.reader(lines, strict=True)
+    records = []
+    start = 1
+    try:
+        for fields in reader:
+            if fields:
+                records.append((start, fields))
+            start = reader.line_num + 1
+    except csv.Error as error:
+        raise InputError(f"malformed CSV: {error}", path=path, row=start) from None
+    return records
+
+
+def load_records(
+    path: str | Path,
+    id_column: str = "id",
+    attributes: Sequence[str] = ("first", "middle", "last"),
+) -> RecordTable:
+    """Load records for linkage, refusing input the method would silently mishandle."""
+    attributes = tuple(attributes)
+    _check_configuration(id_column, attributes)
+    table = read_table(path)
+    index = _locate(table, (id_column, *attributes))
+    if not table.rows:
+        raise InputError("no data rows (only a header)", path=table.path)
+    lines = [line for line, _ in table.rows]
+    ids = [
+        _record_id(table, line, fields[index[id_column]], id_column) for line, fields in table.rows
+    ]
+    values = {a: [normalise(fields[index[a]]) for _, fields in table.rows] for a in attributes}
+    _refuse_duplicate_ids(table.path, id_column, ids, lines)
+    record = RecordTable(table.path, ids, values)
+    _refuse_duplicate_tuples(table.path, attributes, record.rows(), lines)
+    return record
+
+
+def _check_configuration(id_column: str, attributes: tuple[str, ...]) -> None:
+    """A repeated or missing configured column would silently drop a comparison."""
+    if not attributes:
+        raise ValueError("at least one attribute is needed")
+    if len({id_column, *attributes}) != len(attributes) + 1:
+        raise ValueError(f"configured columns repeat: {id_column!r}, {', '.join(attributes)}")
+
+
+def _locate(table: CsvTable, names: Sequence[str]) -> dict[str, int]:
+    """Find each configured column in the header, refusing missing or ambiguous ones."""
+    missing = [name for name in names if name not in table.header]
+    if missing:
+        has = ", ".join(map(repr, table.header))
+        wanted = ", ".join(map(repr, missing))
+        message = f"missing column(s) {wanted}; the header has {has}"
+        raise InputError(message, path=table.path, row=table.header_row, field=missing[0])
+    for name in names:
+        if table.header.count(name) > 1:
+            message = "column appears more than once in the header"
+            raise InputError(message, path=table.path, row=table.header_row, field=name)
+    return {name: table.header.index(name) for name in names}
+
+
+def _record_id(table: CsvTable, line: int, value: str, id_column: str) -> str:
+    """Ids are kept as written (bar surrounding spaces) because they are only matched exactly."""
+    stripped = value.strip()
+    if not stripped:
+        raise InputError("empty id", path=table.path, row=line, field=id_column)
+    return stripped
+
+
+def _refuse_duplicate_ids(path: str, id_column: str, ids: list[str], lines: list[int]) -> None:
+    """A duplicated id would make the linkage result ambiguous."""
+    groups = _duplicate_groups(ids, lines)
+    if groups:
+        shown = "; ".join(f"{key!r} in {_rows_text(rows)}" for key, rows in groups[:_SHOWN_GROUPS])
+        message = (
+            f"duplicate ids: {shown}; ids must be unique ({len(groups)} duplicated ids in all)"
+        )
+        raise InputError(message, path=path, row=groups[0][1][1], field=id_column)
+
+
+def _refuse_duplicate_tuples(
+    path: str, attributes: Sequence[str], tuples: list[tuple[str, ...]], lines: list[int]
+) -> None:
+    """Identical quasi-identifiers cannot be told apart, so the method cannot link them."""
+    groups = _duplicate_groups(tuples, lines)
+    if groups:
+        same = ", ".join(attributes)
+        shown = "; ".join(
+            f"{_rows_text(rows)} have the same {same}" for _, rows in groups[:_SHOWN_GROUPS]
+        )
+        message = (
+            f"{shown}; the method needs deduplicated records "
+            f"({len(groups)} duplicate tuples in all)"
+        )
+        raise InputError(message, path=path, row=groups[0][1][1])
+
+
+def _duplicate_groups(
+    keys: Sequence[Hashable], lines: Sequence[int]
+) -> list[tuple[Hashable, list[int]]]:
+    """Each key seen more than once with its lines, earliest repetition first."""
+    seen: dict[Hashable, list[int]] = {}
+    for key, line in zip(keys, lines, strict=True):
+        seen.setdefault(key, []).append(line)
+    groups = [(key, rows) for key, rows in seen.items() if len(rows) > 1]
+    return sorted(groups, key=lambda group: group[1][1])
+
+
+def _rows_text(lines: Sequence[int]) -> str:
+    """'rows 5 and 17' or 'rows 2, 3, 4, 5, 6 and 12 more', so messages stay one readable line."""
+    if len(lines) > _SHOWN_ROWS + 1:
+        return (
+            f"rows {', '.join(map(str, lines[:_SHOWN_ROWS]))} and {len(lines) - _SHOWN_ROWS} more"
+        )
+    return f"rows {', '.join(map(str, lines[:-1]))} and {lines[-1]}"

@@ -1,0 +1,65 @@
+"""Smashing: a record becomes its edit distances to every Reference Set value.
+
+Only these distance vectors leave a party, never the names themselves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+from rapidfuzz import process
+from rapidfuzz.distance import Levenshtein
+
+def _codes(values: Sequence[str]) -> tuple[list[str], np.ndarray]:
+    """Names repeat a lot, so distances are computed once per distinct string."""
+    index: dict[str, int] = {}
+    codes = [index.setdefault(value, len(index)) for value in values]
+    return list(index), np.asarray(codes, dtype=np.intp)
+
+
+def smash_values(
+    values: Sequence[str], reference_values: Sequence[str], clamp: int = 255
+) -> np.ndarray:
+    """(n, R) uint8 Levenshtein distances; anything above `clamp` - 1 reads as `clamp`.
+
+    Clamping keeps the wire format one byte per distance; names are far shorter than 255.
+    """
+    if not 1 <= clamp <= 255:
+        raise ValueError(f"clamp must be in 1..255 to fit uint8, got {clamp}")
+    distinct_values, value_codes = _codes(values)
+    distinct_refs, ref_codes = _codes(reference_values)
+    distances = process.cdist(
+        distinct_values,
+        distinct_refs,
+        scorer=Levenshtein.distance,
+        dtype=np.uint8,
+        workers=-1,
+        score_cutoff=clamp - 1,
+    )
+    return distances[np.ix_(value_codes, ref_codes)]
+
+
+def smash(
+    attributes: Mapping[str, Sequence[str]],
+    reference_columns: Mapping[str, Sequence[str]],
+    mapping: Sequence[tuple[str, str]],
+    clamp: int = 255,
+) -> np.ndarray:
+    """(n, |M|, R) uint8: one distance vector per record and mapping entry.
+
+    `attributes` and `reference_columns` are column-oriented (name -> values per row).
+    """
+    sizes = {len(values) for values in reference_columns.values()}
+    if len(sizes) != 1:
+        raise ValueError(f"reference columns differ in length: {sorted(sizes)}")
+    for attribute, column in mapping:
+        if attribute not in attributes:
+            raise ValueError(f"mapping names attribute {attribute!r} the records lack")
+        if column not in reference_columns:
+            raise ValueError(f"mapping names reference column {column!r} the set lacks")
+    slices = [
+        smash_values(attributes[attribute], reference_columns[column], clamp)
+        for attribute, column in mapping
+    ]
+    return np.stack(slices, axis=1)

@@ -1,0 +1,237 @@
+"""Compose wiring checked statically: CI has no Docker engine to run the deployment."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import tomllib
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+COMPOSE = ROOT / "docker-compose.yml"
+PARTIES = {"alice": "bob", "bob": "alice"}
+CERTS_MOUNT = PurePosixPath("/certs")
+PORT = 50051
+
+
+@pytest.fixture(scope="module")
+def compose() -> dict[str, Any]:
+    return yaml.safe_load(COMPOSE.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def services(compose: dict[str, Any]) -> dict[str, Any]:
+    return compose["services"]
+
+
+def mounts(service: dict[str, Any]) -> dict[str, tuple[str, bool]]:
+    """{container path: (source, read_only)} from short ("src:dst[:ro]") or long syntax."""
+    result = {}
+    for volume in service.get("volumes", []):
+        if isinstance(volume, str):
+            source, target, *options = volume.split(":")
+            read_only = "ro" in ",".join(options).split(",")
+        else:
+            source, target = volume["source"], volume["target"]
+            read_only = bool(volume.get("read_only", False))
+        result[target] = (source, read_only)
+    return result
+
+
+def named(source: str) -> bool:
+    """Bind mounts start with a path; anything else is a named volume."""
+    return not source.startswith((".", "/", "~"))
+
+
+def command(service: dict[str, Any]) -> str:
+    parts = service.get("command", [])
+    return " ".join(parts) if isinstance(parts, list) else parts
+
+
+def party_config(name: str) -> dict[str, Any]:
+    with (ROOT / "deploy" / f"{name}.toml").open("rb") as f:
+        return tomllib.load(f)
+
+
+def compose_cli() -> list[str] | None:
+    """Either Compose front end that actually works here, or None."""
+    candidates = [["docker", "compose"], ["docker-compose"]]
+    for cli in candidates:
+        if shutil.which(cli[0]) is None:
+            continue
+        probe = subprocess.run([*cli, "version"], capture_output=True, timeout=60, check=False)
+        if probe.returncode == 0:
+            return cli
+    return None
+
+
+def test_compose_config_is_accepted_by_compose() -> None:
+    cli = compose_cli()
+    if cli is None:
+        pytest.skip("neither `docker compose` nor `docker-compose` is available")
+    result = subprocess.run(
+        [*cli, "-f", str(COMPOSE), "config", "--quiet"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+
+
+def test_services_exist(services: dict[str, Any]) -> None:
+    assert {"certs", "alice", "bob", "coordinator"} <= services.keys()
+
+
+def test_certs_service_issues_every_identity(services: dict[str, Any]) -> None:
+    certs = services["certs"]
+    assert command(certs).split()[:3] == ["certs", "--out", str(CERTS_MOUNT)]
+    assert set(command(certs).split()[3:]) == {"alice", "bob", "coordinator"}
+    assert mounts(certs)[str(CERTS_MOUNT)] == ("certs", False)
+
+
+def test_parties_have_their_own_records_and_state(services: dict[str, Any]) -> None:
+    sources = {}
+    for party in PARTIES:
+        party_mounts = mounts(services[party])
+        records, state = party_mounts["/records"], party_mounts["/state"]
+        assert named(records[0]) and named(state[0])
+        assert not records[1] and not state[1]
+        assert records[0] != state[0]
+        sources[party] = {records[0], state[0]}
+    assert not sources["alice"] & sources["bob"]
+
+
+@pytest.mark.parametrize("name", ["alice", "bob", "coordinator"])
+def test_certs_are_mounted_read_only(services: dict[str, Any], name: str) -> None:
+    assert mounts(services[name])[str(CERTS_MOUNT)] == ("certs", True)
+
+
+def test_every_named_volume_is_declared(compose: dict[str, Any]) -> None:
+    declared = set(compose.get("volumes") or {})
+    used = {
+        source
+        for service in compose["services"].values()
+        for source, _ in mounts(service).values()
+        if named(source)
+    }
+    assert used <= declared, f"undeclared volumes: {sorted(used - declared)}"
+
+
+def test_bind_mounted_files_exist(services: dict[str, Any]) -> None:
+    for service in services.values():
+        for source, read_only in mounts(service).values():
+            if not named(source):
+                assert (ROOT / source).is_file(), source
+                assert read_only, f"{source} should be mounted read-only"
+
+
+@pytest.mark.parametrize("party", sorted(PARTIES))
+def test_party_waits_for_certs_and_serves_its_config(services: dict[str, Any], party: str) -> None:
+    service = services[party]
+    assert service["depends_on"]["certs"]["condition"] == "service_completed_successfully"
+    assert mounts(service)["/config/party.toml"] == (f"./deploy/{party}.toml", True)
+    assert f"--side {party}" in command(service)
+    assert "pprl party serve --config /config/party.toml" in command(service)
+
+
+def test_parties_generate_the_same_demo_data(services: dict[str, Any]) -> None:
+    def data_arguments(party: str) -> list[str]:
+        generate = command(services[party]).split("&&")[0]
+        return generate.replace(f"--side {party}", "").split()
+
+    assert data_arguments("alice") == data_arguments("bob")
+
+
+def test_coordinator_dials_both_parties(services: dict[str, Any]) -> None:
+    coordinator = services["coordinator"]
+    conditions = {name: dep["condition"] for name, dep in coordinator["depends_on"].items()}
+    assert conditions["alice"] == "service_started"
+    assert conditions["bob"] == "service_started"
+    args = coordinator["command"]
+    assert args[0] == "coordinate"
+    option = dict(zip(args[1::2], args[2::2], strict=True))
+    assert option["--alice"] == f"alice:{PORT}"
+    assert option["--bob"] == f"bob:{PORT}"
+    assert option.get("--alice-identity", "alice") == "alice"
+    assert option.get("--bob-identity", "bob") == "bob"
+    for flag, name in [("--cert", "coordinator.pem"), ("--key", "coordinator.key")]:
+        assert PurePosixPath(option[flag]) == CERTS_MOUNT / name
+    assert PurePosixPath(option["--ca"]) == CERTS_MOUNT / "ca.pem"
+    out_dir = PurePosixPath(option["--json"]).parent
+    source, read_only = mounts(coordinator)[str(out_dir)]
+    assert named(source) and not read_only
+
+
+@pytest.mark.parametrize(("party", "peer"), sorted(PARTIES.items()))
+def test_party_config_matches_compose(party: str, peer: str) -> None:
+    config = party_config(party)
+    assert config["identity"] == party
+    assert config["peer"]["identity"] == peer
+    assert config["peer"]["address"] == f"{peer}:{PORT}"
+    assert party_config(peer)["listen"].rpartition(":")[2] == str(PORT)
+    assert config["coordinator"]["identity"] == "coordinator"
+    assert PurePosixPath(config["state_dir"]) == PurePosixPath("/state")
+    assert PurePosixPath(config["records"]["path"]) == PurePosixPath(f"/records/{party}.csv")
+    assert PurePosixPath(config["reference"]["path"]).parent == PurePosixPath("/records")
+    tls = {key: PurePosixPath(value) for key, value in config["tls"].items()}
+    assert tls == {
+        "cert": CERTS_MOUNT / f"{party}.pem",
+        "key": CERTS_MOUNT / f"{party}.key",
+        "ca": CERTS_MOUNT / "ca.pem",
+    }
+
+
+def dockerfile_instructions() -> list[tuple[str, str]]:
+    """(INSTRUCTION, arguments) pairs, with continuation lines joined and comments dropped."""
+    text = (ROOT / "Dockerfile").read_text(encoding="utf-8")
+    lines = [line for line in text.splitlines() if not line.lstrip().startswith("#")]
+    joined = "\n".join(lines).replace("\\\n", " ")
+    result = []
+    for line in joined.splitlines():
+        if line.strip():
+            instruction, _, arguments = line.strip().partition(" ")
+            result.append((instruction.upper(), arguments.strip()))
+    return result
+
+
+def test_dockerfile_entrypoint_is_pprl() -> None:
+    entrypoints = [args for name, args in dockerfile_instructions() if name == "ENTRYPOINT"]
+    assert entrypoints, "no ENTRYPOINT"
+    assert json.loads(entrypoints[-1]) == ["pprl"]
+
+
+def test_dockerfile_does_not_run_as_root(services: dict[str, Any]) -> None:
+    users = [args for name, args in dockerfile_instructions() if name == "USER"]
+    assert users, "no USER: the image would run as root"
+    user = users[-1].split(":")[0]
+    assert user not in {"root", "0"}
+    # One uid everywhere, or the daemons could not read the 0600 keys the certs service writes.
+    overrides = {str(service["user"]) for service in services.values() if "user" in service}
+    assert not overrides, f"services override the image's user: {overrides}"
+
+
+def test_named_volume_mount_points_belong_to_the_image_user(services: dict[str, Any]) -> None:
+    """Docker seeds a new named volume with the owner of the image directory it is mounted on."""
+    owned = {
+        path
+        for name, args in dockerfile_instructions()
+        if name == "RUN"
+        for step in args.split("&&")
+        if step.split()[:1] == ["chown"]
+        for path in step.split()
+        if path.startswith("/")
+    }
+    targets = {
+        target
+        for service in services.values()
+        for target, (source, _) in mounts(service).items()
+        if named(source)
+    }
+    assert targets <= owned, f"not created for the image user: {sorted(targets - owned)}"

@@ -1,0 +1,178 @@
+import numpy as np
+import pytest
+
+from pprl.protocol.classifier import Model, train
+from pprl.protocol.corruption import Corrupter
+from pprl.protocol.features import unit_vectors
+from pprl.protocol.matching import (
+    Matches,
+    candidate_pairs,
+    exact_scores,
+    match,
+    one_to_one,
+)
+from pprl.protocol.metrics import linkage_quality
+from pprl.protocol.smashing import smash
+from pprl.protocol.training import build_training_set
+
+MAPPING = (("first", "first"), ("last", "last"), ("middle", "first"), ("middle", "last"))
+
+
+def _units(rng: np.random.Generator, n: int, m: int = 3, r: int = 6) -> np.ndarray:
+    return unit_vectors(rng.integers(0, 12, size=(n, m, r), dtype=np.uint8))
+
+
+def _random_model(kind: str, unit_a: np.ndarray, unit_b: np.ndarray, seed: int) -> Model:
+    """A model with a bias chosen so that about a third of all pairs are accepted."""
+    rng = np.random.default_rng(seed)
+    m = unit_a.shape[1]
+    if kind == "linear":
+        arrays = {"weights": -rng.uniform(1, 10, size=m), "bias": np.array(0.0)}
+    else:
+        arrays = {
+            "support_vectors": rng.uniform(0, 0.6, size=(15, m)),
+            "dual_coef": rng.normal(0, 1, size=15),
+            "gamma": np.array(3.0),
+            "bias": np.array(0.0),
+        }
+    scores = exact_scores(unit_a, unit_b, Model(kind, arrays))
+    arrays["bias"] = np.array(-np.quantile(scores, 0.66))
+    return Model(kind, arrays)
+
+
+def _brute_candidates(scores: np.ndarray, top_k: int) -> list[tuple[int, int]]:
+    pairs = []
+    for i, row in enumerate(scores):
+        ranked = sorted((-s, j) for j, s in enumerate(row) if s > 0)
+        pairs += [(i, j) for _, j in ranked[:top_k]]
+    return pairs
+
+
+def _brute_greedy(scores: np.ndarray, pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    used_a, used_b, chosen = set(), set(), []
+    for i, j in sorted(pairs, key=lambda p: (-scores[p], p[0], p[1])):
+        if i not in used_a and j not in used_b:
+            used_a.add(i)
+            used_b.add(j)
+            chosen.append((i, j))
+    return chosen
+
+
+def _pairs(matches: Matches) -> list[tuple[int, int]]:
+    return list(zip(matches.rows_a.tolist(), matches.rows_b.tolist(), strict=True))
+
+
+@pytest.mark.parametrize("kind", ["linear", "rbf"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("block_bytes", [1, 300, 2_000, 64 << 20])
+@pytest.mark.parametrize("top_k", [1, 3, 100])
+def test_candidates_and_matches_equal_brute_force(
+    kind: str, seed: int, block_bytes: int, top_k: int
+) -> None:
+    rng = np.random.default_rng(seed)
+    unit_a, unit_b = _units(rng, 23), _units(rng, 17)
+    model = _random_model(kind, unit_a, unit_b, seed)
+    scores = exact_scores(unit_a, unit_b, model)
+    calls = []
+    candidates = candidate_pairs(
+        unit_a,
+        unit_b,
+        model,
+        top_k=top_k,
+        block_bytes=block_bytes,
+        progress=lambda done, total: calls.append((done, total)),
+    )
+    expected = _brute_candidates(scores, top_k)
+    assert sorted(_pairs(candidates)) == sorted(expected)
+    assert candidates.rows_a.dtype == np.int64 and candidates.rows_b.dtype == np.int64
+    assert candidates.scores.dtype == np.float32
+    np.testing.assert_allclose(
+        candidates.scores, scores[candidates.rows_a, candidates.rows_b], rtol=1e-4, atol=1e-5
+    )
+    assert calls[-1] == (23, 23)
+    assert [done for done, _ in calls] == sorted({done for done, _ in calls})
+    if block_bytes == 1:
+        assert len(calls) == 23
+    matched = match(unit_a, unit_b, model, top_k=top_k, block_bytes=block_bytes)
+    assert _pairs(matched) == _brute_greedy(scores, expected)
+
+
+def test_ties_go_to_the_lower_b_row() -> None:
+    rng = np.random.default_rng(4)
+    unit_a = _units(rng, 5)
+    unit_b = np.repeat(_units(rng, 4), 3, axis=0)
+    model = _random_model("linear", unit_a, unit_b, 4)
+    candidates = candidate_pairs(unit_a, unit_b, model, top_k=1)
+    assert (candidates.rows_b % 3 == 0).all()
+
+
+def test_empty_inputs() -> None:
+    rng = np.random.default_rng(5)
+    unit = _units(rng, 4)
+    model = Model("linear", {"weights": -np.ones(3), "bias": np.array(5.0)})
+    assert len(candidate_pairs(unit[:0], unit, model)) == 0
+    assert len(match(unit, unit[:0], model)) == 0
+
+
+def test_top_k_must_be_positive() -> None:
+    unit = _units(np.random.default_rng(6), 2)
+    model = Model("linear", {"weights": -np.ones(3), "bias": np.array(1.0)})
+    with pytest.raises(ValueError, match="top_k"):
+        candidate_pairs(unit, unit, model, top_k=0)
+
+
+def test_one_to_one_is_greedy() -> None:
+    rng = np.random.default_rng(7)
+    n = 400
+    candidates = Matches(
+        rows_a=rng.integers(0, 30, size=n).astype(np.int64),
+        rows_b=rng.integers(0, 30, size=n).astype(np.int64),
+        scores=rng.integers(1, 20, size=n).astype(np.float32),  # many ties
+    )
+    chosen = one_to_one(candidates)
+    assert len(set(chosen.rows_a.tolist())) == len(chosen)
+    assert len(set(chosen.rows_b.tolist())) == len(chosen)
+    keys = list(zip((-chosen.scores).tolist(), chosen.rows_a.tolist(), chosen.rows_b.tolist()))
+    assert keys == sorted(keys)
+    # Every dropped pair lost to an earlier-ranked chosen pair sharing one of its rows.
+    best_a = dict(zip(chosen.rows_a.tolist(), keys, strict=True))
+    best_b = dict(zip(chosen.rows_b.tolist(), keys, strict=True))
+    for s, a, b in zip(candidates.scores, candidates.rows_a, candidates.rows_b, strict=True):
+        key = (-float(s), int(a), int(b))
+        winners = [best.get(row) for best, row in ((best_a, int(a)), (best_b, int(b)))]
+        assert any(w is not None and w <= key for w in winners)
+
+
+def _made_up_names(rng: np.random.Generator, n: int) -> list[str]:
+    onsets = ["B", "D", "K", "L", "M", "N", "R", "S", "T", "V", "BR", "ST", "CH", "GR", "SH"]
+    vowels = ["A", "E", "I", "O", "U", "AI", "EO", "OU"]
+    codas = ["", "", "N", "L", "R", "S", "TH", "X", "NE"]
+    return [
+        "".join(
+            rng.choice(onsets) + rng.choice(vowels) for _ in range(int(rng.integers(1, 4)))
+        )
+        + rng.choice(codas)
+        for _ in range(n)
+    ]
+
+
+@pytest.mark.parametrize("kind", ["linear", "rbf"])
+def test_end_to_end_linkage_of_a_corrupted_copy(kind: str) -> None:
+    rng = np.random.default_rng(8)
+    n = 300
+    alice = {column: _made_up_names(rng, n) for column in ("first", "middle", "last")}
+    reference = {column: _made_up_names(rng, 60) for column in ("first", "last")}
+    names = ["first", "last", "middle"]
+    corrupter = Corrupter(rng)
+    rows = [corrupter.corrupt_record([alice[c][i] for c in names]) for i in range(n)]
+    bob = {c: [row[j] for row in rows] for j, c in enumerate(names)}
+    features, labels = build_training_set(
+        alice, reference, MAPPING, training_records=n, negatives_per_positive=1, rng=rng
+    )
+    model = train(features, labels, kind)
+    unit_a = unit_vectors(smash(alice, reference, MAPPING))
+    unit_b = unit_vectors(smash(bob, reference, MAPPING))
+    matched = match(unit_a, unit_b, model)
+    truth = [(str(i), str(i)) for i in range(n)]
+    predicted = [(str(a), str(b)) for a, b in _pairs(matched)]
+    assert linkage_quality(predicted, truth).f1 >= 0.9

@@ -1,0 +1,170 @@
+"""Loading records: every refusal names the file, the row and the field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pprl.protocol.errors import InputError
+from pprl.protocol.records import load_records, normalise
+
+HEADER = "id,first,middle,last\n"
+
+
+def write(tmp_path: Path, text: str | bytes, name: str = "records.csv") -> Path:
+    path = tmp_path / name
+    if isinstance(text, str):
+        text = text.encode("utf-8")
+    path.write_bytes(text)
+    return path
+
+
+def refusal(path: Path, **kwargs: object) -> InputError:
+    with pytest.raises(InputError) as caught:
+        load_records(path, **kwargs)
+    assert path.name in str(caught.value)
+    return caught.value
+
+
+def test_normalise_upper_cases_and_collapses_whitespace() -> None:
+    assert normalise(" ada  lovelace ") == "ADA LOVELACE"
+    assert normalise("a\t b\n") == "A B"
+    assert normalise("") == ""
+
+
+def test_loads_ids_and_normalised_attributes(tmp_path: Path) -> None:
+    path = write(tmp_path, HEADER + "r1, ada ,,lovelace\nr2,Alan,Mathison,turing\n")
+    table = load_records(path)
+    assert table.path == str(path)
+    assert table.ids == ["r1", "r2"]
+    assert table.attributes == {
+        "first": ["ADA", "ALAN"],
+        "middle": ["", "MATHISON"],
+        "last": ["LOVELACE", "TURING"],
+    }
+    assert len(table) == 2
+    assert table.rows() == [("ADA", "", "LOVELACE"), ("ALAN", "MATHISON", "TURING")]
+
+
+def test_empty_middle_stays_empty_string(tmp_path: Path) -> None:
+    table = load_records(write(tmp_path, HEADER + "1,NaN,,None\n"))
+    assert table.attributes["middle"] == [""]
+    assert table.rows() == [("NAN", "", "NONE")]
+
+
+def test_accepts_bom_quotes_and_crlf(tmp_path: Path) -> None:
+    text = HEADER + '1,"Smith, Jr",,"O""Brien"\n'
+    table = load_records(write(tmp_path, b"\xef\xbb\xbf" + text.replace("\n", "\r\n").encode()))
+    assert table.ids == ["1"]
+    assert table.rows() == [("SMITH, JR", "", 'O"BRIEN')]
+
+
+def test_custom_columns_and_extra_columns(tmp_path: Path) -> None:
+    path = write(tmp_path, "key,given,notes,family\nk1,ada,x,lovelace\n")
+    table = load_records(path, id_column="key", attributes=("given", "family"))
+    assert table.ids == ["k1"]
+    assert table.rows() == [("ADA", "LOVELACE")]
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    error = refusal(tmp_path / "absent.csv")
+    assert "no such file" in str(error)
+
+
+def test_directory(tmp_path: Path) -> None:
+    (tmp_path / "dir.csv").mkdir()
+    assert "directory" in str(refusal(tmp_path / "dir.csv"))
+
+
+def test_invalid_utf8_names_the_line(tmp_path: Path) -> None:
+    path = write(tmp_path, HEADER.encode() + b"1,ada,,x\n2,b\xffd,,y\n")
+    error = refusal(path)
+    assert error.row == 3
+    assert "row 3" in str(error)
+    assert "UTF-8" in str(error)
+
+
+def test_empty_file(tmp_path: Path) -> None:
+    assert "no header" in str(refusal(write(tmp_path, "")))
+
+
+def test_header_only(tmp_path: Path) -> None:
+    assert "no data rows" in str(refusal(write(tmp_path, HEADER)))
+
+
+def test_missing_column_lists_the_header(tmp_path: Path) -> None:
+    error = refusal(write(tmp_path, "id,first,last\n1,a,b\n"))
+    assert error.row == 1
+    assert error.field == "middle"
+    assert "field 'middle'" in str(error)
+    assert "'id', 'first', 'last'" in str(error)
+
+
+def test_missing_id_column(tmp_path: Path) -> None:
+    error = refusal(write(tmp_path, "first,middle,last\na,b,c\n"), id_column="rid")
+    assert error.field == "rid"
+
+
+def test_configured_column_twice_in_header(tmp_path: Path) -> None:
+    error = refusal(write(tmp_path, "id,first,middle,last,first\n1,a,b,c,d\n"))
+    assert (error.row, error.field) == (1, "first")
+
+
+def test_ragged_row(tmp_path: Path) -> None:
+    error = refusal(write(tmp_path, HEADER + "1,a,b,c\n2,a,b\n"))
+    assert error.row == 3
+    assert "3 fields" in str(error)
+    assert "row 3" in str(error)
+
+
+def test_row_numbers_count_lines_of_multiline_fields(tmp_path: Path) -> None:
+    error = refusal(write(tmp_path, HEADER + '1,"a\nb",,c\n\n2,x\n'))
+    assert error.row == 5
+
+
+def test_malformed_quotes(tmp_path: Path) -> None:
+    error = refusal(write(tmp_path, HEADER + '1,a,,b\n2,"unterminated,,c\n'))
+    assert error.row == 3
+    assert "malformed CSV" in str(error)
+
+
+def test_empty_id(tmp_path: Path) -> None:
+    error = refusal(write(tmp_path, HEADER + "1,a,,b\n  ,c,,d\n"))
+    assert (error.row, error.field) == (3, "id")
+    assert "row 3, field 'id'" in str(error)
+
+
+def test_duplicate_ids_name_rows_and_count(tmp_path: Path) -> None:
+    rows = ["a,p,,q", "b,r,,s", "a,t,,u", "c,v,,w", "b,x,,y", "a,z,,z"]
+    error = refusal(write(tmp_path, HEADER + "\n".join(rows) + "\n"))
+    text = str(error)
+    assert (error.row, error.field) == (4, "id")
+    assert "'a' in rows 2, 4 and 7" in text
+    assert "'b' in rows 3 and 6" in text
+    assert "2 duplicated ids in all" in text
+
+
+def test_duplicate_tuples_after_normalisation(tmp_path: Path) -> None:
+    rows = ["1,Ada,,Lovelace", "2,x,,y", "3,p,,q", "4, ada ,,LOVELACE", "5,P,,Q", "6,x,,y"]
+    error = refusal(write(tmp_path, HEADER + "\n".join(rows) + "\n"))
+    text = str(error)
+    assert error.row == 5
+    assert "rows 2 and 5 have the same first, middle, last" in text
+    assert "rows 4 and 6" in text
+    assert "rows 3 and 7" in text
+    assert "deduplicated records (3 duplicate tuples in all)" in text
+
+
+def test_large_duplicate_group_is_abbreviated(tmp_path: Path) -> None:
+    rows = [f"{i},same,,name" for i in range(10)]
+    error = refusal(write(tmp_path, HEADER + "\n".join(rows) + "\n"))
+    assert "rows 2, 3, 4, 5, 6 and 5 more have the same" in str(error)
+
+
+def test_repeated_configuration_is_a_programming_error(tmp_path: Path) -> None:
+    path = write(tmp_path, HEADER + "1,a,,b\n")
+    with pytest.raises(ValueError, match="repeat"):
+        load_records(path, attributes=("first", "first"))
+    with pytest.raises(ValueError, match="at least one"):
+        load_records(path, attributes=())

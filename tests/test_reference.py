@@ -1,0 +1,248 @@
+"""Reference set loading, mapping checks and the agreement digest both parties compare."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pprl.protocol.errors import InputError
+from pprl.protocol.reference import (
+    DEFAULT_MAPPING,
+    MethodParams,
+    ReferenceSet,
+    agreement_description,
+    agreement_digest,
+    explain_mismatch,
+    load_reference,
+    reference_overlap,
+    validate_mapping,
+)
+
+REFERENCE = "first,last\nAda,Lovelace\n grace , hopper\nAlan,Turing\nAda,Lovelace\n"
+ATTRIBUTES = ("first", "middle", "last")
+# Pins the canonical encoding: if this changes, peers running older code will no longer agree.
+GOLDEN_DIGEST = "f15dc27a89e63f7d4fb0fb0b484846a9fdc783be540036d9221803d2725db497"
+
+
+def write(tmp_path: Path, text: str | bytes, name: str = "reference.csv") -> Path:
+    path = tmp_path / name
+    path.write_bytes(text.encode("utf-8") if isinstance(text, str) else text)
+    return path
+
+
+def refusal(path: Path) -> InputError:
+    with pytest.raises(InputError) as caught:
+        load_reference(path)
+    assert path.name in str(caught.value)
+    return caught.value
+
+
+def reference(tmp_path: Path, text: str = REFERENCE, name: str = "reference.csv") -> ReferenceSet:
+    return load_reference(write(tmp_path, text, name))
+
+
+def digest(ref: ReferenceSet, mapping=DEFAULT_MAPPING, params: MethodParams | None = None) -> str:
+    return agreement_digest(ref, mapping, params or MethodParams())
+
+
+def test_load_normalises_and_keeps_duplicates(tmp_path: Path) -> None:
+    ref = reference(tmp_path)
+    assert ref.columns == {
+        "first": ["ADA", "GRACE", "ALAN", "ADA"],
+        "last": ["LOVELACE", "HOPPER", "TURING", "LOVELACE"],
+    }
+    assert len(ref) == 4
+
+
+def test_load_accepts_bom_and_empty_values(tmp_path: Path) -> None:
+    ref = load_reference(write(tmp_path, b"\xef\xbb\xbffirst,last\nada,\n,hopper\n"))
+    assert ref.columns == {"first": ["ADA", ""], "last": ["", "HOPPER"]}
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    assert "no such file" in str(refusal(tmp_path / "absent.csv"))
+
+
+def test_invalid_utf8_names_the_line(tmp_path: Path) -> None:
+    error = refusal(write(tmp_path, b"first,last\nada,x\nb\xc3,y\n"))
+    assert error.row == 3
+    assert "row 3" in str(error)
+
+
+def test_empty_file(tmp_path: Path) -> None:
+    assert "no header" in str(refusal(write(tmp_path, "")))
+
+
+def test_header_only(tmp_path: Path) -> None:
+    assert "no data rows" in str(refusal(write(tmp_path, "first,last\n")))
+
+
+def test_ragged_row(tmp_path: Path) -> None:
+    error = refusal(write(tmp_path, "first,last\na,b\nc,d,e\n"))
+    assert error.row == 3
+    assert "row 3" in str(error)
+
+
+def test_all_empty_column(tmp_path: Path) -> None:
+    error = refusal(write(tmp_path, "first,last\na,\nb, \n"))
+    assert error.field == "last"
+    assert "field 'last'" in str(error)
+
+
+def test_empty_header_name(tmp_path: Path) -> None:
+    error = refusal(write(tmp_path, "first,,last\na,b,c\n"))
+    assert error.row == 1
+    assert "column 2" in str(error)
+
+
+def test_repeated_header_name(tmp_path: Path) -> None:
+    error = refusal(write(tmp_path, "first,last,first\na,b,c\n"))
+    assert (error.row, error.field) == (1, "first")
+
+
+def test_validate_mapping_accepts_default(tmp_path: Path) -> None:
+    validate_mapping(DEFAULT_MAPPING, ATTRIBUTES, reference(tmp_path))
+
+
+def test_validate_mapping_unknown_attribute(tmp_path: Path) -> None:
+    with pytest.raises(InputError) as caught:
+        validate_mapping([("nick", "first")], ATTRIBUTES, reference(tmp_path))
+    assert caught.value.field == "nick"
+    assert "first, middle, last" in str(caught.value)
+
+
+def test_validate_mapping_unknown_column(tmp_path: Path) -> None:
+    ref = reference(tmp_path)
+    with pytest.raises(InputError) as caught:
+        validate_mapping([("middle", "middle")], ATTRIBUTES, ref)
+    assert caught.value.field == "middle"
+    assert "reference.csv" in str(caught.value)
+    assert "columns: first, last" in str(caught.value)
+
+
+def test_validate_mapping_empty_and_repeated(tmp_path: Path) -> None:
+    ref = reference(tmp_path)
+    with pytest.raises(InputError, match="empty"):
+        validate_mapping([], ATTRIBUTES, ref)
+    with pytest.raises(InputError, match="more than once"):
+        validate_mapping([("first", "first"), ("first", "first")], ATTRIBUTES, ref)
+
+
+def test_description_holds_no_reference_values(tmp_path: Path) -> None:
+    description = agreement_description(reference(tmp_path), DEFAULT_MAPPING, MethodParams())
+    assert description["reference"]["columns"] == ["first", "last"]
+    assert description["reference"]["rows"] == 4
+    assert description["mapping"] == [list(entry) for entry in DEFAULT_MAPPING]
+    assert description["params"]["classifier"] == "linear"
+    assert description["version"] == 1
+    encoded = json.dumps(description)
+    assert "LOVELACE" not in encoded
+    assert "HOPPER" not in encoded
+
+
+def test_digest_is_pinned(tmp_path: Path) -> None:
+    assert digest(reference(tmp_path)) == GOLDEN_DIGEST
+
+
+def test_digest_is_stable_across_processes(tmp_path: Path) -> None:
+    path = write(tmp_path, REFERENCE)
+    code = (
+        "import sys\n"
+        "from pprl.protocol.reference import *\n"
+        "ref = load_reference(sys.argv[1])\n"
+        "print(agreement_digest(ref, DEFAULT_MAPPING, MethodParams()))\n"
+    )
+    env = {**os.environ, "PYTHONHASHSEED": "12345"}
+    result = subprocess.run(
+        [sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True, env=env
+    )
+    assert result.stdout.strip() == digest(load_reference(path))
+
+
+def test_digest_ignores_path_and_column_order(tmp_path: Path) -> None:
+    other = reference(
+        tmp_path, "last,first\nLovelace,Ada\nhopper,grace\nTuring,Alan\nLovelace,Ada\n"
+    )
+    assert digest(other) == digest(reference(tmp_path))
+
+
+@pytest.mark.parametrize(
+    "changed",
+    [
+        "first,last\nAda,Lovelace\nGrace,Hoper\nAlan,Turing\nAda,Lovelace\n",
+        "first,last\nGrace,Hopper\nAda,Lovelace\nAlan,Turing\nAda,Lovelace\n",
+        "first,last\nAda,Lovelace\nGrace,Hopper\nAlan,Turing\n",
+    ],
+    ids=["value", "row order", "row count"],
+)
+def test_digest_changes_with_reference(tmp_path: Path, changed: str) -> None:
+    assert digest(reference(tmp_path, changed, "changed.csv")) != digest(reference(tmp_path))
+
+
+def test_digest_changes_with_mapping_and_params(tmp_path: Path) -> None:
+    ref = reference(tmp_path)
+    base = digest(ref)
+    assert digest(ref, DEFAULT_MAPPING[:3]) != base
+    assert digest(ref, DEFAULT_MAPPING[::-1]) != base
+    assert digest(ref, params=MethodParams(classifier="rbf", c=0.01)) != base
+    assert digest(ref, params=MethodParams(clamp=254)) != base
+    assert digest(ref, params=MethodParams(c=100)) == base
+
+
+def test_overlap_counts_distinct_non_empty_values(tmp_path: Path) -> None:
+    ref = reference(tmp_path)
+    attributes = {
+        "first": ["ADA", "ADA", "BOB", ""],
+        "middle": ["", "TURING", "ALAN", "HOPPER"],
+        "last": ["SMITH", "JONES", "LOVELACE", ""],
+    }
+    assert reference_overlap(attributes, ref, DEFAULT_MAPPING) == {
+        "first->first": 1,
+        "last->last": 1,
+        "middle->first": 1,
+        "middle->last": 2,
+    }
+
+
+def test_overlap_zero_when_disjoint(tmp_path: Path) -> None:
+    attributes = {"first": ["BOB"], "middle": [""], "last": ["SMITH"]}
+    overlap = reference_overlap(attributes, reference(tmp_path), DEFAULT_MAPPING)
+    assert sum(overlap.values()) == 0
+
+
+def test_overlap_with_empty_values_in_reference(tmp_path: Path) -> None:
+    ref = reference(tmp_path, "first,last\nada,\n,hopper\n", "gaps.csv")
+    attributes = {"first": ["ADA", ""], "middle": ["", ""], "last": ["", "X"]}
+    overlap = reference_overlap(attributes, ref, DEFAULT_MAPPING)
+    assert overlap == {"first->first": 1, "last->last": 0, "middle->first": 0, "middle->last": 0}
+
+
+def test_explain_mismatch_names_each_difference(tmp_path: Path) -> None:
+    big = reference(tmp_path)
+    small = reference(tmp_path, "first,last\nAda,Lovelace\n", "small.csv")
+    ours = agreement_description(big, DEFAULT_MAPPING, MethodParams())
+    theirs = agreement_description(small, DEFAULT_MAPPING[:2], MethodParams(classifier="rbf"))
+    text = explain_mismatch(ours, theirs)
+    assert "\n" not in text
+    assert "reference rows differ: ours 4, peer 1" in text
+    assert "reference values differ" in text
+    assert "mapping differs: ours first->first, last->last, middle->first, middle->last" in text
+    assert "params.classifier differs: ours 'linear', peer 'rbf'" in text
+    assert "columns" not in text
+
+
+def test_explain_mismatch_values_only_and_missing_keys(tmp_path: Path) -> None:
+    ours = agreement_description(reference(tmp_path), DEFAULT_MAPPING, MethodParams())
+    changed = "first,last\nAda,Lovelace\nGrace,Hoper\nAlan,Turing\nAda,Lovelace\n"
+    theirs = agreement_description(
+        reference(tmp_path, changed, "b.csv"), DEFAULT_MAPPING, MethodParams()
+    )
+    assert explain_mismatch(ours, theirs).startswith("reference values differ: ours sha256 ")
+    del theirs["version"]
+    assert "version differs: ours 1, peer (missing)" in explain_mismatch(ours, theirs)
+    assert explain_mismatch(ours, ours) == "the agreement descriptions are identical"
