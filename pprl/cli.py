@@ -10,6 +10,7 @@ from pathlib import Path
 
 from pprl.party.config import TlsFiles
 from pprl.protocol.errors import InputError
+from pprl.protocol.phases import LAST_PHASE, Phase
 
 
 def _certs(args: argparse.Namespace) -> int:
@@ -64,7 +65,7 @@ def _coordinate(args: argparse.Namespace) -> int:
     )
     try:
         coordinator.wait_ready(args.wait)
-        summary = coordinator.run(run_id=args.run_id, new=args.new)
+        summary = coordinator.run(run_id=args.run_id, new=args.new, until=Phase[args.until.upper()])
     finally:
         coordinator.close()
     print(json.dumps(summary, indent=2))
@@ -129,6 +130,12 @@ def build_parser() -> argparse.ArgumentParser:
     coord.add_argument("--wait", type=float, default=30.0, help="seconds to wait for daemons")
     coord.add_argument("--run-id", help="resume this run (default: the unfinished one, if any)")
     coord.add_argument("--new", action="store_true", help="start a new run even if one is open")
+    coord.add_argument(
+        "--until",
+        choices=[p.name.lower() for p in Phase if p],
+        default=LAST_PHASE.name.lower(),
+        help="stop after this phase; a later call resumes the run",
+    )
     coord.add_argument("--json", metavar="PATH", help="also write the summary as JSON")
     coord.set_defaults(handler=_coordinate)
 

@@ -295,7 +295,7 @@ def run_demo(options: DemoOptions) -> dict[str, Any]:
         if deployment is not None:
             for name in PARTIES:
                 stop_daemon(deployment, name)
-        if temporary and not failed:
-            shutil.rmtree(workdir, ignore_errors=True)
-        elif failed:
+        if failed and deployment is not None:
             print(f"logs kept in {workdir}", file=sys.stderr)
+        elif temporary:
+            shutil.rmtree(workdir, ignore_errors=True)

@@ -132,7 +132,9 @@ def test_one_to_one_is_greedy() -> None:
     chosen = one_to_one(candidates)
     assert len(set(chosen.rows_a.tolist())) == len(chosen)
     assert len(set(chosen.rows_b.tolist())) == len(chosen)
-    keys = list(zip((-chosen.scores).tolist(), chosen.rows_a.tolist(), chosen.rows_b.tolist()))
+    keys = list(
+        zip((-chosen.scores).tolist(), chosen.rows_a.tolist(), chosen.rows_b.tolist(), strict=True)
+    )
     assert keys == sorted(keys)
     # Every dropped pair lost to an earlier-ranked chosen pair sharing one of its rows.
     best_a = dict(zip(chosen.rows_a.tolist(), keys, strict=True))
@@ -148,9 +150,7 @@ def _made_up_names(rng: np.random.Generator, n: int) -> list[str]:
     vowels = ["A", "E", "I", "O", "U", "AI", "EO", "OU"]
     codas = ["", "", "N", "L", "R", "S", "TH", "X", "NE"]
     return [
-        "".join(
-            rng.choice(onsets) + rng.choice(vowels) for _ in range(int(rng.integers(1, 4)))
-        )
+        "".join(rng.choice(onsets) + rng.choice(vowels) for _ in range(int(rng.integers(1, 4))))
         + rng.choice(codas)
         for _ in range(n)
     ]

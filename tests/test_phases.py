@@ -5,8 +5,15 @@ from pprl.protocol.phases import LAST_PHASE, Phase, PhaseOrderError, check_advan
 
 def test_wire_numbering() -> None:
     assert [p.name for p in Phase] == [
-        "NEW", "AGREE", "SMASH", "TRAIN", "EXCHANGE", "MATCH", "REVEAL", "LINK",
-    ]  # fmt: skip
+        "NEW",
+        "AGREE",
+        "SMASH",
+        "TRAIN",
+        "EXCHANGE",
+        "MATCH",
+        "REVEAL",
+        "LINK",
+    ]
     assert [int(p) for p in Phase] == list(range(8))
     assert LAST_PHASE is Phase.LINK
 

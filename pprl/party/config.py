@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -87,8 +88,15 @@ class _Section:
 
     def number(self, key: str, default: float) -> float:
         value = self.data.get(key, default)
-        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        if not ok or not math.isfinite(value) or value <= 0:
             raise self._error(key, "must be a positive number")
+        return float(value)
+
+    def count(self, key: str, default: int) -> int:
+        value = self.data.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise self._error(key, "must be a positive whole number")
         return value
 
 
@@ -112,10 +120,10 @@ def _method(section: _Section) -> MethodParams:
     c_default = 100.0 if classifier == "linear" else 0.01
     return MethodParams(
         classifier=classifier,
-        c=float(section.number("c", c_default)),
-        training_records=int(section.number("training_records", defaults.training_records)),
-        negatives_per_positive=int(
-            section.number("negatives_per_positive", defaults.negatives_per_positive)
+        c=section.number("c", c_default),
+        training_records=section.count("training_records", defaults.training_records),
+        negatives_per_positive=section.count(
+            "negatives_per_positive", defaults.negatives_per_positive
         ),
     )
 

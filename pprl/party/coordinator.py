@@ -115,7 +115,10 @@ class Coordinator:
         except grpc.RpcError as error:
             errors[party.name] = f"{error.code().name}: {error.details()}"
 
-    def run(self, run_id: str | None = None, new: bool = False) -> dict[str, Any]:
+    def run(
+        self, run_id: str | None = None, new: bool = False, until: Phase = LAST_PHASE
+    ) -> dict[str, Any]:
+        """Drive the run through `until` (inclusive); a later call resumes where it stopped."""
         run_id, completed = self._resume_point(run_id, new)
         if completed is Phase.NEW:
             self._printer.line(f"run {run_id}: starting")
@@ -124,7 +127,7 @@ class Coordinator:
         wall: dict[str, float] = {}
         started = time.perf_counter()
         for phase in Phase:
-            if phase <= completed:
+            if phase <= completed or phase > until:
                 continue
             self._printer.line(f"[{int(phase)}/{int(LAST_PHASE)}] {phase.name}")
             errors: dict[str, str] = {}
@@ -166,7 +169,11 @@ class Coordinator:
                     "own_matches": s.own_matches,
                     "peer_matches": s.peer_matches,
                     "agreed_matches": s.agreed_matches,
-                    "phase_seconds": {k: round(v, 3) for k, v in s.phase_seconds.items()},
+                    "phase_seconds": {
+                        p.name.lower(): round(s.phase_seconds[p.name.lower()], 3)
+                        for p in Phase
+                        if p.name.lower() in s.phase_seconds
+                    },
                 }
                 for name, s in statuses.items()
             },

@@ -56,6 +56,8 @@ class PartyService(rpc.PartyServicer):
         self.work = work
         self._busy: tuple[str, Phase] | None = None
         self._busy_lock = threading.Lock()
+        # run id -> why its AGREE failed, so a waiting peer learns it at once instead of polling
+        self._failed_agreements: dict[str, str] = {}
 
     # -- who may call ----------------------------------------------------------------------
     def _allow(self, context: grpc.ServicerContext, role: str, method: str) -> None:
@@ -91,6 +93,11 @@ class PartyService(rpc.PartyServicer):
     def GetAgreement(self, request: pb.AgreementRequest, context) -> pb.Agreement:
         self._allow(context, "peer", "GetAgreement")
         run = self.store.get(request.run_id)
+        failure = self._failed_agreements.get(request.run_id)
+        if failure is not None and (run is None or run.digest is None):
+            context.abort(
+                grpc.StatusCode.ABORTED, f"{self.config.identity} could not agree: {failure}"
+            )
         if run is None or run.digest is None:
             context.abort(
                 grpc.StatusCode.FAILED_PRECONDITION, f"no agreement yet for run {request.run_id!r}"
@@ -211,6 +218,8 @@ class PartyService(rpc.PartyServicer):
                 log.info("run %s: %s completed in %.2f s", run_id, phase.name, seconds)
                 events.put(pb.Progress(phase=phase, finished=True, seconds=seconds))
             except Exception as error:
+                if phase is Phase.AGREE:
+                    self._failed_agreements[run_id] = str(error)
                 log.log(
                     logging.ERROR
                     if _status_code(error) is grpc.StatusCode.INTERNAL

@@ -41,7 +41,6 @@ def tensor_messages(
     path: Path,
     shape: tuple[int, ...],
     sha256_hex: str,
-    chunk_bytes: int = CHUNK_BYTES,
 ) -> Iterator[pb.TensorMessage]:
     total = math.prod(shape)
     header = pb.TensorHeader(
@@ -50,13 +49,13 @@ def tensor_messages(
         shape=list(shape),
         dtype=DTYPE,
         total_bytes=total,
-        chunk_count=math.ceil(total / chunk_bytes),
+        chunk_count=math.ceil(total / CHUNK_BYTES),
         sha256=bytes.fromhex(sha256_hex),
     )
     yield pb.TensorMessage(header=header)
     with path.open("rb") as handle:
         index = 0
-        while data := handle.read(chunk_bytes):
+        while data := handle.read(CHUNK_BYTES):
             chunk = pb.TensorChunk(index=index, data=data, sha256=hashlib.sha256(data).digest())
             yield pb.TensorMessage(chunk=chunk)
             index += 1

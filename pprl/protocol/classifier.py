@@ -9,11 +9,10 @@ import io
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.svm import SVC
 
 KINDS = ("linear", "rbf")
 DEFAULT_C = {"linear": 100.0, "rbf": 0.01}
-_KERNEL_CHUNK_BYTES = 32 << 20
+_KERNEL_CHUNK_BYTES = 8 << 20
 
 
 @dataclass(frozen=True)
@@ -37,17 +36,24 @@ class Model:
         raise ValueError(f"unknown model kind {self.kind!r}")
 
     def _rbf_decision(self, x: np.ndarray, bias: float) -> np.ndarray:
-        """Chunked so the float64 (rows, support vectors) kernel matrix stays small."""
+        """exp(-gamma |x - s|^2) via |x|^2 + |s|^2 - 2 x.s, in place and in chunks: the kernel
+        matrix (rows x support vectors) dominates both time and memory."""
         support = self.arrays["support_vectors"]
         dual = self.arrays["dual_coef"]
         gamma = float(self.arrays["gamma"])
         support_sq = np.einsum("sm,sm->s", support, support)
+        scaled = -2.0 * support.T
         chunk = max(1, _KERNEL_CHUNK_BYTES // (8 * max(1, len(support))))
         out = np.empty(len(x), dtype=np.float64)
         for start in range(0, len(x), chunk):
             part = np.asarray(x[start : start + chunk], dtype=np.float64)
-            sq = np.einsum("km,km->k", part, part)[:, None] + support_sq - 2.0 * (part @ support.T)
-            out[start : start + chunk] = np.exp(-gamma * np.maximum(sq, 0.0)) @ dual + bias
+            kernel = part @ scaled
+            kernel += np.einsum("km,km->k", part, part)[:, None]
+            kernel += support_sq
+            np.maximum(kernel, 0.0, out=kernel)
+            kernel *= -gamma
+            np.exp(kernel, out=kernel)
+            out[start : start + chunk] = kernel @ dual + bias
         return out
 
     def to_bytes(self) -> bytes:
@@ -76,6 +82,8 @@ def train(
     y = np.asarray(labels)
     if set(np.unique(y).tolist()) != {0, 1}:
         raise ValueError("training labels must contain both 0 (non-match) and 1 (match)")
+    from sklearn.svm import SVC  # only training needs sklearn; importing it costs ~1 s
+
     svm = SVC(kernel=kind, C=DEFAULT_C[kind] if c is None else c, gamma="scale").fit(x, y)
     bias = np.array(svm.intercept_[0], dtype=np.float64)
     if kind == "linear":

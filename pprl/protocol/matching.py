@@ -87,8 +87,8 @@ def candidate_pairs(
     if top_k < 1:
         raise ValueError(f"top_k must be at least 1, got {top_k}")
     n_a, n_b = len(unit_a), len(unit_b)
-    # Per A row the rbf path holds M features per pair, the linear path one score per pair
-    # plus the row's weighted vectors.
+    # block_bytes bounds a block's main array: per A row, the rbf path holds M features per
+    # pair, the linear path one score per pair plus the row's weighted vectors.
     if model.kind == "rbf":
         bytes_per_row = 4 * max(1, n_b) * unit_a.shape[1]
     else:

@@ -11,6 +11,7 @@ import numpy as np
 from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
 
+
 def _codes(values: Sequence[str]) -> tuple[list[str], np.ndarray]:
     """Names repeat a lot, so distances are computed once per distinct string."""
     index: dict[str, int] = {}

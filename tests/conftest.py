@@ -1,0 +1,98 @@
+"""Fixtures that start real party daemons as separate processes over loopback mutual TLS."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+
+from pprl.demo import PARTIES, Deployment, prepare, start_daemon, stop_daemon, write_demo_data
+from pprl.party.config import TlsFiles
+from pprl.party.coordinator import Coordinator
+from pprl.party.tls import secure_channel
+from pprl.wire import linkage_pb2_grpc as rpc
+
+SEED = 11
+
+
+@pytest.fixture
+def deploy(tmp_path_factory) -> Iterator[Callable[..., Deployment]]:
+    """Start two daemons on generated data; stopped at the end of the test."""
+    started: list[Deployment] = []
+
+    def make(
+        size: int = 300,
+        overlap: float = 0.9,
+        wire_log: bool = False,
+        configure: Callable[[Deployment], None] | None = None,
+    ) -> Deployment:
+        workdir = tmp_path_factory.mktemp("deploy")
+        data = workdir / "data"
+        write_demo_data(data, size, SEED, overlap=overlap)
+        deployment = prepare(
+            workdir,
+            {"alice": data / "alice.csv", "bob": data / "bob.csv"},
+            data / "reference.csv",
+            wire_log=wire_log,
+        )
+        if configure is not None:
+            configure(deployment)
+        started.append(deployment)
+        for name in PARTIES:
+            start_daemon(deployment, name)
+        coordinator = Coordinator(deployment.endpoints(), deployment.coordinator_tls)
+        try:
+            coordinator.wait_ready(60)
+        finally:
+            coordinator.close()
+        return deployment
+
+    yield make
+    for deployment in started:
+        for name in PARTIES:
+            stop_daemon(deployment, name)
+
+
+def coordinate(deployment: Deployment, *extra: str) -> subprocess.CompletedProcess:
+    """`pprl coordinate` as its own process, as an operator would run it."""
+    tls = deployment.coordinator_tls
+    alice, bob = (deployment.parties[n].port for n in PARTIES)
+    command = [
+        sys.executable,
+        "-m",
+        "pprl",
+        "coordinate",
+        "--alice",
+        f"127.0.0.1:{alice}",
+        "--bob",
+        f"127.0.0.1:{bob}",
+        "--cert",
+        str(tls.cert),
+        "--key",
+        str(tls.key),
+        "--ca",
+        str(tls.ca),
+        *extra,
+    ]
+    return subprocess.run(command, capture_output=True, text=True, timeout=300)
+
+
+def stub_as(
+    deployment: Deployment, target: str, identity: str, cert_dir: Path | None = None
+) -> tuple[rpc.PartyStub, grpc.Channel]:
+    """A client of `target`'s daemon presenting `identity`'s certificate from `cert_dir`.
+
+    It always trusts the deployment's CA, so only the server's judgement of the client is tested.
+    """
+    cert_dir = cert_dir or deployment.workdir / "certs"
+    tls = TlsFiles(
+        cert_dir / f"{identity}.pem",
+        cert_dir / f"{identity}.key",
+        deployment.workdir / "certs" / "ca.pem",
+    )
+    channel = secure_channel(f"127.0.0.1:{deployment.parties[target].port}", tls, target)
+    return rpc.PartyStub(channel), channel

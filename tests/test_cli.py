@@ -1,0 +1,211 @@
+"""The `pprl` command as an operator runs it: a separate process, its exit code and its files.
+
+Every command runs once, all of them side by side in one module fixture, because each process
+pays for importing scikit-learn; the tests then look at the results.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import stat
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from cryptography import x509
+
+from pprl.demo import DEFAULT_REFERENCE_ROWS, read_truth
+from pprl.party.certs import identity_of
+
+HELP = {
+    "pprl": [],
+    "certs": ["certs"],
+    "generate": ["generate"],
+    "party": ["party"],
+    "party-serve": ["party", "serve"],
+    "coordinate": ["coordinate"],
+    "demo": ["demo"],
+}
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("cli")
+
+
+@pytest.fixture(scope="module")
+def runs(work: Path) -> dict[str, subprocess.CompletedProcess]:
+    temp = work / "tmp"
+    temp.mkdir()
+    commands = {
+        # The slow ones (they import the whole daemon) first.
+        "generate-all": ["generate", "--out", work / "all", "--size", "50", "--seed", "3"],
+        "generate-alice": [
+            *("generate", "--out", work / "alice", "--size", "50", "--seed", "3"),
+            *("--side", "alice"),
+        ],
+        "serve-missing": ["party", "serve", "--config", work / "missing.toml"],
+        "demo-half": ["demo", "--records-a", work / "X.csv"],
+        "demo-missing": [
+            *("demo", "--records-a", work / "missing.csv"),
+            *("--records-b", work / "missing2.csv"),
+        ],
+        "certs": ["certs", "--out", work / "certs", "alice", "bob"],
+        "certs-invalid": ["certs", "--out", work / "bad-certs", "alice", "Bad_Name"],
+        "no-command": [],
+        **{f"help-{name}": [*args, "--help"] for name, args in HELP.items()},
+    }
+    # Only the demo could create a temporary directory; keep it inside the test's own.
+    env = {**os.environ, "TMPDIR": str(temp)}
+
+    def run(args: list) -> subprocess.CompletedProcess:
+        command = [sys.executable, "-m", "pprl", *map(str, args)]
+        return subprocess.run(
+            command, cwd=work, env=env, capture_output=True, text=True, timeout=120
+        )
+
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        futures = {name: pool.submit(run, args) for name, args in commands.items()}
+        return {name: future.result() for name, future in futures.items()}
+
+
+def data_rows(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+def no_traceback(result: subprocess.CompletedProcess) -> None:
+    assert "Traceback" not in result.stderr, result.stderr
+
+
+# --- certs --------------------------------------------------------------------------------
+
+
+def test_certs_writes_a_ca_and_a_key_pair_per_identity(runs, work: Path) -> None:
+    result = runs["certs"]
+    assert result.returncode == 0, result.stderr
+    out = work / "certs"
+    names = sorted(p.name for p in out.iterdir())
+    assert names == ["alice.key", "alice.pem", "bob.key", "bob.pem", "ca.key", "ca.pem"]
+    for key in ("alice.key", "bob.key", "ca.key"):
+        assert stat.S_IMODE((out / key).stat().st_mode) == 0o600, key
+    for pem in ("alice.pem", "bob.pem", "ca.pem"):
+        assert stat.S_IMODE((out / pem).stat().st_mode) == 0o644, pem
+    ca = x509.load_pem_x509_certificate((out / "ca.pem").read_bytes())
+    for name in ("alice", "bob"):
+        pem = (out / f"{name}.pem").read_bytes()
+        assert identity_of(pem) == name
+        assert x509.load_pem_x509_certificate(pem).issuer == ca.subject
+        assert b"-----BEGIN PRIVATE KEY-----" in (out / f"{name}.key").read_bytes()
+    assert result.stdout.splitlines() == [
+        f"alice: {out / 'alice.pem'} {out / 'alice.key'}",
+        f"bob: {out / 'bob.pem'} {out / 'bob.key'}",
+    ]
+
+
+def test_certs_refuses_an_invalid_identity_and_writes_nothing(runs, work: Path) -> None:
+    result = runs["certs-invalid"]
+    assert result.returncode == 2
+    assert "invalid identity 'Bad_Name'" in result.stderr
+    no_traceback(result)
+    assert not (work / "bad-certs").exists()
+
+
+# --- generate -----------------------------------------------------------------------------
+
+
+def test_generate_writes_all_four_files(runs, work: Path) -> None:
+    result = runs["generate-all"]
+    assert result.returncode == 0, result.stderr
+    out = work / "all"
+    files = ["reference.csv", "alice.csv", "bob.csv", "truth.csv"]
+    assert result.stdout.splitlines() == [str(out / name) for name in files]
+    assert sorted(p.name for p in out.iterdir()) == sorted(files)
+    alice, bob = data_rows(out / "alice.csv"), data_rows(out / "bob.csv")
+    truth = data_rows(out / "truth.csv")
+    assert (len(alice), len(bob), len(truth)) == (50, 50, 50)
+    assert len(data_rows(out / "reference.csv")) == DEFAULT_REFERENCE_ROWS
+    assert list(alice[0]) == list(bob[0]) == ["id", "first", "middle", "last"]
+    assert list(truth[0]) == ["alice_id", "bob_id"]
+
+
+def test_generate_truth_ids_exist_in_both_files(runs, work: Path) -> None:
+    assert runs["generate-all"].returncode == 0
+    out = work / "all"
+    alice_ids = {row["id"] for row in data_rows(out / "alice.csv")}
+    bob_ids = {row["id"] for row in data_rows(out / "bob.csv")}
+    assert len(alice_ids) == len(bob_ids) == 50  # ids are unique
+    truth = read_truth(out / "truth.csv")
+    assert len(truth) == 50  # overlap 1.0: every Alice record has its Bob record
+    assert {a for a, _ in truth} == alice_ids
+    assert {b for _, b in truth} == bob_ids
+
+
+def test_generate_one_side_matches_the_full_run(runs, work: Path) -> None:
+    result = runs["generate-alice"]
+    assert result.returncode == 0, result.stderr
+    out = work / "alice"
+    assert result.stdout.splitlines() == [str(out / "reference.csv"), str(out / "alice.csv")]
+    assert sorted(p.name for p in out.iterdir()) == ["alice.csv", "reference.csv"]
+    for name in ("alice.csv", "reference.csv"):
+        assert (out / name).read_bytes() == (work / "all" / name).read_bytes(), name
+
+
+# --- party serve and demo: input errors -----------------------------------------------------
+
+
+def test_serve_with_a_missing_config_names_the_file(runs, work: Path) -> None:
+    result = runs["serve-missing"]
+    assert result.returncode == 2
+    assert f"pprl: error: {work / 'missing.toml'}: configuration file not found" in result.stderr
+    no_traceback(result)
+
+
+def test_demo_needs_both_record_files(runs) -> None:
+    result = runs["demo-half"]
+    assert result.returncode == 2
+    assert "--records-a and --records-b go together" in result.stderr
+    no_traceback(result)
+
+
+def test_demo_with_missing_record_files_names_the_file(runs, work: Path) -> None:
+    result = runs["demo-missing"]
+    assert result.returncode == 2
+    assert f"pprl: error: {work / 'missing.csv'}: file not found" in result.stderr
+    no_traceback(result)
+
+
+# --- help -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", list(HELP))
+def test_help(runs, name: str) -> None:
+    result = runs[f"help-{name}"]
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(" ".join(["usage: pprl", *HELP[name]]))
+    assert result.stderr == ""
+
+
+def test_help_lists_each_command_and_option(runs) -> None:
+    top = runs["help-pprl"].stdout
+    for command in ("certs", "generate", "party", "coordinate", "demo"):
+        assert command in top
+    assert "--config" in runs["help-party-serve"].stdout
+    assert "--until" in runs["help-coordinate"].stdout
+    assert "--records-b" in runs["help-demo"].stdout
+    assert "{alice,bob,all}" in runs["help-generate"].stdout
+
+
+def test_no_command_is_a_usage_error(runs) -> None:
+    result = runs["no-command"]
+    assert result.returncode == 2
+    assert result.stderr.startswith("usage: pprl")
+
+
+def test_demo_input_error_leaves_no_temporary_directory(runs, work: Path) -> None:
+    assert runs["demo-missing"].returncode == 2
+    assert list((work / "tmp").iterdir()) == []
+    assert "logs kept in" not in runs["demo-missing"].stderr

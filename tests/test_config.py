@@ -1,0 +1,335 @@
+"""A party's TOML file: paths resolved beside it, defaults filled in, every error located."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pprl.party.config import PartyConfig, TlsFiles, load_config
+from pprl.protocol.errors import InputError
+from pprl.protocol.reference import DEFAULT_MAPPING, MethodParams
+
+
+def toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and math.isnan(value):
+        return "nan"
+    if isinstance(value, float) and math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    raise TypeError(value)
+
+
+def toml(data: dict[str, Any]) -> str:
+    lines = [f"{k} = {toml_value(v)}" for k, v in data.items() if not isinstance(v, dict)]
+    for name, table in data.items():
+        if isinstance(table, dict):
+            lines.append(f"[{name}]")
+            lines += [f"{k} = {toml_value(v)}" for k, v in table.items()]
+    return "\n".join(lines) + "\n"
+
+
+def minimal() -> dict[str, Any]:
+    return {
+        "identity": "alice",
+        "listen": "0.0.0.0:50051",
+        "state_dir": "state",
+        "records": {"path": "data/alice.csv"},
+        "reference": {"path": "data/reference.csv"},
+        "tls": {"cert": "certs/alice.pem", "key": "certs/alice.key", "ca": "certs/ca.pem"},
+        "peer": {"identity": "bob", "address": "bob.example:50052"},
+        "coordinator": {"identity": "coordinator"},
+    }
+
+
+def write(directory: Path, data: dict[str, Any] | str, name: str = "alice.toml") -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / name
+    path.write_text(data if isinstance(data, str) else toml(data), encoding="utf-8")
+    return path
+
+
+def load_error(path: Path) -> InputError:
+    with pytest.raises(InputError) as caught:
+        load_config(path)
+    return caught.value
+
+
+def assert_located(error: InputError, path: Path, key: str | None) -> None:
+    assert error.path == str(path)
+    assert str(path) in str(error)
+    if key is not None:
+        assert error.field == key
+        assert f"field {key!r}" in str(error)
+
+
+# --- valid files ----------------------------------------------------------------------------
+
+
+def test_full_config(tmp_path: Path) -> None:
+    conf = tmp_path / "conf"
+    data = minimal()
+    data["records"] |= {"id_column": "voter_id", "attributes": ["given", "surname"]}
+    data["reference"]["mapping"] = [["given", "first"], ["surname", "last"]]
+    data["reference"]["path"] = "../shared/reference.csv"
+    data["tls"]["ca"] = "/etc/pprl/ca.pem"
+    data["method"] = {
+        "classifier": "rbf",
+        "c": 0.5,
+        "training_records": 2000,
+        "negatives_per_positive": 3,
+    }
+    data["audit"] = {"wire_log": "logs/alice.wire.log"}
+    path = write(conf, data)
+    config = load_config(path)
+    base = conf.resolve()
+    assert config == PartyConfig(
+        identity="alice",
+        listen="0.0.0.0:50051",
+        state_dir=base / "state",
+        records_path=base / "data" / "alice.csv",
+        id_column="voter_id",
+        attributes=("given", "surname"),
+        reference_path=tmp_path.resolve() / "shared" / "reference.csv",
+        mapping=(("given", "first"), ("surname", "last")),
+        tls=TlsFiles(
+            cert=base / "certs" / "alice.pem",
+            key=base / "certs" / "alice.key",
+            ca=Path("/etc/pprl/ca.pem"),
+        ),
+        peer_identity="bob",
+        peer_address="bob.example:50052",
+        coordinator_identity="coordinator",
+        method=MethodParams(
+            classifier="rbf", c=0.5, training_records=2000, negatives_per_positive=3
+        ),
+        wire_log=base / "logs" / "alice.wire.log",
+        source=str(path),
+    )
+
+
+def test_relative_paths_are_resolved_against_the_config_directory_not_the_cwd(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write(tmp_path / "etc" / "pprl", minimal())
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    config = load_config(path)
+    base = (tmp_path / "etc" / "pprl").resolve()
+    assert config.state_dir == base / "state"
+    assert config.records_path == base / "data" / "alice.csv"
+    assert config.tls.ca == base / "certs" / "ca.pem"
+    assert all(p.is_absolute() for p in (config.state_dir, config.reference_path, config.tls.key))
+
+
+def test_defaults_when_optional_keys_are_omitted(tmp_path: Path) -> None:
+    config = load_config(write(tmp_path, minimal()))
+    assert config.id_column == "id"
+    assert config.attributes == ("first", "middle", "last")
+    assert config.mapping == DEFAULT_MAPPING
+    assert config.method == MethodParams()
+    assert config.method.classifier == "linear"
+    assert config.method.c == 100.0
+    assert config.method.training_records == 5000
+    assert config.method.negatives_per_positive == 1
+    assert config.wire_log is None
+
+
+def test_rbf_defaults_to_a_small_c(tmp_path: Path) -> None:
+    data = minimal() | {"method": {"classifier": "rbf"}}
+    method = load_config(write(tmp_path, data)).method
+    assert method.classifier == "rbf"
+    assert method.c == 0.01
+    assert method.training_records == 5000
+
+
+def test_explicit_c_and_integer_c(tmp_path: Path) -> None:
+    data = minimal() | {"method": {"classifier": "linear", "c": 10}}
+    method = load_config(write(tmp_path, data)).method
+    assert method.c == 10.0
+    assert isinstance(method.c, float)
+
+
+def test_an_empty_audit_table_means_no_wire_log(tmp_path: Path) -> None:
+    config = load_config(write(tmp_path, minimal() | {"audit": {}}))
+    assert config.wire_log is None
+
+
+@pytest.mark.parametrize("listen", ["127.0.0.1:1", "[::1]:65535", "party-a.internal:50051"])
+def test_valid_listen_addresses(tmp_path: Path, listen: str) -> None:
+    assert load_config(write(tmp_path, minimal() | {"listen": listen})).listen == listen
+
+
+# --- errors ---------------------------------------------------------------------------------
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    path = tmp_path / "nowhere.toml"
+    error = load_error(path)
+    assert_located(error, path, None)
+    assert "not found" in str(error)
+
+
+def test_invalid_toml(tmp_path: Path) -> None:
+    path = write(tmp_path, 'identity = "alice"\nlisten = \n')
+    error = load_error(path)
+    assert_located(error, path, None)
+    assert "not a valid TOML file" in str(error)
+
+
+def test_not_utf8(tmp_path: Path) -> None:
+    path = tmp_path / "latin1.toml"
+    path.write_bytes('identity = "alïce"\n'.encode("latin-1"))
+    assert_located(load_error(path), path, None)
+
+
+@pytest.mark.parametrize("table", ["records", "reference", "tls", "peer", "coordinator"])
+def test_missing_table(tmp_path: Path, table: str) -> None:
+    data = minimal()
+    del data[table]
+    path = write(tmp_path, data)
+    error = load_error(path)
+    assert_located(error, path, table)
+    assert "missing table" in str(error)
+
+
+def test_a_table_that_is_not_a_table(tmp_path: Path) -> None:
+    path = write(tmp_path, minimal() | {"method": "rbf"})
+    error = load_error(path)
+    assert_located(error, path, "method")
+    assert "must be a table" in str(error)
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "identity",
+        "listen",
+        "state_dir",
+        "records.path",
+        "reference.path",
+        "tls.cert",
+        "tls.key",
+        "tls.ca",
+        "peer.identity",
+        "peer.address",
+        "coordinator.identity",
+    ],
+)
+def test_missing_key(tmp_path: Path, key: str) -> None:
+    data = minimal()
+    *table, name = key.split(".")
+    del (data[table[0]] if table else data)[name]
+    path = write(tmp_path, data)
+    error = load_error(path)
+    assert_located(error, path, key)
+    assert "missing key" in str(error)
+
+
+@pytest.mark.parametrize("value", ["", "   ", 42, ["alice"]])
+def test_a_key_that_is_not_a_non_empty_string(tmp_path: Path, value: Any) -> None:
+    path = write(tmp_path, minimal() | {"identity": value})
+    error = load_error(path)
+    assert_located(error, path, "identity")
+    assert "non-empty string" in str(error)
+
+
+@pytest.mark.parametrize(
+    "address",
+    [
+        "127.0.0.1",
+        "localhost",
+        ":50051",
+        "127.0.0.1:",
+        "127.0.0.1:0",
+        "127.0.0.1:70000",
+        "127.0.0.1:65536",
+        "127.0.0.1:-1",
+        "127.0.0.1:http",
+    ],
+)
+def test_bad_listen_address(tmp_path: Path, address: str) -> None:
+    path = write(tmp_path, minimal() | {"listen": address})
+    error = load_error(path)
+    assert_located(error, path, "listen")
+    assert repr(address) in str(error)
+
+
+@pytest.mark.parametrize("address", ["bob.example", "bob.example:0", "bob.example:70000"])
+def test_bad_peer_address(tmp_path: Path, address: str) -> None:
+    data = minimal()
+    data["peer"]["address"] = address
+    path = write(tmp_path, data)
+    assert_located(load_error(path), path, "peer.address")
+
+
+@pytest.mark.parametrize("classifier", ["svm", "Linear", "RBF", ""])
+def test_invalid_classifier(tmp_path: Path, classifier: str) -> None:
+    path = write(tmp_path, minimal() | {"method": {"classifier": classifier}})
+    assert_located(load_error(path), path, "method.classifier")
+
+
+@pytest.mark.parametrize(
+    "mapping",
+    [
+        [],
+        "first",
+        [["first"]],
+        [["first", "first", "last"]],
+        [["first", 1]],
+        ["first", "last"],
+        [["first", "first"], ["last"]],
+    ],
+    ids=["empty", "string", "single", "triple", "number", "flat", "one-bad-entry"],
+)
+def test_mapping_of_wrong_shape(tmp_path: Path, mapping: Any) -> None:
+    data = minimal()
+    data["reference"]["mapping"] = mapping
+    path = write(tmp_path, data)
+    error = load_error(path)
+    assert_located(error, path, "reference.mapping")
+    assert "pairs" in str(error)
+
+
+@pytest.mark.parametrize("attributes", [[], "first", ["first", 2]])
+def test_attributes_must_be_a_non_empty_list_of_strings(tmp_path: Path, attributes: Any) -> None:
+    data = minimal()
+    data["records"]["attributes"] = attributes
+    path = write(tmp_path, data)
+    assert_located(load_error(path), path, "records.attributes")
+
+
+@pytest.mark.parametrize("value", [0, -5, -0.5, True, "5000"])
+def test_non_positive_training_records(tmp_path: Path, value: Any) -> None:
+    path = write(tmp_path, minimal() | {"method": {"training_records": value}})
+    error = load_error(path)
+    assert_located(error, path, "method.training_records")
+    assert "positive whole number" in str(error)
+
+
+@pytest.mark.parametrize(("key", "value"), [("c", 0), ("c", -1.0), ("negatives_per_positive", 0)])
+def test_other_non_positive_numbers(tmp_path: Path, key: str, value: Any) -> None:
+    path = write(tmp_path, minimal() | {"method": {key: value}})
+    assert_located(load_error(path), path, f"method.{key}")
+
+
+@pytest.mark.parametrize("value", [0.5, math.nan, math.inf])
+def test_training_records_must_be_a_positive_integer(tmp_path: Path, value: float) -> None:
+    path = write(tmp_path, minimal() | {"method": {"training_records": value}})
+    assert_located(load_error(path), path, "method.training_records")
+
+
+def test_c_must_not_be_nan(tmp_path: Path) -> None:
+    path = write(tmp_path, minimal() | {"method": {"c": math.nan}})
+    assert_located(load_error(path), path, "method.c")

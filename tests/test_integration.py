@@ -1,0 +1,119 @@
+"""Two daemons and the coordinator as separate processes, over loopback with real certificates."""
+
+from __future__ import annotations
+
+import csv
+import json
+import signal
+
+import pytest
+
+from pprl.demo import PARTIES, evaluate, read_truth, start_daemon, stop_daemon
+from pprl.party.coordinator import Coordinator
+from pprl.party.state import run_dir
+from pprl.party.wire_log import read_wire_log
+from pprl.party.work import PEER_MATCHES_CSV
+from tests.conftest import coordinate
+
+pytestmark = pytest.mark.integration
+
+PHASES = ["agree", "smash", "train", "exchange", "match", "reveal", "link"]
+
+
+def _truth(deployment):
+    return read_truth(deployment.workdir / "data" / "truth.csv")
+
+
+def _summary(deployment, name, *extra):
+    path = deployment.workdir / f"{name}.json"
+    result = coordinate(deployment, "--json", str(path), *extra)
+    assert result.returncode == 0, result.stderr
+    return json.loads(path.read_text()), result
+
+
+def test_full_run_links_generated_data(deploy):
+    deployment = deploy(size=300, overlap=0.9)
+    summary, result = _summary(deployment, "run")
+    assert list(summary["phases"]) == PHASES
+    assert "[5/7] MATCH" in result.stdout
+    quality = evaluate(deployment, summary["run_id"], _truth(deployment))
+    assert quality["linkage"]["f1"] >= 0.95
+    for party in PARTIES:
+        assert quality[party]["recall"] >= 0.95
+        # each party sent at least its smashed tensor: 300 records x 4 entries x 1000 rows
+        assert summary["bytes_sent"][party] >= 300 * 4 * 1000
+        assert summary["parties"][party]["records"] == 300
+    agreed = {p["agreed_matches"] for p in summary["parties"].values()}
+    assert agreed == {quality["linkage"]["true_positives"] + quality["linkage"]["false_positives"]}
+
+
+def _values_and_ids(deployment):
+    values, ids = set(), set()
+    for name in PARTIES:
+        path = deployment.workdir / "data" / f"{name}.csv"
+        with path.open(newline="", encoding="utf-8") as handle:
+            for row in csv.DictReader(handle):
+                ids.add(row["id"])
+                values |= {row[k] for k in ("first", "middle", "last") if len(row[k]) >= 3}
+    return values, ids
+
+
+def test_only_smashed_tensors_and_reported_match_ids_cross_the_wire(deploy):
+    deployment = deploy(size=200, overlap=0.8, wire_log=True)
+    summary, _ = _summary(deployment, "run")
+    messages = [
+        entry
+        for name in PARTIES
+        for entry in read_wire_log(deployment.workdir / f"{name}.wire.log")
+    ]
+    methods = {method.rsplit("/", 1)[-1] for _, method, _ in messages}
+    assert methods == {"GetAgreement", "PushTensor", "PushMatches", "Advance", "Status"}
+    values, ids = _values_and_ids(deployment)
+    reported = set()
+    for name in PARTIES:
+        path = run_dir(deployment.parties[name].state_dir, summary["run_id"]) / PEER_MATCHES_CSV
+        with path.open(newline="", encoding="utf-8") as handle:
+            reported |= {i for row in list(csv.reader(handle))[1:] for i in row}
+    assert reported and reported < ids
+    seen_reported = set()
+    for _, method, payload in messages:
+        leaked = [v for v in values if v.encode() in payload]
+        assert not leaked, f"record values in a {method} message: {leaked[:5]}"
+        carried = {i for i in ids if i.encode() in payload}
+        if method.endswith("PushMatches"):
+            assert carried <= reported
+            seen_reported |= carried
+        else:
+            assert not carried, f"record ids in a {method} message: {sorted(carried)[:5]}"
+        if method.endswith(("Advance", "Status")):
+            assert len(payload) < 4096, "the coordinator never gets bulk data"
+    assert seen_reported == reported
+
+
+def test_restarted_daemon_resumes_without_redoing_finished_phases(deploy):
+    deployment = deploy(size=200)
+    first, _ = _summary(deployment, "first", "--until", "train")
+    assert list(first["parties"]["bob"]["phase_seconds"]) == ["agree", "smash", "train"]
+    stop_daemon(deployment, "bob", signal.SIGKILL)
+    start_daemon(deployment, "bob")
+    coordinator = Coordinator(deployment.endpoints(), deployment.coordinator_tls)
+    try:
+        coordinator.wait_ready(60)
+    finally:
+        coordinator.close()
+    second, result = _summary(deployment, "second")
+    assert second["run_id"] == first["run_id"]
+    assert second["resumed_after"] == "train"
+    assert "[2/7]" not in result.stdout and "[4/7] EXCHANGE" in result.stdout
+    bob_log = deployment.parties["bob"].log.read_text()
+    for phase in ("AGREE", "SMASH", "TRAIN", "MATCH"):
+        assert bob_log.count(f"{phase} started") == 1, phase
+    quality = evaluate(deployment, second["run_id"], _truth(deployment))
+    assert quality["linkage"]["f1"] >= 0.95
+
+
+def test_a_finished_run_is_not_resumed_but_a_new_one_starts(deploy):
+    deployment = deploy(size=100)
+    first, _ = _summary(deployment, "first")
+    second, _ = _summary(deployment, "second")
+    assert second["run_id"] != first["run_id"] and second["resumed_after"] is None

@@ -1,0 +1,286 @@
+"""RunStore keeps what a run has done across restarts; atomic_file never leaves half a file."""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pprl.party.state import ArtifactError, RunStore, atomic_file, file_sha256, run_dir
+from pprl.protocol.phases import Phase
+
+
+@pytest.fixture
+def state_dir(tmp_path: Path) -> Path:
+    return tmp_path / "state"
+
+
+@pytest.fixture
+def store(state_dir: Path) -> Iterator[RunStore]:
+    store = RunStore(state_dir)
+    yield store
+    store.close()
+
+
+def reopen(store: RunStore) -> RunStore:
+    store.close()
+    return RunStore(store.state_dir)
+
+
+# --- runs ---------------------------------------------------------------------------------
+
+
+def test_a_new_store_has_no_runs(store: RunStore, state_dir: Path) -> None:
+    assert (state_dir / "state.db").is_file()
+    assert store.latest() is None
+    assert store.get("run-1") is None
+
+
+def test_create_and_get(store: RunStore, state_dir: Path) -> None:
+    run = store.create("run-1")
+    assert run.run_id == "run-1"
+    assert run.completed is Phase.NEW
+    assert (run.digest, run.description, run.records_sha256) == (None, None, None)
+    assert store.get("run-1") == run
+    assert store.run_dir("run-1") == run_dir(state_dir, "run-1") == state_dir / "runs" / "run-1"
+    assert store.run_dir("run-1").is_dir()
+    assert store.get("run-2") is None
+
+
+def test_latest_is_the_last_created_and_recreating_does_not_change_it(store: RunStore) -> None:
+    store.create("run-1")
+    store.create("run-2")
+    assert store.latest().run_id == "run-2"
+    store.complete_phase("run-2", Phase.AGREE, 1.0)
+    again = store.create("run-1")  # already exists: nothing changes
+    assert again.completed is Phase.NEW
+    assert store.latest().run_id == "run-2"
+    assert store.get("run-2").completed is Phase.AGREE
+    store.create("run-3")
+    assert store.latest().run_id == "run-3"
+
+
+def test_set_agreement_persists(store: RunStore) -> None:
+    store.create("run-1")
+    store.create("run-2")
+    store.set_agreement("run-1", "ab" * 32, '{"v": 1}', "cd" * 32)
+    store = reopen(store)
+    try:
+        run = store.get("run-1")
+        assert (run.digest, run.description, run.records_sha256) == (
+            "ab" * 32,
+            '{"v": 1}',
+            "cd" * 32,
+        )
+        assert store.get("run-2").digest is None
+    finally:
+        store.close()
+
+
+# --- phases -------------------------------------------------------------------------------
+
+
+def test_complete_phase_is_monotonic(store: RunStore) -> None:
+    store.create("run-1")
+    store.complete_phase("run-1", Phase.AGREE, 0.5)
+    assert store.get("run-1").completed is Phase.AGREE
+    store.complete_phase("run-1", Phase.SMASH, 2.0)
+    assert store.get("run-1").completed is Phase.SMASH
+    store.complete_phase("run-1", Phase.AGREE, 0.7)  # a late retry must not move it back
+    assert store.get("run-1").completed is Phase.SMASH
+    store.complete_phase("run-1", Phase.SMASH, 2.5)
+    assert store.get("run-1").completed is Phase.SMASH
+
+
+def test_phases_of_one_run_do_not_touch_another(store: RunStore) -> None:
+    store.create("run-1")
+    store.create("run-2")
+    store.complete_phase("run-1", Phase.TRAIN, 3.0)
+    assert store.get("run-2").completed is Phase.NEW
+    assert store.phase_seconds("run-2") == {}
+
+
+def test_completed_phases_persist_across_reopen(store: RunStore) -> None:
+    store.create("run-1")
+    for phase, seconds in [(Phase.AGREE, 0.25), (Phase.SMASH, 4.5), (Phase.TRAIN, 12.0)]:
+        store.complete_phase("run-1", phase, seconds)
+    store = reopen(store)
+    try:
+        assert store.get("run-1").completed is Phase.TRAIN
+        store.complete_phase("run-1", Phase.SMASH, 5.0)
+        assert store.get("run-1").completed is Phase.TRAIN
+        store.complete_phase("run-1", Phase.EXCHANGE, 1.5)
+    finally:
+        store.close()
+    store = RunStore(store.state_dir)
+    try:
+        assert store.get("run-1").completed is Phase.EXCHANGE
+        assert store.latest().run_id == "run-1"
+    finally:
+        store.close()
+
+
+def test_phase_seconds(store: RunStore) -> None:
+    store.create("run-1")
+    assert store.phase_seconds("run-1") == {}
+    store.complete_phase("run-1", Phase.SMASH, 4.5)
+    store.complete_phase("run-1", Phase.AGREE, 0.25)
+    seconds = store.phase_seconds("run-1")
+    assert seconds == {Phase.AGREE: 0.25, Phase.SMASH: 4.5}
+    assert list(seconds) == [Phase.AGREE, Phase.SMASH]  # in phase order
+    assert all(isinstance(phase, Phase) for phase in seconds)
+    store = reopen(store)
+    try:
+        assert store.phase_seconds("run-1") == {Phase.AGREE: 0.25, Phase.SMASH: 4.5}
+    finally:
+        store.close()
+
+
+# --- counters -----------------------------------------------------------------------------
+
+
+def test_counters_add_up_and_persist(store: RunStore) -> None:
+    store.create("run-1")
+    store.create("run-2")
+    assert store.counter("run-1", "bytes_sent") == 0
+    store.add_counter("run-1", "bytes_sent", 4_194_304)
+    store.add_counter("run-1", "bytes_sent", 205_696)
+    store.add_counter("run-1", "messages", 3)
+    store.add_counter("run-2", "bytes_sent", 7)
+    assert store.counter("run-1", "bytes_sent") == 4_400_000
+    assert store.counter("run-1", "messages") == 3
+    assert store.counter("run-2", "bytes_sent") == 7
+    assert store.counter("run-2", "messages") == 0
+    store = reopen(store)
+    try:
+        store.add_counter("run-1", "bytes_sent", 1)
+        assert store.counter("run-1", "bytes_sent") == 4_400_001
+        assert store.counter("run-2", "bytes_sent") == 7
+    finally:
+        store.close()
+
+
+def test_counters_from_many_threads_lose_nothing(store: RunStore) -> None:
+    store.create("run-1")
+
+    def add() -> None:
+        for _ in range(50):
+            store.add_counter("run-1", "chunks", 1)
+
+    threads = [threading.Thread(target=add) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert store.counter("run-1", "chunks") == 200
+
+
+# --- artifacts ----------------------------------------------------------------------------
+
+
+def put(store: RunStore, run_id: str, name: str, data: bytes) -> Path:
+    path = store.artifact_path(run_id, name)
+    path.write_bytes(data)
+    return path
+
+
+def test_record_artifact_and_verify(store: RunStore) -> None:
+    store.create("run-1")
+    data = bytes(range(256)) * 1000
+    path = put(store, "run-1", "smashed.bin", data)
+    assert path == store.run_dir("run-1") / "smashed.bin"
+    recorded = store.record_artifact("run-1", "smashed.bin", {"shape": [250, 4, 256]})
+    assert recorded.path == path
+    assert recorded.sha256 == hashlib.sha256(data).hexdigest() == file_sha256(path)
+    assert recorded.size == 256_000
+    assert recorded.meta == {"shape": [250, 4, 256]}
+    assert store.artifact("run-1", "smashed.bin") == recorded
+    assert store.artifact("run-1", "model.pkl") is None
+    assert store.artifact("run-2", "smashed.bin") is None
+
+
+def test_artifacts_persist_across_reopen(store: RunStore) -> None:
+    store.create("run-1")
+    put(store, "run-1", "model.pkl", b"model bytes")
+    store.record_artifact("run-1", "model.pkl")
+    store = reopen(store)
+    try:
+        artifact = store.artifact("run-1", "model.pkl")
+        assert artifact.sha256 == hashlib.sha256(b"model bytes").hexdigest()
+        assert (artifact.size, artifact.meta) == (11, {})
+    finally:
+        store.close()
+
+
+def test_re_recording_an_artifact_replaces_its_checksum(store: RunStore) -> None:
+    store.create("run-1")
+    put(store, "run-1", "matches.csv", b"a,b\n")
+    store.record_artifact("run-1", "matches.csv", {"pairs": 0})
+    put(store, "run-1", "matches.csv", b"a,b\n1,2\n")
+    with pytest.raises(ArtifactError):
+        store.artifact("run-1", "matches.csv")
+    store.record_artifact("run-1", "matches.csv", {"pairs": 1})
+    artifact = store.artifact("run-1", "matches.csv")
+    assert (artifact.size, artifact.meta) == (8, {"pairs": 1})
+
+
+def test_a_tampered_artifact_raises(store: RunStore) -> None:
+    store.create("run-1")
+    path = put(store, "run-1", "smashed.bin", b"\x00" * 1000)
+    store.record_artifact("run-1", "smashed.bin")
+    path.write_bytes(b"\x00" * 999 + b"\x01")  # same size, one byte changed
+    with pytest.raises(ArtifactError, match=r"smashed\.bin .*does not match its checksum"):
+        store.artifact("run-1", "smashed.bin")
+    unchecked = store.artifact("run-1", "smashed.bin", verify=False)
+    assert unchecked.sha256 == hashlib.sha256(b"\x00" * 1000).hexdigest()
+
+
+def test_a_missing_artifact_raises(store: RunStore) -> None:
+    store.create("run-1")
+    path = put(store, "run-1", "smashed.bin", b"tensor")
+    store.record_artifact("run-1", "smashed.bin")
+    path.unlink()
+    with pytest.raises(ArtifactError, match="missing"):
+        store.artifact("run-1", "smashed.bin")
+
+
+# --- atomic_file --------------------------------------------------------------------------
+
+
+def test_atomic_file_replaces_the_target_only_on_success(tmp_path: Path) -> None:
+    target = tmp_path / "out" / "linkage.csv"
+    with atomic_file(target) as tmp:
+        assert tmp.parent == target.parent
+        assert tmp != target
+        tmp.write_bytes(b"new")
+        assert not target.exists()  # not visible before the block ends
+    assert target.read_bytes() == b"new"
+    assert [p.name for p in target.parent.iterdir()] == ["linkage.csv"]
+
+    with atomic_file(target) as tmp:
+        tmp.write_bytes(b"newer")
+        assert target.read_bytes() == b"new"
+    assert target.read_bytes() == b"newer"
+    assert [p.name for p in target.parent.iterdir()] == ["linkage.csv"]
+
+
+def test_atomic_file_leaves_nothing_when_the_block_raises(tmp_path: Path) -> None:
+    target = tmp_path / "linkage.csv"
+    with pytest.raises(RuntimeError, match="boom"), atomic_file(target) as tmp:
+        tmp.write_bytes(b"half")
+        raise RuntimeError("boom")
+    assert not target.exists()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_atomic_file_keeps_the_old_target_when_the_block_raises(tmp_path: Path) -> None:
+    target = tmp_path / "linkage.csv"
+    target.write_bytes(b"old")
+    with pytest.raises(KeyboardInterrupt), atomic_file(target) as tmp:
+        tmp.write_bytes(b"half")
+        raise KeyboardInterrupt
+    assert target.read_bytes() == b"old"
+    assert [p.name for p in tmp_path.iterdir()] == ["linkage.csv"]
