@@ -26,6 +26,8 @@ from pprl.party.work import LINKAGE_CSV, PEER_MATCHES_CSV
 from pprl.protocol import synthetic
 from pprl.protocol.errors import InputError
 from pprl.protocol.metrics import Quality, linkage_quality
+from pprl.protocol.records import load_records
+from pprl.protocol.reference import load_reference
 
 DEFAULT_REFERENCE_ROWS = 1000
 PARTIES = ("alice", "bob")
@@ -221,6 +223,11 @@ def _inputs(options: DemoOptions, workdir: Path) -> tuple[dict[str, Path], Path,
         for path in [*records.values(), options.reference, options.truth]:
             if path is not None and not path.is_file():
                 raise InputError("file not found", path=str(path))
+        # The daemons would refuse these at AGREE; checking first saves starting them.
+        for path in records.values():
+            load_records(path)
+        if options.reference is not None:
+            load_reference(options.reference)
         reference = options.reference
         if reference is None:
             reference = workdir / "reference.csv"

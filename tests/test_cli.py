@@ -40,6 +40,8 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def runs(work: Path) -> dict[str, subprocess.CompletedProcess]:
     temp = work / "tmp"
     temp.mkdir()
+    (work / "nocol.csv").write_text("id,first,last\nA1,ADA,KING\n", encoding="utf-8")
+    (work / "ok.csv").write_text("id,first,middle,last\nB1,ADA,,KING\n", encoding="utf-8")
     commands = {
         # The slow ones (they import the whole daemon) first.
         "generate-all": ["generate", "--out", work / "all", "--size", "50", "--seed", "3"],
@@ -52,6 +54,9 @@ def runs(work: Path) -> dict[str, subprocess.CompletedProcess]:
         "demo-missing": [
             *("demo", "--records-a", work / "missing.csv"),
             *("--records-b", work / "missing2.csv"),
+        ],
+        "demo-bad-column": [
+            *("demo", "--records-a", work / "nocol.csv", "--records-b", work / "ok.csv"),
         ],
         "certs": ["certs", "--out", work / "certs", "alice", "bob"],
         "certs-invalid": ["certs", "--out", work / "bad-certs", "alice", "Bad_Name"],
@@ -209,3 +214,11 @@ def test_demo_input_error_leaves_no_temporary_directory(runs, work: Path) -> Non
     assert runs["demo-missing"].returncode == 2
     assert list((work / "tmp").iterdir()) == []
     assert "logs kept in" not in runs["demo-missing"].stderr
+
+
+def test_demo_checks_its_input_files_before_starting_daemons(runs, work: Path) -> None:
+    result = runs["demo-bad-column"]
+    assert result.returncode == 2
+    assert str(work / "nocol.csv") in result.stderr and "'middle'" in result.stderr
+    assert "started alice daemon" not in result.stdout
+    no_traceback(result)

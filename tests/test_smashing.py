@@ -56,3 +56,13 @@ def test_unknown_attribute_or_column() -> None:
 def test_reference_columns_must_align() -> None:
     with pytest.raises(ValueError, match="differ in length"):
         smash({"first": ["A"]}, {"first": ["A", "B"], "last": ["C"]}, (("first", "first"),))
+
+
+def test_progress_after_each_mapping_entry() -> None:
+    calls: list[tuple[int, int]] = []
+    attributes = {"first": ["ADA", "JO"], "last": ["KING", "LEE"]}
+    reference = {"first": ["JAY", "CHARLIE"], "last": ["ADLER", "ADLER"]}
+    mapping = [("first", "first"), ("last", "last"), ("first", "last")]
+    tensor = smash(attributes, reference, mapping, progress=lambda d, t: calls.append((d, t)))
+    assert calls == [(1, 3), (2, 3), (3, 3)]
+    assert tensor.shape == (2, 3, 2)

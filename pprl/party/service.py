@@ -210,6 +210,7 @@ class PartyService(rpc.PartyServicer):
 
         def worker() -> None:
             started = time.perf_counter()
+            self._failed_agreements.pop(run_id, None)
             try:
                 log.info("run %s: %s started", run_id, phase.name)
                 self.work.run(phase, run_id, progress)

@@ -131,7 +131,12 @@ class PhaseWork:
         order = _rng().permutation(len(inputs.records))
         shuffled = {k: [v[i] for i in order] for k, v in inputs.records.attributes.items()}
         progress(0, len(order), "records", "computing edit distances to the reference set")
-        tensor = smashing.smash(shuffled, inputs.reference.columns, self.config.mapping)
+        tensor = smashing.smash(
+            shuffled,
+            inputs.reference.columns,
+            self.config.mapping,
+            progress=lambda done, total: progress(done, total, "mapping entries", ""),
+        )
         with atomic_file(self.store.artifact_path(run_id, ORDER)) as tmp, tmp.open("wb") as out:
             np.save(out, order)
         with atomic_file(self.store.artifact_path(run_id, OWN_TENSOR)) as tmp:

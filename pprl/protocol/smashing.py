@@ -5,7 +5,7 @@ Only these distance vectors leave a party, never the names themselves.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 from rapidfuzz import process
@@ -46,10 +46,13 @@ def smash(
     reference_columns: Mapping[str, Sequence[str]],
     mapping: Sequence[tuple[str, str]],
     clamp: int = 255,
+    progress: Callable[[int, int], None] | None = None,
 ) -> np.ndarray:
     """(n, |M|, R) uint8: one distance vector per record and mapping entry.
 
     `attributes` and `reference_columns` are column-oriented (name -> values per row).
+    `progress(done, total)` is called after each mapping entry, the unit of work that
+    deduplicates repeated names.
     """
     sizes = {len(values) for values in reference_columns.values()}
     if len(sizes) != 1:
@@ -59,8 +62,9 @@ def smash(
             raise ValueError(f"mapping names attribute {attribute!r} the records lack")
         if column not in reference_columns:
             raise ValueError(f"mapping names reference column {column!r} the set lacks")
-    slices = [
-        smash_values(attributes[attribute], reference_columns[column], clamp)
-        for attribute, column in mapping
-    ]
+    slices = []
+    for attribute, column in mapping:
+        slices.append(smash_values(attributes[attribute], reference_columns[column], clamp))
+        if progress is not None:
+            progress(len(slices), len(mapping))
     return np.stack(slices, axis=1)
