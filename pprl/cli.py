@@ -11,6 +11,7 @@ from pathlib import Path
 from pprl.party.config import TlsFiles
 from pprl.protocol.errors import InputError
 from pprl.protocol.phases import LAST_PHASE, Phase
+from pprl.summary import print_summary
 
 
 def _certs(args: argparse.Namespace) -> int:
@@ -68,7 +69,7 @@ def _coordinate(args: argparse.Namespace) -> int:
         summary = coordinator.run(run_id=args.run_id, new=args.new, until=Phase[args.until.upper()])
     finally:
         coordinator.close()
-    print(json.dumps(summary, indent=2))
+    print_summary(summary)
     _write_json(args.json, summary)
     return 0
 

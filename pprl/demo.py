@@ -28,6 +28,7 @@ from pprl.protocol.errors import InputError
 from pprl.protocol.metrics import Quality, linkage_quality
 from pprl.protocol.records import load_records
 from pprl.protocol.reference import load_reference
+from pprl.summary import print_summary
 
 DEFAULT_REFERENCE_ROWS = 1000
 PARTIES = ("alice", "bob")
@@ -242,28 +243,6 @@ def _inputs(options: DemoOptions, workdir: Path) -> tuple[dict[str, Path], Path,
     return {"alice": data / "alice.csv", "bob": data / "bob.csv"}, reference, data / "truth.csv"
 
 
-def _print_summary(summary: dict) -> None:
-    print("\nphase wall times (s):")
-    for phase, seconds in summary["phases"].items():
-        print(f"  {phase:<9} {seconds:8.2f}")
-    print(f"  {'total':<9} {summary['seconds']:8.2f}")
-    print("\nbytes sent: " + ", ".join(f"{n} {b:,}" for n, b in summary["bytes_sent"].items()))
-    if "linkage" not in summary:
-        counts = summary["parties"]["alice"]
-        print(f"agreed pairs: {counts['agreed_matches']} (no truth file: no precision/recall)")
-        return
-    print(f"\n{'match set':<22} {'precision':>9} {'recall':>7} {'F1':>7} {'pairs':>7}")
-    labels = {
-        "alice": "alice's classifier",
-        "bob": "bob's classifier",
-        "linkage": "agreed linkage (both)",
-    }
-    for key, label in labels.items():
-        q = summary[key]
-        pairs = q["true_positives"] + q["false_positives"]
-        print(f"{label:<22} {q['precision']:9.4f} {q['recall']:7.4f} {q['f1']:7.4f} {pairs:7d}")
-
-
 def run_demo(options: DemoOptions) -> dict[str, Any]:
     temporary = options.workdir is None
     workdir = Path(tempfile.mkdtemp(prefix="pprl-demo-")) if temporary else options.workdir
@@ -295,7 +274,7 @@ def run_demo(options: DemoOptions) -> dict[str, Any]:
         if truth is not None:
             summary.update(evaluate(deployment, summary["run_id"], truth))
         summary["demo_seconds"] = round(time.perf_counter() - started, 3)
-        _print_summary(summary)
+        print_summary(summary)
         failed = False
         return summary
     finally:

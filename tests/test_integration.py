@@ -36,6 +36,8 @@ def test_full_run_links_generated_data(deploy):
     summary, result = _summary(deployment, "run")
     assert list(summary["phases"]) == PHASES
     assert "[5/7] MATCH" in result.stdout
+    agreed_line = f"agreed by both: {summary['parties']['alice']['agreed_matches']:,}"
+    assert agreed_line in result.stdout
     quality = evaluate(deployment, summary["run_id"], _truth(deployment))
     assert quality["linkage"]["f1"] >= 0.95
     for party in PARTIES:
@@ -94,6 +96,7 @@ def test_restarted_daemon_resumes_without_redoing_finished_phases(deploy):
     deployment = deploy(size=200)
     first, _ = _summary(deployment, "first", "--until", "train")
     assert list(first["parties"]["bob"]["phase_seconds"]) == ["agree", "smash", "train"]
+    assert list(first["phases"]) == ["agree", "smash", "train"]
     stop_daemon(deployment, "bob", signal.SIGKILL)
     start_daemon(deployment, "bob")
     coordinator = Coordinator(deployment.endpoints(), deployment.coordinator_tls)

@@ -153,8 +153,8 @@ class Coordinator:
         phases = {}
         for phase in Phase:
             key = phase.name.lower()
-            if phase is not Phase.NEW:
-                recorded = [s.phase_seconds.get(key, 0.0) for s in statuses.values()]
+            recorded = [s.phase_seconds.get(key) for s in statuses.values()]
+            if key in wall or (phase is not Phase.NEW and None not in recorded):
                 phases[key] = round(wall.get(key, max(recorded)), 3)
         return {
             "run_id": run_id,

@@ -1,0 +1,29 @@
+"""The end-of-run summary as a person reads it; the same dict is what --json writes."""
+
+from __future__ import annotations
+
+
+def print_summary(summary: dict) -> None:
+    """Phase times, bytes sent and, when a truth file was given, precision and recall."""
+    print("\nphase wall times (s):")
+    for phase, seconds in summary["phases"].items():
+        print(f"  {phase:<9} {seconds:8.2f}")
+    print(f"  {'total':<9} {summary['seconds']:8.2f}")
+    print("\nbytes sent: " + ", ".join(f"{n} {b:,}" for n, b in summary["bytes_sent"].items()))
+    for name, party in summary["parties"].items():
+        print(
+            f"{name}: {party['records']:,} records, its classifier accepted "
+            f"{party['own_matches']:,} pairs, agreed by both: {party['agreed_matches']:,}"
+        )
+    if "linkage" not in summary:
+        return
+    print(f"\n{'match set':<22} {'precision':>9} {'recall':>7} {'F1':>7} {'pairs':>7}")
+    labels = {
+        "alice": "alice's classifier",
+        "bob": "bob's classifier",
+        "linkage": "agreed linkage (both)",
+    }
+    for key, label in labels.items():
+        q = summary[key]
+        pairs = q["true_positives"] + q["false_positives"]
+        print(f"{label:<22} {q['precision']:9.4f} {q['recall']:7.4f} {q['f1']:7.4f} {pairs:7d}")
