@@ -50,13 +50,14 @@ class _Printer:
             return
         text = event.message
         if event.total and event.unit and not event.message:
-            elapsed = time.monotonic() - started
-            rate = event.done / elapsed if elapsed > 0 else 0.0
-            left = (event.total - event.done) / rate if rate > 0 else float("nan")
             text = (
                 f"{event.done}/{event.total} {event.unit} ({100 * event.done / event.total:.0f}%)"
-                f", {rate:,.0f} {event.unit}/s, ~{left:.0f} s left"
             )
+            elapsed = time.monotonic() - started
+            if 0 < event.done < event.total and elapsed > 0:
+                rate = event.done / elapsed
+                left = (event.total - event.done) / rate
+                text += f", {rate:,.0f} {event.unit}/s, ~{left:.0f} s left"
         if text:
             self.line(f"      {name:<6} {text}")
 
