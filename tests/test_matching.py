@@ -14,6 +14,7 @@ from pprl.protocol.matching import (
 from pprl.protocol.metrics import linkage_quality
 from pprl.protocol.smashing import smash
 from pprl.protocol.training import build_training_set
+from tests.oracles import brute_greedy, pair_list
 
 MAPPING = (("first", "first"), ("last", "last"), ("middle", "first"), ("middle", "last"))
 
@@ -48,20 +49,6 @@ def _brute_candidates(scores: np.ndarray, top_k: int) -> list[tuple[int, int]]:
     return pairs
 
 
-def _brute_greedy(scores: np.ndarray, pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    used_a, used_b, chosen = set(), set(), []
-    for i, j in sorted(pairs, key=lambda p: (-scores[p], p[0], p[1])):
-        if i not in used_a and j not in used_b:
-            used_a.add(i)
-            used_b.add(j)
-            chosen.append((i, j))
-    return chosen
-
-
-def _pairs(matches: Matches) -> list[tuple[int, int]]:
-    return list(zip(matches.rows_a.tolist(), matches.rows_b.tolist(), strict=True))
-
-
 @pytest.mark.parametrize("kind", ["linear", "rbf"])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("block_bytes", [1, 300, 2_000, 64 << 20])
@@ -83,7 +70,7 @@ def test_candidates_and_matches_equal_brute_force(
         progress=lambda done, total: calls.append((done, total)),
     )
     expected = _brute_candidates(scores, top_k)
-    assert sorted(_pairs(candidates)) == sorted(expected)
+    assert sorted(pair_list(candidates)) == sorted(expected)
     assert candidates.rows_a.dtype == np.int64 and candidates.rows_b.dtype == np.int64
     assert candidates.scores.dtype == np.float32
     np.testing.assert_allclose(
@@ -94,7 +81,7 @@ def test_candidates_and_matches_equal_brute_force(
     if block_bytes == 1:
         assert len(calls) == 23
     matched = match(unit_a, unit_b, model, top_k=top_k, block_bytes=block_bytes)
-    assert _pairs(matched) == _brute_greedy(scores, expected)
+    assert pair_list(matched) == brute_greedy(scores, expected)
 
 
 def test_ties_go_to_the_lower_b_row() -> None:
@@ -174,5 +161,5 @@ def test_end_to_end_linkage_of_a_corrupted_copy(kind: str) -> None:
     unit_b = unit_vectors(smash(bob, reference, MAPPING))
     matched = match(unit_a, unit_b, model)
     truth = [(str(i), str(i)) for i in range(n)]
-    predicted = [(str(a), str(b)) for a, b in _pairs(matched)]
+    predicted = [(str(a), str(b)) for a, b in pair_list(matched)]
     assert linkage_quality(predicted, truth).f1 >= 0.9

@@ -31,12 +31,13 @@ from pprl.protocol.corruption import (
     Corrupter,
 )
 from pprl.protocol.features import block_features, pair_features, unit_vectors
-from pprl.protocol.matching import Matches, candidate_pairs, exact_scores, match
+from pprl.protocol.matching import candidate_pairs, exact_scores, match
 from pprl.protocol.metrics import linkage_quality
 from pprl.protocol.phases import Phase, PhaseOrderError, check_advance
 from pprl.protocol.records import load_records, normalise
 from pprl.protocol.reference import MethodParams, ReferenceSet, agreement_digest
 from pprl.protocol.smashing import smash_values
+from tests.oracles import brute_greedy, pair_list
 
 FAST = settings(max_examples=60, deadline=None)
 QUICK = settings(max_examples=25, deadline=None)
@@ -334,21 +335,8 @@ def linear_problems(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray, Model, int
 
 
 def _greedy(scores: np.ndarray) -> list[tuple[int, int]]:
-    """The oracle: positive pairs by descending score, ties by (A row, B row), rows used once."""
-    pairs = [(i, j) for i, j in np.argwhere(scores > 0).tolist()]
-    used_a: set[int] = set()
-    used_b: set[int] = set()
-    chosen = []
-    for i, j in sorted(pairs, key=lambda p: (-scores[p], p[0], p[1])):
-        if i not in used_a and j not in used_b:
-            used_a.add(i)
-            used_b.add(j)
-            chosen.append((i, j))
-    return chosen
-
-
-def _pairs(matches: Matches) -> list[tuple[int, int]]:
-    return list(zip(matches.rows_a.tolist(), matches.rows_b.tolist(), strict=True))
+    """The oracle on every positive pair."""
+    return brute_greedy(scores, [(i, j) for i, j in np.argwhere(scores > 0).tolist()])
 
 
 def _well_separated(scores: np.ndarray, eps: float) -> bool:
@@ -366,7 +354,7 @@ def test_match_is_greedy_one_to_one_on_the_exact_scores(
     cannot decide (no score or score gap within eps); elsewhere it is greedy up to eps."""
     unit_a, unit_b, model, block_bytes = problem
     matched = match(unit_a, unit_b, model, top_k=len(unit_b), block_bytes=block_bytes)
-    pairs = _pairs(matched)
+    pairs = pair_list(matched)
     assert len({i for i, _ in pairs}) == len(pairs)
     assert len({j for _, j in pairs}) == len(pairs)
     scores = exact_scores(unit_a, unit_b, model)
