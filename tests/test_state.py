@@ -202,6 +202,18 @@ def test_record_artifact_and_verify(store: RunStore) -> None:
     assert store.artifact("run-2", "smashed.bin") is None
 
 
+def test_a_checksum_given_by_the_writer_is_recorded_and_still_verified(store: RunStore) -> None:
+    store.create("run-1")
+    data = b"tensor bytes"
+    put(store, "run-1", "peer.bin", data)
+    known = hashlib.sha256(data).hexdigest()
+    assert store.record_artifact("run-1", "peer.bin", sha256=known).sha256 == known
+    assert store.artifact("run-1", "peer.bin").sha256 == known
+    store.record_artifact("run-1", "peer.bin", sha256="0" * 64)
+    with pytest.raises(ArtifactError):
+        store.artifact("run-1", "peer.bin")
+
+
 def test_artifacts_persist_across_reopen(store: RunStore) -> None:
     store.create("run-1")
     put(store, "run-1", "model.pkl", b"model bytes")

@@ -115,10 +115,10 @@ class PartyService(rpc.PartyServicer):
         try:
             expected = self.work.expected_tensor(run.run_id)
             shape, sha = receive_tensor(itertools.chain([first], request_iterator), expected, dest)
-        except (TransferError, PhaseFailed) as error:
+        except TransferError as error:
             log.warning("refused a tensor from %s: %s", self.config.peer_identity, error)
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"tensor refused: {error}")
-        self.store.record_artifact(run.run_id, PEER_TENSOR, {"shape": list(shape)})
+        self.store.record_artifact(run.run_id, PEER_TENSOR, {"shape": list(shape)}, sha256=sha)
         log.info("stored %s's tensor %s for run %s", self.config.peer_identity, shape, run_id)
         reply = pb.TensorReceipt(sha256=bytes.fromhex(sha), bytes_received=math.prod(shape))
         self.store.add_counter(run.run_id, "bytes_sent", reply.ByteSize())

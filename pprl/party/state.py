@@ -194,10 +194,15 @@ class RunStore:
     def artifact_path(self, run_id: str, name: str) -> Path:
         return self.run_dir(run_id) / name
 
-    def record_artifact(self, run_id: str, name: str, meta: dict | None = None) -> Artifact:
-        """Register a file already renamed into place under the run directory."""
+    def record_artifact(
+        self, run_id: str, name: str, meta: dict | None = None, sha256: str | None = None
+    ) -> Artifact:
+        """Register a file already renamed into place under the run directory.
+
+        Pass `sha256` when the writer already hashed the bytes, to spare a second read.
+        """
         path = self.artifact_path(run_id, name)
-        sha, size = file_sha256(path), path.stat().st_size
+        sha, size = sha256 or file_sha256(path), path.stat().st_size
         with self._lock, self._db:
             self._db.execute(
                 "INSERT OR REPLACE INTO artifacts (run_id, name, file, sha256, bytes, meta)"

@@ -80,9 +80,10 @@ class PhaseWork:
         return self._inputs[run_id]
 
     def expected_tensor(self, run_id: str) -> Expected:
+        """What a peer tensor must fit, taken from the stored agreement itself."""
         run = self.store.get(run_id)
-        ref = self.inputs(run_id).reference
-        return Expected(run_id, run.digest, len(self.config.mapping), len(ref))
+        agreed = json.loads(run.description)
+        return Expected(run_id, run.digest, len(agreed["mapping"]), agreed["reference"]["rows"])
 
     def _tensor(self, run_id: str, name: str) -> np.ndarray:
         artifact = self.store.artifact(run_id, name)
