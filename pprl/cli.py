@@ -151,11 +151,16 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--workdir", help="keep the run's files here (default: a temp dir)")
     demo.add_argument("--json", metavar="PATH", help="also write the summary as JSON")
     demo.set_defaults(handler=_demo)
+
+    from pprl.bench.command import add_parser as add_bench
+
+    add_bench(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)
     try:
         return args.handler(args)
     except InputError as error:

@@ -142,7 +142,10 @@ def test_defaults_when_optional_keys_are_omitted(tmp_path: Path) -> None:
     assert config.method.classifier == "linear"
     assert config.method.c == 100.0
     assert config.method.training_records == 5000
-    assert config.method.negatives_per_positive == 1
+    assert config.method.negatives_per_positive == 4
+    assert config.method.hard_negatives == 2
+    assert config.method.class_weight == "balanced"
+    assert config.method.top_k == 10
     assert config.wire_log is None
 
 
@@ -316,6 +319,36 @@ def test_non_positive_training_records(tmp_path: Path, value: Any) -> None:
     error = load_error(path)
     assert_located(error, path, "method.training_records")
     assert "positive whole number" in str(error)
+
+
+def test_training_and_selection_keys(tmp_path: Path) -> None:
+    method = {"negatives_per_positive": 6, "hard_negatives": 0, "class_weight": "none", "top_k": 3}
+    config = load_config(write(tmp_path, minimal() | {"method": method}))
+    assert (config.method.negatives_per_positive, config.method.hard_negatives) == (6, 0)
+    assert (config.method.class_weight, config.method.top_k) == ("none", 3)
+
+
+def test_hard_negatives_default_never_exceeds_the_negatives(tmp_path: Path) -> None:
+    config = load_config(write(tmp_path, minimal() | {"method": {"negatives_per_positive": 1}}))
+    assert config.method.hard_negatives == 1
+
+
+@pytest.mark.parametrize(
+    ("method", "key", "words"),
+    [
+        ({"negatives_per_positive": 2, "hard_negatives": 3}, "hard_negatives", "must not exceed"),
+        ({"hard_negatives": -1}, "hard_negatives", "whole number >= 0"),
+        ({"class_weight": "heavy"}, "class_weight", "none, balanced"),
+        ({"top_k": 0}, "top_k", "positive whole number"),
+    ],
+)
+def test_bad_training_and_selection_keys(
+    tmp_path: Path, method: dict, key: str, words: str
+) -> None:
+    path = write(tmp_path, minimal() | {"method": method})
+    error = load_error(path)
+    assert_located(error, path, f"method.{key}")
+    assert words in str(error)
 
 
 @pytest.mark.parametrize(("key", "value"), [("c", 0), ("c", -1.0), ("negatives_per_positive", 0)])

@@ -1,6 +1,6 @@
 import numpy as np
 
-from pprl.protocol.features import block_features, pair_features, unit_vectors
+from pprl.protocol.features import pair_features, unit_vectors
 
 PAPER_D = np.array([[[6, 3], [5, 5], [7, 2], [5, 5]]], dtype=np.uint8)
 PAPER_D_CORRUPTED = np.array([[[6, 3], [6, 6], [7, 2], [5, 5]]], dtype=np.uint8)
@@ -36,15 +36,3 @@ def test_zero_vector_is_at_distance_one() -> None:
     zero = unit_vectors(np.zeros((1, 1, 3), dtype=np.uint8))
     other = unit_vectors(np.array([[[1, 2, 3]]], dtype=np.uint8))
     np.testing.assert_allclose(pair_features(zero, other), [[1.0]])
-
-
-def test_block_features_diagonal_equals_pair_features() -> None:
-    rng = np.random.default_rng(1)
-    a = unit_vectors(rng.integers(0, 20, size=(7, 3, 11), dtype=np.uint8))
-    b = unit_vectors(rng.integers(0, 20, size=(7, 3, 11), dtype=np.uint8))
-    block = block_features(a, b)
-    assert block.shape == (7, 7, 3)
-    assert block.dtype == np.float32
-    np.testing.assert_allclose(block[np.arange(7), np.arange(7)], pair_features(a, b), atol=1e-6)
-    np.testing.assert_allclose(block[2, 5], pair_features(a[2:3], b[5:6])[0], atol=1e-6)
-    assert block.min() >= 0 and block.max() <= 2

@@ -30,7 +30,7 @@ from pprl.protocol.corruption import (
     QWERTY_NEIGHBOURS,
     Corrupter,
 )
-from pprl.protocol.features import block_features, pair_features, unit_vectors
+from pprl.protocol.features import pair_features, unit_vectors
 from pprl.protocol.matching import candidate_pairs, exact_scores, match
 from pprl.protocol.metrics import linkage_quality
 from pprl.protocol.phases import Phase, PhaseOrderError, check_advance
@@ -285,32 +285,6 @@ def test_pair_features_are_zero_for_a_vector_and_a_positive_multiple(
     scaled = base.astype(np.float64) * factor
     features = pair_features(unit_vectors(base), unit_vectors(scaled))
     np.testing.assert_allclose(features, 0.0, atol=1e-6)
-
-
-@FAST
-@given(
-    shapes=st.tuples(
-        st.integers(min_value=1, max_value=5),
-        st.integers(min_value=1, max_value=5),
-        st.integers(min_value=1, max_value=3),
-        st.integers(min_value=1, max_value=8),
-    ),
-    data=st.data(),
-)
-def test_block_features_entry_equals_pair_features_of_the_pair(
-    shapes: tuple[int, int, int, int], data: st.DataObject
-) -> None:
-    """block_features(a, b)[i, j] == pair_features(a[i:i+1], b[j:j+1])[0], to 1e-6."""
-    n_a, n_b, m, r = shapes
-    unit_a = unit_vectors(data.draw(arrays(np.uint8, (n_a, m, r))))
-    unit_b = unit_vectors(data.draw(arrays(np.uint8, (n_b, m, r))))
-    block = block_features(unit_a, unit_b)
-    assert block.shape == (n_a, n_b, m)
-    assert block.dtype == np.float32
-    for i in range(n_a):
-        for j in range(n_b):
-            pair = pair_features(unit_a[i : i + 1], unit_b[j : j + 1])[0]
-            np.testing.assert_allclose(block[i, j], pair, atol=1e-6)
 
 
 # --- matching -----------------------------------------------------------------------------

@@ -25,8 +25,9 @@ from pprl.protocol.reference import (
 
 REFERENCE = "first,last\nAda,Lovelace\n grace , hopper\nAlan,Turing\nAda,Lovelace\n"
 ATTRIBUTES = ("first", "middle", "last")
-# Pins the canonical encoding: if this changes, peers running older code will no longer agree.
-GOLDEN_DIGEST = "f15dc27a89e63f7d4fb0fb0b484846a9fdc783be540036d9221803d2725db497"
+# Pins the canonical encoding and the default method: if this changes, peers running older code
+# will no longer agree (as they must not, when they would train or select differently).
+GOLDEN_DIGEST = "4839e3c057666f85f3016a8b4139104076c85c6f8a2b6d763a02a844664c9e5f"
 
 
 def write(tmp_path: Path, text: str | bytes, name: str = "reference.csv") -> Path:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from rapidfuzz.distance import Levenshtein
+from rapidfuzz.distance import DamerauLevenshtein, Levenshtein
 
 from pprl.protocol.synthetic import (
     MISSING_LOOKALIKES,
@@ -110,6 +110,31 @@ def test_more_errors_per_row() -> None:
     assert all(alice[a] != bob[b] for a, b in data.truth)
 
 
+def test_a_range_of_errors_per_row() -> None:
+    """1-3 errors: copies sit at every distance from one edit to three (an OCR or phonetic
+    rule may rewrite two letters at once, so the upper bound is twice the errors)."""
+    data = generate(600, seed=4, errors_per_row=(1, 3), middle_missing=0.0)
+    alice = {p.id: _triple(p) for p in data.alice}
+    bob = {p.id: _triple(p) for p in data.bob}
+    distances = [
+        sum(DamerauLevenshtein.distance(x, y) for x, y in zip(alice[a], bob[b], strict=True))
+        for a, b in data.truth
+    ]
+    assert min(distances) == 1 and max(distances) <= 6
+    assert sum(d >= 3 for d in distances) > 100
+
+
+def test_missing_values_in_copies() -> None:
+    data = generate(500, seed=5, missing_rate=0.4, middle_missing=0.0)
+    alice = {p.id: _triple(p) for p in data.alice}
+    bob = {p.id: _triple(p) for p in data.bob}
+    emptied = sum(
+        any(x and not y for x, y in zip(alice[a], bob[b], strict=True)) for a, b in data.truth
+    )
+    assert 150 <= emptied <= 250  # about 40% of 500
+    assert all(any(bob[b]) for _, b in data.truth)
+
+
 def test_generate_is_deterministic() -> None:
     assert generate(300, seed=7) == generate(300, seed=7)
     assert generate(300, seed=7) != generate(300, seed=8)
@@ -117,7 +142,14 @@ def test_generate_is_deterministic() -> None:
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{"size": -1}, {"overlap": 1.5}, {"middle_missing": -0.1}, {"errors_per_row": 0}],
+    [
+        {"size": -1},
+        {"overlap": 1.5},
+        {"middle_missing": -0.1},
+        {"errors_per_row": 0},
+        {"errors_per_row": (3, 1)},
+        {"missing_rate": 1.1},
+    ],
 )
 def test_bad_arguments_raise(kwargs: dict[str, float]) -> None:
     with pytest.raises(ValueError):

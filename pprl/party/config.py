@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pprl.protocol.classifier import CLASS_WEIGHTS
 from pprl.protocol.errors import InputError
 from pprl.protocol.reference import DEFAULT_MAPPING, MappingEntry, MethodParams
 
@@ -93,10 +94,11 @@ class _Section:
             raise self._error(key, "must be a positive number")
         return float(value)
 
-    def count(self, key: str, default: int) -> int:
+    def count(self, key: str, default: int, minimum: int = 1) -> int:
         value = self.data.get(key, default)
-        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-            raise self._error(key, "must be a positive whole number")
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            need = "a positive whole number" if minimum == 1 else f"a whole number >= {minimum}"
+            raise self._error(key, f"must be {need}")
         return value
 
 
@@ -118,13 +120,25 @@ def _method(section: _Section) -> MethodParams:
     if classifier not in ("linear", "rbf"):
         raise section._error("classifier", f'must be "linear" or "rbf", got {classifier!r}')
     c_default = 100.0 if classifier == "linear" else 0.01
+    negatives = section.count("negatives_per_positive", defaults.negatives_per_positive)
+    hard = section.count("hard_negatives", min(defaults.hard_negatives, negatives), minimum=0)
+    if hard > negatives:
+        raise section._error(
+            "hard_negatives", f"must not exceed negatives_per_positive ({negatives}), got {hard}"
+        )
+    class_weight = section.string("class_weight", defaults.class_weight)
+    if class_weight not in CLASS_WEIGHTS:
+        raise section._error(
+            "class_weight", f"must be one of {', '.join(CLASS_WEIGHTS)}, got {class_weight!r}"
+        )
     return MethodParams(
         classifier=classifier,
         c=section.number("c", c_default),
         training_records=section.count("training_records", defaults.training_records),
-        negatives_per_positive=section.count(
-            "negatives_per_positive", defaults.negatives_per_positive
-        ),
+        negatives_per_positive=negatives,
+        hard_negatives=hard,
+        class_weight=class_weight,
+        top_k=section.count("top_k", defaults.top_k),
     )
 
 

@@ -156,10 +156,11 @@ class PhaseWork:
             self.config.mapping,
             training_records=params.training_records,
             negatives_per_positive=params.negatives_per_positive,
+            hard_negatives=params.hard_negatives,
             rng=_rng(),
         )
         progress(0, 1, "models", f"training {params.classifier} SVM on {len(y)} pairs")
-        model = classifier.train(x, y, params.classifier, params.c)
+        model = classifier.train(x, y, params.classifier, params.c, params.class_weight)
         with atomic_file(self.store.artifact_path(run_id, MODEL)) as tmp:
             tmp.write_bytes(model.to_bytes())
         self.store.record_artifact(run_id, MODEL, {"kind": model.kind, "pairs": len(y)})
@@ -179,7 +180,11 @@ class PhaseWork:
         peer = features.unit_vectors(self._tensor(run_id, PEER_TENSOR))
         model = classifier.Model.from_bytes(self.store.artifact(run_id, MODEL).path.read_bytes())
         found = matching.match(
-            own, peer, model, progress=lambda done, total: progress(done, total, "records", "")
+            own,
+            peer,
+            model,
+            top_k=self.config.method.top_k,
+            progress=lambda done, total: progress(done, total, "records", ""),
         )
         path = self.store.artifact_path(run_id, OWN_MATCHES)
         with atomic_file(path) as tmp, tmp.open("wb") as out:

@@ -12,6 +12,7 @@ import numpy as np
 
 KINDS = ("linear", "rbf")
 DEFAULT_C = {"linear": 100.0, "rbf": 0.01}
+CLASS_WEIGHTS = ("none", "balanced")
 _KERNEL_CHUNK_BYTES = 8 << 20
 
 
@@ -73,18 +74,33 @@ class Model:
 
 
 def train(
-    features: np.ndarray, labels: np.ndarray, kind: str = "linear", c: float | None = None
+    features: np.ndarray,
+    labels: np.ndarray,
+    kind: str = "linear",
+    c: float | None = None,
+    class_weight: str = "none",
 ) -> Model:
-    """Fit an SVM on (n, M) features with labels {0, 1}; C defaults as in the paper."""
+    """Fit an SVM on (n, M) features with labels {0, 1}; C defaults as in the paper.
+
+    class_weight "balanced" scales C per class by its rarity, for training sets with several
+    negatives per positive.
+    """
     if kind not in KINDS:
         raise ValueError(f"unknown classifier kind {kind!r}; expected one of {KINDS}")
+    if class_weight not in CLASS_WEIGHTS:
+        raise ValueError(f"unknown class_weight {class_weight!r}; expected one of {CLASS_WEIGHTS}")
     x = np.asarray(features, dtype=np.float64)
     y = np.asarray(labels)
     if set(np.unique(y).tolist()) != {0, 1}:
         raise ValueError("training labels must contain both 0 (non-match) and 1 (match)")
     from sklearn.svm import SVC  # only training needs sklearn; importing it costs ~1 s
 
-    svm = SVC(kernel=kind, C=DEFAULT_C[kind] if c is None else c, gamma="scale").fit(x, y)
+    svm = SVC(
+        kernel=kind,
+        C=DEFAULT_C[kind] if c is None else c,
+        gamma="scale",
+        class_weight=None if class_weight == "none" else class_weight,
+    ).fit(x, y)
     bias = np.array(svm.intercept_[0], dtype=np.float64)
     if kind == "linear":
         return Model("linear", {"weights": svm.coef_[0].astype(np.float64), "bias": bias})

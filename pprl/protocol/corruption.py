@@ -162,7 +162,7 @@ class Corrupter:
         unknown = [kind for kind in kinds if kind not in ERROR_KINDS]
         if unknown or not kinds:
             raise ValueError(f"kinds must be a non-empty subset of {ERROR_KINDS}, got {kinds!r}")
-        self._rng = rng
+        self.rng = rng
         self._kinds = tuple(kinds)
 
     def applicable_kinds(self, value: str) -> list[str]:
@@ -209,4 +209,4 @@ class Corrupter:
     def _pick(self, options: Sequence[T], why_none: str) -> T:
         if not options:
             raise ValueError(why_none)
-        return options[int(self._rng.integers(len(options)))]
+        return options[int(self.rng.integers(len(options)))]

@@ -20,10 +20,3 @@ def pair_features(unit_a: np.ndarray, unit_b: np.ndarray) -> np.ndarray:
     """(n, M) cosine distances of aligned rows; clipped because rounding can leave [0, 2]."""
     dots = np.einsum("imr,imr->im", unit_a, unit_b, dtype=np.float32)
     return np.clip(1.0 - dots, 0.0, 2.0, dtype=np.float32)
-
-
-def block_features(unit_a_block: np.ndarray, unit_b: np.ndarray) -> np.ndarray:
-    """(k, n_b, M) cosine distances of every pair, as one batched matrix product per entry."""
-    dots = np.matmul(unit_a_block.transpose(1, 0, 2), unit_b.transpose(1, 2, 0))
-    features = np.clip(1.0 - dots, 0.0, 2.0, dtype=np.float32)
-    return np.ascontiguousarray(features.transpose(1, 2, 0))

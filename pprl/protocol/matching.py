@@ -1,20 +1,31 @@
 """Matching (Algorithm 3): score all pairs blockwise, keep the likely ones, make them 1:1.
 
-The full n_a x n_b score matrix never exists; only accepted pairs, at most `top_k` per A row,
-survive a block.
+The full n_a x n_b score matrix never exists. A block of A rows gets its per-mapping-entry
+dot products once; every requested selection (a classifier plus how its accepted pairs are
+kept) is scored from them, so one pass serves several classifiers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from pprl.protocol.classifier import Model
-from pprl.protocol.features import block_features, pair_features
+from pprl.protocol.features import pair_features
 
 Progress = Callable[[int, int], None]
+
+DEFAULT_TOP_K = 10
+# A classifier that accepts nearly every pair would otherwise fill memory in "judge each pair
+# alone" mode: 2.5e9 pairs at 50k x 50k.
+MAX_KEPT_PAIRS = 50_000_000
+
+
+class TooManyPairs(RuntimeError):
+    """The classifier accepts more pairs than can be held; it is not separating the classes."""
 
 
 @dataclass(frozen=True)
@@ -29,48 +40,207 @@ class Matches:
         return len(self.rows_a)
 
 
-def _block_scores(unit_a_block: np.ndarray, unit_b: np.ndarray, model: Model) -> np.ndarray:
-    """(k, n_b) float32 decision values for every pair of the block."""
-    if model.kind == "linear":
-        # b + sum_m w_m (1 - <u_m, v_m>) is a single product of weighted, concatenated vectors.
-        weights = model.arrays["weights"].astype(np.float32)
-        constant = np.float32(model.arrays["bias"] + model.arrays["weights"].sum())
-        weighted = (unit_a_block * weights[None, :, None]).reshape(len(unit_a_block), -1)
-        return constant - weighted @ unit_b.reshape(len(unit_b), -1).T
-    features = block_features(unit_a_block, unit_b)
-    k, n_b, m = features.shape
-    return model.decision(features.reshape(k * n_b, m)).astype(np.float32).reshape(k, n_b)
+@dataclass(frozen=True)
+class Selection:
+    """One classifier's view of the pairs: keep pairs with decision > 0, at most `top_k` per
+    row of side `rows_of` ("a" or "b"); `top_k` None keeps every accepted pair, which judges
+    each pair alone as the paper does."""
+
+    model: Model
+    top_k: int | None = DEFAULT_TOP_K
+    rows_of: str = "a"
+
+    def __post_init__(self) -> None:
+        if self.top_k is not None and self.top_k < 1:
+            raise ValueError(f"top_k must be at least 1, got {self.top_k}")
+        if self.rows_of not in ("a", "b"):
+            raise ValueError(f'rows_of must be "a" or "b", got {self.rows_of!r}')
 
 
-def _select(scores: np.ndarray, first_row: int, top_k: int) -> Matches:
-    """Positive pairs of a block, at most top_k per row; ties go to the lower B row."""
-    keep = scores > 0
-    n_b = scores.shape[1]
-    if n_b > top_k:
-        kth_best = np.partition(scores, n_b - top_k, axis=1)[:, n_b - top_k]
-        keep &= scores >= kth_best[:, None]
-    rows, cols = np.nonzero(keep)
-    values = scores[rows, cols]
-    order = np.lexsort((cols, -values, rows))
-    rows, cols, values = rows[order], cols[order], values[order]
-    # Ties at the k-th value can leave more than top_k per row: cut by rank within the row.
-    starts = np.searchsorted(rows, rows, side="left")
-    within = np.arange(len(rows)) - starts < top_k
-    return Matches(
-        rows_a=rows[within].astype(np.int64) + first_row,
-        rows_b=cols[within].astype(np.int64),
-        scores=values[within].astype(np.float32),
-    )
+@dataclass
+class PassTimes:
+    """Seconds spent in one pass: work the selections share (dot products, distance lookups),
+    and each selection's own scoring and selection."""
+
+    shared: float = 0.0
+    selections: list[float] = field(default_factory=list)
 
 
-def _concat(parts: list[Matches]) -> Matches:
+def _empty() -> Matches:
+    empty = np.empty(0, dtype=np.int64)
+    return Matches(empty, empty.copy(), np.empty(0, dtype=np.float32))
+
+
+def _concat(parts: Sequence[Matches]) -> Matches:
     if not parts:
-        empty = np.empty(0, dtype=np.int64)
-        return Matches(empty, empty.copy(), np.empty(0, dtype=np.float32))
+        return _empty()
     return Matches(
         rows_a=np.concatenate([p.rows_a for p in parts]),
         rows_b=np.concatenate([p.rows_b for p in parts]),
         scores=np.concatenate([p.scores for p in parts]),
+    )
+
+
+def _block_dots(unit_a_block: np.ndarray, unit_b: np.ndarray) -> np.ndarray:
+    """(M, k, n_b) float32 cosine similarities, one BLAS product per mapping entry."""
+    m = unit_a_block.shape[1]
+    out = np.empty((m, len(unit_a_block), len(unit_b)), dtype=np.float32)
+    for entry in range(m):
+        np.matmul(unit_a_block[:, entry, :], unit_b[:, entry, :].T, out=out[entry])
+    return out
+
+
+def _scores(dots: np.ndarray, model: Model) -> np.ndarray:
+    """(k, n_b) float32 decision values from the block's dot products."""
+    if model.kind == "linear":
+        # b + sum_m w_m (1 - dot_m) = (b + sum_m w_m) - w . dots: one pass over the block. Dots
+        # lie in [0, 1] (distances are never negative), so the features' clip never binds.
+        weights = model.arrays["weights"]
+        negated = (-weights).astype(np.float32)
+        scores = (negated @ dots.reshape(len(weights), -1)).reshape(dots.shape[1:])
+        scores += np.float32(model.arrays["bias"] + weights.sum())
+        return scores
+    features = np.clip(1.0 - dots, 0.0, 2.0, dtype=np.float32).transpose(1, 2, 0)
+    k, n_b, m = features.shape
+    flat = np.ascontiguousarray(features).reshape(k * n_b, m)
+    return model.decision(flat).astype(np.float32).reshape(k, n_b)
+
+
+def _ranked(matches: Matches, rows_of: str, top_k: int | None) -> Matches:
+    """Sort by row of `rows_of` then descending score (ties to the lower other row); keep the
+    first top_k of each row."""
+    group, other = (
+        (matches.rows_a, matches.rows_b) if rows_of == "a" else (matches.rows_b, matches.rows_a)
+    )
+    order = np.lexsort((other, -matches.scores, group))
+    if top_k is not None:
+        grouped = group[order]
+        starts = np.searchsorted(grouped, grouped, side="left")
+        order = order[np.arange(len(order)) - starts < top_k]
+    return Matches(matches.rows_a[order], matches.rows_b[order], matches.scores[order])
+
+
+def _accepted(scores: np.ndarray, first_row: int, selection: Selection) -> Matches:
+    """Positive pairs of a block; with top_k, at most top_k per row of the block.
+
+    A dense block (a weak classifier) is first cut with a partition so the sort stays small.
+    """
+    keep = scores > 0
+    if selection.top_k is not None:
+        axis = 1 if selection.rows_of == "a" else 0
+        size = scores.shape[axis]
+        if (
+            size > selection.top_k
+            and np.count_nonzero(keep) > 4 * selection.top_k * (scores.shape[1 - axis])
+        ):
+            kth = np.partition(scores, size - selection.top_k, axis=axis)
+            kth_best = np.take(kth, [size - selection.top_k], axis=axis)
+            keep &= scores >= kth_best
+    rows, cols = np.nonzero(keep)
+    found = Matches(
+        rows_a=rows.astype(np.int64) + first_row,
+        rows_b=cols.astype(np.int64),
+        scores=scores[rows, cols].astype(np.float32),
+    )
+    return _ranked(found, selection.rows_of, selection.top_k)
+
+
+class _Collector:
+    """Accumulates one selection's pairs over blocks, within MAX_KEPT_PAIRS."""
+
+    def __init__(self, selection: Selection, n_b: int) -> None:
+        self.selection = selection
+        self.parts: list[Matches] = []
+        self.kept = 0
+        # Per-B-row top_k spans blocks: compact once the parts hold twice what can survive.
+        self.compact_at = None if selection.top_k is None else 2 * selection.top_k * n_b
+
+    def add(self, part: Matches) -> None:
+        self.parts.append(part)
+        self.kept += len(part)
+        if self.kept > MAX_KEPT_PAIRS:
+            raise TooManyPairs(
+                f"the classifier accepts more than {MAX_KEPT_PAIRS:,} pairs; it does not separate "
+                "matches from non-matches (retrain it, or keep fewer pairs per record)"
+            )
+        if self.selection.rows_of == "b" and self.compact_at and self.kept > self.compact_at:
+            self.parts = [self.result()]
+            self.kept = len(self.parts[0])
+
+    def result(self) -> Matches:
+        if self.selection.rows_of == "a":
+            return _concat(self.parts)
+        return _ranked(_concat(self.parts), "b", self.selection.top_k)
+
+
+def scan(
+    n_a: int,
+    n_b: int,
+    selections: Sequence[Selection],
+    *,
+    block_rows: int,
+    prepare: Callable[[int, int], object],
+    score: Callable[[object, Model], np.ndarray],
+    progress: Progress | None = None,
+    times: PassTimes | None = None,
+) -> list[Matches]:
+    """Walk A rows in blocks: `prepare(start, stop)` builds what the block's pairs share, and
+    `score(prepared, model)` turns it into (stop - start, n_b) decision values per selection.
+
+    Returns, per selection, its accepted pairs sorted by its rows, then by descending score.
+    """
+    collectors = [_Collector(selection, n_b) for selection in selections]
+    spent = [0.0] * len(selections)
+    shared = 0.0
+    for start in range(0, n_a, block_rows):
+        stop = min(start + block_rows, n_a)
+        if n_b:
+            began = time.perf_counter()
+            prepared = prepare(start, stop)
+            shared += time.perf_counter() - began
+            for index, collector in enumerate(collectors):
+                began = time.perf_counter()
+                scores = score(prepared, collector.selection.model)
+                collector.add(_accepted(scores, start, collector.selection))
+                spent[index] += time.perf_counter() - began
+        if progress is not None:
+            progress(stop, n_a)
+    results = []
+    for index, collector in enumerate(collectors):
+        began = time.perf_counter()
+        results.append(collector.result())
+        spent[index] += time.perf_counter() - began
+    if times is not None:
+        times.shared, times.selections = shared, spent
+    return results
+
+
+def score_pairs(
+    unit_a: np.ndarray,
+    unit_b: np.ndarray,
+    selections: Sequence[Selection],
+    *,
+    block_bytes: int = 64 << 20,
+    progress: Progress | None = None,
+    times: PassTimes | None = None,
+) -> list[Matches]:
+    """One pass over all pairs of two smashed (unit-vector) tensors for every selection."""
+    if unit_a.shape[1:] != unit_b.shape[1:]:
+        raise ValueError(f"tensors differ in shape: {unit_a.shape[1:]} vs {unit_b.shape[1:]}")
+    n_a, n_b = len(unit_a), len(unit_b)
+    m = unit_a.shape[1]
+    # block_bytes bounds a block's main arrays: M dot products and one score per pair, plus
+    # the rbf features (M per pair) when a selection needs them.
+    per_pair = 4 * (m + 2 + (m if any(s.model.kind == "rbf" for s in selections) else 0))
+    return scan(
+        n_a,
+        n_b,
+        selections,
+        block_rows=max(1, block_bytes // (per_pair * max(1, n_b))),
+        prepare=lambda start, stop: _block_dots(unit_a[start:stop], unit_b),
+        score=_scores,  # type: ignore[arg-type]
+        progress=progress,
+        times=times,
     )
 
 
@@ -79,29 +249,13 @@ def candidate_pairs(
     unit_b: np.ndarray,
     model: Model,
     *,
-    top_k: int = 10,
+    top_k: int = DEFAULT_TOP_K,
     block_bytes: int = 64 << 20,
     progress: Progress | None = None,
 ) -> Matches:
     """Pairs with decision > 0, at most top_k best per A row, sorted by A row then score."""
-    if top_k < 1:
-        raise ValueError(f"top_k must be at least 1, got {top_k}")
-    n_a, n_b = len(unit_a), len(unit_b)
-    # block_bytes bounds a block's main array: per A row, the rbf path holds M features per
-    # pair, the linear path one score per pair plus the row's weighted vectors.
-    if model.kind == "rbf":
-        bytes_per_row = 4 * max(1, n_b) * unit_a.shape[1]
-    else:
-        bytes_per_row = 4 * (max(1, n_b) + int(np.prod(unit_a.shape[1:])))
-    block = max(1, block_bytes // bytes_per_row)
-    parts = []
-    for start in range(0, n_a, block):
-        if n_b:
-            scores = _block_scores(unit_a[start : start + block], unit_b, model)
-            parts.append(_select(scores, start, top_k))
-        if progress is not None:
-            progress(min(start + block, n_a), n_a)
-    return _concat(parts)
+    selection = Selection(model, top_k)
+    return score_pairs(unit_a, unit_b, [selection], block_bytes=block_bytes, progress=progress)[0]
 
 
 def one_to_one(matches: Matches) -> Matches:
@@ -129,7 +283,7 @@ def match(
     unit_b: np.ndarray,
     model: Model,
     *,
-    top_k: int = 10,
+    top_k: int = DEFAULT_TOP_K,
     block_bytes: int = 64 << 20,
     progress: Progress | None = None,
 ) -> Matches:

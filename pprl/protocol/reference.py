@@ -50,7 +50,10 @@ class MethodParams:
     classifier: str = "linear"
     c: float = 100.0
     training_records: int = 5000
-    negatives_per_positive: int = 1
+    negatives_per_positive: int = 4
+    hard_negatives: int = 2
+    class_weight: str = "balanced"
+    top_k: int = 10
     assignment: str = "greedy-one-to-one"
     normalisation: str = "upper-collapse-whitespace"
 

@@ -199,13 +199,22 @@ def _distinct_triples(
 
 
 def _corrupted_copy(
-    corrupter: Corrupter, person: Triple, n_errors: int, taken: set[Triple], banned: frozenset[str]
+    corrupter: Corrupter,
+    person: Triple,
+    n_errors: int,
+    blank: bool,
+    taken: set[Triple],
+    banned: frozenset[str],
 ) -> Triple:
-    """A corruption of ``person`` that is no other record and uses no held-out name."""
+    """A corruption of ``person`` that is no other record and uses no held-out name; with
+    ``blank``, one non-empty field is also emptied (a missing value, as GeCo makes them)."""
     for _ in range(_MAX_CORRUPTION_ATTEMPTS):
-        first, middle, last = corrupter.corrupt_record(person, n_errors)
-        copy = (first, middle, last)
-        if copy not in taken and banned.isdisjoint(copy):
+        values = corrupter.corrupt_record(person, n_errors)
+        if blank:
+            filled = [i for i, value in enumerate(values) if value]
+            values[filled[int(corrupter.rng.integers(len(filled)))]] = ""
+        copy = (values[0], values[1], values[2])
+        if copy not in taken and banned.isdisjoint(copy) and any(copy):
             taken.add(copy)
             return copy
     raise RuntimeError(f"no acceptable corruption of {person} in {_MAX_CORRUPTION_ATTEMPTS} tries")
@@ -220,17 +229,21 @@ def generate(
     seed: int,
     overlap: float = 1.0,
     middle_missing: float = 0.15,
-    errors_per_row: int = 1,
+    errors_per_row: int | tuple[int, int] = 1,
+    missing_rate: float = 0.0,
 ) -> SyntheticData:
     """Alice's `size` people and Bob's `size` records, round(overlap * size) of which are Alice's
-    people with `errors_per_row` errors each; the rest of Bob's are people Alice lacks.
+    people with `errors_per_row` errors each (a (low, high) pair draws each row's count
+    uniformly from low..high); the rest of Bob's are people Alice lacks. A share
+    `missing_rate` of Bob's copies also lose one value.
 
     Bob's rows are shuffled before ids are assigned, so neither order nor ids hint at matches.
     """
-    if size < 0 or not 0.0 <= overlap <= 1.0 or not 0.0 <= middle_missing <= 1.0:
-        raise ValueError("need size >= 0 and overlap, middle_missing within [0, 1]")
-    if errors_per_row < 1:
-        raise ValueError(f"errors_per_row must be at least 1, got {errors_per_row}")
+    if size < 0 or not all(0.0 <= x <= 1.0 for x in (overlap, middle_missing, missing_rate)):
+        raise ValueError("need size >= 0 and overlap, middle_missing, missing_rate within [0, 1]")
+    low, high = errors_per_row if isinstance(errors_per_row, tuple) else (errors_per_row,) * 2
+    if not 1 <= low <= high:
+        raise ValueError(f"errors_per_row must be at least 1 (low <= high), got {errors_per_row}")
     names, _, held = _split()
     rng = np.random.default_rng(seed)
     n_match = round(overlap * size)
@@ -239,7 +252,12 @@ def generate(
     sources = rng.choice(size, size=n_match, replace=False)
     taken, banned = set(drawn), held | MISSING_LOOKALIKES
     corrupter = Corrupter(rng)
-    copies = [_corrupted_copy(corrupter, alice[i], errors_per_row, taken, banned) for i in sources]
+    counts = rng.integers(low, high + 1, size=n_match)
+    blanks = rng.random(n_match) < missing_rate
+    copies = [
+        _corrupted_copy(corrupter, alice[i], int(k), bool(b), taken, banned)
+        for i, k, b in zip(sources.tolist(), counts.tolist(), blanks.tolist(), strict=True)
+    ]
     rows = [*zip(copies, sources.tolist(), strict=True), *((t, None) for t in fresh)]
     rows = [rows[i] for i in rng.permutation(len(rows))]
     bob = _people("B", (triple for triple, _ in rows))

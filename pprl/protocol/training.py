@@ -1,6 +1,9 @@
 """Training data (Algorithm 2): each party labels pairs of its own records only.
 
 A record and its corrupted copy are a match; a record and another record's copy are not.
+Negatives are random others (as in the paper) or, optionally, the nearest others ("hard"
+negatives): at matching time the classifier must tell a record's true partner from its
+closest look-alikes, not from a random stranger.
 """
 
 from __future__ import annotations
@@ -13,34 +16,125 @@ from pprl.protocol.corruption import Corrupter
 from pprl.protocol.features import pair_features, unit_vectors
 from pprl.protocol.smashing import smash
 
+Columns = dict[str, list[str]]
+
+CORRUPTIONS = ("spread", "prototype")
+_SIMILARITY_BLOCK_ROWS = 1024
+
+
+def corrupt_sample(
+    attributes: Mapping[str, Sequence[str]],
+    names: Sequence[str],
+    *,
+    size: int,
+    rng: np.random.Generator,
+    corruption: str = "spread",
+    errors_per_record: int = 1,
+) -> tuple[Columns, Columns]:
+    """Up to `size` own records (sampled without replacement) and their corrupted copies.
+
+    "spread" puts real edits (keyboard, OCR, phonetic, insert, delete, transpose) on any field;
+    "prototype" appends "!" to the last field only, as the published prototype did; it exists
+    to measure what that mistake costs.
+    """
+    if corruption not in CORRUPTIONS:
+        raise ValueError(f"unknown corruption {corruption!r}; expected one of {CORRUPTIONS}")
+    n = len(attributes[names[0]])
+    sample = rng.choice(n, size=min(size, n), replace=False)
+    own = [[attributes[name][i] for name in names] for i in sample.tolist()]
+    if corruption == "prototype":
+        corrupted = [[*values[:-1], values[-1] + "!"] for values in own]
+    else:
+        corrupter = Corrupter(rng)
+        corrupted = [corrupter.corrupt_record(values, n_errors=errors_per_record) for values in own]
+    own_columns = {name: [row[j] for row in own] for j, name in enumerate(names)}
+    corrupted_columns = {name: [row[j] for row in corrupted] for j, name in enumerate(names)}
+    return own_columns, corrupted_columns
+
+
+def negative_partners(
+    similarity: np.ndarray | None,
+    n: int,
+    rng: np.random.Generator,
+    negatives_per_positive: int,
+    hard_negatives: int = 0,
+) -> np.ndarray:
+    """(n, negatives_per_positive) partner k != i for each record i.
+
+    The first `hard_negatives` columns are the k with the highest similarity[i, k]; the rest
+    are drawn uniformly among the other records.
+    """
+    if negatives_per_positive < 0:
+        raise ValueError(f"negatives_per_positive must be >= 0, got {negatives_per_positive}")
+    if not 0 <= hard_negatives <= negatives_per_positive:
+        raise ValueError(
+            f"hard_negatives must be within 0..{negatives_per_positive}, got {hard_negatives}"
+        )
+    if negatives_per_positive and n < 2:
+        raise ValueError("negative pairs need at least two training records")
+    if hard_negatives and hard_negatives > n - 1:
+        raise ValueError(f"{hard_negatives} hard negatives need more than {n} training records")
+    rows = np.arange(n)
+    columns = []
+    if hard_negatives:
+        if similarity is None or similarity.shape != (n, n):
+            raise ValueError(f"hard negatives need an ({n}, {n}) similarity matrix")
+        masked = similarity.astype(np.float64, copy=True)
+        masked[rows, rows] = -np.inf
+        nearest = np.argpartition(-masked, hard_negatives - 1, axis=1)[:, :hard_negatives]
+        columns.append(nearest)
+    for _ in range(negatives_per_positive - hard_negatives):
+        # An offset in 1..n-1 draws k uniformly among the other records, never i itself.
+        columns.append(((rows + rng.integers(1, n, size=n)) % n)[:, None])
+    if not columns:
+        return np.empty((n, 0), dtype=np.int64)
+    return np.concatenate(columns, axis=1).astype(np.int64)
+
+
+def smashed_similarity(unit_own: np.ndarray, unit_corrupted: np.ndarray) -> np.ndarray:
+    """(n, n) sum over mapping entries of cosine similarities, own i against copy k."""
+    flat_own = unit_own.reshape(len(unit_own), -1)
+    flat_corrupted = unit_corrupted.reshape(len(unit_corrupted), -1)
+    out = np.empty((len(flat_own), len(flat_corrupted)), dtype=np.float32)
+    for start in range(0, len(flat_own), _SIMILARITY_BLOCK_ROWS):
+        stop = start + _SIMILARITY_BLOCK_ROWS
+        out[start:stop] = flat_own[start:stop] @ flat_corrupted.T
+    return out
+
 
 def training_features(
     own: np.ndarray,
     corrupted: np.ndarray,
     rng: np.random.Generator,
     negatives_per_positive: int = 1,
+    hard_negatives: int = 0,
+    similarity: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """X (n * (1 + negatives), M) float32 and y int8: positives first, then negatives.
+    """X (n + negatives, M) float32 and y int8: positives first, then negatives.
 
-    `own` and `corrupted` are smashed tensors whose row i describe the same record.
+    `own` and `corrupted` are smashed tensors whose row i describe the same record. A negative
+    pair with identical tensors (the two look the same through the reference set) would be a
+    contradictory label and is dropped. `similarity` (smashed_similarity of the
+    two) may be passed in when several training sets share one sample.
     """
     if own.shape != corrupted.shape:
         raise ValueError(f"tensors differ in shape: {own.shape} vs {corrupted.shape}")
     n = len(own)
-    if negatives_per_positive < 0:
-        raise ValueError(f"negatives_per_positive must be >= 0, got {negatives_per_positive}")
-    if negatives_per_positive and n < 2:
-        raise ValueError("negative pairs need at least two training records")
     unit_own, unit_corrupted = unit_vectors(own), unit_vectors(corrupted)
-    parts = [pair_features(unit_own, unit_corrupted)]
-    rows = np.arange(n)
-    for _ in range(negatives_per_positive):
-        # An offset in 1..n-1 draws k uniformly among the other records, never i itself.
-        others = (rows + rng.integers(1, n, size=n)) % n
-        parts.append(pair_features(unit_own, unit_corrupted[others]))
-    labels = np.zeros(n * (1 + negatives_per_positive), dtype=np.int8)
+    if hard_negatives and similarity is None:
+        similarity = smashed_similarity(unit_own, unit_corrupted)
+    partners = negative_partners(similarity, n, rng, negatives_per_positive, hard_negatives)
+    positives = pair_features(unit_own, unit_corrupted)
+    rows, others = np.repeat(np.arange(n), partners.shape[1]), partners.reshape(-1)
+    distinct = np.array(
+        [not np.array_equal(own[i], corrupted[k]) for i, k in zip(rows, others, strict=True)],
+        dtype=bool,
+    )
+    rows, others = rows[distinct], others[distinct]
+    negatives = pair_features(unit_own[rows], unit_corrupted[others])
+    labels = np.zeros(n + len(negatives), dtype=np.int8)
     labels[:n] = 1
-    return np.concatenate(parts), labels
+    return np.concatenate([positives, negatives]), labels
 
 
 def build_training_set(
@@ -51,20 +145,16 @@ def build_training_set(
     training_records: int,
     negatives_per_positive: int,
     rng: np.random.Generator,
+    hard_negatives: int = 0,
     clamp: int = 255,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Sample own records, corrupt each with exactly one error, and label their pairs."""
     names = list(dict.fromkeys(attribute for attribute, _ in mapping))
-    n = len(attributes[names[0]])
-    sample = rng.choice(n, size=min(training_records, n), replace=False)
-    own = [[attributes[name][i] for name in names] for i in sample.tolist()]
-    corrupter = Corrupter(rng)
-    corrupted = [corrupter.corrupt_record(values, n_errors=1) for values in own]
-    own_columns = {name: [row[j] for row in own] for j, name in enumerate(names)}
-    corrupted_columns = {name: [row[j] for row in corrupted] for j, name in enumerate(names)}
+    own, corrupted = corrupt_sample(attributes, names, size=training_records, rng=rng)
     return training_features(
-        smash(own_columns, reference_columns, mapping, clamp),
-        smash(corrupted_columns, reference_columns, mapping, clamp),
+        smash(own, reference_columns, mapping, clamp),
+        smash(corrupted, reference_columns, mapping, clamp),
         rng,
         negatives_per_positive,
+        hard_negatives,
     )

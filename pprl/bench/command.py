@@ -1,0 +1,140 @@
+"""`pprl bench quality`: the command line of the quality benchmark."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+from pathlib import Path
+
+from pprl.bench.grid import Grid, run_grid, summarise
+from pprl.bench.quality import PAPER, Variant, ablation_variants, default_variant, stderr_log
+from pprl.bench.report import quality_table
+from pprl.protocol.errors import InputError
+
+
+def _counts(text: str) -> list[int]:
+    try:
+        values = [int(part) for part in text.split(",") if part]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated whole numbers, got {text!r}"
+        ) from None
+    if not values or any(v < 1 for v in values):
+        raise argparse.ArgumentTypeError(f"expected positive whole numbers, got {text!r}")
+    return values
+
+
+def _errors(text: str) -> int | tuple[int, int]:
+    """ "1" or a range "1-3"."""
+    low, _, high = text.partition("-")
+    try:
+        bounds = (int(low), int(high or low))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected N or LOW-HIGH, got {text!r}") from None
+    if not 1 <= bounds[0] <= bounds[1]:
+        raise argparse.ArgumentTypeError(f"need 1 <= LOW <= HIGH, got {text!r}")
+    return bounds[0] if bounds[0] == bounds[1] else bounds
+
+
+def _share(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {text!r}")
+    return value
+
+
+def variants(args: argparse.Namespace) -> list[Variant]:
+    if args.ablation:
+        return [
+            v.but(v.name, training_records=t, kernel=k)
+            for t in args.training
+            for k in args.kernels
+            for v in ablation_variants()
+        ]
+    modes = {"paper": [PAPER], "default": [default_variant()]}
+    chosen = modes.get(args.mode, [PAPER, default_variant()])
+    return [
+        v.but(v.name, training_records=t, kernel=k)
+        for t in args.training
+        for k in args.kernels
+        for v in chosen
+    ]
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    bench = sub.add_parser("bench", help="benchmarks that need no daemons")
+    bench_sub = bench.add_subparsers(dest="bench_command", required=True)
+    quality = bench_sub.add_parser(
+        "quality",
+        help="linkage quality of the protocol (in one process) over a grid",
+        description="Runs both parties in one process over generated voter-like data and "
+        "reports precision, recall and F1 per party, for the agreed linkage and for a plain "
+        "(non-private) baseline, counted over all pairs.",
+    )
+    quality.add_argument("--sizes", type=_counts, default=[5000, 20000, 50000])
+    quality.add_argument(
+        "--reference",
+        metavar="FILE",
+        help="reference set: CSV with first,last columns, or one FIRST_LAST per line "
+        "(the paper's format); default: built-in held-out census names",
+    )
+    quality.add_argument("--reference-rows", type=_counts, default=[200, 2000])
+    quality.add_argument("--training", type=_counts, default=[2000, 5000], help="records")
+    quality.add_argument(
+        "--kernels", type=lambda t: t.split(","), default=["linear"], help="linear,rbf"
+    )
+    quality.add_argument(
+        "--mode",
+        choices=["paper", "default", "both"],
+        default="both",
+        help="paper: each pair judged alone, as published; default: this project's method",
+    )
+    quality.add_argument("--ablation", action="store_true", help="the ablation variants")
+    quality.add_argument("--repetitions", type=int, default=3)
+    quality.add_argument("--seed", type=int, default=1, help="first seed; one per repetition")
+    quality.add_argument("--errors", type=_errors, default=1, help="errors per row: N or LOW-HIGH")
+    quality.add_argument("--missing-rate", type=_share, default=0.0, help="copies losing a value")
+    quality.add_argument("--overlap", type=_share, default=1.0, help="share of Bob who are Alice's")
+    quality.add_argument("--no-plain", action="store_true", help="skip the plain baseline")
+    quality.add_argument("--out", default="bench-results", help="directory for JSON, CSV, PNG")
+    quality.add_argument("--name", default="quality", help="file stem of the outputs")
+    quality.add_argument("--plots", action="store_true", help="also write PNG figures")
+    quality.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    for kernel in args.kernels:
+        if kernel not in ("linear", "rbf"):
+            raise InputError(f'--kernels takes "linear" and "rbf", got {kernel!r}')
+    if args.repetitions < 1:
+        raise InputError(f"--repetitions must be at least 1, got {args.repetitions}")
+    grid = Grid(
+        sizes=args.sizes,
+        reference_rows=args.reference_rows,
+        variants=variants(args),
+        repetitions=args.repetitions,
+        first_seed=args.seed,
+        reference_path=args.reference,
+        errors_per_row=args.errors,
+        missing_rate=args.missing_rate,
+        overlap=args.overlap,
+        with_plain=not args.no_plain,
+    )
+    out = Path(args.out)
+    command = "pprl " + " ".join(shlex.quote(a) for a in args.argv)
+    rows = run_grid(grid, out, args.name, command, stderr_log)
+    summary = summarise(rows)
+    print(quality_table(summary))
+    print(f"{len(rows)} result rows written to {out / args.name}.json and .csv")
+    if args.plots:
+        from pprl.bench.plots import quality_figure, time_figure
+
+        for path in (
+            quality_figure(summary, out / f"{args.name}_precision_recall.png"),
+            time_figure(summary, out / f"{args.name}_time.png"),
+        ):
+            print(f"figure written to {path}")
+    return 0

@@ -1,0 +1,90 @@
+"""Figures in the style of the paper's figures 1 and 2: quality and matching time against the
+number of matched records, one line per configuration. matplotlib is an optional extra."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+
+class PlotsUnavailable(RuntimeError):
+    """matplotlib is not installed; the numbers are still in the JSON and CSV files."""
+
+
+def _pyplot() -> Any:
+    try:
+        import matplotlib
+    except ImportError:
+        raise PlotsUnavailable(
+            "plots need matplotlib: pip install 'pprl[plots]' (the tables are written anyway)"
+        ) from None
+    matplotlib.use("Agg")  # files only; no display on a server
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _lines(summary: Sequence[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Entries grouped into one line per configuration, each sorted by size."""
+    lines: dict[str, list[dict[str, Any]]] = {}
+    for entry in summary:
+        label = (
+            f"{entry['variant']}, RS {entry['reference_rows']:,}, "
+            f"train {entry['training_records']:,}, {entry['kernel']}"
+        )
+        lines.setdefault(label, []).append(entry)
+    return {label: sorted(points, key=lambda e: e["size"]) for label, points in lines.items()}
+
+
+def quality_figure(summary: Sequence[dict[str, Any]], path: Path, role: str = "alice") -> Path:
+    """Precision and recall of one party's classifier (mean over repetitions, bars: min-max)."""
+    plt = _pyplot()
+    figure, axes = plt.subplots(1, 2, figsize=(12, 4.5), sharex=True)
+    for label, points in _lines(summary).items():
+        sizes = [p["size"] for p in points]
+        for ax, metric in zip(axes, ("precision", "recall"), strict=True):
+            stats = [p[role][metric] for p in points]
+            means = [s["mean"] for s in stats]
+            errors = [
+                [m - s["min"] for m, s in zip(means, stats, strict=True)],
+                [s["max"] - m for m, s in zip(means, stats, strict=True)],
+            ]
+            ax.errorbar(sizes, means, yerr=errors, marker="o", capsize=3, label=label)
+    for ax, metric in zip(axes, ("precision", "recall"), strict=True):
+        ax.set_xscale("log")
+        ax.set_xlabel("matched records per side")
+        ax.set_ylabel(f"{role} {metric}")
+        ax.grid(True, alpha=0.3)
+    axes[0].legend(fontsize=7)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path
+
+
+def time_figure(summary: Sequence[dict[str, Any]], path: Path) -> Path:
+    """Matching time per party (Alice's), and the plain baseline's, against size (log-log)."""
+    plt = _pyplot()
+    figure, ax = plt.subplots(figsize=(7, 4.5))
+    for label, points in _lines(summary).items():
+        sizes = [p["size"] for p in points]
+        ax.plot(sizes, [p["alice_match_seconds"]["median"] for p in points], marker="o", label=label)
+        if "plain_match_seconds" in points[0]:
+            ax.plot(
+                sizes,
+                [p["plain_match_seconds"]["median"] for p in points],
+                marker="x",
+                linestyle="--",
+                label=f"plain ({label})",
+            )
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("matched records per side")
+    ax.set_ylabel("matching time per party (s)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=6)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path

@@ -1,0 +1,292 @@
+"""The linkage-quality benchmark: both parties of the protocol in one process, over a grid.
+
+Everything a daemon does between SMASH and LINK runs here through the same functions
+(smashing, Algorithm 2, SVM training, the blockwise pair scan, the one-to-one step), minus
+the network. One scan per cell scores every pair once and feeds every classifier of the cell
+(both parties, every variant), so a variant's matching time is the shared dot products plus
+its own scoring and selection: what a daemon running that variant alone spends.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import time
+import zlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from pprl.bench.data import ATTRIBUTES, Columns, LinkageTask, reference_overlap
+from pprl.protocol import classifier, matching, plain, training
+from pprl.protocol.features import unit_vectors
+from pprl.protocol.metrics import linkage_quality
+from pprl.protocol.reference import DEFAULT_MAPPING, MethodParams
+from pprl.protocol.smashing import smash
+
+Row = dict[str, Any]
+Log = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Variant:
+    """How a party trains its classifier and keeps its pairs: one line of the results."""
+
+    name: str
+    kernel: str = "linear"
+    training_records: int = 5000
+    corruption: str = "spread"
+    negatives_per_positive: int = 1
+    hard_negatives: int = 0
+    class_weight: str = "none"
+    top_k: int | None = None
+    one_to_one: bool = False
+
+    def but(self, name: str, **changes: Any) -> Variant:
+        return dataclasses.replace(self, name=name, **changes)
+
+
+# Algorithm 2 and 3 as published: one random negative per positive, each pair judged alone.
+PAPER = Variant("paper")
+
+
+def default_variant(params: MethodParams | None = None) -> Variant:
+    """What a daemon does with the default method parameters."""
+    params = params or MethodParams()
+    return Variant(
+        "default",
+        kernel=params.classifier,
+        training_records=params.training_records,
+        negatives_per_positive=params.negatives_per_positive,
+        hard_negatives=params.hard_negatives,
+        class_weight=params.class_weight,
+        top_k=params.top_k,
+        one_to_one=params.assignment == "greedy-one-to-one",
+    )
+
+
+def ablation_variants() -> list[Variant]:
+    """The paper's method with one improvement added at a time, and ours with one removed."""
+    ours = default_variant()
+    base = PAPER.but("paper", kernel=ours.kernel, training_records=ours.training_records)
+    return [
+        base,
+        base.but("paper, prototype corruption (last name + '!')", corruption="prototype"),
+        base.but("paper + one-to-one", top_k=ours.top_k, one_to_one=True),
+        base.but(
+            "paper + negatives and weights",
+            negatives_per_positive=ours.negatives_per_positive,
+            hard_negatives=ours.hard_negatives,
+            class_weight=ours.class_weight,
+        ),
+        ours,
+        ours.but("default without hard negatives", hard_negatives=0),
+        ours.but("default without class weights", class_weight="none"),
+        ours.but(
+            "default without extra negatives (1:1, none hard)",
+            negatives_per_positive=1,
+            hard_negatives=0,
+        ),
+        ours.but("default without one-to-one", top_k=None, one_to_one=False),
+        ours.but("default, prototype corruption", corruption="prototype"),
+    ]
+
+
+def _quiet(_: str) -> None:
+    """Discards log lines."""
+
+
+class _Party:
+    """One party's side of a cell: its columns, smashed tensor and per-variant models."""
+
+    def __init__(self, name: str, columns: Columns, reference: Columns, seed: int) -> None:
+        self.name = name
+        self.columns = columns
+        self.reference = reference
+        self.seed = seed
+        self.tensor = smash(columns, reference, DEFAULT_MAPPING)
+        self._samples: dict[tuple[int, str], tuple[Columns, Columns, np.ndarray, np.ndarray]] = {}
+        self._similarity: dict[tuple[int, str], np.ndarray] = {}
+
+    def _rng(self, *parts: int | str) -> np.random.Generator:
+        """Seeds from the cell seed and the purpose, so adding a variant changes no other."""
+        words = [self.seed, self.name, *parts]
+        return np.random.default_rng([zlib.crc32(str(word).encode()) for word in words])
+
+    def sample(self, variant: Variant) -> tuple[Columns, Columns, np.ndarray, np.ndarray]:
+        """The corrupted training sample (strings and smashed), shared by variants alike in it."""
+        key = (variant.training_records, variant.corruption)
+        if key not in self._samples:
+            own, corrupted = training.corrupt_sample(
+                self.columns,
+                list(ATTRIBUTES),
+                size=variant.training_records,
+                rng=self._rng("sample", *key),
+                corruption=variant.corruption,
+            )
+            self._samples[key] = (
+                own,
+                corrupted,
+                smash(own, self.reference, DEFAULT_MAPPING),
+                smash(corrupted, self.reference, DEFAULT_MAPPING),
+            )
+        return self._samples[key]
+
+    def train(self, variant: Variant) -> tuple[classifier.Model, float]:
+        """The classifier and the seconds its training set and fit took."""
+        _, _, own, corrupted = self.sample(variant)
+        began = time.perf_counter()
+        key = (variant.training_records, variant.corruption)
+        if variant.hard_negatives and key not in self._similarity:
+            self._similarity[key] = training.smashed_similarity(
+                unit_vectors(own), unit_vectors(corrupted)
+            )
+        x, y = training.training_features(
+            own,
+            corrupted,
+            self._rng("negatives", *key),
+            variant.negatives_per_positive,
+            variant.hard_negatives,
+            self._similarity.get(key),
+        )
+        model = classifier.train(x, y, variant.kernel, class_weight=variant.class_weight)
+        return model, time.perf_counter() - began
+
+    def train_plain(self, variant: Variant) -> classifier.Model:
+        own, corrupted, _, _ = self.sample(variant)
+        x, y = plain.training_features(
+            own,
+            corrupted,
+            list(ATTRIBUTES),
+            self._rng("negatives", variant.training_records, variant.corruption),
+            variant.negatives_per_positive,
+            variant.hard_negatives,
+        )
+        return classifier.train(x, y, variant.kernel, class_weight=variant.class_weight)
+
+
+def _pairs(found: matching.Matches) -> set[tuple[int, int]]:
+    return set(zip(found.rows_a.tolist(), found.rows_b.tolist(), strict=True))
+
+
+def _finish(found: matching.Matches, variant: Variant) -> tuple[matching.Matches, float]:
+    began = time.perf_counter()
+    if variant.one_to_one:
+        found = matching.one_to_one(found)
+    return found, time.perf_counter() - began
+
+
+def _quality(pairs: set[tuple[int, int]], truth: set[tuple[int, int]]) -> dict[str, float]:
+    q = linkage_quality(pairs, truth)
+    return {
+        "precision": q.precision,
+        "recall": q.recall,
+        "f1": q.f1,
+        "tp": q.true_positives,
+        "fp": q.false_positives,
+        "fn": q.false_negatives,
+    }
+
+
+def _progress(log: Log, what: str) -> matching.Progress:
+    last = [0.0]
+    began = time.perf_counter()
+
+    def report(done: int, total: int) -> None:
+        now = time.perf_counter()
+        if done < total and now - last[0] < 10:
+            return
+        last[0] = now
+        rate = done / max(now - began, 1e-9)
+        left = (total - done) / rate if rate else 0.0
+        log(f"  {what}: {done:,}/{total:,} rows, {rate:,.0f} rows/s, {left:,.0f} s left")
+
+    return report
+
+
+def run_cell(
+    task: LinkageTask,
+    reference: Columns,
+    variants: Sequence[Variant],
+    seed: int,
+    *,
+    with_plain: bool = True,
+    log: Log = _quiet,
+) -> list[Row]:
+    """Both parties, every variant, on one generated task: one result row per variant."""
+    began = time.perf_counter()
+    alice = _Party("alice", task.alice, reference, seed)
+    bob = _Party("bob", task.bob, reference, seed)
+    smash_seconds = time.perf_counter() - began
+    models = []
+    for variant in variants:
+        (model_a, train_a), (model_b, train_b) = alice.train(variant), bob.train(variant)
+        models.append((model_a, model_b, train_a, train_b))
+    log(f"  trained {2 * len(variants)} classifiers; scoring all pairs")
+    selections = []
+    for variant, (model_a, model_b, _, _) in zip(variants, models, strict=True):
+        selections.append(matching.Selection(model_a, variant.top_k, "a"))
+        selections.append(matching.Selection(model_b, variant.top_k, "b"))
+    times = matching.PassTimes()
+    found = matching.score_pairs(
+        unit_vectors(alice.tensor),
+        unit_vectors(bob.tensor),
+        selections,
+        progress=_progress(log, "smashed pairs"),
+        times=times,
+    )
+    plain_found: list[matching.Matches] = []
+    plain_times = matching.PassTimes()
+    plain_began = time.perf_counter()
+    if with_plain:
+        plain_selections = [
+            matching.Selection(alice.train_plain(v), v.top_k, "a") for v in variants
+        ]
+        plain_found = plain.score_pairs(
+            task.alice,
+            task.bob,
+            list(ATTRIBUTES),
+            plain_selections,
+            progress=_progress(log, "plain pairs"),
+            times=plain_times,
+        )
+    plain_setup = (
+        time.perf_counter() - plain_began - plain_times.shared - sum(plain_times.selections)
+    )
+    overlap = reference_overlap(task, reference)
+    rows = []
+    for index, variant in enumerate(variants):
+        _, _, train_a, train_b = models[index]
+        kept_a, finish_a = _finish(found[2 * index], variant)
+        kept_b, finish_b = _finish(found[2 * index + 1], variant)
+        pairs_a, pairs_b = _pairs(kept_a), _pairs(kept_b)
+        row: Row = {
+            "size": len(task.alice["first"]),
+            "reference_rows": len(reference["first"]),
+            "reference_overlap": overlap,
+            "seed": seed,
+            **{f"variant_{k}": v for k, v in dataclasses.asdict(variant).items()},
+            "alice": _quality(pairs_a, task.truth),
+            "bob": _quality(pairs_b, task.truth),
+            "agreed": _quality(pairs_a & pairs_b, task.truth),
+            "alice_match_seconds": times.shared + times.selections[2 * index] + finish_a,
+            "bob_match_seconds": times.shared + times.selections[2 * index + 1] + finish_b,
+            "alice_train_seconds": train_a,
+            "bob_train_seconds": train_b,
+            "smash_seconds": smash_seconds,
+        }
+        if with_plain:
+            kept, finish = _finish(plain_found[index], variant)
+            row["plain"] = _quality(_pairs(kept), task.truth)
+            row["plain_match_seconds"] = (
+                plain_setup + plain_times.shared + plain_times.selections[index] + finish
+            )
+        rows.append(row)
+    log(f"  cell done in {time.perf_counter() - began:.1f} s")
+    return rows
+
+
+def stderr_log(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)

@@ -1,0 +1,125 @@
+"""The quality benchmark on a small grid: files, numbers that must hold, the paper's trend."""
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from pprl.bench.data import make_task, read_reference, reference_overlap
+from pprl.bench.quality import PAPER, ablation_variants, default_variant, run_cell
+from pprl.cli import main
+from pprl.protocol.errors import InputError
+
+
+def test_reads_the_papers_one_column_format(tmp_path: Path) -> None:
+    path = tmp_path / "actors.csv"
+    path.write_text("CHIANG_KAI-SHEK\nDom_DeLuise\n\nBEULAH_BONDI\n", encoding="utf-8")
+    assert read_reference(path, 2) == {"first": ["CHIANG", "DOM"], "last": ["KAI-SHEK", "DELUISE"]}
+    assert len(read_reference(path, 3)["first"]) == 3
+
+
+def test_reads_the_projects_csv_format(tmp_path: Path) -> None:
+    path = tmp_path / "ref.csv"
+    path.write_text("last,first,extra\nLee,Ann,x\nMoe,Bo,y\n", encoding="utf-8")
+    assert read_reference(path, 2) == {"first": ["ANN", "BO"], "last": ["LEE", "MOE"]}
+
+
+@pytest.mark.parametrize(
+    ("text", "rows", "words"),
+    [
+        ("ANN_LEE\nJUST-ONE-NAME\n", 1, "row 2"),
+        ("A_B_C\n", 1, "one underscore"),
+        ("ANN_LEE\n", 2, "asked for 2 reference rows, the file has 1"),
+        ("first,middle\nA,B\n", 1, "last"),
+    ],
+)
+def test_bad_reference_files_are_named_with_row_and_field(
+    tmp_path: Path, text: str, rows: int, words: str
+) -> None:
+    path = tmp_path / "ref.csv"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(InputError) as error:
+        read_reference(path, rows)
+    assert str(path) in str(error.value) and words in str(error.value)
+
+
+def test_missing_reference_file(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="not found"):
+        read_reference(tmp_path / "nope.csv", 10)
+
+
+def test_a_cell_counts_every_pair_for_both_parties_and_the_plain_baseline() -> None:
+    task = make_task(400, seed=3)
+    reference = read_reference(None, 100)
+    assert reference_overlap(task, reference) == 0  # built-in reference is held out
+    rows = run_cell(task, reference, [PAPER, default_variant()], seed=3)
+    assert [r["variant_name"] for r in rows] == ["paper", "default"]
+    for row in rows:
+        for role in ("alice", "bob", "agreed", "plain"):
+            q = row[role]
+            assert q["tp"] + q["fn"] == 400  # every true pair is counted, found or not
+            assert 0.0 <= q["precision"] <= 1.0
+        assert row["alice_match_seconds"] > 0 and row["plain_match_seconds"] > 0
+        # The agreed linkage is the intersection: never more true pairs than either party.
+        assert row["agreed"]["tp"] <= min(row["alice"]["tp"], row["bob"]["tp"])
+    paper, ours = rows
+    assert ours["agreed"]["f1"] >= 0.97
+    assert ours["alice"]["precision"] > paper["alice"]["precision"]
+    assert ours["plain"]["f1"] >= 0.97
+
+
+def test_ablation_names_are_distinct_and_start_from_the_paper() -> None:
+    names = [v.name for v in ablation_variants()]
+    assert len(set(names)) == len(names)
+    assert names[0] == "paper" and "default" in names
+
+
+def test_small_grid_writes_tables_and_figures_and_shows_the_papers_trend(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "results"
+    code = main(
+        [
+            "bench", "quality", "--sizes", "250,1000", "--reference-rows", "100",
+            "--training", "300", "--repetitions", "2", "--out", str(out), "--plots",
+        ]
+    )  # fmt: skip
+    assert code == 0
+    document = json.loads((out / "quality.json").read_text())
+    assert len(document["rows"]) == 2 * 2 * 2  # sizes x variants x repetitions
+    assert document["settings"]["command"].startswith("pprl bench quality --sizes 250,1000")
+    summary = {(e["size"], e["variant"]): e for e in document["summary"]}
+    assert len(summary) == 4 and all(e["repetitions"] == 2 for e in summary.values())
+    # Paper mode: precision falls as the files grow; the default mode holds up.
+    assert (
+        summary[1000, "paper"]["alice"]["precision"]["mean"]
+        < summary[250, "paper"]["alice"]["precision"]["mean"]
+    )
+    for size in (250, 1000):
+        assert summary[size, "default"]["agreed"]["f1"]["mean"] >= 0.97
+    with (out / "quality.csv").open(encoding="utf-8") as handle:
+        lines = list(csv.DictReader(handle))
+    assert len(lines) == 8 and "alice_precision" in lines[0] and "plain_recall" in lines[0]
+    for figure in ("quality_precision_recall.png", "quality_time.png"):
+        assert (out / figure).read_bytes().startswith(b"\x89PNG")
+    printed = capsys.readouterr().out
+    assert "| 1,000 | 100 | 300 | linear | default |" in printed
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--errors", "0"], ["--errors", "3-1"], ["--sizes", "0"], ["--overlap", "2"]],
+)
+def test_bad_arguments_exit_with_usage_errors(args: list[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["bench", "quality", *args])
+    assert exit_info.value.code == 2
+
+
+def test_unknown_kernel_is_an_input_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["bench", "quality", "--kernels", "poly", "--out", str(tmp_path)])
+    assert code == 2
+    assert "poly" in capsys.readouterr().err
