@@ -105,6 +105,23 @@ def test_small_grid_writes_tables_and_figures_and_shows_the_papers_trend(
         assert (out / figure).read_bytes().startswith(b"\x89PNG")
     printed = capsys.readouterr().out
     assert "| 1,000 | 100 | 300 | linear | default |" in printed
+    # The saved run prints the same table again, and redraws its figures elsewhere.
+    assert main(["bench", "report", str(out / "quality.json"), "--plots", str(tmp_path / "f")]) == 0
+    again = capsys.readouterr().out
+    assert again.startswith("command: pprl bench quality --sizes 250,1000")
+    assert printed.split("\n\n")[0] in again
+    assert (tmp_path / "f" / "quality_time.png").exists()
+
+
+@pytest.mark.parametrize("text", [None, "not json", '{"settings": {}}'])
+def test_report_refuses_what_is_not_a_results_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str | None
+) -> None:
+    path = tmp_path / "results.json"
+    if text is not None:
+        path.write_text(text, encoding="utf-8")
+    assert main(["bench", "report", str(path)]) == 2
+    assert str(path) in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import shlex
 from pathlib import Path
 
@@ -104,6 +105,42 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     quality.add_argument("--plots", action="store_true", help="also write PNG figures")
     quality.set_defaults(handler=run)
 
+    report = bench_sub.add_parser(
+        "report", help="print the table (and redraw the figures) of a saved quality run"
+    )
+    report.add_argument("results", help="the JSON file a quality run wrote")
+    report.add_argument("--plots", metavar="DIR", help="write the PNG figures here")
+    report.set_defaults(handler=run_report)
+
+
+def _figures(summary: list, out: Path, stem: str) -> None:
+    from pprl.bench.plots import quality_figure, time_figure
+
+    for path in (
+        quality_figure(summary, out / f"{stem}_precision_recall.png"),
+        time_figure(summary, out / f"{stem}_time.png"),
+    ):
+        print(f"figure written to {path}")
+
+
+def run_report(args: argparse.Namespace) -> int:
+    path = Path(args.results)
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+        rows = document["rows"]
+    except FileNotFoundError:
+        raise InputError("results file not found", path=str(path)) from None
+    except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as error:
+        raise InputError(f"not a quality results file ({error})", path=str(path)) from None
+    summary = summarise(rows)
+    print(f"command: {document.get('settings', {}).get('command', '(not recorded)')}")
+    print(quality_table(summary))
+    if args.plots:
+        out = Path(args.plots)
+        out.mkdir(parents=True, exist_ok=True)
+        _figures(summary, out, path.stem)
+    return 0
+
 
 def run(args: argparse.Namespace) -> int:
     for kernel in args.kernels:
@@ -130,11 +167,5 @@ def run(args: argparse.Namespace) -> int:
     print(quality_table(summary))
     print(f"{len(rows)} result rows written to {out / args.name}.json and .csv")
     if args.plots:
-        from pprl.bench.plots import quality_figure, time_figure
-
-        for path in (
-            quality_figure(summary, out / f"{args.name}_precision_recall.png"),
-            time_figure(summary, out / f"{args.name}_time.png"),
-        ):
-            print(f"figure written to {path}")
+        _figures(summary, out, args.name)
     return 0

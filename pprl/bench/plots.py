@@ -69,7 +69,9 @@ def time_figure(summary: Sequence[dict[str, Any]], path: Path) -> Path:
     figure, ax = plt.subplots(figsize=(7, 4.5))
     for label, points in _lines(summary).items():
         sizes = [p["size"] for p in points]
-        ax.plot(sizes, [p["alice_match_seconds"]["median"] for p in points], marker="o", label=label)
+        ax.plot(
+            sizes, [p["alice_match_seconds"]["median"] for p in points], marker="o", label=label
+        )
         if "plain_match_seconds" in points[0]:
             ax.plot(
                 sizes,

@@ -32,7 +32,9 @@ def quality_table(summary: Sequence[dict[str, Any]]) -> str:
         key=lambda e: (e["reference_rows"], e["training_records"], e["kernel"], e["size"]),
     ):
         plain = e.get("plain")
-        seconds = f"{e['alice_match_seconds']['median']:.1f} / {e['bob_match_seconds']['median']:.1f}"
+        seconds = (
+            f"{e['alice_match_seconds']['median']:.1f} / {e['bob_match_seconds']['median']:.1f}"
+        )
         published = e["kernel"] == "linear" and e["training_records"] == 5000
         lines.append(
             "| "
