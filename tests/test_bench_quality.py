@@ -111,6 +111,9 @@ def test_small_grid_writes_tables_and_figures_and_shows_the_papers_trend(
     assert again.startswith("command: pprl bench quality --sizes 250,1000")
     assert printed.split("\n\n")[0] in again
     assert (tmp_path / "f" / "quality_time.png").exists()
+    assert main(["bench", "report", str(out / "quality.json"), "--no-times"]) == 0
+    untimed = capsys.readouterr().out
+    assert "match s" not in untimed and "| 1,000 | 100 | 300 | linear | default |" in untimed
 
 
 @pytest.mark.parametrize("text", [None, "not json", '{"settings": {}}'])

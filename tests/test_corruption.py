@@ -215,3 +215,20 @@ def test_same_seed_same_corruptions() -> None:
 
     assert run(11) == run(11)
     assert run(11) != run(12)
+
+
+@pytest.mark.parametrize("n_errors", [1, 2, 3])
+@pytest.mark.parametrize(("kind", "length_change"), [("insert", 1), ("delete", -1)])
+def test_exactly_the_requested_number_of_edits(
+    n_errors: int, kind: str, length_change: int
+) -> None:
+    """Inserts and deletes cannot cancel each other out, so the length change counts the edits
+    one for one."""
+    corrupter = Corrupter(np.random.default_rng(n_errors), kinds=(kind,))
+    record = ["JONATHAN", "ELIZABETH", "MONTGOMERY"]
+    for _ in range(200):
+        result = corrupter.corrupt_record(record, n_errors)
+        change = sum(len(b) - len(a) for a, b in zip(record, result, strict=True))
+        assert change == n_errors * length_change
+        distance = sum(Levenshtein.distance(a, b) for a, b in zip(record, result, strict=True))
+        assert distance == n_errors

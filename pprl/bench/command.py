@@ -110,6 +110,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     report.add_argument("results", help="the JSON file a quality run wrote")
     report.add_argument("--plots", metavar="DIR", help="write the PNG figures here")
+    report.add_argument(
+        "--no-times", action="store_true", help="leave out times (a run that shared the CPU)"
+    )
     report.set_defaults(handler=run_report)
 
 
@@ -134,7 +137,7 @@ def run_report(args: argparse.Namespace) -> int:
         raise InputError(f"not a quality results file ({error})", path=str(path)) from None
     summary = summarise(rows)
     print(f"command: {document.get('settings', {}).get('command', '(not recorded)')}")
-    print(quality_table(summary))
+    print(quality_table(summary, times=not args.no_times))
     if args.plots:
         out = Path(args.plots)
         out.mkdir(parents=True, exist_ok=True)

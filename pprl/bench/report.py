@@ -9,7 +9,6 @@ from typing import Any
 # matching seconds per party (Alice / Bob), and the precision it reports for the split method.
 PAPER_LINEAR_SECONDS = {5000: "8.6 / 6.7", 20000: "115.8 / 104.2", 50000: "739.9 / 663.6"}
 PAPER_SPLIT_PRECISION = {5000: "≈0.98", 50000: "≈0.85-0.90"}
-PAPER_RECALL = "0.96-0.99"
 
 
 def _cell(stats: dict[str, float]) -> str:
@@ -19,14 +18,19 @@ def _cell(stats: dict[str, float]) -> str:
     return f"{stats['mean']:.4f} ± {stats['sd']:.4f}"
 
 
-def quality_table(summary: Sequence[dict[str, Any]]) -> str:
+_COLUMNS = (
+    "records", "RS", "train", "kernel", "variant", "Alice P", "Alice R", "Bob P", "Bob R",
+    "agreed F1", "plain P", "plain R", "match s (A/B)", "paper P", "paper s (A/B)",
+)  # fmt: skip
+_TIME_COLUMNS = {"match s (A/B)", "paper s (A/B)"}
+
+
+def quality_table(summary: Sequence[dict[str, Any]], times: bool = True) -> str:
     """One line per grid point and variant; quality as mean ± sd over repetitions, matching
-    time as the median."""
-    header = (
-        "| records | RS | train | kernel | variant | Alice P | Alice R | Bob P | Bob R "
-        "| agreed F1 | plain P | plain R | match s (A/B) | paper P | paper s (A/B) |"
-    )
-    lines = [header, "|" + "---|" * (header.count("|") - 1)]
+    time as the median. times=False drops the time columns (for runs that shared the CPU)."""
+    keep = [i for i, name in enumerate(_COLUMNS) if times or name not in _TIME_COLUMNS]
+    header = "| " + " | ".join(_COLUMNS[i] for i in keep) + " |"
+    lines = [header, "|" + "---|" * len(keep)]
     for e in sorted(
         summary,
         key=lambda e: (e["reference_rows"], e["training_records"], e["kernel"], e["size"]),
@@ -36,27 +40,22 @@ def quality_table(summary: Sequence[dict[str, Any]]) -> str:
             f"{e['alice_match_seconds']['median']:.1f} / {e['bob_match_seconds']['median']:.1f}"
         )
         published = e["kernel"] == "linear" and e["training_records"] == 5000
-        lines.append(
-            "| "
-            + " | ".join(
-                [
-                    f"{e['size']:,}",
-                    f"{e['reference_rows']:,}",
-                    f"{e['training_records']:,}",
-                    e["kernel"],
-                    e["variant"],
-                    _cell(e["alice"]["precision"]),
-                    _cell(e["alice"]["recall"]),
-                    _cell(e["bob"]["precision"]),
-                    _cell(e["bob"]["recall"]),
-                    _cell(e["agreed"]["f1"]),
-                    _cell(plain["precision"]) if plain else "-",
-                    _cell(plain["recall"]) if plain else "-",
-                    seconds,
-                    PAPER_SPLIT_PRECISION.get(e["size"], "-") if published else "-",
-                    PAPER_LINEAR_SECONDS.get(e["size"], "-") if published else "-",
-                ]
-            )
-            + " |"
-        )
+        cells = [
+            f"{e['size']:,}",
+            f"{e['reference_rows']:,}",
+            f"{e['training_records']:,}",
+            e["kernel"],
+            e["variant"],
+            _cell(e["alice"]["precision"]),
+            _cell(e["alice"]["recall"]),
+            _cell(e["bob"]["precision"]),
+            _cell(e["bob"]["recall"]),
+            _cell(e["agreed"]["f1"]),
+            _cell(plain["precision"]) if plain else "-",
+            _cell(plain["recall"]) if plain else "-",
+            seconds,
+            PAPER_SPLIT_PRECISION.get(e["size"], "-") if published else "-",
+            PAPER_LINEAR_SECONDS.get(e["size"], "-") if published else "-",
+        ]
+        lines.append("| " + " | ".join(cells[i] for i in keep) + " |")
     return "\n".join(lines) + "\n"
