@@ -64,28 +64,39 @@ def quality_figure(summary: Sequence[dict[str, Any]], path: Path, role: str = "a
 
 
 def time_figure(summary: Sequence[dict[str, Any]], path: Path) -> Path:
-    """Matching time per party (Alice's), and the plain baseline's, against size (log-log)."""
+    """Alice's matching time against size (log-log): one line per reference-set size and
+    kernel (time hardly depends on the variant, which shares the scan), the plain baseline,
+    and the times the paper published for its 6-core machine."""
+    from pprl.bench.report import PAPER_LINEAR_ALICE_SECONDS
+
     plt = _pyplot()
     figure, ax = plt.subplots(figsize=(7, 4.5))
-    for label, points in _lines(summary).items():
-        sizes = [p["size"] for p in points]
-        ax.plot(
-            sizes, [p["alice_match_seconds"]["median"] for p in points], marker="o", label=label
-        )
-        if "plain_match_seconds" in points[0]:
-            ax.plot(
-                sizes,
-                [p["plain_match_seconds"]["median"] for p in points],
-                marker="x",
-                linestyle="--",
-                label=f"plain ({label})",
-            )
+    lines: dict[str, dict[int, float]] = {}
+    for entry in summary:
+        split = f"split, RS {entry['reference_rows']:,}, {entry['kernel']}"
+        lines.setdefault(split, {})[entry["size"]] = entry["alice_match_seconds"]["median"]
+        if "plain_match_seconds" in entry:
+            plain = f"plain (no privacy), {entry['kernel']}"
+            lines.setdefault(plain, {})[entry["size"]] = entry["plain_match_seconds"]["median"]
+    for label, points in sorted(lines.items()):
+        sizes = sorted(points)
+        style = "--" if label.startswith("plain") else "-"
+        ax.plot(sizes, [points[n] for n in sizes], marker="o", linestyle=style, label=label)
+    published = sorted(PAPER_LINEAR_ALICE_SECONDS)
+    ax.plot(
+        published,
+        [PAPER_LINEAR_ALICE_SECONDS[n] for n in published],
+        marker="s",
+        linestyle=":",
+        color="black",
+        label="paper, split linear, 6 cores (published)",
+    )
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("matched records per side")
     ax.set_ylabel("matching time per party (s)")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=6)
+    ax.legend(fontsize=7)
     figure.tight_layout()
     figure.savefig(path, dpi=110)
     plt.close(figure)

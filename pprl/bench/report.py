@@ -8,6 +8,7 @@ from typing import Any
 # Section 5 of the split-learning paper (6-core desktop, NC voter data, training 5,000, linear):
 # matching seconds per party (Alice / Bob), and the precision it reports for the split method.
 PAPER_LINEAR_SECONDS = {5000: "8.6 / 6.7", 20000: "115.8 / 104.2", 50000: "739.9 / 663.6"}
+PAPER_LINEAR_ALICE_SECONDS = {5000: 8.6, 20000: 115.8, 50000: 739.9}
 PAPER_SPLIT_PRECISION = {5000: "≈0.98", 50000: "≈0.85-0.90"}
 
 
