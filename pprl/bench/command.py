@@ -49,14 +49,11 @@ def _share(text: str) -> float:
 
 def variants(args: argparse.Namespace) -> list[Variant]:
     if args.ablation:
-        return [
-            v.but(v.name, training_records=t, kernel=k)
-            for t in args.training
-            for k in args.kernels
-            for v in ablation_variants()
-        ]
-    modes = {"paper": [PAPER], "default": [default_variant()]}
-    chosen = modes.get(args.mode, [PAPER, default_variant()])
+        chosen = ablation_variants()
+    else:
+        chosen = {"paper": [PAPER], "default": [default_variant()]}.get(
+            args.mode, [PAPER, default_variant()]
+        )
     return [
         v.but(v.name, training_records=t, kernel=k)
         for t in args.training

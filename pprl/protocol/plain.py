@@ -11,15 +11,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from rapidfuzz import process
-from rapidfuzz.distance import Levenshtein
 
 from pprl.protocol.classifier import Model
 from pprl.protocol.matching import Matches, PassTimes, Progress, Selection, scan
+from pprl.protocol.smashing import distance_table
 from pprl.protocol.training import negative_partners
-
-# Distances above this read as it; names are far shorter, and uint8 keeps the tables small.
-_CLAMP = 255
 
 
 @dataclass(frozen=True)
@@ -32,32 +28,12 @@ class FieldTable:
     table: np.ndarray
 
 
-def _codes(values: Sequence[str]) -> tuple[list[str], np.ndarray]:
-    index: dict[str, int] = {}
-    codes = [index.setdefault(value, len(index)) for value in values]
-    return list(index), np.asarray(codes, dtype=np.intp)
-
-
-def field_table(values_a: Sequence[str], values_b: Sequence[str]) -> FieldTable:
-    distinct_a, codes_a = _codes(values_a)
-    distinct_b, codes_b = _codes(values_b)
-    table = process.cdist(
-        distinct_a,
-        distinct_b,
-        scorer=Levenshtein.distance,
-        dtype=np.uint8,
-        workers=-1,
-        score_cutoff=_CLAMP - 1,
-    )
-    return FieldTable(codes_a, codes_b, table)
-
-
 def field_tables(
     columns_a: Mapping[str, Sequence[str]],
     columns_b: Mapping[str, Sequence[str]],
     fields: Sequence[str],
 ) -> list[FieldTable]:
-    return [field_table(columns_a[name], columns_b[name]) for name in fields]
+    return [FieldTable(*distance_table(columns_a[name], columns_b[name])) for name in fields]
 
 
 def pair_distances(

@@ -12,33 +12,43 @@ from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
 
 
-def _codes(values: Sequence[str]) -> tuple[list[str], np.ndarray]:
-    """Names repeat a lot, so distances are computed once per distinct string."""
+def distinct_codes(values: Sequence[str]) -> tuple[list[str], np.ndarray]:
+    """The distinct values, and each value's index among them: names repeat a lot, so
+    distances are computed once per distinct string."""
     index: dict[str, int] = {}
     codes = [index.setdefault(value, len(index)) for value in values]
     return list(index), np.asarray(codes, dtype=np.intp)
 
 
-def smash_values(
-    values: Sequence[str], reference_values: Sequence[str], clamp: int = 255
-) -> np.ndarray:
-    """(n, R) uint8 Levenshtein distances; anything above `clamp` - 1 reads as `clamp`.
+def distance_table(
+    values_a: Sequence[str], values_b: Sequence[str], clamp: int = 255
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(codes_a, codes_b, table): distance(a[i], b[j]) = table[codes_a[i], codes_b[j]], uint8
+    Levenshtein distances between distinct values; anything above `clamp` - 1 reads as `clamp`.
 
     Clamping keeps the wire format one byte per distance; names are far shorter than 255.
     """
     if not 1 <= clamp <= 255:
         raise ValueError(f"clamp must be in 1..255 to fit uint8, got {clamp}")
-    distinct_values, value_codes = _codes(values)
-    distinct_refs, ref_codes = _codes(reference_values)
-    distances = process.cdist(
-        distinct_values,
-        distinct_refs,
+    distinct_a, codes_a = distinct_codes(values_a)
+    distinct_b, codes_b = distinct_codes(values_b)
+    table = process.cdist(
+        distinct_a,
+        distinct_b,
         scorer=Levenshtein.distance,
         dtype=np.uint8,
         workers=-1,
         score_cutoff=clamp - 1,
     )
-    return distances[np.ix_(value_codes, ref_codes)]
+    return codes_a, codes_b, table
+
+
+def smash_values(
+    values: Sequence[str], reference_values: Sequence[str], clamp: int = 255
+) -> np.ndarray:
+    """(n, R) uint8 Levenshtein distances of each value to each reference value."""
+    codes, ref_codes, table = distance_table(values, reference_values, clamp)
+    return table[np.ix_(codes, ref_codes)]
 
 
 def smash(
