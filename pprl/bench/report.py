@@ -7,9 +7,15 @@ from typing import Any
 
 # Section 5 of the split-learning paper (6-core desktop, NC voter data, training 5,000, linear):
 # matching seconds per party (Alice / Bob), and the precision it reports for the split method.
-PAPER_LINEAR_SECONDS = {5000: "8.6 / 6.7", 20000: "115.8 / 104.2", 50000: "739.9 / 663.6"}
-PAPER_LINEAR_ALICE_SECONDS = {5000: 8.6, 20000: 115.8, 50000: 739.9}
+PAPER_LINEAR_SECONDS = {5000: (8.6, 6.7), 20000: (115.8, 104.2), 50000: (739.9, 663.6)}
 PAPER_SPLIT_PRECISION = {5000: "≈0.98", 50000: "≈0.85-0.90"}
+
+
+def _published_seconds(size: int) -> str:
+    if size not in PAPER_LINEAR_SECONDS:
+        return "-"
+    alice, bob = PAPER_LINEAR_SECONDS[size]
+    return f"{alice} / {bob}"
 
 
 def _cell(stats: dict[str, float]) -> str:
@@ -56,7 +62,7 @@ def quality_table(summary: Sequence[dict[str, Any]], times: bool = True) -> str:
             _cell(plain["recall"]) if plain else "-",
             seconds,
             PAPER_SPLIT_PRECISION.get(e["size"], "-") if published else "-",
-            PAPER_LINEAR_SECONDS.get(e["size"], "-") if published else "-",
+            _published_seconds(e["size"]) if published else "-",
         ]
         lines.append("| " + " | ".join(cells[i] for i in keep) + " |")
     return "\n".join(lines) + "\n"
