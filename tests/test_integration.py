@@ -120,3 +120,46 @@ def test_a_finished_run_is_not_resumed_but_a_new_one_starts(deploy):
     first, _ = _summary(deployment, "first")
     second, _ = _summary(deployment, "second")
     assert second["run_id"] != first["run_id"] and second["resumed_after"] is None
+
+
+def _scored_pairs(rows_a, rows_b, scores) -> dict[tuple[int, int], float]:
+    return {
+        (a, b): s for a, b, s in zip(rows_a.tolist(), rows_b.tolist(), scores.tolist(), strict=True)
+    }
+
+
+def test_matching_on_a_dask_cluster_gives_the_in_process_pairs(deploy):
+    """Daemons configured with a scheduler send their blocks there; the pairs they keep are
+    those the in-process engine finds from the same tensors and model."""
+    import numpy as np
+
+    from pprl.protocol import candidates, matching
+    from pprl.protocol.classifier import Model
+
+    distributed = pytest.importorskip("dask.distributed")
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=2, processes=True, dashboard_address=":0"
+    ) as cluster:
+
+        def configure(deployment):
+            for party in deployment.parties.values():
+                with party.config.open("a", encoding="utf-8") as handle:
+                    handle.write(f'[matching]\nscheduler = "{cluster.scheduler_address}"\n')
+
+        deployment = deploy(size=300, overlap=0.9, configure=configure)
+        summary, result = _summary(deployment, "run")
+        assert f"blocks run on {cluster.scheduler_address}" in result.stdout
+    for name in PARTIES:
+        state = run_dir(deployment.parties[name].state_dir, summary["run_id"])
+        own = np.fromfile(state / "own_tensor.u8", dtype=np.uint8).reshape(300, 4, -1)
+        peer = np.fromfile(state / "peer_tensor.u8", dtype=np.uint8).reshape(300, 4, -1)
+        model = Model.from_bytes((state / "model.npz").read_bytes())
+        local = candidates.accepted_pairs(own, peer, matching.Selection(model))
+        expected = matching.one_to_one(local.matches)
+        # Same pairs; the greedy order of exact score ties may differ with BLAS threading.
+        with np.load(state / "own_matches.npz") as kept:
+            got = _scored_pairs(kept["own"], kept["peer"], kept["scores"])
+        want = _scored_pairs(expected.rows_a, expected.rows_b, expected.scores)
+        assert got.keys() == want.keys()
+        np.testing.assert_allclose([got[k] for k in want], list(want.values()), atol=1e-3)
+        assert len(expected) > 250

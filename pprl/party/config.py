@@ -36,6 +36,8 @@ class PartyConfig:
     coordinator_identity: str
     method: MethodParams = field(default_factory=MethodParams)
     wire_log: Path | None = None
+    # A Dask scheduler of this party's own cluster for the matching blocks; None: in-process.
+    scheduler: str | None = None
     source: str = ""
 
 
@@ -110,6 +112,19 @@ def _address(section: _Section, key: str, default: str | None = None) -> str:
     return value
 
 
+def _scheduler(section: _Section) -> str | None:
+    if "scheduler" not in section.data:
+        return None
+    value = section.string("scheduler")
+    scheme, _, rest = value.partition("://")
+    host, _, port = rest.rpartition(":")
+    if scheme not in ("tcp", "tls") or not host or not port.isdigit():
+        raise section._error(
+            "scheduler", f"must be tcp://HOST:PORT or tls://HOST:PORT, got {value!r}"
+        )
+    return value
+
+
 def _optional_file(section: _Section, key: str) -> Path | None:
     return section.file(key) if key in section.data else None
 
@@ -171,5 +186,6 @@ def load_config(path: str | Path) -> PartyConfig:
         coordinator_identity=coordinator.string("identity"),
         method=_method(top.section("method", required=False)),
         wire_log=_optional_file(top.section("audit", required=False), "wire_log"),
+        scheduler=_scheduler(top.section("matching", required=False)),
         source=str(path),
     )

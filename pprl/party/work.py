@@ -15,11 +15,12 @@ from pathlib import Path
 
 import numpy as np
 
+from pprl.party import engine
 from pprl.party.config import PartyConfig
 from pprl.party.peer import PeerClient
 from pprl.party.state import RunStore, atomic_file, file_sha256
 from pprl.party.transfer import Expected
-from pprl.protocol import classifier, features, matching, reference, smashing, training
+from pprl.protocol import candidates, classifier, matching, reference, smashing, training
 from pprl.protocol.phases import Phase
 from pprl.protocol.records import RecordTable, load_records
 from pprl.wire import linkage_pb2 as pb
@@ -86,11 +87,12 @@ class PhaseWork:
         return Expected(run_id, run.digest, len(agreed["mapping"]), agreed["reference"]["rows"])
 
     def _tensor(self, run_id: str, name: str) -> np.ndarray:
+        """Memory-mapped: matching reads each tensor once, in chunks."""
         artifact = self.store.artifact(run_id, name)
         if artifact is None:
             raise PhaseFailed(f"{name} is not there yet for run {run_id}")
         shape = tuple(artifact.meta["shape"])
-        return np.fromfile(artifact.path, dtype=np.uint8).reshape(shape)
+        return np.memmap(artifact.path, dtype=np.uint8, mode="r", shape=shape)
 
     def _order(self, run_id: str) -> np.ndarray:
         return np.load(self.store.artifact(run_id, ORDER).path)
@@ -176,20 +178,35 @@ class PhaseWork:
         progress(artifact.size, artifact.size, "bytes", "peer confirmed the checksum")
 
     def match(self, run_id: str, progress: Progress) -> None:
-        own = features.unit_vectors(self._tensor(run_id, OWN_TENSOR))
-        peer = features.unit_vectors(self._tensor(run_id, PEER_TENSOR))
+        own = self._tensor(run_id, OWN_TENSOR)
+        peer = self._tensor(run_id, PEER_TENSOR)
         model = classifier.Model.from_bytes(self.store.artifact(run_id, MODEL).path.read_bytes())
-        found = matching.match(
+        selection = matching.Selection(model, self.config.method.top_k)
+        where = f"on {self.config.scheduler}" if self.config.scheduler else "here"
+        progress(0, len(own), "records", f"grouping distinct vectors; blocks run {where}")
+        outcome = candidates.accepted_pairs(
             own,
             peer,
-            model,
-            top_k=self.config.method.top_k,
+            selection,
+            run=engine.on_dask(self.config.scheduler)
+            if self.config.scheduler
+            else candidates.CandidatePlan.run,
             progress=lambda done, total: progress(done, total, "records", ""),
         )
+        found = matching.one_to_one(outcome.matches)
         path = self.store.artifact_path(run_id, OWN_MATCHES)
         with atomic_file(path) as tmp, tmp.open("wb") as out:
             np.savez(out, own=found.rows_a, peer=found.rows_b, scores=found.scores)
-        self.store.record_artifact(run_id, OWN_MATCHES, {"pairs": len(found)})
+        scored = len(own) * len(peer) if outcome.candidates is None else outcome.candidates
+        self.store.record_artifact(run_id, OWN_MATCHES, {"pairs": len(found), "scored": scored})
+        share = scored / max(1, len(own) * len(peer))
+        progress(
+            len(own),
+            len(own),
+            "records",
+            f"scored {scored:,} candidate pairs ({100 * share:.3f}% of all pairs), "
+            f"kept {len(found)}",
+        )
 
     def _own_matches(self, run_id: str) -> dict[str, np.ndarray]:
         with np.load(self.store.artifact(run_id, OWN_MATCHES).path) as data:

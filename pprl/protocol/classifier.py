@@ -14,6 +14,9 @@ KINDS = ("linear", "rbf")
 DEFAULT_C = {"linear": 100.0, "rbf": 0.01}
 CLASS_WEIGHTS = ("none", "balanced")
 _KERNEL_CHUNK_BYTES = 8 << 20
+# How far (in the linear SVM's margins) the envelope reaches past the rbf's accepted
+# training pairs; widening it trades matching time for candidates the rbf might accept.
+ENVELOPE_MARGIN = 1.0
 
 
 @dataclass(frozen=True)
@@ -21,7 +24,8 @@ class Model:
     """A trained SVM; `decision` > 0 means "same person", as in sklearn's decision_function.
 
     linear arrays: "weights" (M,), "bias" (); rbf arrays: "support_vectors" (s, M),
-    "dual_coef" (s,), "gamma" (), "bias" ().
+    "dual_coef" (s,), "gamma" (), "bias" (), and the linear envelope "envelope_weights" (M,),
+    "envelope_bias" () that candidate generation bounds pairs with.
     """
 
     kind: str
@@ -104,7 +108,7 @@ def train(
     bias = np.array(svm.intercept_[0], dtype=np.float64)
     if kind == "linear":
         return Model("linear", {"weights": svm.coef_[0].astype(np.float64), "bias": bias})
-    return Model(
+    rbf = Model(
         "rbf",
         {
             "support_vectors": svm.support_vectors_.astype(np.float64),
@@ -113,3 +117,24 @@ def train(
             "bias": bias,
         },
     )
+    weights, envelope_bias = _envelope(x, y, rbf.decision(x) > 0, class_weight, SVC)
+    rbf.arrays["envelope_weights"] = weights
+    rbf.arrays["envelope_bias"] = np.array(envelope_bias, dtype=np.float64)
+    return rbf
+
+
+def _envelope(
+    x: np.ndarray, y: np.ndarray, accepted: np.ndarray, class_weight: str, svc: type
+) -> tuple[np.ndarray, float]:
+    """A linear SVM on the same pairs, its bias raised until it accepts every training pair
+    the rbf accepts, plus ENVELOPE_MARGIN: pairs outside it are not scored by the rbf."""
+    linear = svc(
+        kernel="linear",
+        C=DEFAULT_C["linear"],
+        class_weight=None if class_weight == "none" else class_weight,
+    ).fit(x, y)
+    weights = linear.coef_[0].astype(np.float64)
+    bias = float(linear.intercept_[0])
+    if accepted.any():
+        bias = max(bias, float(-(x[accepted] @ weights).min()))
+    return weights, bias + ENVELOPE_MARGIN

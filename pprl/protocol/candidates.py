@@ -1,0 +1,327 @@
+"""Candidate pairs, then exact scores for those pairs only.
+
+A linear decision is b + sum_m w_m d_m, with d_m the cosine distance of mapping entry m,
+clipped to [0, 2]. A pair can only be accepted when, for every entry with w_m < 0,
+d_m < (b + 2 * sum of positive weights) / -w_m: one exact bound per entry. Names repeat, so
+each entry's vectors collapse to far fewer distinct ones. One entry (the "blocking entry")
+is joined on its bound between distinct vectors, block by block; every other entry's cosine
+comes from a dense table over its distinct vectors. Each candidate pair then gets the same
+decision all-pairs scoring would give it, so no accepted pair is lost.
+
+An rbf classifier has no such bound of its own; it carries a linear envelope trained on the
+same pairs (see classifier.train), whose bound picks the candidates the rbf then scores.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from pprl.protocol.classifier import Model
+from pprl.protocol.features import unit_vectors
+from pprl.protocol.matching import Matches, Selection, _concat, _ranked, score_pairs
+
+Progress = Callable[[int, int], None]
+
+# Widening of each bound so float rounding can never drop a pair all-pairs scoring keeps.
+_SLACK = 1e-4
+# Expanded record pairs handled at once: about 100 bytes each of working arrays.
+PAIRS_PER_CHUNK = 2_000_000
+# Dense tables of the non-blocking entries above this are refused (CandidatesUnavailable).
+MAX_TABLE_BYTES = 3 << 30
+_SAMPLE_ROWS = 256
+
+
+class CandidatesUnavailable(ValueError):
+    """No bound prunes anything, or the tables would not fit: score all pairs instead."""
+
+
+@dataclass(frozen=True)
+class DistinctEntry:
+    """One mapping entry of a tensor: its distinct unit vectors and each row's index among them."""
+
+    vectors: np.ndarray  # (u, R) float32
+    codes: np.ndarray  # (n,) int64
+    counts: np.ndarray  # (u,) int64: rows per distinct vector
+
+
+def distinct_entries(tensor: np.ndarray, chunk_rows: int = 8192) -> list[DistinctEntry]:
+    """Collapse an (n, M, R) uint8 tensor entry by entry; reads `chunk_rows` rows at a time so
+    a memory-mapped tensor is never loaded whole."""
+    n, entries, _ = tensor.shape
+    out = []
+    for entry in range(entries):
+        index: dict[bytes, int] = {}
+        distinct: list[np.ndarray] = []
+        codes = np.empty(n, dtype=np.int64)
+        for start in range(0, n, chunk_rows):
+            block = np.ascontiguousarray(tensor[start : start + chunk_rows, entry, :])
+            for offset, row in enumerate(block):
+                code = index.setdefault(row.tobytes(), len(index))
+                if code == len(distinct):
+                    distinct.append(row)
+                codes[start + offset] = code
+        vectors = unit_vectors(np.stack(distinct)) if distinct else np.empty((0, 0), np.float32)
+        out.append(DistinctEntry(vectors, codes, np.bincount(codes, minlength=len(distinct))))
+    return out
+
+
+def distance_limits(model: Model) -> np.ndarray:
+    """(M,) the largest cosine distance per entry a pair the model accepts can have (inf when
+    the entry does not bound it)."""
+    if model.kind == "linear":
+        weights, bias = model.arrays["weights"], float(model.arrays["bias"])
+    elif "envelope_weights" in model.arrays:
+        weights, bias = model.arrays["envelope_weights"], float(model.arrays["envelope_bias"])
+    else:
+        raise CandidatesUnavailable("this rbf model has no linear envelope (retrain it)")
+    best = bias + 2.0 * float(np.clip(weights, 0.0, None).sum())
+    limits = np.full(len(weights), np.inf)
+    negative = weights < 0
+    limits[negative] = best / -weights[negative]
+    return limits
+
+
+@dataclass(frozen=True)
+class _Grouped:
+    """Rows of one side grouped by their blocking code: rows order[starts[c]:][:counts[c]]."""
+
+    order: np.ndarray
+    starts: np.ndarray
+    counts: np.ndarray
+
+    @classmethod
+    def of(cls, entry: DistinctEntry) -> _Grouped:
+        order = np.argsort(entry.codes, kind="stable")
+        starts = np.concatenate([[0], np.cumsum(entry.counts)[:-1]]).astype(np.int64)
+        return cls(order, starts, entry.counts)
+
+
+def _expand(
+    iu: np.ndarray, iv: np.ndarray, a: _Grouped, b: _Grouped
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every record pair behind the distinct pairs (iu[t], iv[t]), and each pair's t."""
+    count_b = b.counts[iv]
+    sizes = a.counts[iu] * count_b
+    pair = np.repeat(np.arange(len(iu)), sizes)
+    offset = np.arange(len(pair)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    within_a, within_b = np.divmod(offset, count_b[pair])
+    rows_a = a.order[a.starts[iu][pair] + within_a]
+    rows_b = b.order[b.starts[iv][pair] + within_b]
+    return rows_a, rows_b, pair
+
+
+def _chunks(sizes: np.ndarray, limit: int) -> Iterator[slice]:
+    """Consecutive slices of `sizes` whose sums stay near `limit` (one item may exceed it)."""
+    start, total = 0, 0
+    for index, size in enumerate(sizes.tolist()):
+        if total and total + size > limit:
+            yield slice(start, index)
+            start, total = index, 0
+        total += size
+    if start < len(sizes):
+        yield slice(start, len(sizes))
+
+
+@dataclass
+class CandidatePlan:
+    """Everything one block of the blocking join needs; blocks are independent, so they can
+    run in any order or on other workers (`block` is a pure function of the plan)."""
+
+    selection: Selection
+    blocking: int
+    cut: np.float32  # blocking cosine a candidate must reach
+    vectors_a: np.ndarray
+    vectors_b: np.ndarray
+    grouped_a: _Grouped
+    grouped_b: _Grouped
+    codes_a: np.ndarray  # (n_a, M) int64
+    codes_b: np.ndarray  # (n_b, M) int64
+    tables: dict[int, np.ndarray]  # entry -> (u_a, u_b) float32 cosines, non-blocking entries
+    blocks: list[tuple[int, int]]  # ranges of distinct blocking vectors of side A
+    pairs_per_chunk: int = PAIRS_PER_CHUNK
+
+    def block_records(self, block: tuple[int, int]) -> int:
+        return int(self.grouped_a.counts[block[0] : block[1]].sum())
+
+    def block(self, index: int) -> BlockResult:
+        """Accepted pairs whose A rows fall in block `index`, ranked and cut to top_k."""
+        start, stop = self.blocks[index]
+        dots = self.vectors_a[start:stop] @ self.vectors_b.T
+        iu, iv = np.nonzero(dots >= self.cut)
+        blocking_dots = dots[iu, iv]
+        iu += start
+        found = []
+        sizes = self.grouped_a.counts[iu] * self.grouped_b.counts[iv]
+        for part in _chunks(sizes, self.pairs_per_chunk):
+            rows_a, rows_b, pair = _expand(iu[part], iv[part], self.grouped_a, self.grouped_b)
+            found.append(self._score(rows_a, rows_b, blocking_dots[part][pair]))
+        kept = _ranked(_concat(found), self.selection.rows_of, self.selection.top_k)
+        return BlockResult(kept, int(sizes.sum()))
+
+    def _score(self, rows_a: np.ndarray, rows_b: np.ndarray, blocking_dots: np.ndarray) -> Matches:
+        entries = self.codes_a.shape[1]
+        dots = np.empty((entries, len(rows_a)), dtype=np.float32)
+        for entry in range(entries):
+            if entry == self.blocking:
+                dots[entry] = blocking_dots
+            else:
+                table = self.tables[entry]
+                flat = self.codes_a[rows_a, entry] * table.shape[1] + self.codes_b[rows_b, entry]
+                dots[entry] = table.ravel()[flat]
+        model = self.selection.model
+        if model.kind != "linear":
+            # The envelope's whole decision, not just its per-entry bound, before the rbf.
+            inside = _envelope_decision(dots, model) > 0
+            rows_a, rows_b, dots = rows_a[inside], rows_b[inside], dots[:, inside]
+        scores = _decision(dots, model)
+        keep = scores > 0
+        return Matches(rows_a[keep], rows_b[keep], scores[keep])
+
+    def run(self, progress: Progress | None = None) -> Outcome:
+        """All blocks in this process."""
+        total = len(self.codes_a)
+        done = 0
+        parts = []
+        for index, block in enumerate(self.blocks):
+            parts.append(self.block(index))
+            done += self.block_records(block)
+            if progress is not None:
+                progress(done, total)
+        return self.combine(parts)
+
+    def combine(self, parts: list[BlockResult]) -> Outcome:
+        """The blocks' pairs in all-pairs scoring's order: by row of `rows_of`, best first."""
+        found = [part.matches for part in parts]
+        matches = _ranked(_concat(found), self.selection.rows_of, self.selection.top_k)
+        return Outcome(matches, sum(part.candidates for part in parts))
+
+    def is_candidate(self, rows_a: np.ndarray, rows_b: np.ndarray) -> np.ndarray:
+        """Whether each record pair passes the blocking join (for pair completeness)."""
+        codes_a = self.codes_a[rows_a, self.blocking]
+        codes_b = self.codes_b[rows_b, self.blocking]
+        dots = np.einsum("ir,ir->i", self.vectors_a[codes_a], self.vectors_b[codes_b])
+        return dots >= self.cut
+
+
+@dataclass(frozen=True)
+class BlockResult:
+    matches: Matches
+    candidates: int  # record pairs the block scored
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """Accepted pairs and how many record pairs were scored to find them (None: all pairs)."""
+
+    matches: Matches
+    candidates: int | None
+
+
+def _decision(dots: np.ndarray, model: Model) -> np.ndarray:
+    """(M, P) cosines -> (P,) float32 decisions, computed as matching._scores computes them."""
+    if model.kind == "linear":
+        weights = model.arrays["weights"]
+        scores = (-weights).astype(np.float32) @ dots
+        scores += np.float32(model.arrays["bias"] + weights.sum())
+        return scores
+    features = np.clip(1.0 - dots, 0.0, 2.0, dtype=np.float32).T
+    return model.decision(np.ascontiguousarray(features)).astype(np.float32)
+
+
+def _envelope_decision(dots: np.ndarray, model: Model) -> np.ndarray:
+    weights = model.arrays["envelope_weights"]
+    distances = np.clip(1.0 - dots, 0.0, 2.0, dtype=np.float32)
+    slack = _SLACK * (1.0 + np.abs(weights).sum())  # float32 rounding never excludes a pair
+    return weights.astype(np.float32) @ distances + np.float32(
+        model.arrays["envelope_bias"] + slack
+    )
+
+
+def _estimated_pairs(
+    entry_a: DistinctEntry, entry_b: DistinctEntry, cut: np.float32, rng: np.random.Generator
+) -> float:
+    """Record pairs the join on this entry would expand to, from a sample of A rows."""
+    rows = rng.integers(0, len(entry_a.codes), size=min(_SAMPLE_ROWS, len(entry_a.codes)))
+    dots = entry_a.vectors[entry_a.codes[rows]] @ entry_b.vectors.T
+    per_row = (dots >= cut) @ entry_b.counts.astype(np.float64)
+    return float(per_row.mean()) * len(entry_a.codes)
+
+
+def plan(
+    side_a: list[DistinctEntry],
+    side_b: list[DistinctEntry],
+    selection: Selection,
+    *,
+    block_bytes: int = 64 << 20,
+    max_table_bytes: int = MAX_TABLE_BYTES,
+) -> CandidatePlan:
+    """Pick the blocking entry (fewest expected record pairs) and build the dense tables of
+    the others. Raises CandidatesUnavailable when no entry bounds the pairs."""
+    if len(side_a) != len(side_b):
+        raise ValueError(f"tensors differ in mapping entries: {len(side_a)} vs {len(side_b)}")
+    limits = distance_limits(selection.model)
+    if len(limits) != len(side_a):
+        raise ValueError(f"model has {len(limits)} weights for {len(side_a)} mapping entries")
+    cuts = (1.0 - (limits * (1 + _SLACK) + _SLACK)).astype(np.float32)
+    usable = [m for m in range(len(limits)) if np.isfinite(limits[m]) and cuts[m] > -1.0]
+    if not usable:
+        raise CandidatesUnavailable("no mapping entry bounds the accepted pairs")
+    # Fixed seed: the choice only affects speed, never which pairs come out.
+    rng = np.random.default_rng(0)
+    estimates = {m: _estimated_pairs(side_a[m], side_b[m], cuts[m], rng) for m in usable}
+    blocking = min(usable, key=lambda m: estimates[m])
+    table_bytes = sum(
+        4 * len(side_a[m].vectors) * len(side_b[m].vectors)
+        for m in range(len(side_a))
+        if m != blocking
+    )
+    if table_bytes > max_table_bytes:
+        raise CandidatesUnavailable(
+            f"distinct-value tables need {table_bytes / 2**30:.1f} GiB "
+            f"(limit {max_table_bytes / 2**30:.1f} GiB)"
+        )
+    tables = {
+        m: side_a[m].vectors @ side_b[m].vectors.T for m in range(len(side_a)) if m != blocking
+    }
+    u_a, u_b = len(side_a[blocking].vectors), len(side_b[blocking].vectors)
+    rows = max(1, block_bytes // (4 * max(1, u_b)))
+    return CandidatePlan(
+        selection=selection,
+        blocking=blocking,
+        cut=cuts[blocking],
+        vectors_a=side_a[blocking].vectors,
+        vectors_b=side_b[blocking].vectors,
+        grouped_a=_Grouped.of(side_a[blocking]),
+        grouped_b=_Grouped.of(side_b[blocking]),
+        codes_a=np.stack([e.codes for e in side_a], axis=1),
+        codes_b=np.stack([e.codes for e in side_b], axis=1),
+        tables=tables,
+        blocks=[(s, min(s + rows, u_a)) for s in range(0, u_a, rows)],
+    )
+
+
+def accepted_pairs(
+    tensor_a: np.ndarray,
+    tensor_b: np.ndarray,
+    selection: Selection,
+    *,
+    run: Callable[[CandidatePlan, Progress | None], Outcome] = CandidatePlan.run,
+    progress: Progress | None = None,
+) -> Outcome:
+    """What score_pairs keeps for two (n, M, R) uint8 tensors, scoring candidates only when a
+    bound allows and every pair otherwise. `run` executes the plan's blocks (here or on a
+    cluster)."""
+    side_a, side_b = distinct_entries(tensor_a), distinct_entries(tensor_b)
+    if len(tensor_a) and len(tensor_b):
+        try:
+            work = plan(side_a, side_b, selection)
+        except CandidatesUnavailable:
+            pass
+        else:
+            return run(work, progress)
+    unit_a, unit_b = unit_vectors(tensor_a), unit_vectors(tensor_b)
+    found = score_pairs(unit_a, unit_b, [selection], progress=progress)[0]
+    return Outcome(found, None)

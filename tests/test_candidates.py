@@ -1,0 +1,162 @@
+"""Candidate generation: the pairs it scores hold every pair all-pairs scoring accepts."""
+
+from __future__ import annotations
+
+from functools import cache
+
+import numpy as np
+import pytest
+
+from pprl.protocol import candidates
+from pprl.protocol.candidates import CandidatesUnavailable, accepted_pairs, distinct_entries
+from pprl.protocol.classifier import Model, train
+from pprl.protocol.features import unit_vectors
+from pprl.protocol.matching import Selection, exact_scores, score_pairs
+from pprl.protocol.reference import DEFAULT_MAPPING
+from pprl.protocol.smashing import smash
+from pprl.protocol.synthetic import default_reference, generate
+from pprl.protocol.training import build_training_set
+from tests.oracles import pair_list
+
+ATTRIBUTES = ("first", "middle", "last")
+
+
+@cache
+def _linkage(size: int = 400, errors: int | tuple[int, int] = 1) -> tuple:
+    """Smashed voter-like data of both sides, the true pairs, and a linear and an rbf model."""
+    data = generate(size, seed=3, errors_per_row=errors)
+    reference = default_reference(150)
+
+    def columns(people: list) -> dict[str, list[str]]:
+        return {name: [getattr(p, name) for p in people] for name in ATTRIBUTES}
+
+    alice, bob = columns(data.alice), columns(data.bob)
+    row_a = {p.id: i for i, p in enumerate(data.alice)}
+    row_b = {p.id: i for i, p in enumerate(data.bob)}
+    truth = {(row_a[a], row_b[b]) for a, b in data.truth}
+    x, y = build_training_set(
+        alice,
+        reference,
+        DEFAULT_MAPPING,
+        training_records=300,
+        negatives_per_positive=4,
+        hard_negatives=2,
+        rng=np.random.default_rng(1),
+    )
+    models = {kind: train(x, y, kind, class_weight="balanced") for kind in ("linear", "rbf")}
+    return (
+        smash(alice, reference, DEFAULT_MAPPING),
+        smash(bob, reference, DEFAULT_MAPPING),
+        truth,
+        models,
+    )
+
+
+def _oracle(tensor_a: np.ndarray, tensor_b: np.ndarray, selection: Selection):
+    return score_pairs(unit_vectors(tensor_a), unit_vectors(tensor_b), [selection])[0]
+
+
+def test_distinct_entries_rebuild_every_unit_vector() -> None:
+    rng = np.random.default_rng(0)
+    tensor = rng.integers(0, 3, size=(300, 3, 4), dtype=np.uint8)  # few values: many repeats
+    entries = distinct_entries(tensor, chunk_rows=7)
+    units = unit_vectors(tensor)
+    for m, entry in enumerate(entries):
+        assert len(entry.vectors) == len(np.unique(tensor[:, m], axis=0)) < 300
+        np.testing.assert_array_equal(entry.vectors[entry.codes], units[:, m])
+        assert entry.counts.sum() == 300
+
+
+@pytest.mark.parametrize("rows_of", ["a", "b"])
+@pytest.mark.parametrize("top_k", [1, 10, None])
+def test_candidate_path_equals_all_pairs_scoring(rows_of: str, top_k: int | None) -> None:
+    tensor_a, tensor_b, _, models = _linkage()
+    selection = Selection(models["linear"], top_k, rows_of)
+    expected = _oracle(tensor_a, tensor_b, selection)
+    side_a, side_b = distinct_entries(tensor_a), distinct_entries(tensor_b)
+    work = candidates.plan(side_a, side_b, selection, block_bytes=4096)
+    work.pairs_per_chunk = 50  # many chunks per block, many blocks
+    assert len(work.blocks) > 5
+    got = work.run()
+    assert pair_list(got.matches) == pair_list(expected)  # same pairs, same order
+    np.testing.assert_allclose(got.matches.scores, expected.scores, rtol=1e-4, atol=1e-3)
+    # It scored a minority of the 160,000 pairs (tiny data repeats few names).
+    assert 0 < got.candidates < 0.3 * len(tensor_a) * len(tensor_b)
+
+
+def test_candidates_keep_every_true_match() -> None:
+    tensor_a, tensor_b, truth, models = _linkage()
+    work = candidates.plan(
+        distinct_entries(tensor_a), distinct_entries(tensor_b), Selection(models["linear"])
+    )
+    rows_a, rows_b = np.array(sorted(truth)).T
+    assert work.is_candidate(rows_a, rows_b).all()
+    # ...while a pair of strangers is mostly not a candidate.
+    strangers = work.is_candidate(rows_a, np.roll(rows_b, 1))
+    assert strangers.mean() < 0.5
+
+
+def test_harder_errors_candidates_still_hold_what_the_classifier_accepts() -> None:
+    """With 1-3 errors a row some true pairs fall outside; none the classifier accepts does."""
+    tensor_a, tensor_b, _, models = _linkage(300, (1, 3))
+    selection = Selection(models["linear"], None)
+    got = accepted_pairs(tensor_a, tensor_b, selection)
+    assert got.candidates is not None
+    assert pair_list(got.matches) == pair_list(_oracle(tensor_a, tensor_b, selection))
+
+
+def test_mixed_sign_weights_still_bound_exactly() -> None:
+    rng = np.random.default_rng(4)
+    tensor_a = rng.integers(0, 6, size=(60, 3, 5), dtype=np.uint8)
+    tensor_b = rng.integers(0, 6, size=(50, 3, 5), dtype=np.uint8)
+    weights = np.array([-40.0, 3.0, -25.0])
+    probe = Model("linear", {"weights": weights, "bias": np.array(0.0)})
+    scores = exact_scores(unit_vectors(tensor_a), unit_vectors(tensor_b), probe)
+    model = Model("linear", {"weights": weights, "bias": np.array(-np.quantile(scores, 0.9))})
+    selection = Selection(model, 3)
+    got = accepted_pairs(tensor_a, tensor_b, selection)
+    expected = _oracle(tensor_a, tensor_b, selection)
+    assert got.candidates is not None and len(expected) > 10
+    assert pair_list(got.matches) == pair_list(expected)
+
+
+def test_no_bounding_weight_falls_back_to_all_pairs() -> None:
+    rng = np.random.default_rng(5)
+    tensor_a = rng.integers(0, 6, size=(20, 2, 5), dtype=np.uint8)
+    tensor_b = rng.integers(0, 6, size=(15, 2, 5), dtype=np.uint8)
+    model = Model("linear", {"weights": np.array([1.0, 2.0]), "bias": np.array(-2.5)})
+    with pytest.raises(CandidatesUnavailable):
+        candidates.plan(distinct_entries(tensor_a), distinct_entries(tensor_b), Selection(model))
+    got = accepted_pairs(tensor_a, tensor_b, Selection(model, None))
+    assert got.candidates is None
+    assert pair_list(got.matches) == pair_list(_oracle(tensor_a, tensor_b, Selection(model, None)))
+
+
+def test_rbf_envelope_holds_every_training_pair_the_rbf_accepts() -> None:
+    rng = np.random.default_rng(2)
+    x = rng.uniform(0, 0.05, size=(400, 3))
+    y = (x.sum(axis=1) < 0.06).astype(int)
+    model = train(x, y, "rbf", class_weight="balanced")
+    accepted = model.decision(x) > 0
+    assert accepted.sum() > 50
+    envelope = x @ model.arrays["envelope_weights"] + model.arrays["envelope_bias"]
+    assert (envelope[accepted] > 0).all()
+    assert (envelope <= 0).any()  # it does exclude something
+    # A model saved and loaded keeps its envelope.
+    assert "envelope_weights" in Model.from_bytes(model.to_bytes()).arrays
+
+
+def test_rbf_on_candidates_equals_rbf_on_all_pairs_on_generated_data() -> None:
+    tensor_a, tensor_b, _, models = _linkage()
+    selection = Selection(models["rbf"], 10)
+    got = accepted_pairs(tensor_a, tensor_b, selection)
+    assert got.candidates is not None
+    assert got.candidates < len(tensor_a) * len(tensor_b)
+    assert pair_list(got.matches) == pair_list(_oracle(tensor_a, tensor_b, selection))
+
+
+def test_rbf_without_envelope_is_refused_by_the_planner() -> None:
+    _, _, _, models = _linkage()
+    arrays = {k: v for k, v in models["rbf"].arrays.items() if not k.startswith("envelope")}
+    with pytest.raises(CandidatesUnavailable, match="envelope"):
+        candidates.distance_limits(Model("rbf", arrays))
