@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 
+def other_records(summary: dict, name: str) -> int:
+    return sum(p["records"] for n, p in summary["parties"].items() if n != name)
+
+
 def print_summary(summary: dict) -> None:
     """Phase times, bytes sent and, when a truth file was given, precision and recall."""
     print("\nphase wall times (s):")
@@ -15,6 +19,11 @@ def print_summary(summary: dict) -> None:
             f"{name}: {party['records']:,} records, its classifier accepted "
             f"{party['own_matches']:,} pairs, agreed by both: {party['agreed_matches']:,}"
         )
+        if party.get("scored_pairs"):
+            share = party["scored_pairs"] / max(1, party["records"] * other_records(summary, name))
+            print(f"  matching scored {party['scored_pairs']:,} pairs ({100 * share:.3f}% of all)")
+        if party.get("peak_rss_bytes"):
+            print(f"  daemon peak resident memory {party['peak_rss_bytes'] / 2**30:.2f} GiB")
     if "linkage" not in summary:
         return
     print(f"\n{'match set':<22} {'precision':>9} {'recall':>7} {'F1':>7} {'pairs':>7}")

@@ -45,6 +45,10 @@ def test_full_run_links_generated_data(deploy):
         # each party sent at least its smashed tensor: 300 records x 4 entries x 1000 rows
         assert summary["bytes_sent"][party] >= 300 * 4 * 1000
         assert summary["parties"][party]["records"] == 300
+        # Candidates only: fewer than all 90,000 pairs, at least the pairs it kept.
+        kept = summary["parties"][party]["own_matches"]
+        assert kept <= summary["parties"][party]["scored_pairs"] < 300 * 300
+        assert summary["parties"][party]["peak_rss_bytes"] > 20 << 20
     agreed = {p["agreed_matches"] for p in summary["parties"].values()}
     assert agreed == {quality["linkage"]["true_positives"] + quality["linkage"]["false_positives"]}
 

@@ -170,6 +170,8 @@ class Coordinator:
                     "own_matches": s.own_matches,
                     "peer_matches": s.peer_matches,
                     "agreed_matches": s.agreed_matches,
+                    "scored_pairs": s.scored_pairs,
+                    "peak_rss_bytes": s.peak_rss_bytes,
                     "phase_seconds": {
                         p.name.lower(): round(s.phase_seconds[p.name.lower()], 3)
                         for p in Phase

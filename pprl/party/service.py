@@ -6,6 +6,7 @@ import itertools
 import logging
 import math
 import queue
+import resource
 import threading
 import time
 from collections.abc import Iterator
@@ -30,6 +31,12 @@ from pprl.protocol.errors import InputError
 from pprl.protocol.phases import Phase, PhaseOrderError, check_advance
 from pprl.wire import linkage_pb2 as pb
 from pprl.wire import linkage_pb2_grpc as rpc
+
+
+def peak_rss_bytes() -> int:
+    """This process's peak resident memory (Linux reports kilobytes)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
 
 log = logging.getLogger("pprl.party")
 
@@ -148,7 +155,7 @@ class PartyService(rpc.PartyServicer):
             artifact = self.store.artifact(run.run_id, name, verify=False)
             if artifact is None:
                 return 0
-            value = artifact.meta[key]
+            value = artifact.meta.get(key, 0)  # runs stored by older versions lack some keys
             return int(value[index] if index is not None else value)
 
         return pb.PartyStatus(
@@ -163,6 +170,8 @@ class PartyService(rpc.PartyServicer):
             own_matches=meta(OWN_MATCHES, "pairs"),
             peer_matches=meta(PEER_MATCHES, "pairs"),
             agreed_matches=meta(LINKAGE_CSV, "rows"),
+            peak_rss_bytes=peak_rss_bytes(),
+            scored_pairs=meta(OWN_MATCHES, "scored"),
         )
 
     def Advance(self, request: pb.AdvanceRequest, context) -> Iterator[pb.Progress]:
