@@ -39,7 +39,12 @@ class DemoError(RuntimeError):
 
 
 def write_demo_data(
-    out: Path, size: int, seed: int, side: str = "all", overlap: float = 1.0
+    out: Path,
+    size: int,
+    seed: int,
+    side: str = "all",
+    overlap: float = 1.0,
+    reference_rows: int = DEFAULT_REFERENCE_ROWS,
 ) -> list[Path]:
     """Built-in voter-like data; each side can write its own file alone from the same seed."""
     if size < 2:
@@ -49,7 +54,7 @@ def write_demo_data(
     out.mkdir(parents=True, exist_ok=True)
     data = synthetic.generate(size, seed, overlap=overlap)
     written = [out / "reference.csv"]
-    synthetic.write_reference_csv(written[0], synthetic.default_reference(DEFAULT_REFERENCE_ROWS))
+    synthetic.write_reference_csv(written[0], synthetic.default_reference(reference_rows))
     if side in ("alice", "all"):
         written.append(out / "alice.csv")
         synthetic.write_records_csv(written[-1], data.alice)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import shlex
+import tempfile
 from pathlib import Path
 
 from pprl.bench.grid import Grid, run_grid, summarise
@@ -63,7 +65,7 @@ def variants(args: argparse.Namespace) -> list[Variant]:
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    bench = sub.add_parser("bench", help="benchmarks that need no daemons")
+    bench = sub.add_parser("bench", help="quality and scale benchmarks")
     bench_sub = bench.add_subparsers(dest="bench_command", required=True)
     quality = bench_sub.add_parser(
         "quality",
@@ -111,6 +113,30 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--no-times", action="store_true", help="leave out times (a run that shared the CPU)"
     )
     report.set_defaults(handler=run_report)
+
+    scale = bench_sub.add_parser(
+        "scale",
+        help="the whole protocol at growing sizes, and matching against all-pairs scoring",
+        description="Per size: both daemons and the coordinator over loopback mutual TLS "
+        "(phase times, peak memory per daemon, F1); then, on the tensors and model of that "
+        "run, candidate matching against the exact all-pairs scorer (time, speed-up, pair "
+        "completeness, reduction ratio, F1).",
+    )
+    scale.add_argument("--sizes", type=_counts, default=[5000, 20000, 50000, 100000, 200000])
+    scale.add_argument("--reference-rows", type=int, default=2000, help="built-in reference set")
+    scale.add_argument("--seed", type=int, default=7)
+    scale.add_argument(
+        "--oracle-full-max",
+        type=int,
+        default=50_000,
+        help="largest size the all-pairs oracle scores in full (above: a row sample)",
+    )
+    scale.add_argument("--oracle-sample", type=int, default=2000, help="rows of the sample")
+    scale.add_argument("--workdir", help="keep each size's data and daemon state here")
+    scale.add_argument("--out", default="bench-results", help="directory for JSON and PNG")
+    scale.add_argument("--name", default="scale", help="file stem of the outputs")
+    scale.add_argument("--plots", action="store_true", help="also write the log-log figure")
+    scale.set_defaults(handler=run_scale_command)
 
 
 def _figures(summary: list, out: Path, stem: str) -> None:
@@ -168,4 +194,43 @@ def run(args: argparse.Namespace) -> int:
     print(f"{len(rows)} result rows written to {out / args.name}.json and .csv")
     if args.plots:
         _figures(summary, out, args.name)
+    return 0
+
+
+def run_scale_command(args: argparse.Namespace) -> int:
+    from pprl.bench.grid import machine, write_atomic
+    from pprl.bench.scale import ScaleOptions, run_scale, scale_table
+
+    if args.oracle_sample < 1 or args.oracle_full_max < 0 or args.reference_rows < 2:
+        raise InputError("--oracle-sample, --oracle-full-max and --reference-rows must be positive")
+    options = ScaleOptions(
+        sizes=tuple(args.sizes),
+        reference_rows=args.reference_rows,
+        seed=args.seed,
+        oracle_full_max=args.oracle_full_max,
+        oracle_sample=args.oracle_sample,
+    )
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    settings = {
+        "command": "pprl " + " ".join(shlex.quote(a) for a in args.argv),
+        "machine": machine(),
+    }
+    with contextlib.ExitStack() as stack:
+        workdir = (
+            Path(args.workdir)
+            if args.workdir
+            else Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="pprl-scale-")))
+        )
+        rows = []
+        for row in run_scale(options, workdir, stderr_log):
+            rows.append(row)
+            document = {"settings": settings, "rows": rows}
+            write_atomic(out / f"{args.name}.json", json.dumps(document, indent=1) + "\n")
+    print(scale_table(rows))
+    print(f"results written to {out / args.name}.json")
+    if args.plots:
+        from pprl.bench.plots import scale_figure
+
+        print(f"figure written to {scale_figure(rows, out / f'{args.name}_time.png')}")
     return 0

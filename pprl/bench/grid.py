@@ -36,7 +36,7 @@ class Grid:
     with_plain: bool = True
 
 
-def _write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, text: str) -> None:
     """Beside the target, then renamed: an interrupted run leaves the previous file whole."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -62,7 +62,7 @@ def write_rows(out: Path, stem: str, rows: list[Row], settings: dict[str, Any]) 
     """<stem>.json (settings, rows, summary) and <stem>.csv (one flat line per row)."""
     out.mkdir(parents=True, exist_ok=True)
     document = {"settings": settings, "rows": rows, "summary": summarise(rows)}
-    _write_atomic(out / f"{stem}.json", json.dumps(document, indent=1) + "\n")
+    write_atomic(out / f"{stem}.json", json.dumps(document, indent=1) + "\n")
     flat = [flatten(row) for row in rows]
     columns = list(dict.fromkeys(key for row in flat for key in row))
     with tempfile.TemporaryFile("w+", encoding="utf-8", newline="") as buffer:
@@ -70,7 +70,7 @@ def write_rows(out: Path, stem: str, rows: list[Row], settings: dict[str, Any]) 
         writer.writeheader()
         writer.writerows(flat)
         buffer.seek(0)
-        _write_atomic(out / f"{stem}.csv", buffer.read())
+        write_atomic(out / f"{stem}.csv", buffer.read())
 
 
 def _key(row: Row) -> tuple:

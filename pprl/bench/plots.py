@@ -101,3 +101,55 @@ def time_figure(summary: Sequence[dict[str, Any]], path: Path) -> Path:
     figure.savefig(path, dpi=110)
     plt.close(figure)
     return path
+
+
+def scale_figure(rows: Sequence[dict[str, Any]], path: Path) -> Path:
+    """Time against records per side (log-log) for `pprl bench scale`: the whole protocol,
+    Alice's candidate matching, and the all-pairs oracle (hollow where its time is scaled up
+    from a sample of rows), with the paper's published matching times for reference."""
+    from pprl.bench.report import PAPER_LINEAR_SECONDS
+    from pprl.bench.scale import growth_exponent
+
+    plt = _pyplot()
+    figure, ax = plt.subplots(figsize=(7, 4.5))
+    rows = sorted(rows, key=lambda r: r["size"])
+    sizes = [r["size"] for r in rows]
+    for label, key, marker in (
+        ("whole protocol, both daemons, mutual TLS", "end_to_end_seconds", "o"),
+        ("matching by candidates (one party)", "matching_seconds", "s"),
+        ("all-pairs oracle (one party)", "oracle_seconds", "^"),
+    ):
+        seconds = [r[key] for r in rows]
+        if len(rows) >= 2:
+            label += f", ~n^{growth_exponent(sizes, seconds):.2f}"
+        (line,) = ax.plot(sizes, seconds, marker=marker, label=label)
+        if key == "oracle_seconds":
+            estimated = [r for r in rows if r["oracle_estimated"]]
+            ax.plot(
+                [r["size"] for r in estimated],
+                [r[key] for r in estimated],
+                marker=marker,
+                linestyle="none",
+                markerfacecolor="white",
+                color=line.get_color(),
+                label="oracle time scaled from a row sample",
+            )
+    published = sorted(PAPER_LINEAR_SECONDS)
+    ax.plot(
+        published,
+        [PAPER_LINEAR_SECONDS[n][0] for n in published],
+        marker="x",
+        linestyle=":",
+        color="black",
+        label="paper, matching, linear, 6 cores (published)",
+    )
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("records per side")
+    ax.set_ylabel("wall time (s)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path

@@ -1,0 +1,245 @@
+"""`pprl bench scale`: the whole protocol at growing sizes, then matching against the exact
+all-pairs scorer on the very tensors and model the daemons used.
+
+Per size: two daemons and the coordinator run every phase over loopback mutual TLS (phase
+wall times, each daemon's peak resident memory, F1). Then, in this process with the daemons
+stopped, candidate matching and the all-pairs oracle (matching.score_pairs) run on Alice's
+stored tensors and model: time of each, pair completeness, reduction ratio, F1 of both.
+Above `oracle_full_max` records the oracle scores a random sample of Alice's rows against
+all of Bob's, and its full time is that time scaled by n / sample (marked as estimated).
+"""
+
+from __future__ import annotations
+
+import csv
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pprl.demo import (
+    PARTIES,
+    evaluate,
+    prepare,
+    read_truth,
+    start_daemon,
+    stop_daemon,
+    write_demo_data,
+)
+from pprl.party.coordinator import Coordinator
+from pprl.party.state import run_dir
+from pprl.party.work import MODEL, ORDER, OWN_TENSOR, PEER_TENSOR
+from pprl.protocol import candidates, matching
+from pprl.protocol.classifier import Model
+from pprl.protocol.features import unit_vectors
+from pprl.protocol.metrics import linkage_quality
+from pprl.protocol.reference import MethodParams
+
+Log = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class ScaleOptions:
+    sizes: tuple[int, ...] = (5000, 20000, 50000, 100000, 200000)
+    reference_rows: int = 2000
+    seed: int = 7
+    oracle_full_max: int = 50_000
+    oracle_sample: int = 2000
+
+
+def _ids(path: Path) -> list[str]:
+    with path.open(newline="", encoding="utf-8") as handle:
+        return [row["id"] for row in csv.DictReader(handle)]
+
+
+def _tensor(state: Path, name: str, shape: tuple[int, ...]) -> np.ndarray:
+    return np.fromfile(state / name, dtype=np.uint8).reshape(shape)
+
+
+def _end_to_end(workdir: Path, size: int, options: ScaleOptions, log: Log) -> dict[str, Any]:
+    """Both daemons and the coordinator through every phase; the daemons are stopped after."""
+    data = workdir / "data"
+    began = time.perf_counter()
+    write_demo_data(data, size, options.seed, reference_rows=options.reference_rows)
+    log(f"n={size}: data written in {time.perf_counter() - began:.1f} s; starting daemons")
+    deployment = prepare(workdir, {n: data / f"{n}.csv" for n in PARTIES}, data / "reference.csv")
+    try:
+        for name in PARTIES:
+            start_daemon(deployment, name)
+        coordinator = Coordinator(deployment.endpoints(), deployment.coordinator_tls)
+        try:
+            coordinator.wait_ready(60)
+            summary = coordinator.run(new=True)
+        finally:
+            coordinator.close()
+    finally:
+        for name in PARTIES:
+            stop_daemon(deployment, name)
+    quality = evaluate(deployment, summary["run_id"], read_truth(data / "truth.csv"))
+    return {
+        "run_id": summary["run_id"],
+        "seconds": summary["seconds"],
+        "phases": summary["phases"],
+        "peak_rss_gib": {
+            n: round(p["peak_rss_bytes"] / 2**30, 3) for n, p in summary["parties"].items()
+        },
+        "f1": {n: quality[n]["f1"] for n in (*PARTIES, "linkage")},
+        "state": {n: str(deployment.parties[n].state_dir) for n in PARTIES},
+    }
+
+
+def _truth_rows(workdir: Path, states: dict[str, Path]) -> set[tuple[int, int]]:
+    """True pairs as (Alice's tensor row, Bob's tensor row): tensors are secretly shuffled."""
+    data = workdir / "data"
+    rows = {}
+    for name in PARTIES:
+        order = np.load(states[name] / ORDER)
+        index = {record_id: i for i, record_id in enumerate(_ids(data / f"{name}.csv"))}
+        position = np.empty(len(order), dtype=np.int64)
+        position[order] = np.arange(len(order))
+        rows[name] = (index, position)
+    truth = read_truth(data / "truth.csv")
+    (index_a, row_a), (index_b, row_b) = rows["alice"], rows["bob"]
+    return {(int(row_a[index_a[a]]), int(row_b[index_b[b]])) for a, b in truth}
+
+
+def _f1(found: matching.Matches, truth: set[tuple[int, int]]) -> float:
+    pairs = set(zip(found.rows_a.tolist(), found.rows_b.tolist(), strict=True))
+    return round(linkage_quality(pairs, truth).f1, 5)
+
+
+def _compare(
+    workdir: Path, end: dict[str, Any], size: int, options: ScaleOptions, log: Log
+) -> dict[str, Any]:
+    """Alice's matching by candidates and by the all-pairs oracle, on her stored run."""
+    states = {n: run_dir(Path(end["state"][n]), end["run_id"]) for n in PARTIES}
+    state = states["alice"]
+    model = Model.from_bytes((state / MODEL).read_bytes())
+    reference = options.reference_rows
+    own = _tensor(state, OWN_TENSOR, (size, -1, reference))
+    peer = _tensor(state, PEER_TENSOR, (size, -1, reference))
+    truth = _truth_rows(workdir, states)
+    selection = matching.Selection(model, MethodParams().top_k)
+
+    times: dict[str, float] = {}
+    began = time.perf_counter()
+    side_a, side_b = candidates.distinct_entries(own), candidates.distinct_entries(peer)
+    times["distinct"] = time.perf_counter() - began
+    began = time.perf_counter()
+    work = candidates.plan(side_a, side_b, selection)
+    times["plan"] = time.perf_counter() - began
+    began = time.perf_counter()
+    outcome = work.run()
+    times["blocks"] = time.perf_counter() - began
+    began = time.perf_counter()
+    ours = matching.one_to_one(outcome.matches)
+    times["one_to_one"] = time.perf_counter() - began
+    ours_seconds = sum(times.values())
+    rows_a, rows_b = np.array(sorted(truth)).T
+    completeness = float(work.is_candidate(rows_a, rows_b).mean())
+    log(
+        f"n={size}: candidates {outcome.candidates:,} in {ours_seconds:.1f} s; "
+        f"pair completeness {completeness:.5f}; oracle next"
+    )
+
+    full = size <= options.oracle_full_max
+    sample = (
+        np.arange(size)
+        if full
+        else np.sort(np.random.default_rng(size).choice(size, options.oracle_sample, False))
+    )
+    unit_b = unit_vectors(peer)
+    began = time.perf_counter()
+    exact = matching.score_pairs(unit_vectors(own[sample]), unit_b, [selection])[0]
+    oracle_seconds = time.perf_counter() - began
+    del unit_b
+    exact = matching.Matches(sample[exact.rows_a], exact.rows_b, exact.scores)
+    # Rows not sampled are left out of both before comparing the kept pairs.
+    in_sample = np.isin(outcome.matches.rows_a, sample)
+    ours_kept = set(
+        zip(
+            outcome.matches.rows_a[in_sample].tolist(),
+            outcome.matches.rows_b[in_sample].tolist(),
+            strict=True,
+        )
+    )
+    exact_kept = set(zip(exact.rows_a.tolist(), exact.rows_b.tolist(), strict=True))
+    scale = size / len(sample)
+    row: dict[str, Any] = {
+        "size": size,
+        "reference_rows": reference,
+        "end_to_end_seconds": end["seconds"],
+        "phases": end["phases"],
+        "peak_rss_gib": end["peak_rss_gib"],
+        "end_to_end_f1": end["f1"],
+        "matching_seconds": round(ours_seconds, 3),
+        "matching_steps": {k: round(v, 3) for k, v in times.items()},
+        "candidates": outcome.candidates,
+        "reduction_ratio": round(1 - outcome.candidates / (size * size), 6),
+        "pair_completeness": round(completeness, 6),
+        "oracle_rows": len(sample),
+        "oracle_seconds": round(oracle_seconds * scale, 3),
+        "oracle_estimated": not full,
+        "speedup": round(oracle_seconds * scale / ours_seconds, 2),
+        "kept_pairs_equal_oracle": ours_kept == exact_kept,
+        "oracle_pairs_missed": len(exact_kept - ours_kept),
+        "f1": _f1(ours, truth),
+    }
+    if full:
+        row["oracle_f1"] = _f1(matching.one_to_one(exact), truth)
+    return row
+
+
+def run_scale(options: ScaleOptions, workdir: Path, log: Log) -> Iterator[dict[str, Any]]:
+    """One row per size, as each finishes; `workdir` keeps each size's data and state."""
+    for size in options.sizes:
+        where = workdir / f"n{size}"
+        where.mkdir(parents=True, exist_ok=True)
+        end = _end_to_end(where, size, options, log)
+        log(
+            f"n={size}: end to end {end['seconds']:.1f} s, match {end['phases']['match']:.1f} s, "
+            f"peak memory {end['peak_rss_gib']} GiB, agreed F1 {end['f1']['linkage']}"
+        )
+        yield _compare(where, end, size, options, log)
+
+
+def growth_exponent(sizes: list[int], seconds: list[float]) -> float:
+    """Slope of log(time) against log(n): time grows as n to this power."""
+    slope, _ = np.polyfit(np.log(sizes), np.log(seconds), 1)
+    return float(slope)
+
+
+def scale_table(rows: list[dict[str, Any]]) -> str:
+    """Markdown: the protocol end to end, then Alice's matching against the oracle."""
+    lines = [
+        "| n a side | end to end (s) | MATCH phase (s) | peak memory alice / bob (GiB) "
+        "| agreed F1 | matching (s) | all-pairs oracle (s) | speed-up | candidate pairs "
+        "| reduction ratio | pair completeness | F1 | oracle F1 |",
+        "|" + "---|" * 13,
+    ]
+    for row in rows:
+        oracle = f"{row['oracle_seconds']:.1f}" + (" (est.)" if row["oracle_estimated"] else "")
+        memory = row["peak_rss_gib"]
+        agreed = row["end_to_end_f1"]["linkage"]
+        lines.append(
+            f"| {row['size']:,} | {row['end_to_end_seconds']:.1f} | {row['phases']['match']:.1f} "
+            f"| {memory['alice']:.2f} / {memory['bob']:.2f} | {agreed:.4f} "
+            f"| {row['matching_seconds']:.1f} | {oracle} | {row['speedup']:.1f}x "
+            f"| {row['candidates']:,} | {row['reduction_ratio']:.4f} "
+            f"| {row['pair_completeness']:.4f} | {row['f1']:.4f} "
+            f"| {row.get('oracle_f1', float('nan')):.4f} |"
+        )
+    if len(rows) >= 2:
+        sizes = [r["size"] for r in rows]
+        lines.append("")
+        for label, key in (
+            ("end to end", "end_to_end_seconds"),
+            ("candidate matching", "matching_seconds"),
+            ("all-pairs oracle", "oracle_seconds"),
+        ):
+            exponent = growth_exponent(sizes, [r[key] for r in rows])
+            lines.append(f"- {label}: time grows as n^{exponent:.2f}")
+    return "\n".join(lines)

@@ -1,0 +1,61 @@
+"""`pprl bench scale` on tiny sizes: real daemons, the oracle in full and on a sample."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pprl.bench.scale import growth_exponent, scale_table
+from pprl.cli import main
+
+pytestmark = pytest.mark.integration
+
+
+def test_scale_bench_compares_candidates_with_the_oracle(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "out"
+    code = main(
+        [
+            "bench", "scale", "--sizes", "300,600", "--reference-rows", "120",
+            "--oracle-full-max", "300", "--oracle-sample", "150", "--out", str(out),
+            "--workdir", str(tmp_path / "work"), "--plots",
+        ]
+    )  # fmt: skip
+    assert code == 0
+    rows = json.loads((out / "scale.json").read_text())["rows"]
+    assert [r["size"] for r in rows] == [300, 600]
+    full, sampled = rows
+    assert not full["oracle_estimated"] and full["oracle_rows"] == 300
+    assert sampled["oracle_estimated"] and sampled["oracle_rows"] == 150
+    for row in rows:
+        # Candidates hold every pair the all-pairs scorer keeps, and every true match.
+        assert row["kept_pairs_equal_oracle"] and row["oracle_pairs_missed"] == 0
+        assert row["pair_completeness"] == 1.0
+        assert 0 < row["candidates"] < row["size"] ** 2
+        assert row["reduction_ratio"] == pytest.approx(1 - row["candidates"] / row["size"] ** 2)
+        assert row["f1"] >= 0.95 and row["end_to_end_f1"]["linkage"] >= 0.95
+        assert set(row["peak_rss_gib"]) == {"alice", "bob"}
+        assert list(row["phases"])[-1] == "link"
+    assert full["f1"] == full["oracle_f1"]
+    printed = capsys.readouterr().out
+    assert "| 300 |" in printed and "time grows as n^" in printed
+    assert (out / "scale_time.png").stat().st_size > 10_000
+
+
+def test_growth_exponent_of_known_powers() -> None:
+    sizes = [1000, 2000, 4000, 8000]
+    assert growth_exponent(sizes, [3e-6 * n**2 for n in sizes]) == pytest.approx(2.0)
+    assert growth_exponent(sizes, [0.5 * n**1.3 for n in sizes]) == pytest.approx(1.3)
+
+
+def test_table_marks_estimated_oracle_times() -> None:
+    row = {
+        "size": 1000, "end_to_end_seconds": 9.0, "phases": {"match": 2.0},
+        "peak_rss_gib": {"alice": 0.3, "bob": 0.31}, "end_to_end_f1": {"linkage": 0.99},
+        "matching_seconds": 1.0, "oracle_seconds": 30.0, "oracle_estimated": True,
+        "speedup": 30.0, "candidates": 5000, "reduction_ratio": 0.995,
+        "pair_completeness": 1.0, "f1": 0.99,
+    }  # fmt: skip
+    table = scale_table([row])
+    assert "30.0 (est.)" in table and "30.0x" in table and "| nan |" in table
