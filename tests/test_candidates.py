@@ -67,6 +67,24 @@ def test_distinct_entries_rebuild_every_unit_vector() -> None:
         assert entry.counts.sum() == 300
 
 
+def test_hash_grouping_agrees_with_byte_grouping() -> None:
+    """The byte-by-byte grouping is what a hash collision would fall back to."""
+    rng = np.random.default_rng(1)
+    tensor = rng.integers(0, 2, size=(500, 2, 6), dtype=np.uint8)
+    for m, entry in enumerate(distinct_entries(tensor, chunk_rows=64)):
+        rows, codes = candidates._distinct_by_bytes(tensor, m, 64)
+        np.testing.assert_array_equal(rows[codes], tensor[:, m])
+        # The same partition of the rows, whatever the numbering.
+        assert len(
+            {(a, b) for a, b in zip(entry.codes.tolist(), codes.tolist(), strict=True)}
+        ) == len(rows)
+
+
+def test_empty_tensor_has_no_distinct_vectors() -> None:
+    (entry,) = distinct_entries(np.zeros((0, 1, 5), dtype=np.uint8))
+    assert entry.vectors.shape == (0, 5) and len(entry.codes) == 0
+
+
 @pytest.mark.parametrize("rows_of", ["a", "b"])
 @pytest.mark.parametrize("top_k", [1, 10, None])
 def test_candidate_path_equals_all_pairs_scoring(rows_of: str, top_k: int | None) -> None:

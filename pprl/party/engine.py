@@ -41,7 +41,7 @@ def on_dask(scheduler: str):
                 for index in range(len(plan.blocks))
             }
             parts = []
-            done, total = 0, len(plan.codes_a)
+            done, total = 0, len(plan.grouped_a.order)
             for future in as_completed(futures):
                 parts.append(future.result())
                 done += plan.block_records(plan.blocks[futures[future]])

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -36,6 +37,31 @@ PEER_MATCHES = "peer_matches.json"
 LINKAGE_CSV = "linkage.csv"
 OWN_MATCHES_CSV = "own_matches.csv"
 PEER_MATCHES_CSV = "peer_matches.csv"
+
+
+class TensorFile:
+    """A stored uint8 tensor whose rows are read from disk on demand. Matching reads each row
+    once; mapping the file instead would count all of it as the daemon's resident memory."""
+
+    def __init__(self, path: Path, shape: tuple[int, ...]) -> None:
+        self.path = path
+        self.shape = shape
+        self._row_bytes = math.prod(shape[1:])
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, rows: slice) -> np.ndarray:
+        start, stop, step = rows.indices(self.shape[0])
+        if step != 1:
+            raise ValueError("rows are read in contiguous slices only")
+        count = max(0, stop - start)
+        with self.path.open("rb") as handle:
+            handle.seek(start * self._row_bytes)
+            data = np.fromfile(handle, dtype=np.uint8, count=count * self._row_bytes)
+        if len(data) != count * self._row_bytes:
+            raise PhaseFailed(f"{self.path} is shorter than its recorded shape {self.shape}")
+        return data.reshape(count, *self.shape[1:])
 
 
 class PhaseFailed(RuntimeError):
@@ -86,13 +112,11 @@ class PhaseWork:
         agreed = json.loads(run.description)
         return Expected(run_id, run.digest, len(agreed["mapping"]), agreed["reference"]["rows"])
 
-    def _tensor(self, run_id: str, name: str) -> np.ndarray:
-        """Memory-mapped: matching reads each tensor once, in chunks."""
+    def _tensor(self, run_id: str, name: str) -> TensorFile:
         artifact = self.store.artifact(run_id, name)
         if artifact is None:
             raise PhaseFailed(f"{name} is not there yet for run {run_id}")
-        shape = tuple(artifact.meta["shape"])
-        return np.memmap(artifact.path, dtype=np.uint8, mode="r", shape=shape)
+        return TensorFile(artifact.path, tuple(artifact.meta["shape"]))
 
     def _order(self, run_id: str) -> np.ndarray:
         return np.load(self.store.artifact(run_id, ORDER).path)

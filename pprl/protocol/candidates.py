@@ -14,8 +14,10 @@ same pairs (see classifier.train), whose bound picks the candidates the rbf then
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -34,6 +36,14 @@ MAX_TABLE_BYTES = 3 << 30
 _SAMPLE_ROWS = 256
 
 
+class TensorRows(Protocol):
+    """An (n, M, R) uint8 tensor, or anything that hands out its rows by slice."""
+
+    shape: tuple[int, ...]
+
+    def __getitem__(self, rows: slice) -> np.ndarray: ...
+
+
 class CandidatesUnavailable(ValueError):
     """No bound prunes anything, or the tables would not fit: score all pairs instead."""
 
@@ -47,25 +57,61 @@ class DistinctEntry:
     counts: np.ndarray  # (u,) int64: rows per distinct vector
 
 
-def distinct_entries(tensor: np.ndarray, chunk_rows: int = 8192) -> list[DistinctEntry]:
-    """Collapse an (n, M, R) uint8 tensor entry by entry; reads `chunk_rows` rows at a time so
-    a memory-mapped tensor is never loaded whole."""
-    n, entries, _ = tensor.shape
-    out = []
+def distinct_entries(tensor: TensorRows, chunk_rows: int = 8192) -> list[DistinctEntry]:
+    """Collapse an (n, M, R) uint8 tensor entry by entry. Rows are read `chunk_rows` at a
+    time, so a tensor read from disk on demand is never held whole.
+
+    Rows are grouped by two 64-bit hashes (their 8-byte words times fixed random odd keys,
+    wrapping), then every row is compared with its group's first row; a collision, however
+    unlikely, is caught there and that entry is grouped again byte by byte.
+    """
+    n, entries, width = tensor.shape
+    words = -(-width // 8)
+    keys = np.random.default_rng(0).integers(1, 1 << 62, size=(words, 2), dtype=np.uint64) | 1
+    hashes = np.empty((entries, n, 2), dtype=np.uint64)
+    for start in range(0, n, chunk_rows):
+        block = np.asarray(tensor[start : start + chunk_rows])
+        padded = np.zeros((len(block), words * 8), dtype=np.uint8)
+        for entry in range(entries):
+            padded[:, :width] = block[:, entry, :]
+            hashes[entry, start : start + len(block)] = padded.view(np.uint64) @ keys
+    groups = []
     for entry in range(entries):
-        index: dict[bytes, int] = {}
-        distinct: list[np.ndarray] = []
-        codes = np.empty(n, dtype=np.int64)
-        for start in range(0, n, chunk_rows):
-            block = np.ascontiguousarray(tensor[start : start + chunk_rows, entry, :])
-            for offset, row in enumerate(block):
-                code = index.setdefault(row.tobytes(), len(index))
-                if code == len(distinct):
-                    distinct.append(row)
-                codes[start + offset] = code
-        vectors = unit_vectors(np.stack(distinct)) if distinct else np.empty((0, 0), np.float32)
-        out.append(DistinctEntry(vectors, codes, np.bincount(codes, minlength=len(distinct))))
+        _, first, codes = np.unique(hashes[entry], axis=0, return_index=True, return_inverse=True)
+        groups.append((first, codes.reshape(-1)))
+    del hashes
+    distinct = [np.empty((len(first), width), np.uint8) for first, _ in groups]
+    exact = [True] * entries
+    for start in range(0, n, chunk_rows):
+        block = np.asarray(tensor[start : start + chunk_rows])
+        for entry, (first, codes) in enumerate(groups):
+            rows = block[:, entry, :]
+            mine = codes[start : start + len(block)]
+            here = (first >= start) & (first < start + len(block))
+            distinct[entry][here] = rows[first[here] - start]
+            exact[entry] &= bool(np.array_equal(distinct[entry][mine], rows))
+    out = []
+    for entry, (_, codes) in enumerate(groups):
+        if not exact[entry]:
+            vectors, codes = _distinct_by_bytes(tensor, entry, chunk_rows)
+        else:
+            vectors = distinct[entry]
+        out.append(DistinctEntry(unit_vectors(vectors), codes, np.bincount(codes)))
     return out
+
+
+def _distinct_by_bytes(tensor: TensorRows, entry: int, chunk_rows: int) -> tuple:
+    seen: dict[bytes, int] = {}
+    rows: list[np.ndarray] = []
+    codes = np.empty(tensor.shape[0], dtype=np.int64)
+    for start in range(0, tensor.shape[0], chunk_rows):
+        block = np.asarray(tensor[start : start + chunk_rows])
+        for offset, row in enumerate(block[:, entry, :]):
+            code = seen.setdefault(row.tobytes(), len(seen))
+            if code == len(rows):
+                rows.append(row)
+            codes[start + offset] = code
+    return np.stack(rows), codes
 
 
 def distance_limits(model: Model) -> np.ndarray:
@@ -86,43 +132,47 @@ def distance_limits(model: Model) -> np.ndarray:
 
 @dataclass(frozen=True)
 class _Grouped:
-    """Rows of one side grouped by their blocking code: rows order[starts[c]:][:counts[c]]."""
+    """One side's rows sorted by blocking code: code c owns positions starts[c]:+counts[c],
+    rows order[position]; codes[m][position] is entry m's code of that row."""
 
     order: np.ndarray
     starts: np.ndarray
     counts: np.ndarray
+    codes: np.ndarray  # (M, n)
 
     @classmethod
-    def of(cls, entry: DistinctEntry) -> _Grouped:
+    def of(cls, side: list[DistinctEntry], blocking: int) -> _Grouped:
+        entry = side[blocking]
         order = np.argsort(entry.codes, kind="stable")
         starts = np.concatenate([[0], np.cumsum(entry.counts)[:-1]]).astype(np.int64)
-        return cls(order, starts, entry.counts)
+        codes = np.stack([e.codes[order] for e in side])
+        return cls(order, starts, entry.counts, codes)
 
 
 def _expand(
     iu: np.ndarray, iv: np.ndarray, a: _Grouped, b: _Grouped
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Every record pair behind the distinct pairs (iu[t], iv[t]), and each pair's t."""
+    """Positions of every record pair behind the distinct pairs (iu[t], iv[t]), and each
+    pair's t."""
     count_b = b.counts[iv]
     sizes = a.counts[iu] * count_b
+    total = int(sizes.sum())
     pair = np.repeat(np.arange(len(iu)), sizes)
-    offset = np.arange(len(pair)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
-    within_a, within_b = np.divmod(offset, count_b[pair])
-    rows_a = a.order[a.starts[iu][pair] + within_a]
-    rows_b = b.order[b.starts[iv][pair] + within_b]
-    return rows_a, rows_b, pair
+    offset = np.arange(total) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    within_a, within_b = np.divmod(offset, np.repeat(count_b, sizes))
+    within_a += np.repeat(a.starts[iu], sizes)
+    within_b += np.repeat(b.starts[iv], sizes)
+    return within_a, within_b, pair
 
 
-def _chunks(sizes: np.ndarray, limit: int) -> Iterator[slice]:
+def _chunks(sizes: np.ndarray, limit: int) -> list[slice]:
     """Consecutive slices of `sizes` whose sums stay near `limit` (one item may exceed it)."""
-    start, total = 0, 0
-    for index, size in enumerate(sizes.tolist()):
-        if total and total + size > limit:
-            yield slice(start, index)
-            start, total = index, 0
-        total += size
-    if start < len(sizes):
-        yield slice(start, len(sizes))
+    ends = np.cumsum(sizes)
+    if not len(ends):
+        return []
+    cuts = np.searchsorted(ends, np.arange(limit, int(ends[-1]), limit), side="left") + 1
+    bounds = [0, *sorted(set(cuts.tolist()) - {0, len(sizes)}), len(sizes)]
+    return [slice(lo, hi) for lo, hi in itertools.pairwise(bounds)]
 
 
 @dataclass
@@ -137,8 +187,6 @@ class CandidatePlan:
     vectors_b: np.ndarray
     grouped_a: _Grouped
     grouped_b: _Grouped
-    codes_a: np.ndarray  # (n_a, M) int64
-    codes_b: np.ndarray  # (n_b, M) int64
     tables: dict[int, np.ndarray]  # entry -> (u_a, u_b) float32 cosines, non-blocking entries
     blocks: list[tuple[int, int]]  # ranges of distinct blocking vectors of side A
     pairs_per_chunk: int = PAIRS_PER_CHUNK
@@ -156,33 +204,36 @@ class CandidatePlan:
         found = []
         sizes = self.grouped_a.counts[iu] * self.grouped_b.counts[iv]
         for part in _chunks(sizes, self.pairs_per_chunk):
-            rows_a, rows_b, pair = _expand(iu[part], iv[part], self.grouped_a, self.grouped_b)
-            found.append(self._score(rows_a, rows_b, blocking_dots[part][pair]))
+            at_a, at_b, pair = _expand(iu[part], iv[part], self.grouped_a, self.grouped_b)
+            found.append(self._score(at_a, at_b, blocking_dots[part][pair]))
         kept = _ranked(_concat(found), self.selection.rows_of, self.selection.top_k)
         return BlockResult(kept, int(sizes.sum()))
 
-    def _score(self, rows_a: np.ndarray, rows_b: np.ndarray, blocking_dots: np.ndarray) -> Matches:
-        entries = self.codes_a.shape[1]
-        dots = np.empty((entries, len(rows_a)), dtype=np.float32)
-        for entry in range(entries):
+    def _score(self, at_a: np.ndarray, at_b: np.ndarray, blocking_dots: np.ndarray) -> Matches:
+        """Decisions of the pairs at grouped positions (at_a[t], at_b[t]); the accepted ones."""
+        codes_a, codes_b = self.grouped_a.codes, self.grouped_b.codes
+        dots = np.empty((len(codes_a), len(at_a)), dtype=np.float32)
+        for entry in range(len(codes_a)):
             if entry == self.blocking:
                 dots[entry] = blocking_dots
             else:
                 table = self.tables[entry]
-                flat = self.codes_a[rows_a, entry] * table.shape[1] + self.codes_b[rows_b, entry]
-                dots[entry] = table.ravel()[flat]
+                flat = codes_a[entry][at_a] * table.shape[1]
+                flat += codes_b[entry][at_b]
+                np.take(table.ravel(), flat, out=dots[entry])
         model = self.selection.model
         if model.kind != "linear":
             # The envelope's whole decision, not just its per-entry bound, before the rbf.
             inside = _envelope_decision(dots, model) > 0
-            rows_a, rows_b, dots = rows_a[inside], rows_b[inside], dots[:, inside]
+            at_a, at_b, dots = at_a[inside], at_b[inside], dots[:, inside]
         scores = _decision(dots, model)
         keep = scores > 0
-        return Matches(rows_a[keep], rows_b[keep], scores[keep])
+        rows_a = self.grouped_a.order[at_a[keep]]
+        return Matches(rows_a, self.grouped_b.order[at_b[keep]], scores[keep])
 
     def run(self, progress: Progress | None = None) -> Outcome:
         """All blocks in this process."""
-        total = len(self.codes_a)
+        total = len(self.grouped_a.order)
         done = 0
         parts = []
         for index, block in enumerate(self.blocks):
@@ -200,10 +251,16 @@ class CandidatePlan:
 
     def is_candidate(self, rows_a: np.ndarray, rows_b: np.ndarray) -> np.ndarray:
         """Whether each record pair passes the blocking join (for pair completeness)."""
-        codes_a = self.codes_a[rows_a, self.blocking]
-        codes_b = self.codes_b[rows_b, self.blocking]
+        codes_a = self.grouped_a.codes[self.blocking][_positions(self.grouped_a, rows_a)]
+        codes_b = self.grouped_b.codes[self.blocking][_positions(self.grouped_b, rows_b)]
         dots = np.einsum("ir,ir->i", self.vectors_a[codes_a], self.vectors_b[codes_b])
         return dots >= self.cut
+
+
+def _positions(grouped: _Grouped, rows: np.ndarray) -> np.ndarray:
+    position = np.empty(len(grouped.order), dtype=np.int64)
+    position[grouped.order] = np.arange(len(grouped.order))
+    return position[rows]
 
 
 @dataclass(frozen=True)
@@ -294,18 +351,16 @@ def plan(
         cut=cuts[blocking],
         vectors_a=side_a[blocking].vectors,
         vectors_b=side_b[blocking].vectors,
-        grouped_a=_Grouped.of(side_a[blocking]),
-        grouped_b=_Grouped.of(side_b[blocking]),
-        codes_a=np.stack([e.codes for e in side_a], axis=1),
-        codes_b=np.stack([e.codes for e in side_b], axis=1),
+        grouped_a=_Grouped.of(side_a, blocking),
+        grouped_b=_Grouped.of(side_b, blocking),
         tables=tables,
         blocks=[(s, min(s + rows, u_a)) for s in range(0, u_a, rows)],
     )
 
 
 def accepted_pairs(
-    tensor_a: np.ndarray,
-    tensor_b: np.ndarray,
+    tensor_a: TensorRows,
+    tensor_b: TensorRows,
     selection: Selection,
     *,
     run: Callable[[CandidatePlan, Progress | None], Outcome] = CandidatePlan.run,
@@ -315,13 +370,15 @@ def accepted_pairs(
     bound allows and every pair otherwise. `run` executes the plan's blocks (here or on a
     cluster)."""
     side_a, side_b = distinct_entries(tensor_a), distinct_entries(tensor_b)
-    if len(tensor_a) and len(tensor_b):
+    if tensor_a.shape[0] and tensor_b.shape[0]:
         try:
             work = plan(side_a, side_b, selection)
         except CandidatesUnavailable:
             pass
         else:
+            del side_a, side_b  # the plan keeps what it needs; free the other entries' vectors
             return run(work, progress)
-    unit_a, unit_b = unit_vectors(tensor_a), unit_vectors(tensor_b)
+    unit_a = unit_vectors(tensor_a[0 : tensor_a.shape[0]])
+    unit_b = unit_vectors(tensor_b[0 : tensor_b.shape[0]])
     found = score_pairs(unit_a, unit_b, [selection], progress=progress)[0]
     return Outcome(found, None)

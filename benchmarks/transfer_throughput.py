@@ -1,0 +1,137 @@
+"""Throughput of the smashed-tensor transfer over mutual TLS on loopback, in MB/s (10^6 B/s).
+
+    .venv/bin/python benchmarks/transfer_throughput.py --records 50000 --repeats 5
+
+A receiver process serves PushTensor over mutual TLS with development certificates. Two
+receivers are timed in the same run on the same tensor file:
+- "daemon": what a party does, receive_tensor: per-chunk and whole SHA-256 checks, chunks
+  written to a temporary file renamed into place;
+- "discard": the messages are read and dropped, the ceiling gRPC with TLS allows.
+The sender is the daemon's own tensor_messages (reads the file chunk by chunk, hashes each).
+Prints a Markdown table for docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent import futures
+from pathlib import Path
+
+import grpc
+import numpy as np
+
+from pprl.demo import free_port
+from pprl.party.certs import make_development_pki
+from pprl.party.config import TlsFiles
+from pprl.party.tls import CHANNEL_OPTIONS, secure_channel, server_credentials
+from pprl.party.transfer import Expected, receive_tensor, tensor_messages
+from pprl.wire import linkage_pb2 as pb
+from pprl.wire import linkage_pb2_grpc as rpc
+
+ENTRIES, REFERENCE_ROWS = 4, 2000
+RUN_ID, DIGEST = "bench", "0" * 64
+
+
+class Receiver(rpc.PartyServicer):
+    def __init__(self, mode: str, dest: Path) -> None:
+        self.mode = mode
+        self.dest = dest
+
+    def PushTensor(self, request_iterator, context):
+        if self.mode == "discard":
+            received = sum(len(m.chunk.data) for m in request_iterator)
+            return pb.TensorReceipt(bytes_received=received)
+        expected = Expected(RUN_ID, DIGEST, ENTRIES, REFERENCE_ROWS)
+        shape, sha = receive_tensor(request_iterator, expected, self.dest)
+        self.dest.unlink()
+        return pb.TensorReceipt(sha256=bytes.fromhex(sha), bytes_received=int(np.prod(shape)))
+
+
+def serve(mode: str, port: int, certs: Path) -> None:
+    tls = TlsFiles(certs / "bob.pem", certs / "bob.key", certs / "ca.pem")
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=4), options=CHANNEL_OPTIONS)
+    rpc.add_PartyServicer_to_server(Receiver(mode, certs / "received.u8"), server)
+    server.add_secure_port(f"127.0.0.1:{port}", server_credentials(tls))
+    server.start()
+    server.wait_for_termination()
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while block := handle.read(1 << 24):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def measure(mode: str, records: int, repeats: int, work: Path) -> list[float]:
+    certs = work / "certs"
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, __file__, "--serve", mode, "--port", str(port), "--certs", str(certs)]
+    )
+    tensor = work / "tensor.u8"
+    shape = (records, ENTRIES, REFERENCE_ROWS)
+    sha = _sha256(tensor)
+    tls = TlsFiles(certs / "alice.pem", certs / "alice.key", certs / "ca.pem")
+    rates = []
+    try:
+        with secure_channel(f"127.0.0.1:{port}", tls, "bob") as channel:
+            grpc.channel_ready_future(channel).result(timeout=30)
+            stub = rpc.PartyStub(channel)
+            for _ in range(repeats):
+                began = time.perf_counter()
+                receipt = stub.PushTensor(tensor_messages(RUN_ID, DIGEST, tensor, shape, sha))
+                seconds = time.perf_counter() - began
+                assert receipt.bytes_received == tensor.stat().st_size
+                rates.append(tensor.stat().st_size / seconds / 1e6)
+    finally:
+        server.terminate()
+        server.wait()
+    return rates
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=50_000)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--serve", choices=["daemon", "discard"], help=argparse.SUPPRESS)
+    parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--certs", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve:
+        serve(args.serve, args.port, Path(args.certs))
+        return
+    with tempfile.TemporaryDirectory(prefix="pprl-transfer-") as tmp:
+        work = Path(tmp)
+        make_development_pki(work / "certs", ["alice", "bob"])
+        size = args.records * ENTRIES * REFERENCE_ROWS
+        rng = np.random.default_rng(0)
+        rng.integers(0, 20, size=size, dtype=np.uint8).tofile(work / "tensor.u8")
+        results = {
+            mode: measure(mode, args.records, args.repeats, work) for mode in ("daemon", "discard")
+        }
+    print(
+        f"tensor {args.records:,} x {ENTRIES} x {REFERENCE_ROWS} = {size / 1e6:,.0f} MB; "
+        f"{os.cpu_count()} CPUs; {platform.processor() or platform.machine()}; "
+        f"Python {platform.python_version()}, grpcio {grpc.__version__}"
+    )
+    print("| receiver | median MB/s | min | max | repeats |")
+    print("|---|---|---|---|---|")
+    for mode, rates in results.items():
+        print(
+            f"| {mode} | {statistics.median(rates):.0f} | {min(rates):.0f} | {max(rates):.0f} "
+            f"| {len(rates)} |"
+        )
+
+
+if __name__ == "__main__":
+    main()
