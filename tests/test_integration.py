@@ -36,6 +36,7 @@ def test_full_run_links_generated_data(deploy):
     summary, result = _summary(deployment, "run")
     assert list(summary["phases"]) == PHASES
     assert "[5/7] MATCH" in result.stdout
+    assert "peer confirmed the checksum (" in result.stdout  # with the measured MB/s
     agreed_line = f"agreed by both: {summary['parties']['alice']['agreed_matches']:,}"
     assert agreed_line in result.stdout
     quality = evaluate(deployment, summary["run_id"], _truth(deployment))

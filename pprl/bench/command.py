@@ -132,6 +132,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="largest size the all-pairs oracle scores in full (above: a row sample)",
     )
     scale.add_argument("--oracle-sample", type=int, default=2000, help="rows of the sample")
+    scale.add_argument("--classifier", choices=["linear", "rbf"], default="linear")
     scale.add_argument("--workdir", help="keep each size's data and daemon state here")
     scale.add_argument("--out", default="bench-results", help="directory for JSON and PNG")
     scale.add_argument("--name", default="scale", help="file stem of the outputs")
@@ -209,6 +210,7 @@ def run_scale_command(args: argparse.Namespace) -> int:
         seed=args.seed,
         oracle_full_max=args.oracle_full_max,
         oracle_sample=args.oracle_sample,
+        classifier=args.classifier,
     )
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -48,6 +48,7 @@ class ScaleOptions:
     seed: int = 7
     oracle_full_max: int = 50_000
     oracle_sample: int = 2000
+    classifier: str = "linear"
 
 
 def _ids(path: Path) -> list[str]:
@@ -170,6 +171,7 @@ def _compare(
     scale = size / len(sample)
     row: dict[str, Any] = {
         "size": size,
+        "classifier": model.kind,
         "reference_rows": reference,
         "end_to_end_seconds": end["seconds"],
         "phases": end["phases"],

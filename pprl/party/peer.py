@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import grpc
@@ -45,15 +47,27 @@ class PeerClient:
             time.sleep(0.2)
 
     def push_tensor(
-        self, run_id: str, digest: str, path: Path, shape: tuple[int, ...], sha256_hex: str
+        self,
+        run_id: str,
+        digest: str,
+        path: Path,
+        shape: tuple[int, ...],
+        sha256_hex: str,
+        progress: Callable[[int, int], None] | None = None,
     ) -> tuple[pb.TensorReceipt, int]:
+        """Stream the tensor file; `progress(bytes sent, total bytes)` after each chunk."""
         sent = 0
+        total = math.prod(shape)
 
         def counted():
             nonlocal sent
+            payload = 0
             for message in tensor_messages(run_id, digest, path, shape, sha256_hex):
                 sent += message.ByteSize()
                 yield message
+                if progress is not None and message.HasField("chunk"):
+                    payload += len(message.chunk.data)
+                    progress(payload, total)
 
         try:
             receipt = self._stub.PushTensor(counted())

@@ -10,6 +10,7 @@ import csv
 import json
 import math
 import secrets
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -195,11 +196,21 @@ class PhaseWork:
     def exchange(self, run_id: str, progress: Progress) -> None:
         artifact = self.store.artifact(run_id, OWN_TENSOR)
         shape = tuple(artifact.meta["shape"])
-        progress(0, artifact.size, "bytes", f"sending smashed tensor to {self.peer.peer}")
+        megabytes = -(-artifact.size // 1_000_000)
+        progress(0, megabytes, "MB", f"sending smashed tensor to {self.peer.peer}")
         run = self.store.get(run_id)
-        _, sent = self.peer.push_tensor(run_id, run.digest, artifact.path, shape, artifact.sha256)
+        began = time.perf_counter()
+        _, sent = self.peer.push_tensor(
+            run_id,
+            run.digest,
+            artifact.path,
+            shape,
+            artifact.sha256,
+            progress=lambda done, total: progress(done // 1_000_000, megabytes, "MB", ""),
+        )
+        rate = artifact.size / 1e6 / max(time.perf_counter() - began, 1e-9)
         self.store.add_counter(run_id, "bytes_sent", sent)
-        progress(artifact.size, artifact.size, "bytes", "peer confirmed the checksum")
+        progress(megabytes, megabytes, "MB", f"peer confirmed the checksum ({rate:.0f} MB/s)")
 
     def match(self, run_id: str, progress: Progress) -> None:
         own = self._tensor(run_id, OWN_TENSOR)
