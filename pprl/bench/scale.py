@@ -112,6 +112,39 @@ def _f1(found: matching.Matches, truth: set[tuple[int, int]]) -> float:
     return round(linkage_quality(pairs, truth).f1, 5)
 
 
+def _float64_decision(own: np.ndarray, peer: np.ndarray, model: Model, a: int, b: int) -> float:
+    """A pair's decision computed in float64: the reference when the float32 paths disagree."""
+    x, y = own[a].astype(np.float64), peer[b].astype(np.float64)
+    dots = (x * y).sum(axis=1) / np.linalg.norm(x, axis=1) / np.linalg.norm(y, axis=1)
+    return float(model.decision(np.clip(1.0 - dots, 0.0, 2.0)[None, :])[0])
+
+
+def _explain(
+    own: np.ndarray,
+    peer: np.ndarray,
+    model: Model,
+    pair: tuple[int, int],
+    in_oracle: bool,
+    ours: set[tuple[int, int]],
+    oracle: set[tuple[int, int]],
+) -> dict[str, Any]:
+    """Why a kept pair differs: its float64 decision and the weakest float64 decision each
+    path kept for the same A row (a swap at the top_k cut, or a decision next to 0)."""
+    row = pair[0]
+
+    def weakest(kept: set[tuple[int, int]]) -> float | None:
+        scores = [_float64_decision(own, peer, model, a, b) for a, b in kept if a == row]
+        return round(min(scores), 6) if scores else None
+
+    return {
+        "pair": list(pair),
+        "kept_by": "oracle" if in_oracle else "candidates",
+        "float64_decision": round(_float64_decision(own, peer, model, *pair), 6),
+        "weakest_kept_oracle": weakest(oracle),
+        "weakest_kept_candidates": weakest(ours),
+    }
+
+
 def _compare(
     workdir: Path, end: dict[str, Any], size: int, options: ScaleOptions, log: Log
 ) -> dict[str, Any]:
@@ -168,6 +201,10 @@ def _compare(
         )
     )
     exact_kept = set(zip(exact.rows_a.tolist(), exact.rows_b.tolist(), strict=True))
+    differing = [
+        _explain(own, peer, model, pair, pair in exact_kept, ours_kept, exact_kept)
+        for pair in sorted(exact_kept ^ ours_kept)[:20]
+    ]
     scale = size / len(sample)
     row: dict[str, Any] = {
         "size": size,
@@ -188,6 +225,7 @@ def _compare(
         "speedup": round(oracle_seconds * scale / ours_seconds, 2),
         "kept_pairs_equal_oracle": ours_kept == exact_kept,
         "oracle_pairs_missed": len(exact_kept - ours_kept),
+        "differing_pairs": differing,
         "f1": _f1(ours, truth),
     }
     if full:

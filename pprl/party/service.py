@@ -34,8 +34,16 @@ from pprl.wire import linkage_pb2_grpc as rpc
 
 
 def peak_rss_bytes() -> int:
-    """This process's peak resident memory (Linux reports kilobytes)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    """This process's peak resident memory. On Linux, VmHWM: ru_maxrss would also count the
+    memory of whatever process started the daemon, as it survives fork and exec."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # kilobytes on Linux
 
 
 log = logging.getLogger("pprl.party")
