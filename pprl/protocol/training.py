@@ -20,6 +20,7 @@ Columns = dict[str, list[str]]
 
 CORRUPTIONS = ("spread", "prototype")
 _SIMILARITY_BLOCK_ROWS = 1024
+_FEATURE_ROWS = 2048
 
 
 def corrupt_sample(
@@ -131,7 +132,11 @@ def training_features(
         dtype=bool,
     )
     rows, others = rows[distinct], others[distinct]
-    negatives = pair_features(unit_own[rows], unit_corrupted[others])
+    # In slices: gathering every negative pair's vectors at once would take ~1 GiB at 5,000.
+    negatives = np.empty((len(rows), own.shape[1]), dtype=np.float32)
+    for start in range(0, len(rows), _FEATURE_ROWS):
+        part = slice(start, start + _FEATURE_ROWS)
+        negatives[part] = pair_features(unit_own[rows[part]], unit_corrupted[others[part]])
     labels = np.zeros(n + len(negatives), dtype=np.int8)
     labels[:n] = 1
     return np.concatenate([positives, negatives]), labels
