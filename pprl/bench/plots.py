@@ -120,8 +120,10 @@ def scale_figure(rows: Sequence[dict[str, Any]], path: Path) -> Path:
         ("all-pairs oracle (one party)", "oracle_seconds", "^"),
     ):
         seconds = [r[key] for r in rows]
-        if len(rows) >= 2:
-            label += f", ~n^{growth_exponent(sizes, seconds):.2f}"
+        fitted = [r for r in rows if key != "oracle_seconds" or not r["oracle_estimated"]]
+        if len(fitted) >= 2:
+            exponent = growth_exponent([r["size"] for r in fitted], [r[key] for r in fitted])
+            label += f", ~n^{exponent:.2f}"
         (line,) = ax.plot(sizes, seconds, marker=marker, label=label)
         if key == "oracle_seconds":
             estimated = [r for r in rows if r["oracle_estimated"]]
