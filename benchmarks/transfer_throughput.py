@@ -6,7 +6,10 @@ A receiver process serves PushTensor over mutual TLS with development certificat
 receivers are timed in the same run on the same tensor file:
 - "daemon": what a party does, receive_tensor: per-chunk and whole SHA-256 checks, chunks
   written to a temporary file renamed into place;
+- "daemon, tmpfs": the same, writing to /dev/shm: what the transfer does when the disk is
+  not the limit (the daemon's state directory is on disk, and it fsyncs the file);
 - "discard": the messages are read and dropped, the ceiling gRPC with TLS allows.
+A plain write of the same bytes to the disk, with fsync, is timed too.
 The sender is the daemon's own tensor_messages (reads the file chunk by chunk, hashes each).
 Prints a Markdown table for docs/benchmarks.md.
 """
@@ -38,12 +41,14 @@ from pprl.wire import linkage_pb2_grpc as rpc
 
 ENTRIES, REFERENCE_ROWS = 4, 2000
 RUN_ID, DIGEST = "bench", "0" * 64
+MODES = ("daemon", "tmpfs", "discard")
+LABELS = {"daemon": "daemon (to disk)", "tmpfs": "daemon, tmpfs", "discard": "discard"}
 
 
 class Receiver(rpc.PartyServicer):
     def __init__(self, mode: str, dest: Path) -> None:
         self.mode = mode
-        self.dest = dest
+        self.dest = Path("/dev/shm") / f"pprl-bench-{os.getpid()}.u8" if mode == "tmpfs" else dest
 
     def PushTensor(self, request_iterator, context):
         if self.mode == "discard":
@@ -99,11 +104,27 @@ def measure(mode: str, records: int, repeats: int, work: Path) -> list[float]:
     return rates
 
 
+def disk_rates(tensor: Path, repeats: int) -> list[float]:
+    """MB/s of copying the tensor to a new file on the same disk and fsyncing it."""
+    rates = []
+    for _ in range(repeats):
+        copy = tensor.with_suffix(".copy")
+        began = time.perf_counter()
+        with tensor.open("rb") as source, copy.open("wb") as out:
+            while block := source.read(4 << 20):
+                out.write(block)
+            out.flush()
+            os.fsync(out.fileno())
+        rates.append(tensor.stat().st_size / (time.perf_counter() - began) / 1e6)
+        copy.unlink()
+    return rates
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=50_000)
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--serve", choices=["daemon", "discard"], help=argparse.SUPPRESS)
+    parser.add_argument("--serve", choices=MODES, help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--certs", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -116,9 +137,8 @@ def main() -> None:
         size = args.records * ENTRIES * REFERENCE_ROWS
         rng = np.random.default_rng(0)
         rng.integers(0, 20, size=size, dtype=np.uint8).tofile(work / "tensor.u8")
-        results = {
-            mode: measure(mode, args.records, args.repeats, work) for mode in ("daemon", "discard")
-        }
+        results = {LABELS[m]: measure(m, args.records, args.repeats, work) for m in MODES}
+        results["plain write + fsync"] = disk_rates(work / "tensor.u8", args.repeats)
     print(
         f"tensor {args.records:,} x {ENTRIES} x {REFERENCE_ROWS} = {size / 1e6:,.0f} MB; "
         f"{os.cpu_count()} CPUs; {platform.processor() or platform.machine()}; "

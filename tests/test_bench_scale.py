@@ -38,10 +38,25 @@ def test_scale_bench_compares_candidates_with_the_oracle(tmp_path: Path, capsys)
         assert set(row["peak_rss_gib"]) == {"alice", "bob"}
         assert list(row["phases"])[-1] == "link"
     assert full["f1"] == full["oracle_f1"]
+    assert {r["classifier"] for r in rows} == {"linear"}
     printed = capsys.readouterr().out
     assert "| 300 |" in printed and "time grows as n^" in printed
     assert "over its fully measured sizes" in printed
     assert (out / "scale_time.png").stat().st_size > 10_000
+
+
+def test_scale_bench_runs_the_requested_classifier(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    code = main(
+        [
+            "bench", "scale", "--sizes", "300", "--reference-rows", "120", "--classifier",
+            "rbf", "--out", str(out), "--workdir", str(tmp_path / "work"),
+        ]
+    )  # fmt: skip
+    assert code == 0
+    (row,) = json.loads((out / "scale.json").read_text())["rows"]
+    assert row["classifier"] == "rbf"
+    assert row["kept_pairs_equal_oracle"] and row["f1"] == row["oracle_f1"]
 
 
 def test_growth_exponent_of_known_powers() -> None:

@@ -66,7 +66,8 @@ def _end_to_end(workdir: Path, size: int, options: ScaleOptions, log: Log) -> di
     began = time.perf_counter()
     write_demo_data(data, size, options.seed, reference_rows=options.reference_rows)
     log(f"n={size}: data written in {time.perf_counter() - began:.1f} s; starting daemons")
-    deployment = prepare(workdir, {n: data / f"{n}.csv" for n in PARTIES}, data / "reference.csv")
+    records = {n: data / f"{n}.csv" for n in PARTIES}
+    deployment = prepare(workdir, records, data / "reference.csv", options.classifier)
     try:
         for name in PARTIES:
             start_daemon(deployment, name)

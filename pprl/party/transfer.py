@@ -2,13 +2,17 @@
 
 Neither side holds the tensor in memory: the sender reads its file chunk by chunk, the
 receiver writes each checked chunk to a temporary file that is renamed into place only when
-the whole tensor has arrived intact, so a bad transfer leaves nothing behind.
+the whole tensor has arrived intact, so a bad transfer leaves nothing behind. The receiver
+hashes and writes in a second thread while the next chunk arrives, a few chunks at most
+apart, so memory stays at a few chunks.
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
+import queue
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,6 +88,47 @@ def _check_header(header: pb.TensorHeader, expected: Expected) -> tuple[int, int
     return shape
 
 
+class _Sink:
+    """Checks each chunk's SHA-256, feeds the whole-tensor hash and writes the chunk, in its
+    own thread (hashlib and file writes release the GIL, so this overlaps the network)."""
+
+    def __init__(self, out, depth: int = 8) -> None:
+        self.out = out
+        self.whole = hashlib.sha256()
+        self.error: TransferError | None = None
+        self._queue: queue.Queue = queue.Queue(maxsize=depth)
+        self._thread = threading.Thread(target=self._work, name="tensor-sink", daemon=True)
+        self._thread.start()
+
+    def _work(self) -> None:
+        while (item := self._queue.get()) is not None:
+            index, data, digest = item
+            if self.error is not None:
+                continue  # drain, so the receiving thread never blocks on a full queue
+            if hashlib.sha256(data).digest() != digest:
+                self.error = TransferError(f"chunk {index} fails its checksum")
+                continue
+            self.whole.update(data)
+            self.out.write(data)
+
+    def put(self, index: int, data: bytes, digest: bytes) -> None:
+        if self.error is not None:
+            raise self.error
+        self._queue.put((index, data, digest))
+
+    def finish(self) -> bytes:
+        """The whole tensor's digest once every chunk is written; raises the first error."""
+        self._queue.put(None)
+        self._thread.join()
+        if self.error is not None:
+            raise self.error
+        return self.whole.digest()
+
+    def abandon(self) -> None:
+        self._queue.put(None)
+        self._thread.join()
+
+
 def receive_tensor(
     messages: Iterator[pb.TensorMessage], expected: Expected, dest: Path
 ) -> tuple[tuple[int, ...], str]:
@@ -93,27 +138,29 @@ def receive_tensor(
         raise TransferError("the stream must start with a tensor header")
     header = first.header
     shape = _check_header(header, expected)
-    whole = hashlib.sha256()
     received = 0
     with atomic_file(dest) as tmp, tmp.open("wb") as out:
-        for index, message in enumerate(messages):
-            if message.WhichOneof("body") != "chunk":
-                raise TransferError(f"message {index + 1} is not a chunk")
-            chunk = message.chunk
-            if chunk.index != index:
-                raise TransferError(f"chunk {chunk.index} arrived where chunk {index} was due")
-            if index >= header.chunk_count or len(chunk.data) > CHUNK_BYTES:
-                raise TransferError(f"chunk {index} goes beyond the declared size")
-            if hashlib.sha256(chunk.data).digest() != chunk.sha256:
-                raise TransferError(f"chunk {index} fails its checksum")
-            received += len(chunk.data)
-            if received > header.total_bytes:
-                raise TransferError(f"chunk {index} goes beyond the declared size")
-            whole.update(chunk.data)
-            out.write(chunk.data)
+        sink = _Sink(out)
+        try:
+            for index, message in enumerate(messages):
+                if message.WhichOneof("body") != "chunk":
+                    raise TransferError(f"message {index + 1} is not a chunk")
+                chunk = message.chunk
+                if chunk.index != index:
+                    raise TransferError(f"chunk {chunk.index} arrived where chunk {index} was due")
+                if index >= header.chunk_count or len(chunk.data) > CHUNK_BYTES:
+                    raise TransferError(f"chunk {index} goes beyond the declared size")
+                received += len(chunk.data)
+                if received > header.total_bytes:
+                    raise TransferError(f"chunk {index} goes beyond the declared size")
+                sink.put(index, chunk.data, chunk.sha256)
+        except BaseException:
+            sink.abandon()
+            raise
+        whole = sink.finish()
         if received != header.total_bytes:
             raise TransferError(f"received {received} bytes of {header.total_bytes}")
-        if whole.digest() != header.sha256:
+        if whole != header.sha256:
             raise TransferError("the tensor fails its whole-payload checksum")
         out.flush()
-    return shape, whole.hexdigest()
+    return shape, whole.hex()
