@@ -88,6 +88,7 @@ def _demo(args: argparse.Namespace) -> int:
         reference=Path(args.reference) if args.reference else None,
         classifier=args.classifier,
         workdir=Path(args.workdir) if args.workdir else None,
+        reference_rows=args.reference_rows,
     )
     summary = run_demo(options)
     _write_json(args.json, summary)
@@ -147,6 +148,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--records-b", metavar="CSV", help="Bob's records instead of built-in")
     demo.add_argument("--truth", metavar="CSV", help="alice_id,bob_id of the true matches")
     demo.add_argument("--reference", metavar="CSV", help="reference set (header names columns)")
+    demo.add_argument(
+        "--reference-rows", type=int, default=1000, help="rows of the built-in reference set"
+    )
     demo.add_argument("--classifier", choices=["linear", "rbf"], default="linear")
     demo.add_argument("--workdir", help="keep the run's files here (default: a temp dir)")
     demo.add_argument("--json", metavar="PATH", help="also write the summary as JSON")

@@ -49,6 +49,8 @@ def write_demo_data(
     """Built-in voter-like data; each side can write its own file alone from the same seed."""
     if size < 2:
         raise InputError(f"--size must be at least 2, got {size}")
+    if reference_rows < 2:
+        raise InputError(f"--reference-rows must be at least 2, got {reference_rows}")
     if not 0.0 <= overlap <= 1.0:
         raise InputError(f"--overlap must be between 0 and 1, got {overlap}")
     out.mkdir(parents=True, exist_ok=True)
@@ -221,6 +223,7 @@ class DemoOptions:
     reference: Path | None = None
     classifier: str = "linear"
     workdir: Path | None = None
+    reference_rows: int = DEFAULT_REFERENCE_ROWS
 
 
 def _inputs(options: DemoOptions, workdir: Path) -> tuple[dict[str, Path], Path, Path | None]:
@@ -243,7 +246,7 @@ def _inputs(options: DemoOptions, workdir: Path) -> tuple[dict[str, Path], Path,
         return records, reference, options.truth
     data = workdir / "data"
     print(f"generating {options.size} voter-like records a side (seed {options.seed})")
-    write_demo_data(data, options.size, options.seed)
+    write_demo_data(data, options.size, options.seed, reference_rows=options.reference_rows)
     reference = options.reference or data / "reference.csv"
     return {"alice": data / "alice.csv", "bob": data / "bob.csv"}, reference, data / "truth.csv"
 
