@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from pprl.protocol.matching import Matches
+from pprl.protocol.classifier import Model
+from pprl.protocol.matching import (
+    DEFAULT_TOP_K,
+    Matches,
+    Progress,
+    Selection,
+    one_to_one,
+    score_pairs,
+)
 
 
 def brute_greedy(scores: np.ndarray, pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -22,3 +30,29 @@ def brute_greedy(scores: np.ndarray, pairs: list[tuple[int, int]]) -> list[tuple
 
 def pair_list(matches: Matches) -> list[tuple[int, int]]:
     return list(zip(matches.rows_a.tolist(), matches.rows_b.tolist(), strict=True))
+
+
+def candidate_pairs(
+    unit_a: np.ndarray,
+    unit_b: np.ndarray,
+    model: Model,
+    *,
+    top_k: int = DEFAULT_TOP_K,
+    block_bytes: int = 64 << 20,
+    progress: Progress | None = None,
+) -> Matches:
+    """Pairs with decision > 0, at most top_k best per A row (one selection of score_pairs)."""
+    selection = Selection(model, top_k)
+    return score_pairs(unit_a, unit_b, [selection], block_bytes=block_bytes, progress=progress)[0]
+
+
+def match(
+    unit_a: np.ndarray,
+    unit_b: np.ndarray,
+    model: Model,
+    *,
+    top_k: int = DEFAULT_TOP_K,
+    block_bytes: int = 64 << 20,
+) -> Matches:
+    """All-pairs candidates, then the one-to-one step."""
+    return one_to_one(candidate_pairs(unit_a, unit_b, model, top_k=top_k, block_bytes=block_bytes))

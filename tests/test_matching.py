@@ -6,15 +6,13 @@ from pprl.protocol.corruption import Corrupter
 from pprl.protocol.features import unit_vectors
 from pprl.protocol.matching import (
     Matches,
-    candidate_pairs,
     exact_scores,
-    match,
     one_to_one,
 )
 from pprl.protocol.metrics import linkage_quality
 from pprl.protocol.smashing import smash
 from pprl.protocol.training import build_training_set
-from tests.oracles import brute_greedy, pair_list
+from tests.oracles import brute_greedy, candidate_pairs, match, pair_list
 
 MAPPING = (("first", "first"), ("last", "last"), ("middle", "first"), ("middle", "last"))
 

@@ -8,11 +8,10 @@ from pprl.protocol.matching import (
     PassTimes,
     Selection,
     TooManyPairs,
-    candidate_pairs,
     exact_scores,
     score_pairs,
 )
-from tests.oracles import pair_list
+from tests.oracles import candidate_pairs, pair_list
 from tests.test_matching import _brute_candidates, _random_model, _units
 
 

@@ -31,13 +31,13 @@ from pprl.protocol.corruption import (
     Corrupter,
 )
 from pprl.protocol.features import pair_features, unit_vectors
-from pprl.protocol.matching import candidate_pairs, exact_scores, match
+from pprl.protocol.matching import exact_scores
 from pprl.protocol.metrics import linkage_quality
 from pprl.protocol.phases import Phase, PhaseOrderError, check_advance
 from pprl.protocol.records import load_records, normalise
 from pprl.protocol.reference import MethodParams, ReferenceSet, agreement_digest
 from pprl.protocol.smashing import smash_values
-from tests.oracles import brute_greedy, pair_list
+from tests.oracles import brute_greedy, candidate_pairs, match, pair_list
 
 FAST = settings(max_examples=60, deadline=None)
 QUICK = settings(max_examples=25, deadline=None)

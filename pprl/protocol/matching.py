@@ -244,24 +244,10 @@ def score_pairs(
     )
 
 
-def candidate_pairs(
-    unit_a: np.ndarray,
-    unit_b: np.ndarray,
-    model: Model,
-    *,
-    top_k: int = DEFAULT_TOP_K,
-    block_bytes: int = 64 << 20,
-    progress: Progress | None = None,
-) -> Matches:
-    """Pairs with decision > 0, at most top_k best per A row, sorted by A row then score."""
-    selection = Selection(model, top_k)
-    return score_pairs(unit_a, unit_b, [selection], block_bytes=block_bytes, progress=progress)[0]
-
-
 def one_to_one(matches: Matches) -> Matches:
     """Greedy by descending score, ties by (rows_a, rows_b): each row used at most once.
 
-    Greedy is inherently sequential; it only walks the few pairs candidate_pairs kept.
+    Greedy is inherently sequential; it only walks the few pairs the selection kept.
     """
     order = np.lexsort((matches.rows_b, matches.rows_a, -matches.scores))
     used_a: set[int] = set()
@@ -276,22 +262,6 @@ def one_to_one(matches: Matches) -> Matches:
             chosen.append(t)
     picked = np.asarray(chosen, dtype=np.int64)
     return Matches(matches.rows_a[picked], matches.rows_b[picked], matches.scores[picked])
-
-
-def match(
-    unit_a: np.ndarray,
-    unit_b: np.ndarray,
-    model: Model,
-    *,
-    top_k: int = DEFAULT_TOP_K,
-    block_bytes: int = 64 << 20,
-    progress: Progress | None = None,
-) -> Matches:
-    """Algorithm 3 end to end: candidate pairs, then the one-to-one step."""
-    candidates = candidate_pairs(
-        unit_a, unit_b, model, top_k=top_k, block_bytes=block_bytes, progress=progress
-    )
-    return one_to_one(candidates)
 
 
 def exact_scores(unit_a: np.ndarray, unit_b: np.ndarray, model: Model) -> np.ndarray:
