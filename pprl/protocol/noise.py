@@ -1,0 +1,88 @@
+"""Gaussian noise for released tensors: its scale from a target attack success, what that
+scale buys under the Gaussian mechanism, and a generator no one can replay.
+
+Calibration (FedSim, appendix A): an attacker who recovers a released standardised value
+(value - mean) / sigma0 to within half a unit, from the value plus N(0, sigma^2) noise,
+succeeds with probability tau = erf(sqrt(sigma^2 + 1) / (2 sqrt(2) sigma sigma0)). tau falls
+as sigma grows, towards erf(1 / (2 sqrt(2) sigma0)); no noise can push it below that floor.
+"""
+
+from __future__ import annotations
+
+import math
+import secrets
+
+import numpy as np
+
+_BISECTION_STEPS = 200
+
+
+class CalibrationError(ValueError):
+    """The requested target cannot be reached with any noise scale; the message says why."""
+
+
+def attack_success(sigma: float, sigma0: float) -> float:
+    """tau for noise scale sigma on values standardised by sigma0 (both > 0)."""
+    if sigma <= 0 or sigma0 <= 0:
+        raise ValueError(f"sigma and sigma0 must be positive, got {sigma} and {sigma0}")
+    return math.erf(math.sqrt(sigma * sigma + 1) / (2 * math.sqrt(2) * sigma * sigma0))
+
+
+def success_floor(sigma0: float) -> float:
+    """The limit of attack_success as sigma grows without bound."""
+    return math.erf(1 / (2 * math.sqrt(2) * sigma0))
+
+
+def sigma_for_success(tau: float, sigma0: float) -> float:
+    """The smallest sigma whose attack_success is at most tau.
+
+    attack_success falls monotonically in sigma, so bisection on it is exact to float
+    precision; the answer is checked against the closed form 1 / sqrt(8 x^2 sigma0^2 - 1)
+    with erf(x) = tau in the tests.
+    """
+    if not 0 < tau < 1:
+        raise CalibrationError(f"the target attack success must be in (0, 1), got {tau}")
+    floor = success_floor(sigma0)
+    if tau <= floor:
+        raise CalibrationError(
+            f"no noise brings the attack success to {tau}: with sigma0 = {sigma0} it stays "
+            f"above {floor:.6f} however large sigma is"
+        )
+    low, high = 1e-12, 1.0
+    while attack_success(high, sigma0) > tau:
+        high *= 2
+    for _ in range(_BISECTION_STEPS):
+        middle = (low + high) / 2
+        if attack_success(middle, sigma0) > tau:
+            low = middle
+        else:
+            high = middle
+    return high
+
+
+def gaussian_epsilon(sigma: float, sensitivity: float, delta: float) -> float:
+    """epsilon of the Gaussian mechanism with noise sigma: sigma = sensitivity *
+    sqrt(2 ln(1.25 / delta)) / epsilon. The classical theorem holds for epsilon < 1 only;
+    callers must say so when the result is not below 1."""
+    if sigma <= 0 or sensitivity <= 0 or not 0 < delta < 1:
+        raise ValueError(
+            f"need sigma > 0, sensitivity > 0 and 0 < delta < 1; got {sigma}, {sensitivity}, "
+            f"{delta}"
+        )
+    return sensitivity * math.sqrt(2 * math.log(1.25 / delta)) / sigma
+
+
+def secret_generator() -> np.random.Generator:
+    """A generator seeded with 256 bits from the operating system's secure source: noise a
+    peer could regenerate from a known seed would protect nothing."""
+    return np.random.default_rng(secrets.randbits(256))
+
+
+def noised(values: np.ndarray, sigma: float, rng: np.random.Generator) -> np.ndarray:
+    """float32 values plus N(0, sigma^2) noise drawn from `rng`."""
+    if sigma < 0:
+        raise ValueError(f"sigma must not be negative, got {sigma}")
+    out = np.asarray(values, dtype=np.float32).copy()
+    if sigma:
+        out += rng.normal(0.0, sigma, size=out.shape).astype(np.float32)
+    return out
