@@ -12,23 +12,20 @@ A value counts as re-identified when exactly one dictionary name has its distanc
 from __future__ import annotations
 
 import argparse
-from collections import defaultdict
 
 import numpy as np
 
 from pprl.protocol import synthetic
+from pprl.protocol.audit import audit_entry
 from pprl.protocol.smashing import smash_values
 
 
 def reidentified(values: list[str], dictionary: list[str], reference: list[str]) -> np.ndarray:
     """Per value: True when its vector names exactly one dictionary entry, the right one."""
-    index: dict[bytes, list[str]] = defaultdict(list)
-    for name, vector in zip(dictionary, smash_values(dictionary, reference), strict=True):
-        index[vector.tobytes()].append(name)
-    vectors = smash_values(values, reference)
-    return np.array(
-        [index.get(v.tobytes(), []) == [value] for value, v in zip(values, vectors, strict=True)]
+    audit = audit_entry(
+        smash_values(values, reference), values, dictionary, smash_values(dictionary, reference)
     )
+    return audit.exact
 
 
 def main() -> None:
