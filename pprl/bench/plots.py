@@ -37,6 +37,28 @@ def _lines(summary: Sequence[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]
     return {label: sorted(points, key=lambda e: e["size"]) for label, points in lines.items()}
 
 
+def _paper_times(ax: Any, marker: str, label: str) -> None:
+    """Alice's matching times the paper published (linear, 6 cores), as a dotted black line."""
+    from pprl.bench.report import PAPER_LINEAR_SECONDS
+
+    published = sorted(PAPER_LINEAR_SECONDS)
+    seconds = [PAPER_LINEAR_SECONDS[n][0] for n in published]
+    ax.plot(published, seconds, marker=marker, linestyle=":", color="black", label=label)
+
+
+def _save_log_log(plt: Any, figure: Any, ax: Any, path: Path, xlabel: str, ylabel: str) -> Path:
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path
+
+
 def quality_figure(summary: Sequence[dict[str, Any]], path: Path, role: str = "alice") -> Path:
     """Precision and recall of one party's classifier (mean over repetitions, bars: min-max)."""
     plt = _pyplot()
@@ -67,8 +89,6 @@ def time_figure(summary: Sequence[dict[str, Any]], path: Path) -> Path:
     """Alice's matching time against size (log-log): one line per reference-set size and
     kernel (time hardly depends on the variant, which shares the scan), the plain baseline,
     and the times the paper published for its 6-core machine."""
-    from pprl.bench.report import PAPER_LINEAR_SECONDS
-
     plt = _pyplot()
     figure, ax = plt.subplots(figsize=(7, 4.5))
     lines: dict[str, dict[int, float]] = {}
@@ -82,32 +102,16 @@ def time_figure(summary: Sequence[dict[str, Any]], path: Path) -> Path:
         sizes = sorted(points)
         style = "--" if label.startswith("plain") else "-"
         ax.plot(sizes, [points[n] for n in sizes], marker="o", linestyle=style, label=label)
-    published = sorted(PAPER_LINEAR_SECONDS)
-    ax.plot(
-        published,
-        [PAPER_LINEAR_SECONDS[n][0] for n in published],
-        marker="s",
-        linestyle=":",
-        color="black",
-        label="paper, split linear, 6 cores (published)",
+    _paper_times(ax, "s", "paper, split linear, 6 cores (published)")
+    return _save_log_log(
+        plt, figure, ax, path, "matched records per side", "matching time per party (s)"
     )
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("matched records per side")
-    ax.set_ylabel("matching time per party (s)")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7)
-    figure.tight_layout()
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
-    return path
 
 
 def scale_figure(rows: Sequence[dict[str, Any]], path: Path) -> Path:
     """Time against records per side (log-log) for `pprl bench scale`: the whole protocol,
     Alice's candidate matching, and the all-pairs oracle (hollow where its time is scaled up
     from a sample of rows), with the paper's published matching times for reference."""
-    from pprl.bench.report import PAPER_LINEAR_SECONDS
     from pprl.bench.scale import growth_exponent
 
     plt = _pyplot()
@@ -136,22 +140,5 @@ def scale_figure(rows: Sequence[dict[str, Any]], path: Path) -> Path:
                 color=line.get_color(),
                 label="oracle time scaled from a row sample",
             )
-    published = sorted(PAPER_LINEAR_SECONDS)
-    ax.plot(
-        published,
-        [PAPER_LINEAR_SECONDS[n][0] for n in published],
-        marker="x",
-        linestyle=":",
-        color="black",
-        label="paper, matching, linear, 6 cores (published)",
-    )
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("records per side")
-    ax.set_ylabel("wall time (s)")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7)
-    figure.tight_layout()
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
-    return path
+    _paper_times(ax, "x", "paper, matching, linear, 6 cores (published)")
+    return _save_log_log(plt, figure, ax, path, "records per side", "wall time (s)")
