@@ -235,13 +235,12 @@ class PhaseWork:
         scored = len(own) * len(peer) if outcome.candidates is None else outcome.candidates
         self.store.record_artifact(run_id, OWN_MATCHES, {"pairs": len(found), "scored": scored})
         share = scored / max(1, len(own) * len(peer))
-        progress(
-            len(own),
-            len(own),
-            "records",
-            f"scored {scored:,} candidate pairs ({100 * share:.3f}% of all pairs), "
-            f"kept {len(found)}",
+        what = (
+            f"no bound applies to this classifier: scored all {scored:,} pairs"
+            if outcome.candidates is None
+            else f"scored {scored:,} candidate pairs ({100 * share:.3f}% of all pairs)"
         )
+        progress(len(own), len(own), "records", f"{what}, kept {len(found)}")
 
     def _own_matches(self, run_id: str) -> dict[str, np.ndarray]:
         with np.load(self.store.artifact(run_id, OWN_MATCHES).path) as data:

@@ -5,8 +5,9 @@ clipped to [0, 2]. A pair can only be accepted when, for every entry with w_m < 
 d_m < (b + 2 * sum of positive weights) / -w_m: one exact bound per entry. Names repeat, so
 each entry's vectors collapse to far fewer distinct ones. One entry (the "blocking entry")
 is joined on its bound between distinct vectors, block by block; every other entry's cosine
-comes from a dense table over its distinct vectors. Each candidate pair then gets the same
-decision all-pairs scoring would give it, so no accepted pair is lost.
+comes from a dense table over its distinct vectors. Each candidate pair then gets the
+decision all-pairs scoring would give it (up to float32 rounding), so no accepted pair is
+lost.
 
 An rbf classifier has no such bound of its own; it carries a linear envelope trained on the
 same pairs (see classifier.train), whose bound picks the candidates the rbf then scores.
