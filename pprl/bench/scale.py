@@ -11,7 +11,6 @@ all of Bob's, and its full time is that time scaled by n / sample (marked as est
 
 from __future__ import annotations
 
-import csv
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -36,6 +35,7 @@ from pprl.protocol import candidates, matching
 from pprl.protocol.classifier import Model
 from pprl.protocol.features import unit_vectors
 from pprl.protocol.metrics import linkage_quality
+from pprl.protocol.records import load_records
 from pprl.protocol.reference import MethodParams
 
 Log = Callable[[str], None]
@@ -49,11 +49,6 @@ class ScaleOptions:
     oracle_full_max: int = 50_000
     oracle_sample: int = 2000
     classifier: str = "linear"
-
-
-def _ids(path: Path) -> list[str]:
-    with path.open(newline="", encoding="utf-8") as handle:
-        return [row["id"] for row in csv.DictReader(handle)]
 
 
 def _tensor(state: Path, name: str, shape: tuple[int, ...]) -> np.ndarray:
@@ -99,7 +94,8 @@ def _truth_rows(workdir: Path, states: dict[str, Path]) -> set[tuple[int, int]]:
     rows = {}
     for name in PARTIES:
         order = np.load(states[name] / ORDER)
-        index = {record_id: i for i, record_id in enumerate(_ids(data / f"{name}.csv"))}
+        ids = load_records(data / f"{name}.csv").ids  # as the daemon loaded them
+        index = {record_id: i for i, record_id in enumerate(ids)}
         position = np.empty(len(order), dtype=np.int64)
         position[order] = np.arange(len(order))
         rows[name] = (index, position)

@@ -118,13 +118,13 @@ class _Sink:
 
     def finish(self) -> bytes:
         """The whole tensor's digest once every chunk is written; raises the first error."""
-        self._queue.put(None)
-        self._thread.join()
+        self.abandon()
         if self.error is not None:
             raise self.error
         return self.whole.digest()
 
     def abandon(self) -> None:
+        """Stop after the queued chunks (finish, or give up after an error)."""
         self._queue.put(None)
         self._thread.join()
 

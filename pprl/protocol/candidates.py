@@ -25,6 +25,7 @@ import numpy as np
 from pprl.protocol.classifier import Model
 from pprl.protocol.features import unit_vectors
 from pprl.protocol.matching import Matches, Selection, _concat, _ranked, score_pairs
+from pprl.protocol.smashing import distinct_codes
 
 Progress = Callable[[int, int], None]
 
@@ -101,18 +102,17 @@ def distinct_entries(tensor: TensorRows, chunk_rows: int = 8192) -> list[Distinc
     return out
 
 
-def _distinct_by_bytes(tensor: TensorRows, entry: int, chunk_rows: int) -> tuple:
-    seen: dict[bytes, int] = {}
-    rows: list[np.ndarray] = []
-    codes = np.empty(tensor.shape[0], dtype=np.int64)
-    for start in range(0, tensor.shape[0], chunk_rows):
-        block = np.asarray(tensor[start : start + chunk_rows])
-        for offset, row in enumerate(block[:, entry, :]):
-            code = seen.setdefault(row.tobytes(), len(seen))
-            if code == len(rows):
-                rows.append(row)
-            codes[start + offset] = code
-    return np.stack(rows), codes
+def _distinct_by_bytes(
+    tensor: TensorRows, entry: int, chunk_rows: int
+) -> tuple[np.ndarray, np.ndarray]:
+    n, _, width = tensor.shape
+    rows = (
+        row.tobytes()
+        for start in range(0, n, chunk_rows)
+        for row in np.asarray(tensor[start : start + chunk_rows])[:, entry, :]
+    )
+    distinct, codes = distinct_codes(rows)
+    return np.frombuffer(b"".join(distinct), dtype=np.uint8).reshape(-1, width), codes
 
 
 def distance_limits(model: Model) -> np.ndarray:

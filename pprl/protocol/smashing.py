@@ -5,17 +5,20 @@ Only these distance vectors leave a party, never the names themselves.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from typing import TypeVar
 
 import numpy as np
 from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
 
+Key = TypeVar("Key", bound=Hashable)
 
-def distinct_codes(values: Sequence[str]) -> tuple[list[str], np.ndarray]:
+
+def distinct_codes(values: Iterable[Key]) -> tuple[list[Key], np.ndarray]:
     """The distinct values, and each value's index among them: names repeat a lot, so
     distances are computed once per distinct string."""
-    index: dict[str, int] = {}
+    index: dict[Key, int] = {}
     codes = [index.setdefault(value, len(index)) for value in values]
     return list(index), np.asarray(codes, dtype=np.intp)
 
