@@ -76,3 +76,16 @@ def test_table_marks_estimated_oracle_times() -> None:
     }  # fmt: skip
     table = scale_table([row])
     assert "30.0 (est.)" in table and "30.0x" in table and table.endswith("| 0.9900 | - |")
+
+
+@pytest.mark.parametrize("args", [["--oracle-sample", "0"], ["--reference-rows", "1"]])
+def test_bad_scale_options_are_refused(tmp_path: Path, args: list[str], capsys) -> None:
+    assert main(["bench", "scale", "--out", str(tmp_path), *args]) == 2
+    assert "must be positive" in capsys.readouterr().err
+    assert not (tmp_path / "scale.json").exists()
+
+
+def test_sizes_must_be_positive(tmp_path: Path) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["bench", "scale", "--sizes", "0", "--out", str(tmp_path)])
+    assert exit_info.value.code == 2

@@ -366,3 +366,14 @@ def test_training_records_must_be_a_positive_integer(tmp_path: Path, value: floa
 def test_c_must_not_be_nan(tmp_path: Path) -> None:
     path = write(tmp_path, minimal() | {"method": {"c": math.nan}})
     assert_located(load_error(path), path, "method.c")
+
+
+def test_matching_scheduler_is_optional_and_checked(tmp_path: Path) -> None:
+    assert load_config(write(tmp_path, minimal())).scheduler is None
+    data = minimal() | {"matching": {"scheduler": "tcp://10.0.0.5:8786"}}
+    assert load_config(write(tmp_path, data)).scheduler == "tcp://10.0.0.5:8786"
+    for bad in ("10.0.0.5:8786", "http://h:1", "tcp://h:port", "tcp://:8786"):
+        path = write(tmp_path, minimal() | {"matching": {"scheduler": bad}})
+        error = load_error(path)
+        assert_located(error, path, "matching.scheduler")
+        assert "tcp://HOST:PORT" in str(error)
