@@ -11,6 +11,7 @@ from pathlib import Path
 from pprl.party.config import TlsFiles
 from pprl.protocol.errors import InputError
 from pprl.protocol.phases import LAST_PHASE, Phase
+from pprl.protocol.release import FEATURES
 from pprl.summary import print_summary
 
 
@@ -75,7 +76,7 @@ def _coordinate(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from pprl.demo import DemoOptions, run_demo
+    from pprl.demo import DemoOptions, Privacy, run_demo
 
     if (args.records_a is None) != (args.records_b is None):
         raise InputError("--records-a and --records-b go together")
@@ -89,6 +90,7 @@ def _demo(args: argparse.Namespace) -> int:
         classifier=args.classifier,
         workdir=Path(args.workdir) if args.workdir else None,
         reference_rows=args.reference_rows,
+        privacy=Privacy(args.noise_sigma, args.feature, args.max_reidentification),
     )
     summary = run_demo(options)
     _write_json(args.json, summary)
@@ -152,6 +154,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--reference-rows", type=int, default=1000, help="rows of the built-in reference set"
     )
     demo.add_argument("--classifier", choices=["linear", "rbf"], default="linear")
+    demo.add_argument(
+        "--noise-sigma", type=float, default=0.0, help="noise on released distances (standardised)"
+    )
+    demo.add_argument("--feature", choices=FEATURES, default="cosine", help="pair features")
+    demo.add_argument(
+        "--max-reidentification",
+        type=float,
+        default=1.0,
+        help="privacy gate limit (the demo only reports by default; daemons default to 0.1)",
+    )
     demo.add_argument("--workdir", help="keep the run's files here (default: a temp dir)")
     demo.add_argument("--json", metavar="PATH", help="also write the summary as JSON")
     demo.set_defaults(handler=_demo)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from pprl.party.certs import make_development_pki
-from pprl.party.config import TlsFiles
+from pprl.party.config import DEFAULT_REIDENTIFICATION_LIMIT, TlsFiles
 from pprl.party.coordinator import Coordinator, Endpoint
 from pprl.party.state import run_dir
 from pprl.party.work import LINKAGE_CSV, PEER_MATCHES_CSV
@@ -101,13 +101,25 @@ class Deployment:
         return [Endpoint(n, f"127.0.0.1:{p.port}", n) for n, p in self.parties.items()]
 
 
+@dataclass(frozen=True)
+class Privacy:
+    """The demo's noise and gate. It releases raw distances and only reports what a dictionary
+    attack recovers, unless told otherwise."""
+
+    noise_sigma: float = 0.0
+    feature: str = "cosine"
+    max_reidentification: float = 1.0
+
+
 def prepare(
     workdir: Path,
     records: dict[str, Path],
     reference: Path,
     classifier: str = "linear",
     wire_log: bool = False,
+    privacy: Privacy | None = None,
 ) -> Deployment:
+    privacy = privacy or Privacy()
     certs = make_development_pki(workdir / "certs", [*PARTIES, "coordinator"])
     ports = {name: free_port() for name in PARTIES}
     parties = {}
@@ -124,6 +136,12 @@ def prepare(
             f"path = {_toml(reference.resolve())}",
             "[method]",
             f"classifier = {_toml(classifier)}",
+            f"feature = {_toml(privacy.feature)}",
+            f"noise_sigma = {privacy.noise_sigma!r}",
+            "[privacy]",
+            "# The demo shows the gate's measurement; a custodian's default limit is "
+            f"{DEFAULT_REIDENTIFICATION_LIMIT}.",
+            f"max_reidentification = {privacy.max_reidentification!r}",
             "[tls]",
             f"cert = {_toml(cert)}",
             f"key = {_toml(key)}",
@@ -224,6 +242,7 @@ class DemoOptions:
     classifier: str = "linear"
     workdir: Path | None = None
     reference_rows: int = DEFAULT_REFERENCE_ROWS
+    privacy: Privacy = field(default_factory=lambda: Privacy())
 
 
 def _inputs(options: DemoOptions, workdir: Path) -> tuple[dict[str, Path], Path, Path | None]:
@@ -262,7 +281,9 @@ def run_demo(options: DemoOptions) -> dict[str, Any]:
         started = time.perf_counter()
         records, reference, truth_path = _inputs(options, workdir)
         truth = read_truth(truth_path) if truth_path else None
-        deployment = prepare(workdir, records, reference, options.classifier)
+        deployment = prepare(
+            workdir, records, reference, options.classifier, privacy=options.privacy
+        )
         for name in PARTIES:
             start_daemon(deployment, name)
             print(

@@ -22,6 +22,14 @@ def print_summary(summary: dict) -> None:
         if party.get("scored_pairs"):
             share = party["scored_pairs"] / max(1, party["records"] * other_records(summary, name))
             print(f"  matching scored {party['scored_pairs']:,} pairs ({100 * share:.3f}% of all)")
+        privacy = party.get("privacy", {})
+        if privacy.get("audited_records"):
+            noise = privacy["noise_edits"]
+            print(
+                f"  privacy gate: a dictionary attack re-identified {privacy['reidentified']:.1%} "
+                f"of {privacy['audited_records']} sampled released records (limit "
+                f"{privacy['limit']:.1%}); " + (f"noise {noise:.3g} edits" if noise else "no noise")
+            )
         if party.get("peak_rss_bytes"):
             print(f"  daemon peak resident memory {party['peak_rss_bytes'] / 2**30:.2f} GiB")
     if "linkage" not in summary:

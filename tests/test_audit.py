@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pprl.protocol.audit import audit_entry
-from pprl.protocol.smashing import smash_values
+from pprl.protocol.audit import Dictionary, audit_entry, audit_tensor
+from pprl.protocol.release import Release
+from pprl.protocol.smashing import smash, smash_values
 
 REFERENCE = ["ANN", "BOB"]
 # Edit distances to (ANN, BOB): ANN (0, 3), ANNA (1, 4), BOB (3, 0), BOBBY (5, 2),
@@ -35,14 +36,36 @@ def test_exact_lookup_and_nearest_neighbour_on_raw_vectors() -> None:
     assert result.median_candidates == 1.0
 
 
-def test_noise_defeats_exact_lookup_but_not_always_the_nearest_neighbour() -> None:
+def test_exact_lookup_rounds_away_noise_below_half_an_edit() -> None:
     noisy = _vectors(TRUTH).astype(np.float64) + np.array([[0.1, -0.1]])
     result = audit_entry(noisy, TRUTH, DICTIONARY, _vectors(DICTIONARY))
+    assert result.exact.tolist() == [True, True, False, False]
+    assert result.candidates.tolist() == [1, 1, 0, 2]
+
+
+def test_noise_beyond_half_an_edit_defeats_exact_lookup_but_not_always_the_nearest() -> None:
+    noisy = _vectors(TRUTH).astype(np.float64) + np.array([[0.6, -0.4]])
+    result = audit_entry(noisy, TRUTH, DICTIONARY, _vectors(DICTIONARY))
+    # Rounded: ANNA (1.6, 3.6) -> (2, 4), BOB (3.6, -0.4) -> (4, 0), ZED -> (4, 3),
+    # AN (1.6, 2.6) -> (2, 3): no dictionary name has any of these vectors.
     assert result.exact.tolist() == [False] * 4
     assert result.candidates.tolist() == [0] * 4
-    # ANNA (1.1, 3.9) is nearest to (1, 4); BOB (3.1, -0.1) to (3, 0); ZED (3.1, 2.9) is
-    # nearest to (1, 3), which is not ZED; AN (1.1, 2.9) still ties between AN and ANX.
+    # Squared distances: ANNA to (1, 4) 0.52, to (1, 3) 0.72: right. BOB to (3, 0) 0.52, to
+    # (5, 2) 6.52: right. ZED (3.6, 2.6): (5, 2) at 2.32 beats (1, 3) at 6.92 and (3, 0) at
+    # 7.12, so BOBBY: wrong. AN (1.6, 2.6) ties between AN and ANX.
     assert result.nearest.tolist() == [True, True, False, False]
+
+
+def test_a_nearest_name_one_edit_from_the_truth_counts_with_a_tolerance_of_one() -> None:
+    # ANNX is (1, 4), exactly ANNA's vector: exact lookup names ANNA, which is wrong.
+    truth = ["ANNX", "ZED"]
+    strict = audit_entry(_vectors(truth), truth, DICTIONARY, _vectors(DICTIONARY))
+    assert strict.exact.tolist() == [False, False]
+    assert strict.candidates.tolist() == [1, 0]
+    assert strict.nearest.tolist() == [False, False]
+    lenient = audit_entry(_vectors(truth), truth, DICTIONARY, _vectors(DICTIONARY), tolerance=1)
+    assert lenient.exact.tolist() == [False, False]
+    assert lenient.nearest.tolist() == [True, False]  # ZED still ties between AN and ANX
 
 
 def test_mismatched_inputs_are_refused() -> None:
@@ -50,3 +73,25 @@ def test_mismatched_inputs_are_refused() -> None:
         audit_entry(_vectors(TRUTH[:3]), TRUTH, DICTIONARY, _vectors(DICTIONARY))
     with pytest.raises(ValueError, match="5 names for 6 vectors"):
         audit_entry(_vectors(TRUTH), TRUTH, DICTIONARY[:5], _vectors(DICTIONARY))
+
+
+def test_audit_tensor_scores_attributes_and_records_on_a_hand_made_release() -> None:
+    reference = {"first": REFERENCE, "last": REFERENCE}
+    mapping = (("first", "first"), ("last", "last"))
+    truth = {
+        "first": ["ANNA", "AN", "ANNA", "ZED", "BOB"],
+        "last": ["BOB", "BOB", "", "ANNX", "ANNX"],
+    }
+    tensor = smash(truth, reference, mapping)
+    report = audit_tensor(tensor, truth, mapping, Release(), Dictionary(DICTIONARY, reference))
+    first, last = report.attributes
+    assert (first.audited, last.audited) == (5, 4)  # the empty surname is not attacked
+    assert first.result.exact.tolist() == [True, False, True, False, True]
+    assert last.result.exact.tolist() == [True, True, False, False]
+    assert last.result.nearest.tolist() == [True, True, True, True]  # ANNX: ANNA, one edit
+    assert first.in_dictionary == pytest.approx(4 / 5)
+    assert last.in_dictionary == pytest.approx(2 / 4)
+    # Records 1 and 3 fall to exact lookup alone; record 5 also to the nearest name.
+    assert report.record_exact == pytest.approx(2 / 5)
+    assert report.record_reidentified == pytest.approx(3 / 5)
+    assert report.rate == report.record_reidentified

@@ -377,3 +377,59 @@ def test_matching_scheduler_is_optional_and_checked(tmp_path: Path) -> None:
         error = load_error(path)
         assert_located(error, path, "matching.scheduler")
         assert "tcp://HOST:PORT" in str(error)
+
+
+# --- noise and the privacy gate ---------------------------------------------------------------
+
+
+def test_privacy_defaults_gate_at_ten_percent_with_no_noise(tmp_path: Path) -> None:
+    config = load_config(write(tmp_path, minimal()))
+    assert config.privacy.max_reidentification == 0.10
+    assert config.privacy.audit_records == 200
+    assert config.privacy.dictionary is None
+    assert config.method.noise_sigma == 0.0
+    assert config.method.feature == "cosine"
+    assert config.attack_success is None
+
+
+def test_noise_feature_and_gate_settings_are_read(tmp_path: Path) -> None:
+    data = minimal() | {
+        "method": {"noise_sigma": 2, "feature": "centred-cosine"},
+        "privacy": {"max_reidentification": 0.25, "audit_records": 50, "dictionary": "n.csv"},
+    }
+    config = load_config(write(tmp_path, data))
+    assert config.method.noise_sigma == 2.0
+    assert config.method.feature == "centred-cosine"
+    assert config.privacy.max_reidentification == 0.25
+    assert config.privacy.audit_records == 50
+    assert config.privacy.dictionary == tmp_path / "n.csv"
+    tau = load_config(write(tmp_path, minimal() | {"method": {"attack_success": 0.3}}))
+    assert tau.attack_success == 0.3
+
+
+@pytest.mark.parametrize(
+    ("table", "key", "value"),
+    [
+        ("method", "noise_sigma", -1),
+        ("method", "noise_sigma", "2"),
+        ("method", "noise_sigma", math.inf),
+        ("method", "feature", "euclid"),
+        ("method", "attack_success", 1.0),
+        ("method", "attack_success", 0),
+        ("privacy", "max_reidentification", 1.5),
+        ("privacy", "max_reidentification", True),
+        ("privacy", "audit_records", 0),
+    ],
+)
+def test_bad_noise_and_gate_settings_name_their_key(
+    tmp_path: Path, table: str, key: str, value: Any
+) -> None:
+    path = write(tmp_path, minimal() | {table: {key: value}})
+    assert_located(load_error(path), path, f"{table}.{key}")
+
+
+def test_noise_sigma_and_attack_success_together_are_refused(tmp_path: Path) -> None:
+    path = write(tmp_path, minimal() | {"method": {"noise_sigma": 1, "attack_success": 0.5}})
+    error = load_error(path)
+    assert_located(error, path, "method.attack_success")
+    assert "not both" in str(error)

@@ -11,6 +11,12 @@ from typing import Any
 from pprl.protocol.classifier import CLASS_WEIGHTS
 from pprl.protocol.errors import InputError
 from pprl.protocol.reference import DEFAULT_MAPPING, MappingEntry, MethodParams
+from pprl.protocol.release import FEATURES
+
+# The privacy gate refuses to release a tensor when a dictionary attack on a sample of it
+# re-identifies a larger share of records than this (see docs/privacy.md).
+DEFAULT_REIDENTIFICATION_LIMIT = 0.10
+DEFAULT_AUDIT_RECORDS = 200
 
 
 @dataclass(frozen=True)
@@ -18,6 +24,17 @@ class TlsFiles:
     cert: Path
     key: Path
     ca: Path
+
+
+@dataclass(frozen=True)
+class PrivacySettings:
+    """The privacy gate: the share of sampled records a dictionary attack may re-identify,
+    how many records it samples, and the public name list it attacks with (None: the census
+    first and last names)."""
+
+    max_reidentification: float = DEFAULT_REIDENTIFICATION_LIMIT
+    audit_records: int = DEFAULT_AUDIT_RECORDS
+    dictionary: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -38,6 +55,10 @@ class PartyConfig:
     wire_log: Path | None = None
     # A Dask scheduler of this party's own cluster for the matching blocks; None: in-process.
     scheduler: str | None = None
+    # A target attack success tau; the agreement turns it into method.noise_sigma with the
+    # reference set's sigma0 (FedSim appendix A). None: noise_sigma as configured.
+    attack_success: float | None = None
+    privacy: PrivacySettings = field(default_factory=PrivacySettings)
     source: str = ""
 
 
@@ -96,6 +117,18 @@ class _Section:
             raise self._error(key, "must be a positive number")
         return float(value)
 
+    def share(self, key: str, default: float | None, low_open: bool = False) -> float | None:
+        """A number within [0, 1] (or (0, 1) with `low_open`)."""
+        value = self.data.get(key, default)
+        if value is None:
+            return None
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        ok = ok and math.isfinite(value) and (0 < value < 1 if low_open else 0 <= value <= 1)
+        if not ok:
+            span = "strictly between 0 and 1" if low_open else "within 0..1"
+            raise self._error(key, f"must be a number {span}")
+        return float(value)
+
     def count(self, key: str, default: int, minimum: int = 1) -> int:
         value = self.data.get(key, default)
         if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
@@ -146,7 +179,18 @@ def _method(section: _Section) -> MethodParams:
         raise section._error(
             "class_weight", f"must be one of {', '.join(CLASS_WEIGHTS)}, got {class_weight!r}"
         )
+    feature = section.string("feature", defaults.feature)
+    if feature not in FEATURES:
+        raise section._error("feature", f"must be one of {', '.join(FEATURES)}, got {feature!r}")
+    sigma = section.data.get("noise_sigma", 0.0)
+    ok = isinstance(sigma, int | float) and not isinstance(sigma, bool) and math.isfinite(sigma)
+    if not ok or sigma < 0:
+        raise section._error("noise_sigma", "must be a number >= 0")
+    if sigma and "attack_success" in section.data:
+        raise section._error("attack_success", "set either noise_sigma or attack_success, not both")
     return MethodParams(
+        feature=feature,
+        noise_sigma=float(sigma),
         classifier=classifier,
         c=section.number("c", c_default),
         training_records=section.count("training_records", defaults.training_records),
@@ -154,6 +198,14 @@ def _method(section: _Section) -> MethodParams:
         hard_negatives=hard,
         class_weight=class_weight,
         top_k=section.count("top_k", defaults.top_k),
+    )
+
+
+def _privacy(section: _Section) -> PrivacySettings:
+    return PrivacySettings(
+        max_reidentification=section.share("max_reidentification", DEFAULT_REIDENTIFICATION_LIMIT),
+        audit_records=section.count("audit_records", DEFAULT_AUDIT_RECORDS),
+        dictionary=_optional_file(section, "dictionary"),
     )
 
 
@@ -171,6 +223,7 @@ def load_config(path: str | Path) -> PartyConfig:
     tls = top.section("tls")
     peer = top.section("peer")
     coordinator = top.section("coordinator")
+    method = top.section("method", required=False)
     return PartyConfig(
         identity=top.string("identity"),
         listen=_address(top, "listen"),
@@ -184,7 +237,9 @@ def load_config(path: str | Path) -> PartyConfig:
         peer_identity=peer.string("identity"),
         peer_address=_address(peer, "address"),
         coordinator_identity=coordinator.string("identity"),
-        method=_method(top.section("method", required=False)),
+        method=_method(method),
+        attack_success=method.share("attack_success", None, low_open=True),
+        privacy=_privacy(top.section("privacy", required=False)),
         wire_log=_optional_file(top.section("audit", required=False), "wire_log"),
         scheduler=_scheduler(top.section("matching", required=False)),
         source=str(path),

@@ -172,6 +172,12 @@ class Coordinator:
                     "agreed_matches": s.agreed_matches,
                     "scored_pairs": s.scored_pairs,
                     "peak_rss_bytes": s.peak_rss_bytes,
+                    "privacy": {
+                        "audited_records": s.audited_records,
+                        "reidentified": s.reidentified,
+                        "limit": s.reidentification_limit,
+                        "noise_edits": s.noise_edits,
+                    },
                     "phase_seconds": {
                         p.name.lower(): round(s.phase_seconds[p.name.lower()], 3)
                         for p in Phase

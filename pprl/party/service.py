@@ -159,12 +159,12 @@ class PartyService(rpc.PartyServicer):
         if run is None:
             return pb.PartyStatus(identity=self.config.identity)
 
-        def meta(name: str, key: str, index: int | None = None) -> int:
+        def meta(name: str, key: str, index: int | None = None, kind: type = int):
             artifact = self.store.artifact(run.run_id, name, verify=False)
             if artifact is None:
-                return 0
+                return kind(0)
             value = artifact.meta.get(key, 0)  # runs stored by older versions lack some keys
-            return int(value[index] if index is not None else value)
+            return kind(value[index] if index is not None else value)
 
         return pb.PartyStatus(
             identity=self.config.identity,
@@ -180,6 +180,10 @@ class PartyService(rpc.PartyServicer):
             agreed_matches=meta(LINKAGE_CSV, "rows"),
             peak_rss_bytes=peak_rss_bytes(),
             scored_pairs=meta(OWN_MATCHES, "scored"),
+            audited_records=meta(OWN_TENSOR, "audited_records"),
+            reidentified=meta(OWN_TENSOR, "reidentified", kind=float),
+            reidentification_limit=self.config.privacy.max_reidentification,
+            noise_edits=meta(OWN_TENSOR, "noise_edits", kind=float),
         )
 
     def Advance(self, request: pb.AdvanceRequest, context) -> Iterator[pb.Progress]:

@@ -7,9 +7,9 @@ peer nothing about the order (often alphabetical) of the records file.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import math
-import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,9 +22,21 @@ from pprl.party.config import PartyConfig
 from pprl.party.peer import PeerClient
 from pprl.party.state import RunStore, atomic_file, file_sha256
 from pprl.party.transfer import Expected
-from pprl.protocol import candidates, classifier, matching, reference, smashing, training
+from pprl.protocol import (
+    candidates,
+    classifier,
+    matching,
+    noise,
+    reference,
+    smashing,
+    synthetic,
+    training,
+)
+from pprl.protocol.audit import AuditReport, Dictionary, audit_tensor
+from pprl.protocol.features import Standardise
 from pprl.protocol.phases import Phase
-from pprl.protocol.records import RecordTable, load_records
+from pprl.protocol.records import RecordTable, load_records, normalise, read_table
+from pprl.protocol.release import ReferenceStatistics, Release, reference_statistics, standardise
 from pprl.wire import linkage_pb2 as pb
 
 Progress = Callable[[int, int, str, str], None]
@@ -75,8 +87,14 @@ class Inputs:
     reference: reference.ReferenceSet
 
 
-def _rng() -> np.random.Generator:
-    return np.random.default_rng(secrets.randbits(128))
+@dataclass(frozen=True)
+class Agreed:
+    """What the agreement fixes for the later phases: the method and how tensors are released."""
+
+    method: reference.MethodParams
+    statistics: ReferenceStatistics
+    release: Release
+    standardise: Standardise | None
 
 
 class PhaseWork:
@@ -85,6 +103,7 @@ class PhaseWork:
         self.store = store
         self.peer = peer
         self._inputs: dict[str, Inputs] = {}
+        self._agreed: dict[str, Agreed] = {}
 
     # -- helpers -------------------------------------------------------------------------
     def _load_inputs(self) -> Inputs:
@@ -106,6 +125,37 @@ class PhaseWork:
                 )
             self._inputs[run_id] = self._load_inputs()
         return self._inputs[run_id]
+
+    def agreed(self, run_id: str) -> Agreed:
+        """The agreed method (noise resolved from a target attack success at AGREE)."""
+        if run_id not in self._agreed:
+            params = json.loads(self.store.get(run_id).description)["params"]
+            method = reference.MethodParams(**params)
+            stats = reference_statistics(self.inputs(run_id).reference.columns, self.config.mapping)
+            release = Release(noise=method.noise_sigma * stats.sigma0)
+            shift = standardise(stats, self.config.mapping, release, method.feature)
+            self._agreed[run_id] = Agreed(method, stats, release, shift)
+        return self._agreed[run_id]
+
+    def _method(self, inputs: Inputs) -> tuple[reference.MethodParams, str]:
+        """The configured method with sigma resolved from attack_success, and what the noise
+        buys, in words."""
+        method = self.config.method
+        stats = reference_statistics(inputs.reference.columns, self.config.mapping)
+        if self.config.attack_success is not None:
+            try:
+                sigma = noise.sigma_for_success(self.config.attack_success, stats.sigma0)
+            except noise.CalibrationError as exc:
+                raise PhaseFailed(
+                    f"[method] attack_success in {self.config.source}: {exc}"
+                ) from None
+            method = dataclasses.replace(method, noise_sigma=sigma)
+        per_attribute = max(
+            sum(1 for a, _ in self.config.mapping if a == attribute)
+            for attribute, _ in self.config.mapping
+        )
+        coordinates = per_attribute * len(inputs.reference)
+        return method, noise.describe(method.noise_sigma, stats.sigma0, coordinates)
 
     def expected_tensor(self, run_id: str) -> Expected:
         """What a peer tensor must fit, taken from the stored agreement itself."""
@@ -139,7 +189,7 @@ class PhaseWork:
                 f"the reference set {self.config.reference_path} shares {shared} values with "
                 f"the records ({detail}); it must be disjoint from both parties' data"
             )
-        params = self.config.method
+        params, noise_words = self._method(inputs)
         description = reference.agreement_description(inputs.reference, self.config.mapping, params)
         digest = reference.agreement_digest(inputs.reference, self.config.mapping, params)
         canonical = json.dumps(description, sort_keys=True, separators=(",", ":"))
@@ -152,30 +202,95 @@ class PhaseWork:
         if theirs.digest != digest:
             why = reference.explain_mismatch(description, json.loads(theirs.description))
             raise PhaseFailed(f"agreement digests differ ({why}); the run cannot go on")
-        progress(1, 1, "agreements", f"digest {digest[:16]}… matches {self.peer.peer}'s")
+        progress(
+            1, 1, "agreements", f"digest {digest[:16]}… matches {self.peer.peer}'s; {noise_words}"
+        )
 
     def smash(self, run_id: str, progress: Progress) -> None:
         inputs = self.inputs(run_id)
-        order = _rng().permutation(len(inputs.records))
+        order = noise.secret_generator().permutation(len(inputs.records))
         shuffled = {k: [v[i] for i in order] for k, v in inputs.records.attributes.items()}
+        agreed = self.agreed(run_id)
         progress(0, len(order), "records", "computing edit distances to the reference set")
         tensor = smashing.smash(
             shuffled,
             inputs.reference.columns,
             self.config.mapping,
             progress=lambda done, total: progress(done, total, "mapping entries", ""),
+            release=agreed.release,
+            rng=noise.secret_generator(),
         )
+        audit = self._privacy_gate(tensor, shuffled, agreed, inputs, progress)
         with atomic_file(self.store.artifact_path(run_id, ORDER)) as tmp, tmp.open("wb") as out:
             np.save(out, order)
         with atomic_file(self.store.artifact_path(run_id, OWN_TENSOR)) as tmp:
             tensor.tofile(tmp)
         self.store.record_artifact(run_id, ORDER)
-        self.store.record_artifact(run_id, OWN_TENSOR, {"shape": list(tensor.shape)})
+        self.store.record_artifact(
+            run_id,
+            OWN_TENSOR,
+            {
+                "shape": list(tensor.shape),
+                "audited_records": audit.records,
+                "reidentified": audit.rate,
+                "noise_edits": agreed.release.noise,
+            },
+        )
         progress(len(order), len(order), "records", f"smashed tensor {tensor.shape}")
+
+    def _dictionary(self, inputs: Inputs) -> Dictionary:
+        path = self.config.privacy.dictionary
+        if path is None:
+            census = synthetic.census_names()
+            names = [*census.first.names, *census.last.names]
+        else:
+            table = read_table(path)
+            names = [
+                normalised for _, fields in table.rows for normalised in map(normalise, fields)
+            ]
+        return Dictionary(names, inputs.reference.columns)
+
+    def _privacy_gate(
+        self,
+        tensor: np.ndarray,
+        attributes: dict[str, list[str]],
+        agreed: Agreed,
+        inputs: Inputs,
+        progress: Progress,
+    ) -> AuditReport:
+        """Attack a sample of the tensor as the peer could, before it is stored for EXCHANGE;
+        refuse when more records fall than the configured limit allows."""
+        settings = self.config.privacy
+        size = min(settings.audit_records, len(tensor))
+        progress(0, size, "records", "privacy gate: dictionary attack on a sample of the tensor")
+        sample = np.sort(noise.secret_generator().choice(len(tensor), size, replace=False))
+        truth = {name: [values[i] for i in sample] for name, values in attributes.items()}
+        report = audit_tensor(
+            tensor[sample], truth, self.config.mapping, agreed.release, self._dictionary(inputs)
+        )
+        detail = ", ".join(
+            f"{a.attribute} {a.result.nearest_rate:.1%} nearest / {a.result.exact_rate:.1%} exact"
+            for a in report.attributes
+        )
+        limit = settings.max_reidentification
+        words = (
+            f"a dictionary attack re-identified {report.rate:.1%} of {size} sampled records "
+            f"({detail})"
+        )
+        if report.rate > limit:
+            raise PhaseFailed(
+                f"privacy gate: {words}, above the limit of {limit:.1%} "
+                f"([privacy] max_reidentification in {self.config.source}); nothing was sent. "
+                "Add noise ([method] noise_sigma or attack_success) or, knowing what the peer "
+                "learns (docs/privacy.md), raise the limit"
+            )
+        progress(size, size, "records", f"privacy gate passed: {words}, limit {limit:.1%}")
+        return report
 
     def train(self, run_id: str, progress: Progress) -> None:
         inputs = self.inputs(run_id)
-        params = self.config.method
+        agreed = self.agreed(run_id)
+        params = agreed.method
         progress(0, 1, "models", "building synthetic training pairs (Algorithm 2)")
         x, y = training.build_training_set(
             inputs.records.attributes,
@@ -184,7 +299,9 @@ class PhaseWork:
             training_records=params.training_records,
             negatives_per_positive=params.negatives_per_positive,
             hard_negatives=params.hard_negatives,
-            rng=_rng(),
+            rng=noise.secret_generator(),
+            release=agreed.release,
+            standardise=agreed.standardise,
         )
         progress(0, 1, "models", f"training {params.classifier} SVM on {len(y)} pairs")
         model = classifier.train(x, y, params.classifier, params.c, params.class_weight)
@@ -216,7 +333,8 @@ class PhaseWork:
         own = self._tensor(run_id, OWN_TENSOR)
         peer = self._tensor(run_id, PEER_TENSOR)
         model = classifier.Model.from_bytes(self.store.artifact(run_id, MODEL).path.read_bytes())
-        selection = matching.Selection(model, self.config.method.top_k)
+        agreed = self.agreed(run_id)
+        selection = matching.Selection(model, agreed.method.top_k)
         where = f"on {self.config.scheduler}" if self.config.scheduler else "here"
         progress(0, len(own), "records", f"grouping distinct vectors; blocks run {where}")
         outcome = candidates.accepted_pairs(
@@ -227,6 +345,7 @@ class PhaseWork:
             if self.config.scheduler
             else candidates.CandidatePlan.run,
             progress=lambda done, total: progress(done, total, "records", ""),
+            standardise=agreed.standardise,
         )
         found = matching.one_to_one(outcome.matches)
         path = self.store.artifact_path(run_id, OWN_MATCHES)

@@ -23,7 +23,7 @@ from typing import Protocol
 import numpy as np
 
 from pprl.protocol.classifier import Model
-from pprl.protocol.features import unit_vectors
+from pprl.protocol.features import Standardise, unit_vectors
 from pprl.protocol.matching import Matches, Selection, _concat, _ranked, score_pairs
 from pprl.protocol.smashing import distinct_codes
 
@@ -59,9 +59,12 @@ class DistinctEntry:
     counts: np.ndarray  # (u,) int64: rows per distinct vector
 
 
-def distinct_entries(tensor: TensorRows, chunk_rows: int = 8192) -> list[DistinctEntry]:
+def distinct_entries(
+    tensor: TensorRows, chunk_rows: int = 8192, standardise: Standardise | None = None
+) -> list[DistinctEntry]:
     """Collapse an (n, M, R) uint8 tensor entry by entry. Rows are read `chunk_rows` at a
-    time, so a tensor read from disk on demand is never held whole.
+    time, so a tensor read from disk on demand is never held whole. The distinct vectors are
+    kept as unit vectors of the agreed features (`standardise`).
 
     Rows are grouped by two 64-bit hashes (their 8-byte words times fixed random odd keys,
     wrapping), then every row is compared with its group's first row; a collision, however
@@ -98,7 +101,8 @@ def distinct_entries(tensor: TensorRows, chunk_rows: int = 8192) -> list[Distinc
             vectors, codes = _distinct_by_bytes(tensor, entry, chunk_rows)
         else:
             vectors = distinct[entry]
-        out.append(DistinctEntry(unit_vectors(vectors), codes, np.bincount(codes)))
+        shift = None if standardise is None else standardise.entry(entry)
+        out.append(DistinctEntry(unit_vectors(vectors, shift), codes, np.bincount(codes)))
     return out
 
 
@@ -366,11 +370,13 @@ def accepted_pairs(
     *,
     run: Callable[[CandidatePlan, Progress | None], Outcome] = CandidatePlan.run,
     progress: Progress | None = None,
+    standardise: Standardise | None = None,
 ) -> Outcome:
     """What score_pairs keeps for two (n, M, R) uint8 tensors, scoring candidates only when a
     bound allows and every pair otherwise. `run` executes the plan's blocks (here or on a
     cluster)."""
-    side_a, side_b = distinct_entries(tensor_a), distinct_entries(tensor_b)
+    side_a = distinct_entries(tensor_a, standardise=standardise)
+    side_b = distinct_entries(tensor_b, standardise=standardise)
     if tensor_a.shape[0] and tensor_b.shape[0]:
         try:
             work = plan(side_a, side_b, selection)
@@ -379,7 +385,7 @@ def accepted_pairs(
         else:
             del side_a, side_b  # the plan keeps what it needs; free the other entries' vectors
             return run(work, progress)
-    unit_a = unit_vectors(tensor_a[0 : tensor_a.shape[0]])
-    unit_b = unit_vectors(tensor_b[0 : tensor_b.shape[0]])
+    unit_a = unit_vectors(tensor_a[0 : tensor_a.shape[0]], standardise)
+    unit_b = unit_vectors(tensor_b[0 : tensor_b.shape[0]], standardise)
     found = score_pairs(unit_a, unit_b, [selection], progress=progress)[0]
     return Outcome(found, None)

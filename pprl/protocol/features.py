@@ -2,15 +2,37 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 
-def unit_vectors(tensor: np.ndarray) -> np.ndarray:
+@dataclass(frozen=True)
+class Standardise:
+    """Per-coordinate (code - centre) / scale before the cosine, with shapes broadcasting over
+    the last axes of a tensor ((M, R) for whole tensors, (R,) for one entry).
+
+    Raw distance vectors all point the same way (every name is a few edits from every other),
+    so their cosines crowd near 1 and noise swamps the differences; centring on the reference
+    set's own mean distances removes that shared direction.
+    """
+
+    centre: np.ndarray
+    scale: np.ndarray
+
+    def entry(self, m: int) -> Standardise:
+        return Standardise(self.centre[m], self.scale[m])
+
+
+def unit_vectors(tensor: np.ndarray, standardise: Standardise | None = None) -> np.ndarray:
     """Scale each [i, m] vector to unit length, so a cosine distance is 1 - a dot product.
 
     An all-zero vector stays zero (cosine distance 1 to anything) instead of dividing by 0.
     """
     values = tensor.astype(np.float32)
+    if standardise is not None:
+        values -= standardise.centre
+        values /= standardise.scale
     norms = np.linalg.norm(values, axis=-1, keepdims=True)
     np.divide(values, norms, out=values, where=norms > 0)
     return values

@@ -47,6 +47,9 @@ class MethodParams:
     clamp: int = 255
     dtype: str = "uint8"
     feature: str = "cosine"
+    # Gaussian noise on released distances in FedSim's standardised units (times sigma0 of the
+    # reference set gives edits); 0 releases the raw distances.
+    noise_sigma: float = 0.0
     classifier: str = "linear"
     c: float = 100.0
     training_records: int = 5000
@@ -58,8 +61,8 @@ class MethodParams:
     normalisation: str = "upper-collapse-whitespace"
 
     def to_dict(self) -> dict[str, Any]:
-        """C as a float, so that 100 and 100.0 give the same digest."""
-        return {**asdict(self), "c": float(self.c)}
+        """C and sigma as floats, so that 100 and 100.0 give the same digest."""
+        return {**asdict(self), "c": float(self.c), "noise_sigma": float(self.noise_sigma)}
 
 
 def load_reference(path: str | Path) -> ReferenceSet:

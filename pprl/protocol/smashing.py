@@ -12,6 +12,8 @@ import numpy as np
 from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
 
+from pprl.protocol.release import Release
+
 Key = TypeVar("Key", bound=Hashable)
 
 
@@ -47,10 +49,17 @@ def distance_table(
 
 
 def smash_values(
-    values: Sequence[str], reference_values: Sequence[str], clamp: int = 255
+    values: Sequence[str],
+    reference_values: Sequence[str],
+    clamp: int = 255,
+    release: Release | None = None,
+    rng: np.random.Generator | None = None,
 ) -> np.ndarray:
-    """(n, R) uint8 Levenshtein distances of each value to each reference value."""
+    """(n, R) uint8 Levenshtein distances of each value to each reference value, or their
+    released codes: `release` noises each distinct value once (see pprl.protocol.release)."""
     codes, ref_codes, table = distance_table(values, reference_values, clamp)
+    if release is not None:
+        table = release.encode(table, rng)
     return table[np.ix_(codes, ref_codes)]
 
 
@@ -60,8 +69,10 @@ def smash(
     mapping: Sequence[tuple[str, str]],
     clamp: int = 255,
     progress: Callable[[int, int], None] | None = None,
+    release: Release | None = None,
+    rng: np.random.Generator | None = None,
 ) -> np.ndarray:
-    """(n, |M|, R) uint8: one distance vector per record and mapping entry.
+    """(n, |M|, R) uint8: one distance vector (or its released codes) per record and entry.
 
     `attributes` and `reference_columns` are column-oriented (name -> values per row).
     `progress(done, total)` is called after each mapping entry, the unit of work that
@@ -77,7 +88,9 @@ def smash(
             raise ValueError(f"mapping names reference column {column!r} the set lacks")
     slices = []
     for attribute, column in mapping:
-        slices.append(smash_values(attributes[attribute], reference_columns[column], clamp))
+        slices.append(
+            smash_values(attributes[attribute], reference_columns[column], clamp, release, rng)
+        )
         if progress is not None:
             progress(len(slices), len(mapping))
     return np.stack(slices, axis=1)

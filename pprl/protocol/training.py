@@ -13,7 +13,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from pprl.protocol.corruption import Corrupter
-from pprl.protocol.features import pair_features, unit_vectors
+from pprl.protocol.features import Standardise, pair_features, unit_vectors
+from pprl.protocol.release import Release
 from pprl.protocol.smashing import smash
 
 Columns = dict[str, list[str]]
@@ -110,18 +111,20 @@ def training_features(
     negatives_per_positive: int = 1,
     hard_negatives: int = 0,
     similarity: np.ndarray | None = None,
+    standardise: Standardise | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """X (n + negatives, M) float32 and y int8: positives first, then negatives.
 
     `own` and `corrupted` are smashed tensors whose row i describe the same record. A negative
     pair with identical tensors (the two look the same through the reference set) would be a
     contradictory label and is dropped. `similarity` (smashed_similarity of the
-    two) may be passed in when several training sets share one sample.
+    two) may be passed in when several training sets share one sample. `standardise` gives
+    the agreed features (None: the paper's raw cosine).
     """
     if own.shape != corrupted.shape:
         raise ValueError(f"tensors differ in shape: {own.shape} vs {corrupted.shape}")
     n = len(own)
-    unit_own, unit_corrupted = unit_vectors(own), unit_vectors(corrupted)
+    unit_own, unit_corrupted = unit_vectors(own, standardise), unit_vectors(corrupted, standardise)
     if hard_negatives and similarity is None:
         similarity = smashed_similarity(unit_own, unit_corrupted)
     partners = negative_partners(similarity, n, rng, negatives_per_positive, hard_negatives)
@@ -152,14 +155,21 @@ def build_training_set(
     rng: np.random.Generator,
     hard_negatives: int = 0,
     clamp: int = 255,
+    release: Release | None = None,
+    standardise: Standardise | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Sample own records, corrupt each with exactly one error, and label their pairs."""
+    """Sample own records, corrupt each with exactly one error, and label their pairs.
+
+    With a noisy `release` both sides of every pair are released as the parties release their
+    tensors, with independent noise, so the model learns the features it will meet.
+    """
     names = list(dict.fromkeys(attribute for attribute, _ in mapping))
     own, corrupted = corrupt_sample(attributes, names, size=training_records, rng=rng)
     return training_features(
-        smash(own, reference_columns, mapping, clamp),
-        smash(corrupted, reference_columns, mapping, clamp),
+        smash(own, reference_columns, mapping, clamp, release=release, rng=rng),
+        smash(corrupted, reference_columns, mapping, clamp, release=release, rng=rng),
         rng,
         negatives_per_positive,
         hard_negatives,
+        standardise=standardise,
     )

@@ -145,7 +145,7 @@ class StatusRequest(_message.Message):
     def __init__(self, run_id: _Optional[str] = ...) -> None: ...
 
 class PartyStatus(_message.Message):
-    __slots__ = ("identity", "run_id", "completed", "phase_seconds", "bytes_sent", "records", "own_matches", "peer_matches", "agreed_matches", "peak_rss_bytes", "scored_pairs")
+    __slots__ = ("identity", "run_id", "completed", "phase_seconds", "bytes_sent", "records", "own_matches", "peer_matches", "agreed_matches", "peak_rss_bytes", "scored_pairs", "audited_records", "reidentified", "reidentification_limit", "noise_edits")
     class PhaseSecondsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -164,6 +164,10 @@ class PartyStatus(_message.Message):
     AGREED_MATCHES_FIELD_NUMBER: _ClassVar[int]
     PEAK_RSS_BYTES_FIELD_NUMBER: _ClassVar[int]
     SCORED_PAIRS_FIELD_NUMBER: _ClassVar[int]
+    AUDITED_RECORDS_FIELD_NUMBER: _ClassVar[int]
+    REIDENTIFIED_FIELD_NUMBER: _ClassVar[int]
+    REIDENTIFICATION_LIMIT_FIELD_NUMBER: _ClassVar[int]
+    NOISE_EDITS_FIELD_NUMBER: _ClassVar[int]
     identity: str
     run_id: str
     completed: Phase
@@ -175,4 +179,8 @@ class PartyStatus(_message.Message):
     agreed_matches: int
     peak_rss_bytes: int
     scored_pairs: int
-    def __init__(self, identity: _Optional[str] = ..., run_id: _Optional[str] = ..., completed: _Optional[_Union[Phase, str]] = ..., phase_seconds: _Optional[_Mapping[str, float]] = ..., bytes_sent: _Optional[int] = ..., records: _Optional[int] = ..., own_matches: _Optional[int] = ..., peer_matches: _Optional[int] = ..., agreed_matches: _Optional[int] = ..., peak_rss_bytes: _Optional[int] = ..., scored_pairs: _Optional[int] = ...) -> None: ...
+    audited_records: int
+    reidentified: float
+    reidentification_limit: float
+    noise_edits: float
+    def __init__(self, identity: _Optional[str] = ..., run_id: _Optional[str] = ..., completed: _Optional[_Union[Phase, str]] = ..., phase_seconds: _Optional[_Mapping[str, float]] = ..., bytes_sent: _Optional[int] = ..., records: _Optional[int] = ..., own_matches: _Optional[int] = ..., peer_matches: _Optional[int] = ..., agreed_matches: _Optional[int] = ..., peak_rss_bytes: _Optional[int] = ..., scored_pairs: _Optional[int] = ..., audited_records: _Optional[int] = ..., reidentified: _Optional[float] = ..., reidentification_limit: _Optional[float] = ..., noise_edits: _Optional[float] = ...) -> None: ...

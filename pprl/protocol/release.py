@@ -1,0 +1,122 @@
+"""What a party releases in place of raw edit distances: the distances plus Gaussian noise,
+quantised back to one byte per coordinate, and the reference-set statistics that both the
+noise scale and the noise-robust features are measured against.
+
+A released code is c = round((d + e) / step) + offset with e ~ N(0, noise^2) in edit units.
+Without noise step = 1 and offset = 0, so the codes are the raw distances, byte for byte.
+With noise the grid is a quarter of the noise (or of one edit, whichever is larger): rounding
+adds a variance of step^2 / 12, about 0.5% of the noise's, and the offset leaves four noise
+deviations below zero. Quantising and clipping after the noise is drawn are post-processing,
+so they do not weaken what the noise buys.
+
+Noise is drawn once per distinct value and mapping entry: every record with the same name
+shows the same noisy vector, so a peer cannot average repeated noisy copies of one name
+within a run (it still sees which records share a value, as it does without noise).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from rapidfuzz import process
+from rapidfuzz.distance import Levenshtein
+
+from pprl.protocol.features import Standardise
+
+_STEPS_PER_NOISE = 4
+_OFFSET_STEPS = 16
+FEATURES = ("cosine", "centred-cosine", "standardised-cosine")
+
+
+@dataclass(frozen=True)
+class Release:
+    """Noise in edit units and the byte grid its codes live on."""
+
+    noise: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not np.isfinite(self.noise) or self.noise < 0:
+            raise ValueError(f"the noise scale must be a finite number >= 0, got {self.noise}")
+
+    @property
+    def step(self) -> float:
+        return 1.0 if self.noise == 0 else max(self.noise, 1.0) / _STEPS_PER_NOISE
+
+    @property
+    def offset(self) -> int:
+        return 0 if self.noise == 0 else _OFFSET_STEPS
+
+    def encode(self, distances: np.ndarray, rng: np.random.Generator | None) -> np.ndarray:
+        """uint8 codes of integer distances; `rng` must be given when there is noise."""
+        if self.noise == 0:
+            return np.asarray(distances, dtype=np.uint8)
+        if rng is None:
+            raise ValueError("noise needs a random generator")
+        values = np.asarray(distances, dtype=np.float64)
+        values = values + rng.normal(0.0, self.noise, size=values.shape)
+        codes = np.rint(values / self.step) + self.offset
+        return np.clip(codes, 0, 255).astype(np.uint8)
+
+    def decode(self, codes: np.ndarray) -> np.ndarray:
+        """float32 distances in edit units, as the peer reads them."""
+        return ((np.asarray(codes, dtype=np.float32) - self.offset) * self.step).astype(np.float32)
+
+
+@dataclass(frozen=True)
+class ReferenceStatistics:
+    """Per reference column: each coordinate's mean and spread of distances from the column's
+    own values, and sigma0, the spread of all those distances (FedSim's standardisation)."""
+
+    centre: dict[str, np.ndarray]  # column -> (R,) float64 edit units
+    spread: dict[str, np.ndarray]  # column -> (R,) float64 edit units
+    sigma0: float
+
+
+def reference_statistics(
+    reference_columns: Mapping[str, Sequence[str]], mapping: Sequence[tuple[str, str]]
+) -> ReferenceStatistics:
+    """Statistics of the public reference set only, so both parties compute the same ones.
+
+    A coordinate's statistics are over the distances from every other reference value of its
+    column (the zero to itself is left out); sigma0 pools the columns the mapping uses.
+    """
+    centre, spread, pooled = {}, {}, []
+    for column in dict.fromkeys(column for _, column in mapping):
+        values = list(reference_columns[column])
+        table = process.cdist(values, values, scorer=Levenshtein.distance, dtype=np.int32)
+        if len(values) < 2:
+            raise ValueError(f"reference column {column!r} needs at least two values")
+        others = ~np.eye(len(values), dtype=bool)
+        distances = table.astype(np.float64)
+        counts = others.sum(axis=0)
+        mean = (distances * others).sum(axis=0) / counts
+        square = ((distances - mean) ** 2 * others).sum(axis=0) / counts
+        centre[column] = mean
+        spread[column] = np.sqrt(square)
+        pooled.append(distances[others])
+    sigma0 = float(np.concatenate(pooled).std())
+    return ReferenceStatistics(centre, spread, sigma0)
+
+
+def standardise(
+    statistics: ReferenceStatistics,
+    mapping: Sequence[tuple[str, str]],
+    release: Release,
+    feature: str,
+) -> Standardise | None:
+    """The per-coordinate shift and scale, in code units, that turn released codes into the
+    vectors whose cosine `feature` names; None for the paper's raw cosine."""
+    if feature not in FEATURES:
+        raise ValueError(f"unknown feature {feature!r}; expected one of {', '.join(FEATURES)}")
+    if feature == "cosine":
+        return None
+    centre = np.stack([statistics.centre[column] for _, column in mapping])
+    centre = release.offset + centre / release.step
+    if feature == "centred-cosine":
+        scale = np.ones_like(centre)
+    else:
+        spread = np.stack([statistics.spread[column] for _, column in mapping])
+        scale = np.maximum(spread, 1e-6) / release.step
+    return Standardise(centre.astype(np.float32), scale.astype(np.float32))

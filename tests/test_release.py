@@ -1,0 +1,73 @@
+"""Released codes, the reference-set statistics and the features built on them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pprl.protocol.features import unit_vectors
+from pprl.protocol.release import Release, reference_statistics, standardise
+from pprl.protocol.smashing import smash
+
+# Distances within the column: ANN-BOB 3, ANN-ANNA 1, BOB-ANNA 4.
+REFERENCE = {"first": ["ANN", "BOB", "ANNA"]}
+MAPPING = (("first", "first"),)
+
+
+def test_without_noise_the_codes_are_the_raw_distances() -> None:
+    release = Release()
+    distances = np.array([[0, 3, 255]], dtype=np.uint8)
+    assert release.step == 1.0 and release.offset == 0
+    assert release.encode(distances, None).tolist() == [[0, 3, 255]]
+    assert release.decode(distances).tolist() == [[0.0, 3.0, 255.0]]
+
+
+def test_noisy_codes_sit_on_a_grid_of_a_quarter_noise_above_an_offset() -> None:
+    assert (Release(0.5).step, Release(0.5).offset) == (0.25, 16)
+    assert Release(8.0).step == 2.0
+    with pytest.raises(ValueError, match="needs a random generator"):
+        Release(2.0).encode(np.zeros((1, 1), np.uint8), None)
+    with pytest.raises(ValueError, match=">= 0"):
+        Release(-1.0)
+
+
+def test_noise_has_the_requested_spread_once_decoded() -> None:
+    release = Release(2.0)
+    distances = np.full((200, 500), 7, dtype=np.uint8)
+    decoded = release.decode(release.encode(distances, np.random.default_rng(1)))
+    # Rounding to a 0.5 grid adds 0.5^2 / 12 to the variance 4.
+    assert abs(float(decoded.mean()) - 7.0) < 0.02
+    assert abs(float(decoded.std()) - np.sqrt(4 + 0.25 / 12)) < 0.02
+
+
+def test_a_repeated_value_gets_one_noise_draw_and_others_their_own() -> None:
+    records = {"first": ["JOHN", "MARY", "JOHN"]}
+    tensor = smash(records, REFERENCE, MAPPING, release=Release(3.0), rng=np.random.default_rng(2))
+    assert np.array_equal(tensor[0], tensor[2])
+    again = smash(records, REFERENCE, MAPPING, release=Release(3.0), rng=np.random.default_rng(3))
+    assert not np.array_equal(tensor[0], again[0])
+
+
+def test_reference_statistics_leave_out_each_value_itself() -> None:
+    stats = reference_statistics(REFERENCE, MAPPING)
+    # ANN: (3 + 1) / 2; BOB: (3 + 4) / 2; ANNA: (1 + 4) / 2.
+    assert stats.centre["first"].tolist() == [2.0, 3.5, 2.5]
+    assert stats.spread["first"].tolist() == [1.0, 0.5, 1.5]
+    # The six off-diagonal distances 3, 1, 3, 4, 1, 4: mean 8/3, variance 14/9.
+    assert stats.sigma0 == pytest.approx(np.sqrt(14 / 9))
+
+
+def test_centring_moves_codes_onto_the_reference_means() -> None:
+    stats = reference_statistics(REFERENCE, MAPPING)
+    release = Release(2.0)  # step 0.5, offset 16
+    shift = standardise(stats, MAPPING, release, "centred-cosine")
+    assert shift.centre.tolist() == [[20.0, 23.0, 21.0]]  # 16 + mean / 0.5
+    assert shift.scale.tolist() == [[1.0, 1.0, 1.0]]
+    scaled = standardise(stats, MAPPING, release, "standardised-cosine")
+    assert scaled.scale.tolist() == [[2.0, 1.0, 3.0]]  # spread / 0.5
+    assert standardise(stats, MAPPING, release, "cosine") is None
+    with pytest.raises(ValueError, match="unknown feature"):
+        standardise(stats, MAPPING, release, "euclid")
+    # A code vector equal to the centre plus (1, 0, 0) becomes the unit vector (1, 0, 0).
+    codes = np.array([[[21.0, 23.0, 21.0]]])
+    assert unit_vectors(codes, shift).tolist() == [[[1.0, 0.0, 0.0]]]
