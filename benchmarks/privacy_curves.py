@@ -112,7 +112,7 @@ def point(size, rows, sigma, feature, seed, audit_rows, dictionaries, data_cache
             }
             for a in report.attributes
         },
-        "audited_records": int(len(sample)),
+        "audited_records": len(sample),
         "link_seconds": link_seconds,
         "audit_seconds": audit_seconds,
     }
