@@ -43,7 +43,7 @@ def _party(columns, reference, release, shift, params, rng):
         DEFAULT_MAPPING,
         training_records=params.training_records,
         negatives_per_positive=params.negatives_per_positive,
-        hard_negatives=params.hard_negatives,
+        hard_negatives=params.hard_negatives if release.noise == 0 else 0,
         rng=rng,
         release=release,
         standardise=shift,

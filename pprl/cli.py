@@ -54,6 +54,30 @@ def _write_json(path: str | None, summary: dict) -> None:
         print(f"summary written to {path}")
 
 
+def _audit(args: argparse.Namespace) -> int:
+    from pprl.audit_command import AuditOptions, print_audit, run_audit
+
+    options = AuditOptions(
+        records=Path(args.records),
+        config=Path(args.config),
+        dictionary=Path(args.dictionary) if args.dictionary else None,
+        sample=args.sample,
+        seed=args.seed,
+    )
+    report = run_audit(options)
+    print_audit(report)
+    _write_json(args.json, report)
+    sent = report["results"][-1]
+    if sent["record_reidentified"] > report["limit"]:
+        print(
+            f"pprl: the {sent['release']} release this configuration sends is over the limit; "
+            "the daemon's privacy gate would refuse it",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
 def _coordinate(args: argparse.Namespace) -> int:
     from pprl.party.coordinator import Coordinator, Endpoint
 
@@ -167,6 +191,19 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--workdir", help="keep the run's files here (default: a temp dir)")
     demo.add_argument("--json", metavar="PATH", help="also write the summary as JSON")
     demo.set_defaults(handler=_demo)
+
+    audit = sub.add_parser(
+        "audit", help="attack the tensors this party would send, as its peer could"
+    )
+    audit.add_argument("--records", required=True, metavar="CSV", help="the records to audit")
+    audit.add_argument("--config", required=True, help="the party's TOML file")
+    audit.add_argument(
+        "--dictionary", metavar="CSV", help="public names (every value after the header row)"
+    )
+    audit.add_argument("--sample", type=int, default=1000, help="records attacked")
+    audit.add_argument("--seed", type=int, help="sample and noise seed (default: secret)")
+    audit.add_argument("--json", metavar="PATH", help="also write the report as JSON")
+    audit.set_defaults(handler=_audit)
 
     from pprl.bench.command import add_parser as add_bench
 

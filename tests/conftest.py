@@ -10,7 +10,15 @@ from pathlib import Path
 import grpc
 import pytest
 
-from pprl.demo import PARTIES, Deployment, prepare, start_daemon, stop_daemon, write_demo_data
+from pprl.demo import (
+    PARTIES,
+    Deployment,
+    Privacy,
+    prepare,
+    start_daemon,
+    stop_daemon,
+    write_demo_data,
+)
 from pprl.party.config import TlsFiles
 from pprl.party.coordinator import Coordinator
 from pprl.party.tls import secure_channel
@@ -29,6 +37,7 @@ def deploy(tmp_path_factory) -> Iterator[Callable[..., Deployment]]:
         overlap: float = 0.9,
         wire_log: bool = False,
         configure: Callable[[Deployment], None] | None = None,
+        privacy: Privacy | None = None,
     ) -> Deployment:
         workdir = tmp_path_factory.mktemp("deploy")
         data = workdir / "data"
@@ -38,6 +47,7 @@ def deploy(tmp_path_factory) -> Iterator[Callable[..., Deployment]]:
             {"alice": data / "alice.csv", "bob": data / "bob.csv"},
             data / "reference.csv",
             wire_log=wire_log,
+            privacy=privacy,
         )
         if configure is not None:
             configure(deployment)

@@ -433,3 +433,12 @@ def test_noise_sigma_and_attack_success_together_are_refused(tmp_path: Path) -> 
     error = load_error(path)
     assert_located(error, path, "method.attack_success")
     assert "not both" in str(error)
+
+
+def test_noise_turns_off_mined_hard_negatives_unless_asked_for(tmp_path: Path) -> None:
+    noisy = load_config(write(tmp_path, minimal() | {"method": {"noise_sigma": 1}}))
+    assert noisy.method.hard_negatives == 0
+    tau = load_config(write(tmp_path, minimal() | {"method": {"attack_success": 0.5}}))
+    assert tau.method.hard_negatives == 0
+    data = minimal() | {"method": {"noise_sigma": 1, "hard_negatives": 1}}
+    assert load_config(write(tmp_path, data)).method.hard_negatives == 1

@@ -169,7 +169,11 @@ def _method(section: _Section) -> MethodParams:
         raise section._error("classifier", f'must be "linear" or "rbf", got {classifier!r}')
     c_default = 100.0 if classifier == "linear" else 0.01
     negatives = section.count("negatives_per_positive", defaults.negatives_per_positive)
-    hard = section.count("hard_negatives", min(defaults.hard_negatives, negatives), minimum=0)
+    # Under noise a record's nearest others look closer than its own noisy copy, so mined
+    # "hard" negatives teach the model the wrong sign (docs/privacy.md): none by default.
+    noisy = bool(section.data.get("noise_sigma")) or "attack_success" in section.data
+    hard_default = 0 if noisy else min(defaults.hard_negatives, negatives)
+    hard = section.count("hard_negatives", hard_default, minimum=0)
     if hard > negatives:
         raise section._error(
             "hard_negatives", f"must not exceed negatives_per_positive ({negatives}), got {hard}"

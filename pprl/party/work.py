@@ -97,6 +97,38 @@ class Agreed:
     standardise: Standardise | None
 
 
+def resolved_method(
+    config: PartyConfig, reference_set: reference.ReferenceSet
+) -> tuple[reference.MethodParams, str]:
+    """The configured method with sigma resolved from attack_success, and what the noise
+    buys, in words."""
+    method = config.method
+    stats = reference_statistics(reference_set.columns, config.mapping)
+    if config.attack_success is not None:
+        try:
+            sigma = noise.sigma_for_success(config.attack_success, stats.sigma0)
+        except noise.CalibrationError as exc:
+            raise PhaseFailed(f"[method] attack_success in {config.source}: {exc}") from None
+        method = dataclasses.replace(method, noise_sigma=sigma)
+    per_attribute = max(
+        sum(1 for a, _ in config.mapping if a == attribute) for attribute, _ in config.mapping
+    )
+    coordinates = per_attribute * len(reference_set)
+    return method, noise.describe(method.noise_sigma, stats.sigma0, coordinates)
+
+
+def load_dictionary(path: Path | None, reference_set: reference.ReferenceSet) -> Dictionary:
+    """The attacker's name list: every value of a CSV (after its header row), or the census
+    first names and surnames."""
+    if path is None:
+        census = synthetic.census_names()
+        names = [*census.first.names, *census.last.names]
+    else:
+        table = read_table(path)
+        names = [normalise(field) for _, fields in table.rows for field in fields]
+    return Dictionary(names, reference_set.columns)
+
+
 class PhaseWork:
     def __init__(self, config: PartyConfig, store: RunStore, peer: PeerClient) -> None:
         self.config = config
@@ -137,26 +169,6 @@ class PhaseWork:
             self._agreed[run_id] = Agreed(method, stats, release, shift)
         return self._agreed[run_id]
 
-    def _method(self, inputs: Inputs) -> tuple[reference.MethodParams, str]:
-        """The configured method with sigma resolved from attack_success, and what the noise
-        buys, in words."""
-        method = self.config.method
-        stats = reference_statistics(inputs.reference.columns, self.config.mapping)
-        if self.config.attack_success is not None:
-            try:
-                sigma = noise.sigma_for_success(self.config.attack_success, stats.sigma0)
-            except noise.CalibrationError as exc:
-                raise PhaseFailed(
-                    f"[method] attack_success in {self.config.source}: {exc}"
-                ) from None
-            method = dataclasses.replace(method, noise_sigma=sigma)
-        per_attribute = max(
-            sum(1 for a, _ in self.config.mapping if a == attribute)
-            for attribute, _ in self.config.mapping
-        )
-        coordinates = per_attribute * len(inputs.reference)
-        return method, noise.describe(method.noise_sigma, stats.sigma0, coordinates)
-
     def expected_tensor(self, run_id: str) -> Expected:
         """What a peer tensor must fit, taken from the stored agreement itself."""
         run = self.store.get(run_id)
@@ -189,7 +201,7 @@ class PhaseWork:
                 f"the reference set {self.config.reference_path} shares {shared} values with "
                 f"the records ({detail}); it must be disjoint from both parties' data"
             )
-        params, noise_words = self._method(inputs)
+        params, noise_words = resolved_method(self.config, inputs.reference)
         description = reference.agreement_description(inputs.reference, self.config.mapping, params)
         digest = reference.agreement_digest(inputs.reference, self.config.mapping, params)
         canonical = json.dumps(description, sort_keys=True, separators=(",", ":"))
@@ -238,18 +250,6 @@ class PhaseWork:
         )
         progress(len(order), len(order), "records", f"smashed tensor {tensor.shape}")
 
-    def _dictionary(self, inputs: Inputs) -> Dictionary:
-        path = self.config.privacy.dictionary
-        if path is None:
-            census = synthetic.census_names()
-            names = [*census.first.names, *census.last.names]
-        else:
-            table = read_table(path)
-            names = [
-                normalised for _, fields in table.rows for normalised in map(normalise, fields)
-            ]
-        return Dictionary(names, inputs.reference.columns)
-
     def _privacy_gate(
         self,
         tensor: np.ndarray,
@@ -266,7 +266,11 @@ class PhaseWork:
         sample = np.sort(noise.secret_generator().choice(len(tensor), size, replace=False))
         truth = {name: [values[i] for i in sample] for name, values in attributes.items()}
         report = audit_tensor(
-            tensor[sample], truth, self.config.mapping, agreed.release, self._dictionary(inputs)
+            tensor[sample],
+            truth,
+            self.config.mapping,
+            agreed.release,
+            load_dictionary(self.config.privacy.dictionary, inputs.reference),
         )
         detail = ", ".join(
             f"{a.attribute} {a.result.nearest_rate:.1%} nearest / {a.result.exact_rate:.1%} exact"

@@ -19,9 +19,13 @@ class Standardise:
 
     centre: np.ndarray
     scale: np.ndarray
+    # (M, R, k) orthonormal columns to project onto after centring, or None. Cosines depend
+    # only on the projector basis @ basis.T, so the parties' bases may differ in sign.
+    basis: np.ndarray | None = None
 
     def entry(self, m: int) -> Standardise:
-        return Standardise(self.centre[m], self.scale[m])
+        basis = None if self.basis is None else self.basis[m]
+        return Standardise(self.centre[m], self.scale[m], basis)
 
 
 def unit_vectors(tensor: np.ndarray, standardise: Standardise | None = None) -> np.ndarray:
@@ -33,6 +37,10 @@ def unit_vectors(tensor: np.ndarray, standardise: Standardise | None = None) -> 
     if standardise is not None:
         values -= standardise.centre
         values /= standardise.scale
+        if standardise.basis is not None:
+            basis = standardise.basis
+            pattern = "...r,rk->...k" if basis.ndim == 2 else "...mr,mrk->...mk"
+            values = np.einsum(pattern, values, basis, dtype=np.float32)
     norms = np.linalg.norm(values, axis=-1, keepdims=True)
     np.divide(values, norms, out=values, where=norms > 0)
     return values

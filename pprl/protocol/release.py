@@ -27,7 +27,10 @@ from pprl.protocol.features import Standardise
 
 _STEPS_PER_NOISE = 4
 _OFFSET_STEPS = 16
-FEATURES = ("cosine", "centred-cosine", "standardised-cosine")
+FEATURES = ("cosine", "centred-cosine", "standardised-cosine", "projected-cosine")
+# Components kept by "projected-cosine": names' distance vectors are close to low-rank, while
+# noise spreads evenly over all R coordinates, so dropping the rest drops mostly noise.
+COMPONENTS = 30
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,8 @@ class ReferenceStatistics:
     centre: dict[str, np.ndarray]  # column -> (R,) float64 edit units
     spread: dict[str, np.ndarray]  # column -> (R,) float64 edit units
     sigma0: float
+    # column -> (R, k) principal directions of the column's own centred distance vectors
+    components: dict[str, np.ndarray]
 
 
 def reference_statistics(
@@ -82,7 +87,7 @@ def reference_statistics(
     A coordinate's statistics are over the distances from every other reference value of its
     column (the zero to itself is left out); sigma0 pools the columns the mapping uses.
     """
-    centre, spread, pooled = {}, {}, []
+    centre, spread, components, pooled = {}, {}, {}, []
     for column in dict.fromkeys(column for _, column in mapping):
         values = list(reference_columns[column])
         table = process.cdist(values, values, scorer=Levenshtein.distance, dtype=np.int32)
@@ -96,8 +101,10 @@ def reference_statistics(
         centre[column] = mean
         spread[column] = np.sqrt(square)
         pooled.append(distances[others])
+        _, _, directions = np.linalg.svd(distances - mean, full_matrices=False)
+        components[column] = directions[: min(COMPONENTS, len(values))].T
     sigma0 = float(np.concatenate(pooled).std())
-    return ReferenceStatistics(centre, spread, sigma0)
+    return ReferenceStatistics(centre, spread, sigma0, components)
 
 
 def standardise(
@@ -114,9 +121,13 @@ def standardise(
         return None
     centre = np.stack([statistics.centre[column] for _, column in mapping])
     centre = release.offset + centre / release.step
-    if feature == "centred-cosine":
-        scale = np.ones_like(centre)
-    else:
+    basis = None
+    if feature == "standardised-cosine":
         spread = np.stack([statistics.spread[column] for _, column in mapping])
         scale = np.maximum(spread, 1e-6) / release.step
-    return Standardise(centre.astype(np.float32), scale.astype(np.float32))
+    else:
+        scale = np.ones_like(centre)
+    if feature == "projected-cosine":
+        basis = np.stack([statistics.components[column] for _, column in mapping])
+        basis = basis.astype(np.float32)
+    return Standardise(centre.astype(np.float32), scale.astype(np.float32), basis)
