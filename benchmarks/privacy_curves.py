@@ -6,7 +6,9 @@ selection, agreed pairs. The attack is pprl.protocol.audit on a sample of Alice'
 records with the census first and last names as the dictionary:
 
     .venv/bin/python benchmarks/privacy_curves.py --sizes 5000 --reference-rows 200 2000 \\
-        --sigmas 0 1 2 3 4 --features cosine centred-cosine --out docs/results/privacy.json
+        --sigmas 0 0.5 1 1.5 2 --features projected-cosine --out docs/results/privacy.json
+    .venv/bin/python benchmarks/privacy_curves.py --out docs/results/privacy.json \\
+        --plot docs/privacy_curves.png
 
 sigma is in FedSim's standardised units: the noise in edit units is sigma * sigma0, with
 sigma0 the spread of distances within the reference set. Results are appended to --out as
@@ -118,6 +120,49 @@ def point(size, rows, sigma, feature, seed, audit_rows, dictionaries, data_cache
     }
 
 
+def plot(rows: list[dict], path: Path) -> None:
+    """F1 against record re-identification, one curve per size, reference set and feature,
+    each point labelled with its sigma."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(8, 5.5))
+    settings = sorted({(r["size"], r["reference_rows"], r["feature"]) for r in rows})
+    for size, reference_rows, feature in settings:
+        curve = sorted(
+            (
+                r
+                for r in rows
+                if (r["size"], r["reference_rows"], r["feature"]) == (size, reference_rows, feature)
+            ),
+            key=lambda r: r["sigma"],
+        )
+        x = [100 * r["record_reidentified"] for r in curve]
+        y = [r["f1"] for r in curve]
+        style = "-o" if feature == "projected-cosine" else "--s"
+        axes.plot(x, y, style, label=f"{size:,} a side, RS {reference_rows:,}, {feature}")
+        for r, xi, yi in zip(curve, x, y, strict=True):
+            axes.annotate(
+                f"\u03c3={r['sigma']:g}",
+                (xi, yi),
+                fontsize=7,
+                xytext=(3, 3),
+                textcoords="offset points",
+            )
+    axes.axvline(10, color="grey", linewidth=0.8, linestyle=":")
+    axes.axhline(0.9, color="grey", linewidth=0.8, linestyle=":")
+    axes.set_xlabel("records re-identified by a dictionary attack (%)")
+    axes.set_ylabel("agreed linkage F1")
+    axes.set_title("Noise on released tensors: linkage quality against re-identification")
+    axes.legend(fontsize=8, loc="lower right")
+    axes.grid(alpha=0.3)
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", type=int, nargs="+", default=[5000])
@@ -127,7 +172,11 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--audit-rows", type=int, default=500)
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--plot", type=Path, help="only draw the figure from --out, as PNG")
     args = parser.parse_args()
+    if args.plot:
+        plot(json.loads(args.out.read_text()), args.plot)
+        return
     done = json.loads(args.out.read_text()) if args.out.exists() else []
     key = ("size", "reference_rows", "sigma", "feature", "seed")
     seen = {tuple(row[k] for k in key) for row in done}
