@@ -121,46 +121,74 @@ def point(size, rows, sigma, feature, seed, audit_rows, dictionaries, data_cache
 
 
 def plot(rows: list[dict], path: Path) -> None:
-    """F1 against record re-identification, one curve per size, reference set and feature,
-    each point labelled with its sigma."""
+    """F1 against record re-identification (left) and surname recovery (right), one curve per
+    size, reference set and feature, each point labelled with its sigma."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    figure, axes = plt.subplots(figsize=(8, 5.5))
+    figure, panels = plt.subplots(1, 2, figsize=(13, 5.5), sharey=True)
+    measures = [
+        (lambda r: r["record_reidentified"], "records re-identified (every name recovered, %)"),
+        (lambda r: r["attributes"]["last"]["nearest"], "surnames recovered (%)"),
+    ]
     settings = sorted({(r["size"], r["reference_rows"], r["feature"]) for r in rows})
-    for size, reference_rows, feature in settings:
-        curve = sorted(
-            (
-                r
-                for r in rows
-                if (r["size"], r["reference_rows"], r["feature"]) == (size, reference_rows, feature)
-            ),
-            key=lambda r: r["sigma"],
-        )
-        x = [100 * r["record_reidentified"] for r in curve]
-        y = [r["f1"] for r in curve]
-        style = "-o" if feature == "projected-cosine" else "--s"
-        axes.plot(x, y, style, label=f"{size:,} a side, RS {reference_rows:,}, {feature}")
-        for r, xi, yi in zip(curve, x, y, strict=True):
-            axes.annotate(
-                f"\u03c3={r['sigma']:g}",
-                (xi, yi),
-                fontsize=7,
-                xytext=(3, 3),
-                textcoords="offset points",
+    for axes, (measure, label) in zip(panels, measures, strict=True):
+        for size, reference_rows, feature in settings:
+            curve = sorted(
+                (
+                    r
+                    for r in rows
+                    if (r["size"], r["reference_rows"], r["feature"])
+                    == (size, reference_rows, feature)
+                ),
+                key=lambda r: r["sigma"],
             )
-    axes.axvline(10, color="grey", linewidth=0.8, linestyle=":")
-    axes.axhline(0.9, color="grey", linewidth=0.8, linestyle=":")
-    axes.set_xlabel("records re-identified by a dictionary attack (%)")
-    axes.set_ylabel("agreed linkage F1")
-    axes.set_title("Noise on released tensors: linkage quality against re-identification")
-    axes.legend(fontsize=8, loc="lower right")
-    axes.grid(alpha=0.3)
+            x = [100 * measure(r) for r in curve]
+            y = [r["f1"] for r in curve]
+            style = ("-" if feature == "projected-cosine" else "--") + (
+                "o" if size < 50000 else "D"
+            )
+            axes.plot(x, y, style, label=f"{size:,} a side, RS {reference_rows:,}, {feature}")
+            for r, xi, yi in zip(curve, x, y, strict=True):
+                axes.annotate(
+                    f"\u03c3={r['sigma']:g}",
+                    (xi, yi),
+                    fontsize=7,
+                    xytext=(3, 3),
+                    textcoords="offset points",
+                )
+        axes.axvline(10, color="grey", linewidth=0.8, linestyle=":")
+        axes.axhline(0.9, color="grey", linewidth=0.8, linestyle=":")
+        axes.set_xlabel(f"{label}, dictionary attack by the peer")
+        axes.grid(alpha=0.3)
+    panels[0].set_ylabel("agreed linkage F1")
+    panels[0].legend(fontsize=8, loc="lower right")
+    figure.suptitle("Noise on released tensors: linkage quality against what the peer recovers")
     figure.tight_layout()
-    figure.savefig(path, dpi=120)
+    figure.savefig(path, dpi=110)
     plt.close(figure)
+
+
+def table(rows: list[dict]) -> str:
+    """The results as a markdown table, in the order of the figure's curves."""
+    lines = [
+        "| a side | RS | feature | sigma | noise (edits) | precision | recall | F1 "
+        "| records re-identified | first | middle | last | link s | audit s |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    order = sorted(rows, key=lambda r: (r["size"], r["reference_rows"], r["feature"], r["sigma"]))
+    for r in order:
+        a = r["attributes"]
+        lines.append(
+            f"| {r['size']:,} | {r['reference_rows']:,} | {r['feature']} | {r['sigma']:g} "
+            f"| {r['noise_edits']:.2f} | {r['precision']:.4f} | {r['recall']:.4f} "
+            f"| {r['f1']:.4f} | {r['record_reidentified']:.1%} | {a['first']['nearest']:.1%} "
+            f"| {a['middle']['nearest']:.1%} | {a['last']['nearest']:.1%} "
+            f"| {r['link_seconds']:.0f} | {r['audit_seconds']:.0f} |"
+        )
+    return "\n".join(lines)
 
 
 def main() -> None:
@@ -173,9 +201,14 @@ def main() -> None:
     parser.add_argument("--audit-rows", type=int, default=500)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--plot", type=Path, help="only draw the figure from --out, as PNG")
+    parser.add_argument("--table", action="store_true", help="only print --out as markdown")
     args = parser.parse_args()
-    if args.plot:
-        plot(json.loads(args.out.read_text()), args.plot)
+    if args.plot or args.table:
+        rows = json.loads(args.out.read_text())
+        if args.plot:
+            plot(rows, args.plot)
+        if args.table:
+            print(table(rows))
         return
     done = json.loads(args.out.read_text()) if args.out.exists() else []
     key = ("size", "reference_rows", "sigma", "feature", "seed")
