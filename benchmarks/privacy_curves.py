@@ -105,6 +105,7 @@ def point(size, rows, sigma, feature, seed, audit_rows, dictionaries, data_cache
         "f1": quality.f1,
         "record_reidentified": report.record_reidentified,
         "record_exact": report.record_exact,
+        "record_exposed": report.record_exposed,
         "attributes": {
             a.attribute: {
                 "exact": a.result.exact_rate,

@@ -22,6 +22,8 @@ from pprl.protocol.records import load_records
 from pprl.protocol.release import Release, reference_statistics
 from pprl.protocol.smashing import smash
 
+GATED = {"every-name": "record_reidentified", "any-name": "record_exposed"}
+
 
 @dataclass(frozen=True)
 class AuditOptions:
@@ -38,6 +40,7 @@ def _row(name: str, report: AuditReport) -> dict[str, Any]:
         "records": report.records,
         "record_exact": report.record_exact,
         "record_reidentified": report.record_reidentified,
+        "record_exposed": report.record_exposed,
         "attributes": {
             a.attribute: {
                 "values": a.audited,
@@ -87,6 +90,7 @@ def run_audit(options: AuditOptions) -> dict[str, Any]:
         "noise_edits": method.noise_sigma * sigma0,
         "noise": words,
         "limit": config.privacy.max_reidentification,
+        "measure": config.privacy.measure,
         "results": results,
     }
 
@@ -107,11 +111,13 @@ def print_audit(report: dict[str, Any]) -> None:
                 f"{a['in_dictionary']:>8.1%} {a['exact']:>7.1%} {a['nearest']:>8.1%} "
                 f"{a['median_candidates']:>12g}"
             )
-        verdict = "over" if result["record_reidentified"] > report["limit"] else "within"
+        rate = result[GATED[report["measure"]]]
+        verdict = "over" if rate > report["limit"] else "within"
         print(
             f"{result['release']:<9} {'records':<10} {result['records']:>7,} {'':>8} "
             f"{result['record_exact']:>7.1%} {result['record_reidentified']:>8.1%}   "
-            f"({verdict} the gate's limit of {report['limit']:.1%})"
+            f"({result['record_exposed']:.1%} lose at least one name; {rate:.1%} is "
+            f"{verdict} the gate's limit of {report['limit']:.1%} on {report['measure']})"
         )
     print(
         "\nexact: the rounded vector names exactly one dictionary entry, the true one; nearest:"

@@ -55,7 +55,7 @@ def _write_json(path: str | None, summary: dict) -> None:
 
 
 def _audit(args: argparse.Namespace) -> int:
-    from pprl.audit_command import AuditOptions, print_audit, run_audit
+    from pprl.audit_command import GATED, AuditOptions, print_audit, run_audit
 
     options = AuditOptions(
         records=Path(args.records),
@@ -68,7 +68,7 @@ def _audit(args: argparse.Namespace) -> int:
     print_audit(report)
     _write_json(args.json, report)
     sent = report["results"][-1]
-    if sent["record_reidentified"] > report["limit"]:
+    if sent[GATED[report["measure"]]] > report["limit"]:
         print(
             f"pprl: the {sent['release']} release this configuration sends is over the limit; "
             "the daemon's privacy gate would refuse it",

@@ -94,4 +94,9 @@ def test_audit_tensor_scores_attributes_and_records_on_a_hand_made_release() -> 
     # Records 1 and 3 fall to exact lookup alone; record 5 also to the nearest name.
     assert report.record_exact == pytest.approx(2 / 5)
     assert report.record_reidentified == pytest.approx(3 / 5)
-    assert report.rate == report.record_reidentified
+    # Every record loses a name: the fourth (ZED ties) its surname ANNX, one edit from ANNA.
+    assert report.record_exposed == 1.0
+    assert report.rate("every-name") == report.record_reidentified
+    assert report.rate("any-name") == report.record_exposed
+    with pytest.raises(ValueError, match="unknown measure"):
+        report.rate("some-names")

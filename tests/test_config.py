@@ -442,3 +442,11 @@ def test_noise_turns_off_mined_hard_negatives_unless_asked_for(tmp_path: Path) -
     assert tau.method.hard_negatives == 0
     data = minimal() | {"method": {"noise_sigma": 1, "hard_negatives": 1}}
     assert load_config(write(tmp_path, data)).method.hard_negatives == 1
+
+
+def test_the_gate_measure_is_every_name_by_default_and_may_be_any_name(tmp_path: Path) -> None:
+    assert load_config(write(tmp_path, minimal())).privacy.measure == "every-name"
+    data = minimal() | {"privacy": {"measure": "any-name"}}
+    assert load_config(write(tmp_path, data)).privacy.measure == "any-name"
+    path = write(tmp_path, minimal() | {"privacy": {"measure": "surname"}})
+    assert_located(load_error(path), path, "privacy.measure")

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pprl.protocol.audit import MEASURES
 from pprl.protocol.classifier import CLASS_WEIGHTS
 from pprl.protocol.errors import InputError
 from pprl.protocol.reference import DEFAULT_MAPPING, MappingEntry, MethodParams
@@ -35,6 +36,8 @@ class PrivacySettings:
     max_reidentification: float = DEFAULT_REIDENTIFICATION_LIMIT
     audit_records: int = DEFAULT_AUDIT_RECORDS
     dictionary: Path | None = None
+    # "every-name": a record counts when all its names are recovered; "any-name": when one is.
+    measure: str = "every-name"
 
 
 @dataclass(frozen=True)
@@ -210,7 +213,15 @@ def _privacy(section: _Section) -> PrivacySettings:
         max_reidentification=section.share("max_reidentification", DEFAULT_REIDENTIFICATION_LIMIT),
         audit_records=section.count("audit_records", DEFAULT_AUDIT_RECORDS),
         dictionary=_optional_file(section, "dictionary"),
+        measure=_choice(section, "measure", MEASURES, "every-name"),
     )
+
+
+def _choice(section: _Section, key: str, choices: tuple[str, ...], default: str) -> str:
+    value = section.string(key, default)
+    if value not in choices:
+        raise section._error(key, f"must be one of {', '.join(choices)}, got {value!r}")
+    return value
 
 
 def load_config(path: str | Path) -> PartyConfig:

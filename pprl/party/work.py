@@ -244,7 +244,7 @@ class PhaseWork:
             {
                 "shape": list(tensor.shape),
                 "audited_records": audit.records,
-                "reidentified": audit.rate,
+                "reidentified": audit.rate(self.config.privacy.measure),
                 "noise_edits": agreed.release.noise,
             },
         )
@@ -277,11 +277,13 @@ class PhaseWork:
             for a in report.attributes
         )
         limit = settings.max_reidentification
+        rate = report.rate(settings.measure)
+        counted = "every name" if settings.measure == "every-name" else "at least one name"
         words = (
-            f"a dictionary attack re-identified {report.rate:.1%} of {size} sampled records "
-            f"({detail})"
+            f"a dictionary attack re-identified {rate:.1%} of {size} sampled records "
+            f"({counted} recovered; {detail})"
         )
-        if report.rate > limit:
+        if rate > limit:
             raise PhaseFailed(
                 f"privacy gate: {words}, above the limit of {limit:.1%} "
                 f"([privacy] max_reidentification in {self.config.source}); nothing was sent. "
