@@ -11,6 +11,9 @@ from pathlib import Path
 import pytest
 
 from pprl.demo import write_demo_data
+from pprl.protocol.noise import attack_success, sigma_for_success
+from pprl.protocol.reference import DEFAULT_MAPPING, load_reference
+from pprl.protocol.release import reference_statistics
 
 
 @pytest.fixture(scope="module")
@@ -99,4 +102,24 @@ def test_bad_sample_size_is_refused_with_a_message(data: Path) -> None:
     result = _audit(data, _config(data), "--sample", "0")
     assert result.returncode == 2
     assert "--sample must be at least 1" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_target_attack_success_sets_sigma_by_the_calibration(data: Path) -> None:
+    out = data / "tau.json"
+    config = _config(data, "attack_success = 0.4", "max_reidentification = 1.0")
+    result = _audit(data, config, "--json", str(out), "--seed", "3", "--sample", "20")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(out.read_text())
+    ref = load_reference(data / "reference.csv")
+    sigma0 = reference_statistics(ref.columns, DEFAULT_MAPPING).sigma0
+    assert report["noise_sigma"] == pytest.approx(sigma_for_success(0.4, sigma0))
+    assert attack_success(report["noise_sigma"], sigma0) == pytest.approx(0.4)
+    assert "per-coordinate attack success tau 0.4000" in result.stdout
+
+
+def test_a_target_below_the_calibration_floor_is_refused(data: Path) -> None:
+    result = _audit(data, _config(data, "attack_success = 0.01"))
+    assert result.returncode == 2
+    assert "attack_success" in result.stderr and "no noise brings" in result.stderr
     assert "Traceback" not in result.stderr
