@@ -71,3 +71,21 @@ def test_centring_moves_codes_onto_the_reference_means() -> None:
     # A code vector equal to the centre plus (1, 0, 0) becomes the unit vector (1, 0, 0).
     codes = np.array([[[21.0, 23.0, 21.0]]])
     assert unit_vectors(codes, shift).tolist() == [[[1.0, 0.0, 0.0]]]
+
+
+def test_projected_features_depend_on_the_subspace_not_the_signs_of_its_basis() -> None:
+    reference = {"first": ["ANN", "BOB", "ANNA", "ROBERT", "JO", "MARIA", "MARK", "ANNE"]}
+    stats = reference_statistics(reference, MAPPING)
+    basis = stats.components["first"]
+    assert basis.shape == (8, 8)  # fewer values than COMPONENTS: all of them
+    assert np.allclose(basis.T @ basis, np.eye(8), atol=1e-10)
+    release = Release()
+    shift = standardise(stats, MAPPING, release, "projected-cosine")
+    centred = standardise(stats, MAPPING, release, "centred-cosine")
+    tensor = smash({"first": ["ANNIE", "ROBERTA", "MARIO"]}, reference, MAPPING).astype(float)
+    # With every component kept the projection is a rotation: cosines equal the centred ones.
+    projected, plain = unit_vectors(tensor, shift), unit_vectors(tensor, centred)
+    assert np.allclose(projected[:, 0] @ projected[:, 0].T, plain[:, 0] @ plain[:, 0].T, atol=1e-5)
+    flipped = type(shift)(shift.centre, shift.scale, shift.basis * np.array([-1.0] * 3 + [1.0] * 5))
+    again = unit_vectors(tensor, flipped)
+    assert np.allclose(again[:, 0] @ again[:, 0].T, projected[:, 0] @ projected[:, 0].T, atol=1e-5)

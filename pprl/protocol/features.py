@@ -38,7 +38,7 @@ def unit_vectors(tensor: np.ndarray, standardise: Standardise | None = None) -> 
         values -= standardise.centre
         values /= standardise.scale
         if standardise.basis is not None:
-            basis = standardise.basis
+            basis = standardise.basis.astype(np.float32, copy=False)
             pattern = "...r,rk->...k" if basis.ndim == 2 else "...mr,mrk->...mk"
             values = np.einsum(pattern, values, basis, dtype=np.float32)
     norms = np.linalg.norm(values, axis=-1, keepdims=True)
