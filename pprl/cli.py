@@ -181,7 +181,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument(
         "--noise-sigma", type=float, default=0.0, help="noise on released distances (standardised)"
     )
-    demo.add_argument("--feature", choices=FEATURES, default="cosine", help="pair features")
+    demo.add_argument(
+        "--feature", choices=FEATURES, help="pair features (default: the daemon's for the noise)"
+    )
     demo.add_argument(
         "--max-reidentification",
         type=float,

@@ -107,7 +107,7 @@ class Privacy:
     attack recovers, unless told otherwise."""
 
     noise_sigma: float = 0.0
-    feature: str = "cosine"
+    feature: str | None = None  # None: the daemon's default for the noise
     max_reidentification: float = 1.0
 
 
@@ -136,8 +136,8 @@ def prepare(
             f"path = {_toml(reference.resolve())}",
             "[method]",
             f"classifier = {_toml(classifier)}",
-            f"feature = {_toml(privacy.feature)}",
-            f"noise_sigma = {privacy.noise_sigma!r}",
+            *([f"feature = {_toml(privacy.feature)}"] if privacy.feature else []),
+            *([f"noise_sigma = {privacy.noise_sigma!r}"] if privacy.noise_sigma else []),
             "[privacy]",
             "# The demo shows the gate's measurement; a custodian's default limit is "
             f"{DEFAULT_REIDENTIFICATION_LIMIT}.",

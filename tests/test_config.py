@@ -438,6 +438,9 @@ def test_noise_sigma_and_attack_success_together_are_refused(tmp_path: Path) -> 
 def test_noise_turns_off_mined_hard_negatives_unless_asked_for(tmp_path: Path) -> None:
     noisy = load_config(write(tmp_path, minimal() | {"method": {"noise_sigma": 1}}))
     assert noisy.method.hard_negatives == 0
+    assert noisy.method.feature == "projected-cosine"
+    data = minimal() | {"method": {"noise_sigma": 1, "feature": "cosine"}}
+    assert load_config(write(tmp_path, data)).method.feature == "cosine"
     tau = load_config(write(tmp_path, minimal() | {"method": {"attack_success": 0.5}}))
     assert tau.method.hard_negatives == 0
     data = minimal() | {"method": {"noise_sigma": 1, "hard_negatives": 1}}

@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from pprl.protocol import release as release_module
 from pprl.protocol.features import unit_vectors
-from pprl.protocol.release import Release, reference_statistics, standardise
+from pprl.protocol.release import Release, kept_components, reference_statistics, standardise
 from pprl.protocol.smashing import smash
 
 # Distances within the column: ANN-BOB 3, ANN-ANNA 1, BOB-ANNA 4.
@@ -73,19 +74,37 @@ def test_centring_moves_codes_onto_the_reference_means() -> None:
     assert unit_vectors(codes, shift).tolist() == [[[1.0, 0.0, 0.0]]]
 
 
+def test_components_kept_grow_as_the_root_of_twice_the_reference_rows() -> None:
+    assert [kept_components(r) for r in (1, 8, 200, 2000)] == [1, 4, 20, 63]
+
+
+PROJECTED_REFERENCE = {"first": ["ANN", "BOB", "ANNA", "ROBERT", "JO", "MARIA", "MARK", "ANNE"]}
+PROJECTED_TENSOR = smash({"first": ["ANNIE", "ROBERTA", "MARIO"]}, PROJECTED_REFERENCE, MAPPING)
+
+
+def _cosines(unit: np.ndarray) -> np.ndarray:
+    return unit[:, 0] @ unit[:, 0].T
+
+
 def test_projected_features_depend_on_the_subspace_not_the_signs_of_its_basis() -> None:
-    reference = {"first": ["ANN", "BOB", "ANNA", "ROBERT", "JO", "MARIA", "MARK", "ANNE"]}
-    stats = reference_statistics(reference, MAPPING)
+    stats = reference_statistics(PROJECTED_REFERENCE, MAPPING)
     basis = stats.components["first"]
-    assert basis.shape == (8, 8)  # fewer values than COMPONENTS: all of them
-    assert np.allclose(basis.T @ basis, np.eye(8), atol=1e-10)
-    release = Release()
-    shift = standardise(stats, MAPPING, release, "projected-cosine")
-    centred = standardise(stats, MAPPING, release, "centred-cosine")
-    tensor = smash({"first": ["ANNIE", "ROBERTA", "MARIO"]}, reference, MAPPING).astype(float)
-    # With every component kept the projection is a rotation: cosines equal the centred ones.
-    projected, plain = unit_vectors(tensor, shift), unit_vectors(tensor, centred)
-    assert np.allclose(projected[:, 0] @ projected[:, 0].T, plain[:, 0] @ plain[:, 0].T, atol=1e-5)
-    flipped = type(shift)(shift.centre, shift.scale, shift.basis * np.array([-1.0] * 3 + [1.0] * 5))
-    again = unit_vectors(tensor, flipped)
-    assert np.allclose(again[:, 0] @ again[:, 0].T, projected[:, 0] @ projected[:, 0].T, atol=1e-5)
+    assert basis.shape == (8, 4)
+    assert np.allclose(basis.T @ basis, np.eye(4), atol=1e-10)
+    shift = standardise(stats, MAPPING, Release(), "projected-cosine")
+    projected = unit_vectors(PROJECTED_TENSOR, shift)
+    assert projected.shape == (3, 1, 4)
+    flipped = type(shift)(shift.centre, shift.scale, shift.basis * np.array([-1.0, 1, -1, 1]))
+    assert np.allclose(_cosines(unit_vectors(PROJECTED_TENSOR, flipped)), _cosines(projected))
+
+
+def test_keeping_every_component_gives_the_centred_cosines(monkeypatch) -> None:
+    monkeypatch.setattr(release_module, "kept_components", lambda rows: rows)
+    stats = reference_statistics(PROJECTED_REFERENCE, MAPPING)
+    every = standardise(stats, MAPPING, Release(), "projected-cosine")
+    centred = standardise(stats, MAPPING, Release(), "centred-cosine")
+    assert np.allclose(
+        _cosines(unit_vectors(PROJECTED_TENSOR, every)),
+        _cosines(unit_vectors(PROJECTED_TENSOR, centred)),
+        atol=1e-5,
+    )

@@ -172,9 +172,14 @@ def _method(section: _Section) -> MethodParams:
         raise section._error("classifier", f'must be "linear" or "rbf", got {classifier!r}')
     c_default = 100.0 if classifier == "linear" else 0.01
     negatives = section.count("negatives_per_positive", defaults.negatives_per_positive)
+    noisy = bool(section.data.get("noise_sigma")) or "attack_success" in section.data
+    # The paper's cosine fails under noise; projecting onto the reference set's leading
+    # components is the feature that measured best with it (docs/privacy.md).
+    feature = section.string("feature", "projected-cosine" if noisy else defaults.feature)
+    if feature not in FEATURES:
+        raise section._error("feature", f"must be one of {', '.join(FEATURES)}, got {feature!r}")
     # Under noise a record's nearest others look closer than its own noisy copy, so mined
     # "hard" negatives teach the model the wrong sign (docs/privacy.md): none by default.
-    noisy = bool(section.data.get("noise_sigma")) or "attack_success" in section.data
     hard_default = 0 if noisy else min(defaults.hard_negatives, negatives)
     hard = section.count("hard_negatives", hard_default, minimum=0)
     if hard > negatives:
@@ -186,9 +191,6 @@ def _method(section: _Section) -> MethodParams:
         raise section._error(
             "class_weight", f"must be one of {', '.join(CLASS_WEIGHTS)}, got {class_weight!r}"
         )
-    feature = section.string("feature", defaults.feature)
-    if feature not in FEATURES:
-        raise section._error("feature", f"must be one of {', '.join(FEATURES)}, got {feature!r}")
     sigma = section.data.get("noise_sigma", 0.0)
     ok = isinstance(sigma, int | float) and not isinstance(sigma, bool) and math.isfinite(sigma)
     if not ok or sigma < 0:

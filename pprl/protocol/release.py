@@ -16,6 +16,7 @@ within a run (it still sees which records share a value, as it does without nois
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -28,9 +29,14 @@ from pprl.protocol.features import Standardise
 _STEPS_PER_NOISE = 4
 _OFFSET_STEPS = 16
 FEATURES = ("cosine", "centred-cosine", "standardised-cosine", "projected-cosine")
-# Components kept by "projected-cosine": names' distance vectors are close to low-rank, while
-# noise spreads evenly over all R coordinates, so dropping the rest drops mostly noise.
-COMPONENTS = 30
+
+
+def kept_components(reference_rows: int) -> int:
+    """Components kept by "projected-cosine": names' distance vectors are close to low-rank,
+    while noise spreads evenly over all R coordinates, so dropping the rest drops mostly
+    noise. sqrt(2R) was best among those tried: 15-30 at R = 200 (60 was worse) and 60 at
+    R = 2,000 (30 and 120 were worse) (docs/privacy.md)."""
+    return min(reference_rows, round(math.sqrt(2 * reference_rows)))
 
 
 @dataclass(frozen=True)
@@ -102,7 +108,7 @@ def reference_statistics(
         spread[column] = np.sqrt(square)
         pooled.append(distances[others])
         _, _, directions = np.linalg.svd(distances - mean, full_matrices=False)
-        components[column] = directions[: min(COMPONENTS, len(values))].T
+        components[column] = directions[: kept_components(len(values))].T
     sigma0 = float(np.concatenate(pooled).std())
     return ReferenceStatistics(centre, spread, sigma0, components)
 
