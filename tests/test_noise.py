@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -9,12 +11,13 @@ from pprl.protocol import noise
 from pprl.protocol.noise import (
     CalibrationError,
     attack_success,
+    describe,
     gaussian_epsilon,
-    noised,
     secret_generator,
     sigma_for_success,
     success_floor,
 )
+from pprl.protocol.release import Release
 
 # erf(0.5), erf(1), erf(0.4) and erf(1 / (2 sqrt 2)) = P(|Z| < 1/2), from tables.
 ERF_HALF = 0.5204998778130465
@@ -79,16 +82,18 @@ def test_noise_comes_from_the_secure_source(monkeypatch) -> None:
 
 
 def test_two_secret_generators_draw_different_noise() -> None:
-    values = np.zeros((50, 4), dtype=np.uint8)
-    first = noised(values, 1.0, secret_generator())
-    second = noised(values, 1.0, secret_generator())
+    distances = np.zeros((50, 4), dtype=np.uint8)
+    first = Release(1.0).encode(distances, secret_generator())
+    second = Release(1.0).encode(distances, secret_generator())
     assert not np.array_equal(first, second)
-    assert first.dtype == np.float32
-    assert 0.7 < first.std() < 1.3
 
 
-def test_zero_sigma_changes_nothing_and_negative_is_refused() -> None:
-    values = np.arange(6, dtype=np.uint8).reshape(2, 3)
-    np.testing.assert_array_equal(noised(values, 0.0, secret_generator()), values)
-    with pytest.raises(ValueError, match="negative"):
-        noised(values, -1.0, secret_generator())
+def test_describe_states_tau_epsilon_and_where_the_bound_holds() -> None:
+    assert describe(0.0, 1.5, 400) == "no noise: the released distances are exact"
+    words = describe(1.0, 2.0, 4)
+    # sensitivity sqrt(4) / 2 = 1, so epsilon = 4.844805 / sigma; tau = erf(sqrt(2) / 4 sqrt 2)
+    assert "epsilon 4.845 at delta 1e-05" in words
+    assert f"tau {math.erf(0.25):.4f}" in words
+    assert "(2 edits, sigma0 2)" in words
+    assert "classical bound holds for epsilon < 1 only" in words
+    assert "only" not in describe(10.0, 2.0, 4)  # epsilon 0.4845

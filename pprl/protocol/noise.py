@@ -78,16 +78,6 @@ def secret_generator() -> np.random.Generator:
     return np.random.default_rng(secrets.randbits(256))
 
 
-def noised(values: np.ndarray, sigma: float, rng: np.random.Generator) -> np.ndarray:
-    """float32 values plus N(0, sigma^2) noise drawn from `rng`."""
-    if sigma < 0:
-        raise ValueError(f"sigma must not be negative, got {sigma}")
-    out = np.asarray(values, dtype=np.float32).copy()
-    if sigma:
-        out += rng.normal(0.0, sigma, size=out.shape).astype(np.float32)
-    return out
-
-
 DELTA = 1e-5
 
 
