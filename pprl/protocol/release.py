@@ -34,9 +34,9 @@ FEATURES = ("cosine", "centred-cosine", "standardised-cosine", "projected-cosine
 def kept_components(reference_rows: int) -> int:
     """Components kept by "projected-cosine": names' distance vectors are close to low-rank,
     while noise spreads evenly over all R coordinates, so dropping the rest drops mostly
-    noise. sqrt(2R) was best among those tried: 15-30 at R = 200 (60 was worse) and 60 at
-    R = 2,000 (30 and 120 were worse) (docs/privacy.md)."""
-    return min(reference_rows, round(math.sqrt(2 * reference_rows)))
+    noise. Measured best among those tried: 30 at R = 200 (15, 20 and 60 were worse) and
+    60 at R = 2,000 (30 and 120 were worse); sqrt(2R) with a floor of 30 gives both."""
+    return min(reference_rows, max(30, round(math.sqrt(2 * reference_rows))))
 
 
 @dataclass(frozen=True)
