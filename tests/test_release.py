@@ -111,3 +111,16 @@ def test_keeping_every_component_gives_the_centred_cosines(monkeypatch) -> None:
         _cosines(unit_vectors(PROJECTED_TENSOR, centred)),
         atol=1e-5,
     )
+
+
+def test_a_repeated_reference_value_gives_equal_noisy_coordinates() -> None:
+    reference = {"first": ["ANN", "BOB", "ANN"]}
+    tensor = smash(
+        {"first": ["JOHN", "MARY"]},
+        reference,
+        MAPPING,
+        release=Release(3.0),
+        rng=np.random.default_rng(4),
+    )
+    assert np.array_equal(tensor[:, 0, 0], tensor[:, 0, 2])
+    assert not np.array_equal(tensor[:, 0, 0], tensor[:, 0, 1])

@@ -9,9 +9,10 @@ adds a variance of step^2 / 12, about 0.5% of the noise's, and the offset leaves
 deviations below zero. Quantising and clipping after the noise is drawn are post-processing,
 so they do not weaken what the noise buys.
 
-Noise is drawn once per distinct value and mapping entry: every record with the same name
-shows the same noisy vector, so a peer cannot average repeated noisy copies of one name
-within a run (it still sees which records share a value, as it does without noise).
+Noise is drawn once per distinct value and distinct reference value of each mapping entry:
+every record with the same name shows the same noisy vector, and a reference value that
+occurs twice gives two equal coordinates, so a peer can average neither (it still sees which
+records share a value, as it does without noise).
 """
 
 from __future__ import annotations
