@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pprl.protocol.audit import Dictionary, audit_entry, audit_tensor
+from pprl.protocol import synthetic
+from pprl.protocol.audit import Dictionary, attack, audit_entry, audit_tensor
+from pprl.protocol.corruption import Corrupter
 from pprl.protocol.release import Release
 from pprl.protocol.smashing import smash, smash_values
 
@@ -100,3 +102,28 @@ def test_audit_tensor_scores_attributes_and_records_on_a_hand_made_release() -> 
     assert report.rate("any-name") == report.record_exposed
     with pytest.raises(ValueError, match="unknown measure"):
         report.rate("some-names")
+
+
+@pytest.mark.parametrize("noise", [0.0, 0.7, 3.0])
+def test_the_pruned_attack_gives_what_brute_force_gives(noise: float) -> None:
+    census = synthetic.census_names()
+    rng = np.random.default_rng(8)
+    reference = synthetic.default_reference(150)
+    names = list(rng.choice(census.last.names[:3000], 600, replace=False))
+    corrupter = Corrupter(rng)
+    truth = names[:40] + [corrupter.corrupt_value(name) for name in names[40:80]]
+    truth += list(census.last.names[5000:5020])  # not in the dictionary
+    release = Release(noise)
+    codes = smash_values(truth, reference["last"], release=release, rng=rng)
+    both = np.concatenate([codes, codes], axis=1)
+    released = release.decode(both)
+    dictionary = Dictionary(names, reference)
+    pruned = attack(released, truth, dictionary, ["last", "last"], tolerance=1)
+    full = np.concatenate([dictionary.vectors("last")] * 2, axis=1)
+    brute = audit_entry(released, truth, dictionary.names, full, tolerance=1)
+    assert pruned.exact.tolist() == brute.exact.tolist()
+    assert pruned.nearest.tolist() == brute.nearest.tolist()
+    assert pruned.candidates.tolist() == brute.candidates.tolist()
+    if noise == 0.0:
+        assert brute.exact[:40].all()  # the case is not trivial: lookups do succeed
+        assert brute.nearest[40:80].mean() > 0.5

@@ -152,7 +152,8 @@ class AuditReport:
 
 
 class Dictionary:
-    """A public name list and its distance vectors per reference column, computed once."""
+    """A public name list and its distance vectors per reference column, computed lazily:
+    only for names a pruning step cannot rule out (see `attack`)."""
 
     def __init__(self, names: Sequence[str], reference_columns: Mapping[str, Sequence[str]]):
         self.names = sorted({name for name in names if name})
@@ -160,11 +161,94 @@ class Dictionary:
             raise ValueError("the dictionary holds no names")
         self._columns = reference_columns
         self._vectors: dict[str, np.ndarray] = {}
+        self._known: dict[str, np.ndarray] = {}
 
-    def vectors(self, column: str) -> np.ndarray:
-        if column not in self._vectors:
+    def vectors(self, column: str, rows: np.ndarray | None = None) -> np.ndarray:
+        """(d, R) distance vectors of every name, or of the names at `rows`."""
+        if column in self._vectors:
+            whole = self._vectors[column]
+            return whole if rows is None else whole[rows]
+        if rows is None:
             self._vectors[column] = smash_values(self.names, self._columns[column])
-        return self._vectors[column]
+            return self._vectors[column]
+        width = len(self._columns[column])
+        if column not in self._known:
+            self._known[column] = np.zeros(len(self.names), dtype=bool)
+            self._vectors[f"partial:{column}"] = np.zeros((len(self.names), width), np.uint8)
+        known, store = self._known[column], self._vectors[f"partial:{column}"]
+        missing = rows[~known[rows]]
+        if len(missing):
+            store[missing] = smash_values([self.names[i] for i in missing], self._columns[column])
+            known[missing] = True
+        return store[rows]
+
+    def width(self, column: str) -> int:
+        return len(self._columns[column])
+
+    def probe(self, column: str, width: int) -> np.ndarray:
+        """(d, width) distances of every name to the column's first `width` values."""
+        key = f"probe:{column}:{width}"
+        if key not in self._vectors:
+            self._vectors[key] = smash_values(self.names, list(self._columns[column])[:width])
+        return self._vectors[key]
+
+
+_PROBE = 64
+_SHORTLIST = 32
+
+
+def attack(
+    released: np.ndarray,
+    truth: Sequence[str],
+    dictionary: Dictionary,
+    columns: Sequence[str],
+    tolerance: int,
+) -> EntryAudit:
+    """audit_entry against the whole dictionary, computing full vectors for few names.
+
+    The first _PROBE coordinates of each column bound every name's distance from below (a
+    partial sum of squares), so a name whose partial distance already exceeds the best full
+    distance found among a shortlist can be neither nearest nor tied, and a name whose
+    partial vector differs from the rounded released one cannot match it exactly. Without
+    noise this leaves a handful of names per value; noise loosens the bound until, at worst,
+    every name is computed, as brute force would.
+    """
+    width = dictionary.width(columns[0])
+    if width <= _PROBE or not len(released):
+        vectors = np.concatenate([dictionary.vectors(c) for c in columns], axis=1)
+        return audit_entry(released, truth, dictionary.names, vectors, tolerance)
+    values = np.asarray(released, dtype=np.float64)
+    probe_at = np.concatenate([np.arange(_PROBE) + k * width for k in range(len(columns))])
+    partial = np.concatenate([dictionary.probe(c, _PROBE) for c in columns], axis=1)
+    partial = partial.astype(np.float64)
+    squares = np.einsum("dr,dr->d", partial, partial)
+
+    def lower_bounds(points: np.ndarray) -> np.ndarray:
+        out = squares[None, :] - 2.0 * points @ partial.T
+        out += np.einsum("nr,nr->n", points, points)[:, None]
+        return out
+
+    rounded = lower_bounds(np.rint(values)[:, probe_at])
+    bounds = lower_bounds(values[:, probe_at])
+    shortlist = np.argpartition(bounds, min(_SHORTLIST, len(partial) - 1), axis=1)
+    chosen = set(shortlist[:, :_SHORTLIST].ravel().tolist())
+    chosen |= set(np.flatnonzero((rounded <= 0.5).any(axis=0)).tolist())
+
+    def full(rows: np.ndarray) -> np.ndarray:
+        return np.concatenate([dictionary.vectors(c, rows) for c in columns], axis=1)
+
+    first = np.array(sorted(chosen))
+    vectors = full(first).astype(np.float64)
+    best = (
+        np.einsum("dr,dr->d", vectors, vectors)[None, :]
+        - 2.0 * values @ vectors.T
+        + np.einsum("nr,nr->n", values, values)[:, None]
+    ).min(axis=1)
+    margin = 1e-6 * (1.0 + np.abs(best)) + 2 * _TIE
+    needed = (bounds <= (best + margin)[:, None]).any(axis=0)
+    rows = np.array(sorted(chosen | set(np.flatnonzero(needed).tolist())))
+    names = [dictionary.names[i] for i in rows]
+    return audit_entry(released, truth, names, full(rows), tolerance)
 
 
 def audit_tensor(
@@ -191,9 +275,8 @@ def audit_tensor(
         values = np.asarray(truth[attribute], dtype=object)
         present = np.flatnonzero(values != "")
         released = release.decode(tensor[present][:, entries, :].reshape(len(present), -1))
-        vectors = np.concatenate([dictionary.vectors(mapping[m][1]) for m in entries], axis=1)
-        truths = list(values[present])
-        result = audit_entry(released, truths, dictionary.names, vectors, tolerance)
+        columns = [mapping[m][1] for m in entries]
+        result = attack(released, list(values[present]), dictionary, columns, tolerance)
         exact_all[present] &= result.exact
         found_all[present] &= result.exact | result.nearest
         found_any[present] |= result.exact | result.nearest
