@@ -71,7 +71,7 @@ def run_audit(options: AuditOptions) -> dict[str, Any]:
     rows = np.sort(rng.choice(len(records), size, replace=False))
     truth = {name: [values[i] for i in rows] for name, values in records.attributes.items()}
     dictionary = load_dictionary(options.dictionary or config.privacy.dictionary, ref)
-    sigma0 = reference_statistics(ref.columns, config.mapping).sigma0
+    sigma0 = reference_statistics(ref.columns, config.mapping, with_components=False).sigma0
     releases = {"raw": Release()}
     if method.noise_sigma:
         releases["defended"] = Release(method.noise_sigma * sigma0)

@@ -103,7 +103,7 @@ def resolved_method(
     """The configured method with sigma resolved from attack_success, and what the noise
     buys, in words."""
     method = config.method
-    stats = reference_statistics(reference_set.columns, config.mapping)
+    stats = reference_statistics(reference_set.columns, config.mapping, with_components=False)
     if config.attack_success is not None:
         try:
             sigma = noise.sigma_for_success(config.attack_success, stats.sigma0)
@@ -163,7 +163,11 @@ class PhaseWork:
         if run_id not in self._agreed:
             params = json.loads(self.store.get(run_id).description)["params"]
             method = reference.MethodParams(**params)
-            stats = reference_statistics(self.inputs(run_id).reference.columns, self.config.mapping)
+            stats = reference_statistics(
+                self.inputs(run_id).reference.columns,
+                self.config.mapping,
+                with_components=method.feature == "projected-cosine",
+            )
             release = Release(noise=method.noise_sigma * stats.sigma0)
             shift = standardise(stats, self.config.mapping, release, method.feature)
             self._agreed[run_id] = Agreed(method, stats, release, shift)

@@ -87,7 +87,9 @@ class ReferenceStatistics:
 
 
 def reference_statistics(
-    reference_columns: Mapping[str, Sequence[str]], mapping: Sequence[tuple[str, str]]
+    reference_columns: Mapping[str, Sequence[str]],
+    mapping: Sequence[tuple[str, str]],
+    with_components: bool = True,
 ) -> ReferenceStatistics:
     """Statistics of the public reference set only, so both parties compute the same ones.
 
@@ -108,8 +110,9 @@ def reference_statistics(
         centre[column] = mean
         spread[column] = np.sqrt(square)
         pooled.append(distances[others])
-        _, _, directions = np.linalg.svd(distances - mean, full_matrices=False)
-        components[column] = directions[: kept_components(len(values))].T
+        if with_components:  # an SVD of R x R: seconds at R = 2,000, so only when needed
+            _, _, directions = np.linalg.svd(distances - mean, full_matrices=False)
+            components[column] = directions[: kept_components(len(values))].T
     sigma0 = float(np.concatenate(pooled).std())
     return ReferenceStatistics(centre, spread, sigma0, components)
 
