@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import shutil
 import signal
 import socket
@@ -163,11 +164,17 @@ def prepare(
 
 def start_daemon(deployment: Deployment, name: str) -> subprocess.Popen:
     party = deployment.parties[name]
+    # Both daemons share this machine: one BLAS thread each (unless the caller chose) keeps
+    # their concurrent matrix work from spinning against each other on the same cores.
+    env = {**os.environ}
+    for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
+        env.setdefault(variable, "1")
     with party.log.open("ab") as log:
         process = subprocess.Popen(
             [sys.executable, "-m", "pprl", "party", "serve", "--config", str(party.config)],
             stdout=log,
             stderr=subprocess.STDOUT,
+            env=env,
         )
     deployment.processes[name] = process
     return process
