@@ -14,11 +14,10 @@ from typing import Any
 import numpy as np
 
 from pprl.party.config import load_config
-from pprl.party.work import PhaseFailed, load_dictionary, resolved_method
-from pprl.protocol import noise, reference
+from pprl.party.work import PhaseFailed, load_dictionary, load_inputs, resolved_method
+from pprl.protocol import noise
 from pprl.protocol.audit import AuditReport, audit_tensor
 from pprl.protocol.errors import InputError
-from pprl.protocol.records import load_records
 from pprl.protocol.release import Release, reference_statistics
 from pprl.protocol.smashing import smash
 
@@ -59,9 +58,8 @@ def run_audit(options: AuditOptions) -> dict[str, Any]:
     config = load_config(options.config)
     if options.sample < 1:
         raise InputError(f"--sample must be at least 1, got {options.sample}")
-    records = load_records(options.records, config.id_column, config.attributes)
-    ref = reference.load_reference(config.reference_path)
-    reference.validate_mapping(config.mapping, config.attributes, ref)
+    inputs = load_inputs(config, options.records)
+    records, ref = inputs.records, inputs.reference
     try:
         method, words = resolved_method(config, ref)
     except PhaseFailed as exc:

@@ -97,6 +97,14 @@ class Agreed:
     standardise: Standardise | None
 
 
+def load_inputs(config: PartyConfig, records_path: Path | None = None) -> Inputs:
+    """The configured records (or those at `records_path`) and the checked reference set."""
+    records = load_records(records_path or config.records_path, config.id_column, config.attributes)
+    ref = reference.load_reference(config.reference_path)
+    reference.validate_mapping(config.mapping, config.attributes, ref)
+    return Inputs(records, ref)
+
+
 def resolved_method(
     config: PartyConfig, reference_set: reference.ReferenceSet
 ) -> tuple[reference.MethodParams, str]:
@@ -138,14 +146,6 @@ class PhaseWork:
         self._agreed: dict[str, Agreed] = {}
 
     # -- helpers -------------------------------------------------------------------------
-    def _load_inputs(self) -> Inputs:
-        records = load_records(
-            self.config.records_path, self.config.id_column, self.config.attributes
-        )
-        ref = reference.load_reference(self.config.reference_path)
-        reference.validate_mapping(self.config.mapping, self.config.attributes, ref)
-        return Inputs(records, ref)
-
     def inputs(self, run_id: str) -> Inputs:
         """The run's records and reference set, refusing files changed since agreement."""
         if run_id not in self._inputs:
@@ -155,7 +155,7 @@ class PhaseWork:
                     f"{self.config.records_path} changed since this run's agreement; "
                     "start a new run"
                 )
-            self._inputs[run_id] = self._load_inputs()
+            self._inputs[run_id] = load_inputs(self.config)
         return self._inputs[run_id]
 
     def agreed(self, run_id: str) -> Agreed:
@@ -194,7 +194,7 @@ class PhaseWork:
 
     # -- phases --------------------------------------------------------------------------
     def agree(self, run_id: str, progress: Progress) -> None:
-        inputs = self._load_inputs()
+        inputs = load_inputs(self.config)
         overlap = reference.reference_overlap(
             inputs.records.attributes, inputs.reference, self.config.mapping
         )

@@ -160,26 +160,26 @@ class Dictionary:
         if not self.names:
             raise ValueError("the dictionary holds no names")
         self._columns = reference_columns
-        self._vectors: dict[str, np.ndarray] = {}
-        self._known: dict[str, np.ndarray] = {}
+        self._whole: dict[str, np.ndarray] = {}
+        self._rows: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # (computed?, vectors)
+        self._probes: dict[tuple[str, int], np.ndarray] = {}
 
     def vectors(self, column: str, rows: np.ndarray | None = None) -> np.ndarray:
-        """(d, R) distance vectors of every name, or of the names at `rows`."""
-        if column in self._vectors:
-            whole = self._vectors[column]
-            return whole if rows is None else whole[rows]
+        """(d, R) distance vectors of every name, or of the names at `rows` (computed once
+        per name)."""
+        if column in self._whole:
+            return self._whole[column] if rows is None else self._whole[column][rows]
         if rows is None:
-            self._vectors[column] = smash_values(self.names, self._columns[column])
-            return self._vectors[column]
-        width = len(self._columns[column])
-        if column not in self._known:
-            self._known[column] = np.zeros(len(self.names), dtype=bool)
-            self._vectors[f"partial:{column}"] = np.zeros((len(self.names), width), np.uint8)
-        known, store = self._known[column], self._vectors[f"partial:{column}"]
-        missing = rows[~known[rows]]
+            self._whole[column] = smash_values(self.names, self._columns[column])
+            return self._whole[column]
+        if column not in self._rows:
+            shape = (len(self.names), self.width(column))
+            self._rows[column] = (np.zeros(len(self.names), bool), np.zeros(shape, np.uint8))
+        computed, store = self._rows[column]
+        missing = rows[~computed[rows]]
         if len(missing):
             store[missing] = smash_values([self.names[i] for i in missing], self._columns[column])
-            known[missing] = True
+            computed[missing] = True
         return store[rows]
 
     def width(self, column: str) -> int:
@@ -187,10 +187,10 @@ class Dictionary:
 
     def probe(self, column: str, width: int) -> np.ndarray:
         """(d, width) distances of every name to the column's first `width` values."""
-        key = f"probe:{column}:{width}"
-        if key not in self._vectors:
-            self._vectors[key] = smash_values(self.names, list(self._columns[column])[:width])
-        return self._vectors[key]
+        if (column, width) not in self._probes:
+            values = list(self._columns[column])[:width]
+            self._probes[column, width] = smash_values(self.names, values)
+        return self._probes[column, width]
 
 
 _PROBE = 64
