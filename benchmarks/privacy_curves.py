@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from pprl.protocol import candidates, classifier, matching, synthetic, training
-from pprl.protocol.audit import Dictionary, audit_tensor
+from pprl.protocol.audit import audit_tensor, census_dictionary
 from pprl.protocol.metrics import agreed, linkage_quality
 from pprl.protocol.reference import DEFAULT_MAPPING, MethodParams
 from pprl.protocol.release import Release, reference_statistics, standardise
@@ -84,9 +84,7 @@ def point(size, rows, sigma, feature, seed, audit_rows, dictionaries, data_cache
     quality = linkage_quality(agreed(ours, theirs), data.truth)
     link_seconds = time.perf_counter() - began
     if rows not in dictionaries:
-        census = synthetic.census_names()
-        names = [*census.first.names, *census.last.names]
-        dictionaries[rows] = Dictionary(names, reference)
+        dictionaries[rows] = census_dictionary(reference)
     sample = np.sort(np.random.default_rng(seed + 2).choice(size, min(audit_rows, size), False))
     truth = {name: [alice[name][i] for i in sample] for name in ATTRIBUTES}
     began = time.perf_counter()

@@ -18,7 +18,7 @@ from pprl.party.work import PhaseFailed, load_dictionary, load_inputs, resolved_
 from pprl.protocol import noise
 from pprl.protocol.audit import AuditReport, audit_tensor
 from pprl.protocol.errors import InputError
-from pprl.protocol.release import Release, reference_statistics
+from pprl.protocol.release import Release
 from pprl.protocol.smashing import smash
 
 GATED = {"every-name": "record_reidentified", "any-name": "record_exposed"}
@@ -61,7 +61,7 @@ def run_audit(options: AuditOptions) -> dict[str, Any]:
     inputs = load_inputs(config, options.records)
     records, ref = inputs.records, inputs.reference
     try:
-        method, words = resolved_method(config, ref)
+        method, sigma0, words = resolved_method(config, ref)
     except PhaseFailed as exc:
         raise InputError(str(exc), path=str(options.config)) from None
     rng = noise.secret_generator() if options.seed is None else np.random.default_rng(options.seed)
@@ -69,7 +69,6 @@ def run_audit(options: AuditOptions) -> dict[str, Any]:
     rows = np.sort(rng.choice(len(records), size, replace=False))
     truth = {name: [values[i] for i in rows] for name, values in records.attributes.items()}
     dictionary = load_dictionary(options.dictionary or config.privacy.dictionary, ref)
-    sigma0 = reference_statistics(ref.columns, config.mapping, with_components=False).sigma0
     releases = {"raw": Release()}
     if method.noise_sigma:
         releases["defended"] = Release(method.noise_sigma * sigma0)

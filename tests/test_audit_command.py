@@ -63,12 +63,19 @@ def _audit(data: Path, config: Path, *extra: str) -> subprocess.CompletedProcess
     )
 
 
+def _audit_report(
+    data: Path, config: Path, name: str, *extra: str
+) -> tuple[subprocess.CompletedProcess, dict]:
+    """`pprl audit --json`, and the report it wrote."""
+    out = data / f"{name}.json"
+    result = _audit(data, config, "--json", str(out), *extra)
+    return result, json.loads(out.read_text())
+
+
 def test_raw_release_of_census_names_falls_entirely_and_fails_the_gate(data: Path) -> None:
-    out = data / "raw.json"
-    result = _audit(data, _config(data), "--json", str(out), "--seed", "1")
+    result, report = _audit_report(data, _config(data), "raw", "--seed", "1")
     assert result.returncode == 1
     assert "the daemon's privacy gate would refuse it" in result.stderr
-    report = json.loads(out.read_text())
     (raw,) = report["results"]
     assert raw["release"] == "raw" and raw["records"] == 80
     # Generated people carry census names: every value is in the dictionary, and without
@@ -82,11 +89,9 @@ def test_raw_release_of_census_names_falls_entirely_and_fails_the_gate(data: Pat
 
 
 def test_noise_defeats_exact_lookup_and_is_reported_beside_the_raw_release(data: Path) -> None:
-    out = data / "noisy.json"
     config = _config(data, "noise_sigma = 3", "max_reidentification = 1.0")
-    result = _audit(data, config, "--json", str(out), "--seed", "2", "--sample", "50")
+    result, report = _audit_report(data, config, "noisy", "--seed", "2", "--sample", "50")
     assert result.returncode == 0, result.stderr
-    report = json.loads(out.read_text())
     raw, defended = report["results"]
     assert (raw["release"], defended["release"]) == ("raw", "defended")
     assert defended["records"] == 50
@@ -106,11 +111,9 @@ def test_bad_sample_size_is_refused_with_a_message(data: Path) -> None:
 
 
 def test_a_target_attack_success_sets_sigma_by_the_calibration(data: Path) -> None:
-    out = data / "tau.json"
     config = _config(data, "attack_success = 0.4", "max_reidentification = 1.0")
-    result = _audit(data, config, "--json", str(out), "--seed", "3", "--sample", "20")
+    result, report = _audit_report(data, config, "tau", "--seed", "3", "--sample", "20")
     assert result.returncode == 0, result.stderr
-    report = json.loads(out.read_text())
     ref = load_reference(data / "reference.csv")
     sigma0 = reference_statistics(ref.columns, DEFAULT_MAPPING).sigma0
     assert report["noise_sigma"] == pytest.approx(sigma_for_success(0.4, sigma0))

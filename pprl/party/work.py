@@ -29,14 +29,13 @@ from pprl.protocol import (
     noise,
     reference,
     smashing,
-    synthetic,
     training,
 )
-from pprl.protocol.audit import AuditReport, Dictionary, audit_tensor
+from pprl.protocol.audit import AuditReport, Dictionary, audit_tensor, census_dictionary
 from pprl.protocol.features import Standardise
 from pprl.protocol.phases import Phase
 from pprl.protocol.records import RecordTable, load_records, normalise, read_table
-from pprl.protocol.release import ReferenceStatistics, Release, reference_statistics, standardise
+from pprl.protocol.release import Release, reference_statistics, standardise
 from pprl.wire import linkage_pb2 as pb
 
 Progress = Callable[[int, int, str, str], None]
@@ -92,7 +91,6 @@ class Agreed:
     """What the agreement fixes for the later phases: the method and how tensors are released."""
 
     method: reference.MethodParams
-    statistics: ReferenceStatistics
     release: Release
     standardise: Standardise | None
 
@@ -107,9 +105,9 @@ def load_inputs(config: PartyConfig, records_path: Path | None = None) -> Inputs
 
 def resolved_method(
     config: PartyConfig, reference_set: reference.ReferenceSet
-) -> tuple[reference.MethodParams, str]:
-    """The configured method with sigma resolved from attack_success, and what the noise
-    buys, in words."""
+) -> tuple[reference.MethodParams, float, str]:
+    """The configured method with sigma resolved from attack_success, the reference set's
+    sigma0, and what the noise buys, in words."""
     method = config.method
     stats = reference_statistics(reference_set.columns, config.mapping, with_components=False)
     if config.attack_success is not None:
@@ -122,18 +120,16 @@ def resolved_method(
         sum(1 for a, _ in config.mapping if a == attribute) for attribute, _ in config.mapping
     )
     coordinates = per_attribute * len(reference_set)
-    return method, noise.describe(method.noise_sigma, stats.sigma0, coordinates)
+    return method, stats.sigma0, noise.describe(method.noise_sigma, stats.sigma0, coordinates)
 
 
 def load_dictionary(path: Path | None, reference_set: reference.ReferenceSet) -> Dictionary:
     """The attacker's name list: every value of a CSV (after its header row), or the census
     first names and surnames."""
     if path is None:
-        census = synthetic.census_names()
-        names = [*census.first.names, *census.last.names]
-    else:
-        table = read_table(path)
-        names = [normalise(field) for _, fields in table.rows for field in fields]
+        return census_dictionary(reference_set.columns)
+    table = read_table(path)
+    names = [normalise(field) for _, fields in table.rows for field in fields]
     return Dictionary(names, reference_set.columns)
 
 
@@ -170,7 +166,7 @@ class PhaseWork:
             )
             release = Release(noise=method.noise_sigma * stats.sigma0)
             shift = standardise(stats, self.config.mapping, release, method.feature)
-            self._agreed[run_id] = Agreed(method, stats, release, shift)
+            self._agreed[run_id] = Agreed(method, release, shift)
         return self._agreed[run_id]
 
     def expected_tensor(self, run_id: str) -> Expected:
@@ -205,7 +201,7 @@ class PhaseWork:
                 f"the reference set {self.config.reference_path} shares {shared} values with "
                 f"the records ({detail}); it must be disjoint from both parties' data"
             )
-        params, noise_words = resolved_method(self.config, inputs.reference)
+        params, _, noise_words = resolved_method(self.config, inputs.reference)
         description = reference.agreement_description(inputs.reference, self.config.mapping, params)
         digest = reference.agreement_digest(inputs.reference, self.config.mapping, params)
         canonical = json.dumps(description, sort_keys=True, separators=(",", ":"))

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 from rapidfuzz.distance import Levenshtein
 
+from pprl.protocol import synthetic
 from pprl.protocol.release import Release
 from pprl.protocol.smashing import smash_values
 
@@ -191,6 +192,12 @@ class Dictionary:
             values = list(self._columns[column])[:width]
             self._probes[column, width] = smash_values(self.names, values)
         return self._probes[column, width]
+
+
+def census_dictionary(reference_columns: Mapping[str, Sequence[str]]) -> Dictionary:
+    """The default attacker's list: the census first names and surnames together."""
+    census = synthetic.census_names()
+    return Dictionary([*census.first.names, *census.last.names], reference_columns)
 
 
 _PROBE = 64
