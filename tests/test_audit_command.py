@@ -126,3 +126,11 @@ def test_a_target_below_the_calibration_floor_is_refused(data: Path) -> None:
     assert result.returncode == 2
     assert "attack_success" in result.stderr and "no noise brings" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_missing_dictionary_file_is_named_in_the_error(data: Path) -> None:
+    missing = data / "no-such-names.csv"
+    result = _audit(data, _config(data), "--dictionary", str(missing))
+    assert result.returncode == 2
+    assert str(missing) in result.stderr
+    assert "Traceback" not in result.stderr
