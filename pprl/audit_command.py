@@ -14,10 +14,11 @@ from typing import Any
 import numpy as np
 
 from pprl.party.config import load_config
-from pprl.party.work import PhaseFailed, load_dictionary, load_inputs, resolved_method
-from pprl.protocol import noise
+from pprl.party.inputs import load_dictionary, load_inputs
+from pprl.party.work import PhaseFailed, resolve_agreement
 from pprl.protocol.audit import AuditReport, audit_tensor
 from pprl.protocol.errors import InputError
+from pprl.protocol.randomness import secret_generator
 from pprl.protocol.release import Release
 from pprl.protocol.smashing import smash
 
@@ -61,10 +62,11 @@ def run_audit(options: AuditOptions) -> dict[str, Any]:
     inputs = load_inputs(config, options.records)
     records, ref = inputs.records, inputs.reference
     try:
-        method, sigma0, words = resolved_method(config, ref)
+        agreement = resolve_agreement(config, inputs)
     except PhaseFailed as exc:
         raise InputError(str(exc), path=str(options.config)) from None
-    rng = noise.secret_generator() if options.seed is None else np.random.default_rng(options.seed)
+    method, sigma0, words = agreement.method, agreement.sigma0, agreement.noise_words()
+    rng = secret_generator() if options.seed is None else np.random.default_rng(options.seed)
     size = min(options.sample, len(records))
     rows = np.sort(rng.choice(len(records), size, replace=False))
     truth = {name: [values[i] for i in rows] for name, values in records.attributes.items()}

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from pprl.party.config import TlsFiles
 from pprl.protocol.errors import InputError
+from pprl.protocol.features import FEATURES
 from pprl.protocol.phases import LAST_PHASE, Phase
-from pprl.protocol.release import FEATURES
 from pprl.summary import print_summary
 
 

@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pprl.party.artifacts import LINKAGE_CSV, PEER_MATCHES_CSV
 from pprl.party.certs import make_development_pki
 from pprl.party.config import DEFAULT_REIDENTIFICATION_LIMIT, TlsFiles
 from pprl.party.coordinator import Coordinator, Endpoint
 from pprl.party.state import run_dir
-from pprl.party.work import LINKAGE_CSV, PEER_MATCHES_CSV
 from pprl.protocol import synthetic
 from pprl.protocol.errors import InputError
 from pprl.protocol.metrics import Quality, linkage_quality

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from pprl.protocol.classifier import Model
@@ -56,3 +58,20 @@ def match(
 ) -> Matches:
     """All-pairs candidates, then the one-to-one step."""
     return one_to_one(candidate_pairs(unit_a, unit_b, model, top_k=top_k, block_bytes=block_bytes))
+
+
+def training_set(
+    attributes: dict[str, list[str]],
+    reference: dict[str, list[str]],
+    mapping: tuple[tuple[str, str], ...],
+    rng: np.random.Generator,
+    **method: Any,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Labelled training pairs the way a party makes them (pipeline), on raw distances."""
+    from pprl.protocol.method import MethodParams
+    from pprl.protocol.pipeline import Agreement, training_pairs, training_sample
+    from pprl.protocol.reference import ReferenceSet
+
+    params = MethodParams(**{"hard_negatives": 0, **method})
+    agreement = Agreement(ReferenceSet("reference", reference), mapping, params)
+    return training_pairs(agreement, training_sample(agreement, attributes, rng), rng)

@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from pprl.bench.data import make_task, read_reference, reference_overlap
+from pprl.bench.data import make_task, read_reference
 from pprl.bench.quality import PAPER, ablation_variants, default_variant, run_cell
 from pprl.cli import main
 from pprl.protocol.errors import InputError
+from pprl.protocol.method import method_params
 
 
 def test_reads_the_papers_one_column_format(tmp_path: Path) -> None:
@@ -52,8 +53,8 @@ def test_missing_reference_file(tmp_path: Path) -> None:
 def test_a_cell_counts_every_pair_for_both_parties_and_the_plain_baseline() -> None:
     task = make_task(400, seed=3)
     reference = read_reference(None, 100)
-    assert reference_overlap(task, reference) == 0  # built-in reference is held out
     rows = run_cell(task, reference, [PAPER, default_variant()], seed=3)
+    assert sum(rows[0]["reference_overlap"].values()) == 0  # built-in reference is held out
     assert [r["variant_name"] for r in rows] == ["paper", "default"]
     for row in rows:
         for role in ("alice", "bob", "agreed", "plain"):
@@ -143,3 +144,27 @@ def test_unknown_kernel_is_an_input_error(
     code = main(["bench", "quality", "--kernels", "poly", "--out", str(tmp_path)])
     assert code == 2
     assert "poly" in capsys.readouterr().err
+
+
+def test_candidate_matching_keeps_what_the_all_pairs_scan_keeps_under_noise() -> None:
+    """The benchmark measures the daemon's configuration: noise, its features and candidates."""
+    task = make_task(300, seed=5)
+    reference = read_reference(None, 100)
+    noisy = method_params(noise_sigma=1.0)
+    assert noisy.feature == "projected-cosine" and noisy.hard_negatives == 0
+    ours = default_variant(noisy)
+    runs = {
+        mode: run_cell(task, reference, [ours], 5, method=noisy, matching_mode=mode)[0]
+        for mode in ("all-pairs", "candidates")
+    }
+    for role in ("alice", "bob", "agreed"):
+        assert runs["candidates"][role] == runs["all-pairs"][role]
+    row = runs["candidates"]
+    assert (row["noise_sigma"], row["feature"], row["matching"]) == (
+        1.0,
+        "projected-cosine",
+        "candidates",
+    )
+    assert row["agreed"]["f1"] >= 0.7  # noise costs quality, but the features still link
+    clean = run_cell(task, reference, [default_variant()], 5, with_plain=False)[0]
+    assert clean["agreed"]["f1"] > row["agreed"]["f1"]

@@ -15,8 +15,7 @@ from pprl.protocol.matching import Selection, exact_scores, score_pairs
 from pprl.protocol.reference import DEFAULT_MAPPING
 from pprl.protocol.smashing import smash
 from pprl.protocol.synthetic import default_reference, generate
-from pprl.protocol.training import build_training_set
-from tests.oracles import pair_list
+from tests.oracles import pair_list, training_set
 
 ATTRIBUTES = ("first", "middle", "last")
 
@@ -34,14 +33,14 @@ def _linkage(size: int = 400, errors: int | tuple[int, int] = 1) -> tuple:
     row_a = {p.id: i for i, p in enumerate(data.alice)}
     row_b = {p.id: i for i, p in enumerate(data.bob)}
     truth = {(row_a[a], row_b[b]) for a, b in data.truth}
-    x, y = build_training_set(
+    x, y = training_set(
         alice,
         reference,
         DEFAULT_MAPPING,
+        np.random.default_rng(1),
         training_records=300,
         negatives_per_positive=4,
         hard_negatives=2,
-        rng=np.random.default_rng(1),
     )
     models = {kind: train(x, y, kind, class_weight="balanced") for kind in ("linear", "rbf")}
     return (

@@ -11,7 +11,8 @@ import pytest
 
 from pprl.party.config import PartyConfig, TlsFiles, load_config
 from pprl.protocol.errors import InputError
-from pprl.protocol.reference import DEFAULT_MAPPING, MethodParams
+from pprl.protocol.method import MethodParams
+from pprl.protocol.reference import DEFAULT_MAPPING
 
 
 def toml_value(value: Any) -> str:

@@ -9,10 +9,10 @@ import signal
 import pytest
 
 from pprl.demo import PARTIES, evaluate, read_truth, start_daemon, stop_daemon
+from pprl.party.artifacts import PEER_MATCHES_CSV
 from pprl.party.coordinator import Coordinator
 from pprl.party.state import run_dir
 from pprl.party.wire_log import read_wire_log
-from pprl.party.work import PEER_MATCHES_CSV
 from tests.conftest import coordinate
 
 pytestmark = pytest.mark.integration

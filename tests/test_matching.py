@@ -11,8 +11,7 @@ from pprl.protocol.matching import (
 )
 from pprl.protocol.metrics import linkage_quality
 from pprl.protocol.smashing import smash
-from pprl.protocol.training import build_training_set
-from tests.oracles import brute_greedy, candidate_pairs, match, pair_list
+from tests.oracles import brute_greedy, candidate_pairs, match, pair_list, training_set
 
 MAPPING = (("first", "first"), ("last", "last"), ("middle", "first"), ("middle", "last"))
 
@@ -151,8 +150,8 @@ def test_end_to_end_linkage_of_a_corrupted_copy(kind: str) -> None:
     corrupter = Corrupter(rng)
     rows = [corrupter.corrupt_record([alice[c][i] for c in names]) for i in range(n)]
     bob = {c: [row[j] for row in rows] for j, c in enumerate(names)}
-    features, labels = build_training_set(
-        alice, reference, MAPPING, training_records=n, negatives_per_positive=1, rng=rng
+    features, labels = training_set(
+        alice, reference, MAPPING, rng, training_records=n, negatives_per_positive=1
     )
     model = train(features, labels, kind)
     unit_a = unit_vectors(smash(alice, reference, MAPPING))

@@ -7,16 +7,16 @@ import math
 import numpy as np
 import pytest
 
-from pprl.protocol import noise
+from pprl.protocol import randomness
 from pprl.protocol.noise import (
     CalibrationError,
     attack_success,
     describe,
     gaussian_epsilon,
-    secret_generator,
     sigma_for_success,
     success_floor,
 )
+from pprl.protocol.randomness import secret_generator
 from pprl.protocol.release import Release
 
 # erf(0.5), erf(1), erf(0.4) and erf(1 / (2 sqrt 2)) = P(|Z| < 1/2), from tables.
@@ -75,7 +75,7 @@ def test_noise_comes_from_the_secure_source(monkeypatch) -> None:
         calls.append(k)
         return 12345
 
-    monkeypatch.setattr(noise.secrets, "randbits", randbits)
+    monkeypatch.setattr(randomness.secrets, "randbits", randbits)
     drawn = secret_generator().random(3)
     assert 256 in calls  # 256 secret bits seed it...
     np.testing.assert_array_equal(drawn, np.random.default_rng(12345).random(3))  # ...and only them

@@ -11,9 +11,9 @@ import grpc
 import numpy as np
 import pytest
 
+from pprl.party.artifacts import PEER_TENSOR
 from pprl.party.certs import make_development_pki
 from pprl.party.state import run_dir
-from pprl.party.work import PEER_TENSOR
 from pprl.wire import linkage_pb2 as pb
 from tests.conftest import coordinate, stub_as
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from pprl.demo import PARTIES, Privacy, evaluate, read_truth
+from pprl.party.artifacts import OWN_TENSOR, PEER_TENSOR
 from pprl.party.state import run_dir
 from pprl.party.wire_log import read_wire_log
-from pprl.party.work import OWN_TENSOR, PEER_TENSOR
 from tests.conftest import coordinate
 
 pytestmark = pytest.mark.integration
@@ -61,8 +61,13 @@ def test_noise_lowers_the_measured_rate_and_the_run_still_links(deploy):
 
 def test_the_daemon_draws_randomness_only_from_the_secret_generator() -> None:
     """No seeded or global generator in the daemon: noise a peer could replay protects
-    nothing, and a shuffle it could replay would undo the secret row order."""
+    nothing, and a shuffle it could replay would undo the secret row order. Its one source
+    is Randomness, seeded by nothing but an explicit development seed."""
+    built = []
     for path in Path("pprl/party").glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Attribute):
                 assert node.attr not in {"default_rng", "seed", "RandomState"}, path
+            if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "Randomness":
+                built.append(ast.unparse(node))
+    assert built == ["Randomness(config.development_seed, config.identity)"]

@@ -32,10 +32,11 @@ from pprl.protocol.corruption import (
 )
 from pprl.protocol.features import pair_features, unit_vectors
 from pprl.protocol.matching import exact_scores
+from pprl.protocol.method import MethodParams, agreement_digest
 from pprl.protocol.metrics import linkage_quality
 from pprl.protocol.phases import Phase, PhaseOrderError, check_advance
 from pprl.protocol.records import load_records, normalise
-from pprl.protocol.reference import MethodParams, ReferenceSet, agreement_digest
+from pprl.protocol.reference import ReferenceSet
 from pprl.protocol.smashing import smash_values
 from tests.oracles import brute_greedy, candidate_pairs, match, pair_list
 

@@ -11,13 +11,15 @@ from pathlib import Path
 import pytest
 
 from pprl.protocol.errors import InputError
-from pprl.protocol.reference import (
-    DEFAULT_MAPPING,
+from pprl.protocol.method import (
     MethodParams,
-    ReferenceSet,
     agreement_description,
     agreement_digest,
     explain_mismatch,
+)
+from pprl.protocol.reference import (
+    DEFAULT_MAPPING,
+    ReferenceSet,
     load_reference,
     reference_overlap,
     validate_mapping,
@@ -154,6 +156,7 @@ def test_digest_is_stable_across_processes(tmp_path: Path) -> None:
     path = write(tmp_path, REFERENCE)
     code = (
         "import sys\n"
+        "from pprl.protocol.method import *\n"
         "from pprl.protocol.reference import *\n"
         "ref = load_reference(sys.argv[1])\n"
         "print(agreement_digest(ref, DEFAULT_MAPPING, MethodParams()))\n"

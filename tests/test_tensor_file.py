@@ -7,7 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pprl.party.work import PhaseFailed, TensorFile
+from pprl.party.artifacts import TensorFile
+from pprl.party.state import ArtifactError
 from pprl.protocol.candidates import accepted_pairs, distinct_entries
 from pprl.protocol.matching import Selection
 from tests.oracles import pair_list
@@ -28,7 +29,7 @@ def test_slices_read_the_right_rows(tmp_path: Path) -> None:
 
 def test_a_truncated_file_is_refused(tmp_path: Path) -> None:
     (tmp_path / "t.u8").write_bytes(b"\x00" * 10)
-    with pytest.raises(PhaseFailed, match="shorter"):
+    with pytest.raises(ArtifactError, match="shorter"):
         TensorFile(tmp_path / "t.u8", (4, 1, 3))[0:4]
 
 

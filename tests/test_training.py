@@ -3,12 +3,12 @@ import pytest
 
 from pprl.protocol.features import pair_features, unit_vectors
 from pprl.protocol.training import (
-    build_training_set,
     corrupt_sample,
     negative_partners,
     smashed_similarity,
     training_features,
 )
+from tests.oracles import training_set
 
 MAPPING = (("first", "first"), ("last", "last"), ("middle", "first"), ("middle", "last"))
 
@@ -50,7 +50,7 @@ def test_negatives_need_two_records() -> None:
         training_features(one, one, np.random.default_rng(0))
 
 
-def test_build_training_set() -> None:
+def test_a_partys_training_set() -> None:
     attributes = {
         "first": ["ADA", "BEN", "CARLA", "DAVID", "EVE"],
         "middle": ["IVY", "", "MARIE", "JON", "ANN"],
@@ -58,24 +58,24 @@ def test_build_training_set() -> None:
         "unused": ["1", "2", "3", "4", "5"],
     }
     reference = {"first": ["CHARLIE", "JAY", "ANNA"], "last": ["ADLER", "ADLER", "SMITH"]}
-    x, y = build_training_set(
+    x, y = training_set(
         attributes,
         reference,
         MAPPING,
+        np.random.default_rng(5),
         training_records=3,
         negatives_per_positive=2,
-        rng=np.random.default_rng(5),
     )
     assert x.shape == (9, 4)
     assert y.tolist() == [1] * 3 + [0] * 6
     assert (x >= 0).all() and (x <= 2).all()
-    x_all, _ = build_training_set(
+    x_all, _ = training_set(
         attributes,
         reference,
         MAPPING,
+        np.random.default_rng(5),
         training_records=100,
         negatives_per_positive=1,
-        rng=np.random.default_rng(5),
     )
     assert x_all.shape == (10, 4)
 

@@ -10,9 +10,18 @@ import tempfile
 from pathlib import Path
 
 from pprl.bench.grid import Grid, run_grid, summarise
-from pprl.bench.quality import PAPER, Variant, ablation_variants, default_variant, stderr_log
+from pprl.bench.quality import (
+    MATCHING,
+    PAPER,
+    Variant,
+    ablation_variants,
+    default_variant,
+    stderr_log,
+)
 from pprl.bench.report import quality_table
 from pprl.protocol.errors import InputError
+from pprl.protocol.features import FEATURES
+from pprl.protocol.method import MethodParams, method_params
 
 
 def _counts(text: str) -> list[int]:
@@ -49,13 +58,20 @@ def _share(text: str) -> float:
     return value
 
 
+def agreed_method(args: argparse.Namespace) -> MethodParams:
+    """What every cell agrees on, with the daemon's defaults for the noise."""
+    if args.noise_sigma < 0:
+        raise InputError(f"--noise-sigma must be >= 0, got {args.noise_sigma}")
+    return method_params(noise_sigma=args.noise_sigma, feature=args.feature)
+
+
 def variants(args: argparse.Namespace) -> list[Variant]:
+    method = agreed_method(args)
     if args.ablation:
-        chosen = ablation_variants()
+        chosen = ablation_variants(method)
     else:
-        chosen = {"paper": [PAPER], "default": [default_variant()]}.get(
-            args.mode, [PAPER, default_variant()]
-        )
+        ours = default_variant(method)
+        chosen = {"paper": [PAPER], "default": [ours]}.get(args.mode, [PAPER, ours])
     return [
         v.but(v.name, training_records=t, kernel=k)
         for t in args.training
@@ -99,6 +115,22 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     quality.add_argument("--missing-rate", type=_share, default=0.0, help="copies losing a value")
     quality.add_argument("--overlap", type=_share, default=1.0, help="share of Bob who are Alice's")
     quality.add_argument("--no-plain", action="store_true", help="skip the plain baseline")
+    quality.add_argument(
+        "--noise-sigma",
+        type=float,
+        default=0.0,
+        help="noise on released distances, in the reference set's sigma0 (as [method] noise_sigma)",
+    )
+    quality.add_argument(
+        "--feature", choices=FEATURES, help="pair features (default: the daemon's for the noise)"
+    )
+    quality.add_argument(
+        "--matching",
+        choices=MATCHING,
+        default="all-pairs",
+        help="all-pairs: one scan serves every classifier (matching times comparable with the "
+        "paper's); candidates: each classifier scores its bound's candidates, as a daemon does",
+    )
     quality.add_argument("--out", default="bench-results", help="directory for JSON, CSV, PNG")
     quality.add_argument("--name", default="quality", help="file stem of the outputs")
     quality.add_argument("--plots", action="store_true", help="also write PNG figures")
@@ -186,6 +218,8 @@ def run(args: argparse.Namespace) -> int:
         missing_rate=args.missing_rate,
         overlap=args.overlap,
         with_plain=not args.no_plain,
+        method=agreed_method(args),
+        matching=args.matching,
     )
     out = Path(args.out)
     command = "pprl " + " ".join(shlex.quote(a) for a in args.argv)

@@ -98,10 +98,3 @@ def make_task(
     bob_row = {p.id: i for i, p in enumerate(data.bob)}
     truth = {(alice_row[a], bob_row[b]) for a, b in data.truth}
     return LinkageTask(columns(data.alice), columns(data.bob), truth)
-
-
-def reference_overlap(task: LinkageTask, reference: Columns) -> int:
-    """Distinct record values also found in the reference set (the paper wanted none)."""
-    ref_values = set(reference["first"]) | set(reference["last"])
-    values = {v for side in (task.alice, task.bob) for column in side.values() for v in column}
-    return len((values - {""}) & ref_values)

@@ -16,6 +16,7 @@ from typing import Any
 
 from pprl.bench.data import make_task, read_reference
 from pprl.bench.quality import Log, Row, Variant, run_cell
+from pprl.protocol.method import MethodParams, method_params
 
 ROLES = ("alice", "bob", "agreed", "plain")
 METRICS = ("precision", "recall", "f1")
@@ -34,6 +35,9 @@ class Grid:
     missing_rate: float = 0.0
     overlap: float = 1.0
     with_plain: bool = True
+    # What every cell's agreement fixes (noise, features); None: the daemon's defaults.
+    method: MethodParams | None = None
+    matching: str = "all-pairs"
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -140,6 +144,8 @@ def run_grid(grid: Grid, out: Path, stem: str, command: str, log: Log) -> list[R
         "missing_rate": grid.missing_rate,
         "overlap": grid.overlap,
         "variants": [v.__dict__ for v in grid.variants],
+        "method": (grid.method or method_params()).to_dict(),
+        "matching": grid.matching,
     }
     rows: list[Row] = []
     references = {r: read_reference(grid.reference_path, r) for r in grid.reference_rows}
@@ -156,7 +162,14 @@ def run_grid(grid: Grid, out: Path, stem: str, command: str, log: Log) -> list[R
             for ref_rows, reference in references.items():
                 log(f"size {size:,}, reference {ref_rows:,} rows, seed {seed}")
                 cell = run_cell(
-                    task, reference, grid.variants, seed, with_plain=grid.with_plain, log=log
+                    task,
+                    reference,
+                    grid.variants,
+                    seed,
+                    method=grid.method,
+                    matching_mode=grid.matching,
+                    with_plain=grid.with_plain,
+                    log=log,
                 )
                 for row in cell:
                     row["repetition"] = repetition

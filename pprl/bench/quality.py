@@ -1,10 +1,12 @@
 """The linkage-quality benchmark: both parties of the protocol in one process, over a grid.
 
-Everything a daemon does between SMASH and LINK runs here through the same functions
-(smashing, Algorithm 2, SVM training, the blockwise pair scan, the one-to-one step), minus
-the network. One scan per cell scores every pair once and feeds every classifier of the cell
-(both parties, every variant), so a variant's matching time is the shared dot products plus
-its own scoring and selection: what a daemon running that variant alone spends.
+Each party runs the daemon's pipeline (pprl.protocol.pipeline): its records released under the
+cell's agreement (noise and features as configured), a training sample released the same
+way, its classifier fitted on it. Variants differ only in training and selection. Matching
+either scores every pair in one scan per cell, which feeds every classifier of the cell (both
+parties, every variant), so a variant's matching time is the shared dot products plus its own
+scoring and selection; or, as a daemon does, scores the candidates each classifier's bound
+allows (`matching = "candidates"`), timed per classifier.
 """
 
 from __future__ import annotations
@@ -19,12 +21,13 @@ from typing import Any
 
 import numpy as np
 
-from pprl.bench.data import ATTRIBUTES, Columns, LinkageTask, reference_overlap
-from pprl.protocol import classifier, matching, plain, training
+from pprl.bench.data import ATTRIBUTES, Columns, LinkageTask
+from pprl.protocol import candidates, classifier, matching, pipeline, plain, training
 from pprl.protocol.features import unit_vectors
+from pprl.protocol.method import MethodParams, method_params
 from pprl.protocol.metrics import linkage_quality
-from pprl.protocol.reference import DEFAULT_MAPPING, MethodParams
-from pprl.protocol.smashing import smash
+from pprl.protocol.randomness import Randomness
+from pprl.protocol.reference import DEFAULT_MAPPING, ReferenceSet, reference_overlap
 
 Row = dict[str, Any]
 Log = Callable[[str], None]
@@ -47,14 +50,26 @@ class Variant:
     def but(self, name: str, **changes: Any) -> Variant:
         return dataclasses.replace(self, name=name, **changes)
 
+    def training(self, agreed: MethodParams) -> MethodParams:
+        """The agreed method with this variant's training choices."""
+        return dataclasses.replace(
+            agreed,
+            classifier=self.kernel,
+            c=classifier.DEFAULT_C[self.kernel],
+            training_records=self.training_records,
+            negatives_per_positive=self.negatives_per_positive,
+            hard_negatives=self.hard_negatives,
+            class_weight=self.class_weight,
+        )
+
 
 # Algorithm 2 and 3 as published: one random negative per positive, each pair judged alone.
 PAPER = Variant("paper")
 
 
 def default_variant(params: MethodParams | None = None) -> Variant:
-    """What a daemon does with the default method parameters."""
-    params = params or MethodParams()
+    """What a daemon does with these method parameters (default: the daemon's defaults)."""
+    params = params or method_params()
     return Variant(
         "default",
         kernel=params.classifier,
@@ -67,9 +82,9 @@ def default_variant(params: MethodParams | None = None) -> Variant:
     )
 
 
-def ablation_variants() -> list[Variant]:
+def ablation_variants(params: MethodParams | None = None) -> list[Variant]:
     """The paper's method with one improvement added at a time, and ours with one removed."""
-    ours = default_variant()
+    ours = default_variant(params)
     base = PAPER.but("paper", kernel=ours.kernel, training_records=ours.training_records)
     return [
         base,
@@ -99,15 +114,18 @@ def _quiet(_: str) -> None:
 
 
 class _Party:
-    """One party's side of a cell: its columns, smashed tensor and per-variant models."""
+    """One party's side of a cell: its release under the cell's agreement, its training
+    samples and its per-variant models, all through the daemon's pipeline."""
 
-    def __init__(self, name: str, columns: Columns, reference: Columns, seed: int) -> None:
+    def __init__(
+        self, name: str, columns: Columns, agreement: pipeline.Agreement, seed: int
+    ) -> None:
         self.name = name
         self.columns = columns
-        self.reference = reference
+        self.agreement = agreement
         self.seed = seed
-        self.tensor = smash(columns, reference, DEFAULT_MAPPING)
-        self._samples: dict[tuple[int, str], tuple[Columns, Columns, np.ndarray, np.ndarray]] = {}
+        self.released = pipeline.release(agreement, columns, Randomness(seed, name))
+        self._samples: dict[tuple[int, str], pipeline.TrainingSample] = {}
         self._similarity: dict[tuple[int, str], np.ndarray] = {}
 
     def _rng(self, *parts: int | str) -> np.random.Generator:
@@ -115,50 +133,43 @@ class _Party:
         words = [self.seed, self.name, *parts]
         return np.random.default_rng([zlib.crc32(str(word).encode()) for word in words])
 
-    def sample(self, variant: Variant) -> tuple[Columns, Columns, np.ndarray, np.ndarray]:
-        """The corrupted training sample (strings and smashed), shared by variants alike in it."""
+    def sample(self, variant: Variant) -> pipeline.TrainingSample:
+        """The released training sample, shared by variants alike in it."""
         key = (variant.training_records, variant.corruption)
         if key not in self._samples:
-            own, corrupted = training.corrupt_sample(
+            self._samples[key] = pipeline.training_sample(
+                self.agreement,
                 self.columns,
-                list(ATTRIBUTES),
+                self._rng("sample", *key),
                 size=variant.training_records,
-                rng=self._rng("sample", *key),
                 corruption=variant.corruption,
-            )
-            self._samples[key] = (
-                own,
-                corrupted,
-                smash(own, self.reference, DEFAULT_MAPPING),
-                smash(corrupted, self.reference, DEFAULT_MAPPING),
             )
         return self._samples[key]
 
     def train(self, variant: Variant) -> tuple[classifier.Model, float]:
         """The classifier and the seconds its training set and fit took."""
-        _, _, own, corrupted = self.sample(variant)
+        sample = self.sample(variant)
         began = time.perf_counter()
         key = (variant.training_records, variant.corruption)
         if variant.hard_negatives and key not in self._similarity:
+            shift = self.agreement.standardise
             self._similarity[key] = training.smashed_similarity(
-                unit_vectors(own), unit_vectors(corrupted)
+                unit_vectors(sample.own_tensor, shift), unit_vectors(sample.corrupted_tensor, shift)
             )
-        x, y = training.training_features(
-            own,
-            corrupted,
+        model, _ = pipeline.fit(
+            self.agreement,
+            sample,
             self._rng("negatives", *key),
-            variant.negatives_per_positive,
-            variant.hard_negatives,
-            self._similarity.get(key),
+            method=variant.training(self.agreement.method),
+            similarity=self._similarity.get(key),
         )
-        model = classifier.train(x, y, variant.kernel, class_weight=variant.class_weight)
         return model, time.perf_counter() - began
 
     def train_plain(self, variant: Variant) -> classifier.Model:
-        own, corrupted, _, _ = self.sample(variant)
+        sample = self.sample(variant)
         x, y = plain.training_features(
-            own,
-            corrupted,
+            sample.own,
+            sample.corrupted,
             list(ATTRIBUTES),
             self._rng("negatives", variant.training_records, variant.corruption),
             variant.negatives_per_positive,
@@ -206,37 +217,89 @@ def _progress(log: Log, what: str) -> matching.Progress:
     return report
 
 
+MATCHING = ("all-pairs", "candidates")
+
+
+def _smashed_matches(
+    alice: _Party,
+    bob: _Party,
+    variants: Sequence[Variant],
+    models: list[tuple[classifier.Model, classifier.Model, float, float]],
+    matching_mode: str,
+    log: Log,
+) -> tuple[list[matching.Matches], list[float]]:
+    """Per variant, Alice's then Bob's accepted pairs as (Alice row, Bob row) of the released
+    tensors, and the seconds each classifier's matching took."""
+    shift = alice.agreement.standardise
+    tensor_a, tensor_b = alice.released.tensor, bob.released.tensor
+    if matching_mode == "all-pairs":
+        log(f"  trained {2 * len(variants)} classifiers; scoring all pairs")
+        selections = []
+        for variant, (model_a, model_b, _, _) in zip(variants, models, strict=True):
+            selections.append(matching.Selection(model_a, variant.top_k, "a"))
+            selections.append(matching.Selection(model_b, variant.top_k, "b"))
+        times = matching.PassTimes()
+        found = matching.score_pairs(
+            unit_vectors(tensor_a, shift),
+            unit_vectors(tensor_b, shift),
+            selections,
+            progress=_progress(log, "smashed pairs"),
+            times=times,
+        )
+        return found, [times.shared + spent for spent in times.selections]
+    log(f"  trained {2 * len(variants)} classifiers; scoring candidate pairs")
+    found, seconds = [], []
+    for variant, (model_a, model_b, _, _) in zip(variants, models, strict=True):
+        for own, peer, model in ((tensor_a, tensor_b, model_a), (tensor_b, tensor_a, model_b)):
+            began = time.perf_counter()
+            outcome = candidates.accepted_pairs(
+                own, peer, matching.Selection(model, variant.top_k), standardise=shift
+            )
+            seconds.append(time.perf_counter() - began)
+            kept = outcome.matches
+            found.append(
+                kept if own is tensor_a else matching.Matches(kept.rows_b, kept.rows_a, kept.scores)
+            )
+    return found, seconds
+
+
+def _original(found: matching.Matches, alice: _Party, bob: _Party) -> set[tuple[int, int]]:
+    """Pairs of released rows as pairs of the task's records."""
+    rows_a = alice.released.order[found.rows_a]
+    rows_b = bob.released.order[found.rows_b]
+    return set(zip(rows_a.tolist(), rows_b.tolist(), strict=True))
+
+
 def run_cell(
     task: LinkageTask,
     reference: Columns,
     variants: Sequence[Variant],
     seed: int,
     *,
+    method: MethodParams | None = None,
+    matching_mode: str = "all-pairs",
     with_plain: bool = True,
     log: Log = _quiet,
 ) -> list[Row]:
-    """Both parties, every variant, on one generated task: one result row per variant."""
+    """Both parties, every variant, on one generated task: one result row per variant.
+
+    `method` is what the cell's agreement fixes (noise, features; default: the daemon's
+    defaults); `matching_mode` is "all-pairs" or "candidates"."""
+    if matching_mode not in MATCHING:
+        raise ValueError(f"unknown matching {matching_mode!r}; expected one of {MATCHING}")
+    method = method or method_params()
+    agreement = pipeline.Agreement(
+        ReferenceSet("benchmark reference", dict(reference)), DEFAULT_MAPPING, method
+    )
     began = time.perf_counter()
-    alice = _Party("alice", task.alice, reference, seed)
-    bob = _Party("bob", task.bob, reference, seed)
+    alice = _Party("alice", task.alice, agreement, seed)
+    bob = _Party("bob", task.bob, agreement, seed)
     smash_seconds = time.perf_counter() - began
     models = []
     for variant in variants:
         (model_a, train_a), (model_b, train_b) = alice.train(variant), bob.train(variant)
         models.append((model_a, model_b, train_a, train_b))
-    log(f"  trained {2 * len(variants)} classifiers; scoring all pairs")
-    selections = []
-    for variant, (model_a, model_b, _, _) in zip(variants, models, strict=True):
-        selections.append(matching.Selection(model_a, variant.top_k, "a"))
-        selections.append(matching.Selection(model_b, variant.top_k, "b"))
-    times = matching.PassTimes()
-    found = matching.score_pairs(
-        unit_vectors(alice.tensor),
-        unit_vectors(bob.tensor),
-        selections,
-        progress=_progress(log, "smashed pairs"),
-        times=times,
-    )
+    found, match_seconds = _smashed_matches(alice, bob, variants, models, matching_mode, log)
     plain_found: list[matching.Matches] = []
     plain_times = matching.PassTimes()
     plain_selections = (
@@ -258,24 +321,28 @@ def run_cell(
     plain_setup = (
         time.perf_counter() - plain_began - plain_times.shared - sum(plain_times.selections)
     )
-    overlap = reference_overlap(task, reference)
+    both = {k: [*task.alice[k], *task.bob[k]] for k in task.alice}
+    overlap = reference_overlap(both, agreement.reference, DEFAULT_MAPPING)
     rows = []
     for index, variant in enumerate(variants):
         _, _, train_a, train_b = models[index]
         kept_a, finish_a = _finish(found[2 * index], variant)
         kept_b, finish_b = _finish(found[2 * index + 1], variant)
-        pairs_a, pairs_b = _pairs(kept_a), _pairs(kept_b)
+        pairs_a, pairs_b = _original(kept_a, alice, bob), _original(kept_b, alice, bob)
         row: Row = {
             "size": len(task.alice["first"]),
             "reference_rows": len(reference["first"]),
             "reference_overlap": overlap,
             "seed": seed,
+            "noise_sigma": method.noise_sigma,
+            "feature": method.feature,
+            "matching": matching_mode,
             **{f"variant_{k}": v for k, v in dataclasses.asdict(variant).items()},
             "alice": _quality(pairs_a, task.truth),
             "bob": _quality(pairs_b, task.truth),
             "agreed": _quality(pairs_a & pairs_b, task.truth),
-            "alice_match_seconds": times.shared + times.selections[2 * index] + finish_a,
-            "bob_match_seconds": times.shared + times.selections[2 * index + 1] + finish_b,
+            "alice_match_seconds": match_seconds[2 * index] + finish_a,
+            "bob_match_seconds": match_seconds[2 * index + 1] + finish_b,
             "alice_train_seconds": train_a,
             "bob_train_seconds": train_b,
             "smash_seconds": smash_seconds,

@@ -28,15 +28,15 @@ from pprl.demo import (
     stop_daemon,
     write_demo_data,
 )
+from pprl.party.artifacts import MODEL, ORDER, OWN_TENSOR, PEER_TENSOR
 from pprl.party.coordinator import Coordinator
 from pprl.party.state import run_dir
-from pprl.party.work import MODEL, ORDER, OWN_TENSOR, PEER_TENSOR
 from pprl.protocol import candidates, matching
 from pprl.protocol.classifier import Model
 from pprl.protocol.features import unit_vectors
+from pprl.protocol.method import MethodParams
 from pprl.protocol.metrics import linkage_quality
 from pprl.protocol.records import load_records
-from pprl.protocol.reference import MethodParams
 
 Log = Callable[[str], None]
 

@@ -9,10 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from pprl.protocol.audit import MEASURES
-from pprl.protocol.classifier import CLASS_WEIGHTS
+from pprl.protocol.classifier import CLASS_WEIGHTS, DEFAULT_C, KINDS
 from pprl.protocol.errors import InputError
-from pprl.protocol.reference import DEFAULT_MAPPING, MappingEntry, MethodParams
-from pprl.protocol.release import FEATURES
+from pprl.protocol.features import FEATURES
+from pprl.protocol.method import MethodParams, method_params
+from pprl.protocol.reference import DEFAULT_MAPPING, MappingEntry
 
 # The privacy gate refuses to release a tensor when a dictionary attack on a sample of it
 # re-identifies a larger share of records than this (see docs/privacy.md).
@@ -62,6 +63,8 @@ class PartyConfig:
     # reference set's sigma0 (FedSim appendix A). None: noise_sigma as configured.
     attack_success: float | None = None
     privacy: PrivacySettings = field(default_factory=PrivacySettings)
+    # Makes every random draw replayable (tests and benchmarks only): see pprl.protocol.randomness.
+    development_seed: int | None = None
     source: str = ""
 
 
@@ -167,45 +170,33 @@ def _optional_file(section: _Section, key: str) -> Path | None:
 
 def _method(section: _Section) -> MethodParams:
     defaults = MethodParams()
-    classifier = section.string("classifier", defaults.classifier)
-    if classifier not in ("linear", "rbf"):
-        raise section._error("classifier", f'must be "linear" or "rbf", got {classifier!r}')
-    c_default = 100.0 if classifier == "linear" else 0.01
+    classifier = _choice(section, "classifier", KINDS, defaults.classifier)
     negatives = section.count("negatives_per_positive", defaults.negatives_per_positive)
-    noisy = bool(section.data.get("noise_sigma")) or "attack_success" in section.data
-    # The paper's cosine fails under noise; projecting onto the reference set's leading
-    # components is the feature that measured best with it (docs/privacy.md).
-    feature = section.string("feature", "projected-cosine" if noisy else defaults.feature)
-    if feature not in FEATURES:
-        raise section._error("feature", f"must be one of {', '.join(FEATURES)}, got {feature!r}")
-    # Under noise a record's nearest others look closer than its own noisy copy, so mined
-    # "hard" negatives teach the model the wrong sign (docs/privacy.md): none by default.
-    hard_default = 0 if noisy else min(defaults.hard_negatives, negatives)
-    hard = section.count("hard_negatives", hard_default, minimum=0)
-    if hard > negatives:
-        raise section._error(
-            "hard_negatives", f"must not exceed negatives_per_positive ({negatives}), got {hard}"
-        )
-    class_weight = section.string("class_weight", defaults.class_weight)
-    if class_weight not in CLASS_WEIGHTS:
-        raise section._error(
-            "class_weight", f"must be one of {', '.join(CLASS_WEIGHTS)}, got {class_weight!r}"
-        )
     sigma = section.data.get("noise_sigma", 0.0)
     ok = isinstance(sigma, int | float) and not isinstance(sigma, bool) and math.isfinite(sigma)
     if not ok or sigma < 0:
         raise section._error("noise_sigma", "must be a number >= 0")
     if sigma and "attack_success" in section.data:
         raise section._error("attack_success", "set either noise_sigma or attack_success, not both")
-    return MethodParams(
-        feature=feature,
+    # A target attack success always means noise; its sigma is solved at AGREE.
+    noisy = float(sigma) or (1.0 if "attack_success" in section.data else 0.0)
+    # Defaults that depend on the noise come from method_params, as for every other caller.
+    implied = method_params(noise_sigma=noisy, negatives_per_positive=negatives)
+    feature = _choice(section, "feature", FEATURES, implied.feature)
+    hard = section.count("hard_negatives", implied.hard_negatives, minimum=0)
+    if hard > negatives:
+        raise section._error(
+            "hard_negatives", f"must not exceed negatives_per_positive ({negatives}), got {hard}"
+        )
+    return method_params(
         noise_sigma=float(sigma),
+        feature=feature,
+        hard_negatives=hard,
         classifier=classifier,
-        c=section.number("c", c_default),
+        c=section.number("c", DEFAULT_C[classifier]),
         training_records=section.count("training_records", defaults.training_records),
         negatives_per_positive=negatives,
-        hard_negatives=hard,
-        class_weight=class_weight,
+        class_weight=_choice(section, "class_weight", CLASS_WEIGHTS, defaults.class_weight),
         top_k=section.count("top_k", defaults.top_k),
     )
 
@@ -224,6 +215,10 @@ def _choice(section: _Section, key: str, choices: tuple[str, ...], default: str)
     if value not in choices:
         raise section._error(key, f"must be one of {', '.join(choices)}, got {value!r}")
     return value
+
+
+def _seed(section: _Section) -> int | None:
+    return section.count("seed", 0, minimum=0) if "seed" in section.data else None
 
 
 def load_config(path: str | Path) -> PartyConfig:
@@ -259,5 +254,6 @@ def load_config(path: str | Path) -> PartyConfig:
         privacy=_privacy(top.section("privacy", required=False)),
         wire_log=_optional_file(top.section("audit", required=False), "wire_log"),
         scheduler=_scheduler(top.section("matching", required=False)),
+        development_seed=_seed(top.section("development", required=False)),
         source=str(path),
     )

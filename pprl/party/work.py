@@ -1,136 +1,59 @@
-"""What each phase of Algorithm 1 does on one party, with its results kept in the run store.
-
-Rows are shuffled by a secret permutation before smashing, so a tensor's row order tells the
-peer nothing about the order (often alphabetical) of the records file.
+"""What each phase of Algorithm 1 does on one party: the pipeline's steps (pprl.protocol.
+pipeline) with their inputs read from the party's files and their results kept in the run
+store, so a phase redone after a restart starts from what the earlier phases stored.
 """
 
 from __future__ import annotations
 
 import csv
-import dataclasses
 import json
-import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from pprl.party import engine
+from pprl.party.artifacts import (
+    LINKAGE_CSV,
+    MODEL,
+    ORDER,
+    OWN_MATCHES,
+    OWN_MATCHES_CSV,
+    OWN_TENSOR,
+    PEER_MATCHES,
+    PEER_MATCHES_CSV,
+    PEER_TENSOR,
+    TensorFile,
+)
 from pprl.party.config import PartyConfig
+from pprl.party.inputs import Inputs, load_dictionary, load_inputs
 from pprl.party.peer import PeerClient
 from pprl.party.state import RunStore, atomic_file, file_sha256
 from pprl.party.transfer import Expected
-from pprl.protocol import (
-    candidates,
-    classifier,
-    matching,
-    noise,
-    reference,
-    smashing,
-    training,
-)
-from pprl.protocol.audit import AuditReport, Dictionary, audit_tensor, census_dictionary
-from pprl.protocol.features import Standardise
+from pprl.protocol import candidates, classifier, noise, pipeline
+from pprl.protocol.audit import AuditReport
+from pprl.protocol.method import MethodParams, explain_mismatch
 from pprl.protocol.phases import Phase
-from pprl.protocol.records import RecordTable, load_records, normalise, read_table
-from pprl.protocol.release import Release, reference_statistics, standardise
+from pprl.protocol.randomness import Randomness
+from pprl.protocol.reference import reference_overlap
 from pprl.wire import linkage_pb2 as pb
 
 Progress = Callable[[int, int, str, str], None]
-
-OWN_TENSOR = "own_tensor.u8"
-PEER_TENSOR = "peer_tensor.u8"
-ORDER = "order.npy"
-MODEL = "model.npz"
-OWN_MATCHES = "own_matches.npz"
-PEER_MATCHES = "peer_matches.json"
-LINKAGE_CSV = "linkage.csv"
-OWN_MATCHES_CSV = "own_matches.csv"
-PEER_MATCHES_CSV = "peer_matches.csv"
-
-
-class TensorFile:
-    """A stored uint8 tensor whose rows are read from disk on demand. Matching reads each row
-    once; mapping the file instead would count all of it as the daemon's resident memory."""
-
-    def __init__(self, path: Path, shape: tuple[int, ...]) -> None:
-        self.path = path
-        self.shape = shape
-        self._row_bytes = math.prod(shape[1:])
-
-    def __len__(self) -> int:
-        return self.shape[0]
-
-    def __getitem__(self, rows: slice) -> np.ndarray:
-        start, stop, step = rows.indices(self.shape[0])
-        if step != 1:
-            raise ValueError("rows are read in contiguous slices only")
-        count = max(0, stop - start)
-        with self.path.open("rb") as handle:
-            handle.seek(start * self._row_bytes)
-            data = np.fromfile(handle, dtype=np.uint8, count=count * self._row_bytes)
-        if len(data) != count * self._row_bytes:
-            raise PhaseFailed(f"{self.path} is shorter than its recorded shape {self.shape}")
-        return data.reshape(count, *self.shape[1:])
 
 
 class PhaseFailed(RuntimeError):
     """A phase cannot complete for a reason the operator must fix (stated in the message)."""
 
 
-@dataclass
-class Inputs:
-    records: RecordTable
-    reference: reference.ReferenceSet
-
-
-@dataclass(frozen=True)
-class Agreed:
-    """What the agreement fixes for the later phases: the method and how tensors are released."""
-
-    method: reference.MethodParams
-    release: Release
-    standardise: Standardise | None
-
-
-def load_inputs(config: PartyConfig, records_path: Path | None = None) -> Inputs:
-    """The configured records (or those at `records_path`) and the checked reference set."""
-    records = load_records(records_path or config.records_path, config.id_column, config.attributes)
-    ref = reference.load_reference(config.reference_path)
-    reference.validate_mapping(config.mapping, config.attributes, ref)
-    return Inputs(records, ref)
-
-
-def resolved_method(
-    config: PartyConfig, reference_set: reference.ReferenceSet
-) -> tuple[reference.MethodParams, float, str]:
-    """The configured method with sigma resolved from attack_success, the reference set's
-    sigma0, and what the noise buys, in words."""
-    method = config.method
-    stats = reference_statistics(reference_set.columns, config.mapping, with_components=False)
-    if config.attack_success is not None:
-        try:
-            sigma = noise.sigma_for_success(config.attack_success, stats.sigma0)
-        except noise.CalibrationError as exc:
-            raise PhaseFailed(f"[method] attack_success in {config.source}: {exc}") from None
-        method = dataclasses.replace(method, noise_sigma=sigma)
-    per_attribute = max(
-        sum(1 for a, _ in config.mapping if a == attribute) for attribute, _ in config.mapping
-    )
-    coordinates = per_attribute * len(reference_set)
-    return method, stats.sigma0, noise.describe(method.noise_sigma, stats.sigma0, coordinates)
-
-
-def load_dictionary(path: Path | None, reference_set: reference.ReferenceSet) -> Dictionary:
-    """The attacker's name list: every value of a CSV (after its header row), or the census
-    first names and surnames."""
-    if path is None:
-        return census_dictionary(reference_set.columns)
-    table = read_table(path)
-    names = [normalise(field) for _, fields in table.rows for field in fields]
-    return Dictionary(names, reference_set.columns)
+def resolve_agreement(config: PartyConfig, inputs: Inputs) -> pipeline.Agreement:
+    """The configured method on these inputs, sigma solved from attack_success if set."""
+    try:
+        return pipeline.Agreement.resolve(
+            inputs.reference, config.mapping, config.method, config.attack_success
+        )
+    except noise.CalibrationError as exc:
+        raise PhaseFailed(f"[method] attack_success in {config.source}: {exc}") from None
 
 
 class PhaseWork:
@@ -138,8 +61,9 @@ class PhaseWork:
         self.config = config
         self.store = store
         self.peer = peer
+        self.randomness = Randomness(config.development_seed, config.identity)
         self._inputs: dict[str, Inputs] = {}
-        self._agreed: dict[str, Agreed] = {}
+        self._agreements: dict[str, pipeline.Agreement] = {}
 
     # -- helpers -------------------------------------------------------------------------
     def inputs(self, run_id: str) -> Inputs:
@@ -154,20 +78,14 @@ class PhaseWork:
             self._inputs[run_id] = load_inputs(self.config)
         return self._inputs[run_id]
 
-    def agreed(self, run_id: str) -> Agreed:
-        """The agreed method (noise resolved from a target attack success at AGREE)."""
-        if run_id not in self._agreed:
+    def agreement(self, run_id: str) -> pipeline.Agreement:
+        """The agreement stored at AGREE (its noise already resolved from a target)."""
+        if run_id not in self._agreements:
             params = json.loads(self.store.get(run_id).description)["params"]
-            method = reference.MethodParams(**params)
-            stats = reference_statistics(
-                self.inputs(run_id).reference.columns,
-                self.config.mapping,
-                with_components=method.feature == "projected-cosine",
+            self._agreements[run_id] = pipeline.Agreement(
+                self.inputs(run_id).reference, self.config.mapping, MethodParams(**params)
             )
-            release = Release(noise=method.noise_sigma * stats.sigma0)
-            shift = standardise(stats, self.config.mapping, release, method.feature)
-            self._agreed[run_id] = Agreed(method, release, shift)
-        return self._agreed[run_id]
+        return self._agreements[run_id]
 
     def expected_tensor(self, run_id: str) -> Expected:
         """What a peer tensor must fit, taken from the stored agreement itself."""
@@ -191,7 +109,7 @@ class PhaseWork:
     # -- phases --------------------------------------------------------------------------
     def agree(self, run_id: str, progress: Progress) -> None:
         inputs = load_inputs(self.config)
-        overlap = reference.reference_overlap(
+        overlap = reference_overlap(
             inputs.records.attributes, inputs.reference, self.config.mapping
         )
         shared = sum(overlap.values())
@@ -201,76 +119,81 @@ class PhaseWork:
                 f"the reference set {self.config.reference_path} shares {shared} values with "
                 f"the records ({detail}); it must be disjoint from both parties' data"
             )
-        params, _, noise_words = resolved_method(self.config, inputs.reference)
-        description = reference.agreement_description(inputs.reference, self.config.mapping, params)
-        digest = reference.agreement_digest(inputs.reference, self.config.mapping, params)
+        agreement = resolve_agreement(self.config, inputs)
+        description = agreement.description()
+        digest = agreement.digest()
         canonical = json.dumps(description, sort_keys=True, separators=(",", ":"))
         records_sha = file_sha256(self.config.records_path)
         self.store.set_agreement(run_id, digest, canonical, records_sha)
         self._inputs[run_id] = inputs
+        self._agreements[run_id] = agreement
         progress(0, 1, "agreements", f"waiting for {self.peer.peer}'s agreement")
         theirs, sent = self.peer.agreement(run_id)
         self.store.add_counter(run_id, "bytes_sent", sent)
         if theirs.digest != digest:
-            why = reference.explain_mismatch(description, json.loads(theirs.description))
+            why = explain_mismatch(description, json.loads(theirs.description))
             raise PhaseFailed(f"agreement digests differ ({why}); the run cannot go on")
+        seeded = (
+            f"; development seed {self.config.development_seed}: this run's shuffle, noise "
+            "and training are replayable, never use it with real records"
+            if self.randomness.replayable
+            else ""
+        )
         progress(
-            1, 1, "agreements", f"digest {digest[:16]}… matches {self.peer.peer}'s; {noise_words}"
+            1,
+            1,
+            "agreements",
+            f"digest {digest[:16]}… matches {self.peer.peer}'s; {agreement.noise_words()}{seeded}",
         )
 
     def smash(self, run_id: str, progress: Progress) -> None:
         inputs = self.inputs(run_id)
-        order = noise.secret_generator().permutation(len(inputs.records))
-        shuffled = {k: [v[i] for i in order] for k, v in inputs.records.attributes.items()}
-        agreed = self.agreed(run_id)
-        progress(0, len(order), "records", "computing edit distances to the reference set")
-        tensor = smashing.smash(
-            shuffled,
-            inputs.reference.columns,
-            self.config.mapping,
+        agreement = self.agreement(run_id)
+        n = len(inputs.records)
+        progress(0, n, "records", "computing edit distances to the reference set")
+        released = pipeline.release(
+            agreement,
+            inputs.records.attributes,
+            self.randomness,
             progress=lambda done, total: progress(done, total, "mapping entries", ""),
-            release=agreed.release,
-            rng=noise.secret_generator(),
         )
-        audit = self._privacy_gate(tensor, shuffled, agreed, inputs, progress)
+        audit = self._privacy_gate(agreement, released, inputs, progress)
         with atomic_file(self.store.artifact_path(run_id, ORDER)) as tmp, tmp.open("wb") as out:
-            np.save(out, order)
+            np.save(out, released.order)
         with atomic_file(self.store.artifact_path(run_id, OWN_TENSOR)) as tmp:
-            tensor.tofile(tmp)
+            released.tensor.tofile(tmp)
         self.store.record_artifact(run_id, ORDER)
         self.store.record_artifact(
             run_id,
             OWN_TENSOR,
             {
-                "shape": list(tensor.shape),
+                "shape": list(released.tensor.shape),
                 "audited_records": audit.records,
                 "reidentified": audit.rate(self.config.privacy.measure),
-                "noise_edits": agreed.release.noise,
+                "noise_edits": agreement.release.noise,
             },
         )
-        progress(len(order), len(order), "records", f"smashed tensor {tensor.shape}")
+        progress(n, n, "records", f"smashed tensor {released.tensor.shape}")
 
     def _privacy_gate(
         self,
-        tensor: np.ndarray,
-        attributes: dict[str, list[str]],
-        agreed: Agreed,
+        agreement: pipeline.Agreement,
+        released: pipeline.Released,
         inputs: Inputs,
         progress: Progress,
     ) -> AuditReport:
-        """Attack a sample of the tensor as the peer could, before it is stored for EXCHANGE;
+        """Attack a sample of the release as the peer could, before it is stored for EXCHANGE;
         refuse when more records fall than the configured limit allows."""
         settings = self.config.privacy
-        size = min(settings.audit_records, len(tensor))
+        size = min(settings.audit_records, len(released.order))
         progress(0, size, "records", "privacy gate: dictionary attack on a sample of the tensor")
-        sample = np.sort(noise.secret_generator().choice(len(tensor), size, replace=False))
-        truth = {name: [values[i] for i in sample] for name, values in attributes.items()}
-        report = audit_tensor(
-            tensor[sample],
-            truth,
-            self.config.mapping,
-            agreed.release,
-            load_dictionary(self.config.privacy.dictionary, inputs.reference),
+        report = pipeline.audit_release(
+            agreement,
+            released,
+            inputs.records.attributes,
+            load_dictionary(settings.dictionary, inputs.reference),
+            size,
+            self.randomness,
         )
         detail = ", ".join(
             f"{a.attribute} {a.result.nearest_rate:.1%} nearest / {a.result.exact_rate:.1%} exact"
@@ -295,26 +218,20 @@ class PhaseWork:
 
     def train(self, run_id: str, progress: Progress) -> None:
         inputs = self.inputs(run_id)
-        agreed = self.agreed(run_id)
-        params = agreed.method
-        progress(0, 1, "models", "building synthetic training pairs (Algorithm 2)")
-        x, y = training.build_training_set(
-            inputs.records.attributes,
-            inputs.reference.columns,
-            self.config.mapping,
-            training_records=params.training_records,
-            negatives_per_positive=params.negatives_per_positive,
-            hard_negatives=params.hard_negatives,
-            rng=noise.secret_generator(),
-            release=agreed.release,
-            standardise=agreed.standardise,
+        agreement = self.agreement(run_id)
+        method = agreement.method
+        progress(
+            0,
+            1,
+            "models",
+            f"training a {method.classifier} SVM on synthetic pairs of "
+            f"{min(method.training_records, len(inputs.records))} own records (Algorithm 2)",
         )
-        progress(0, 1, "models", f"training {params.classifier} SVM on {len(y)} pairs")
-        model = classifier.train(x, y, params.classifier, params.c, params.class_weight)
+        model, pairs = pipeline.train(agreement, inputs.records.attributes, self.randomness)
         with atomic_file(self.store.artifact_path(run_id, MODEL)) as tmp:
             tmp.write_bytes(model.to_bytes())
-        self.store.record_artifact(run_id, MODEL, {"kind": model.kind, "pairs": len(y)})
-        progress(1, 1, "models", "trained")
+        self.store.record_artifact(run_id, MODEL, {"kind": model.kind, "pairs": pairs})
+        progress(1, 1, "models", f"trained on {pairs} pairs")
 
     def exchange(self, run_id: str, progress: Progress) -> None:
         artifact = self.store.artifact(run_id, OWN_TENSOR)
@@ -339,30 +256,28 @@ class PhaseWork:
         own = self._tensor(run_id, OWN_TENSOR)
         peer = self._tensor(run_id, PEER_TENSOR)
         model = classifier.Model.from_bytes(self.store.artifact(run_id, MODEL).path.read_bytes())
-        agreed = self.agreed(run_id)
-        selection = matching.Selection(model, agreed.method.top_k)
         where = f"on {self.config.scheduler}" if self.config.scheduler else "here"
         progress(0, len(own), "records", f"grouping distinct vectors; blocks run {where}")
-        outcome = candidates.accepted_pairs(
+        matched = pipeline.match(
+            self.agreement(run_id),
             own,
             peer,
-            selection,
+            model,
             run=engine.on_dask(self.config.scheduler)
             if self.config.scheduler
             else candidates.CandidatePlan.run,
             progress=lambda done, total: progress(done, total, "records", ""),
-            standardise=agreed.standardise,
         )
-        found = matching.one_to_one(outcome.matches)
+        found = matched.matches
         path = self.store.artifact_path(run_id, OWN_MATCHES)
         with atomic_file(path) as tmp, tmp.open("wb") as out:
             np.savez(out, own=found.rows_a, peer=found.rows_b, scores=found.scores)
-        scored = len(own) * len(peer) if outcome.candidates is None else outcome.candidates
+        scored = len(own) * len(peer) if matched.scored is None else matched.scored
         self.store.record_artifact(run_id, OWN_MATCHES, {"pairs": len(found), "scored": scored})
         share = scored / max(1, len(own) * len(peer))
         what = (
             f"no bound applies to this classifier: scored all {scored:,} pairs"
-            if outcome.candidates is None
+            if matched.scored is None
             else f"scored {scored:,} candidate pairs ({100 * share:.3f}% of all pairs)"
         )
         progress(len(own), len(own), "records", f"{what}, kept {len(found)}")

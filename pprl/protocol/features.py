@@ -6,6 +6,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+# The paper's cosine, then variants that survive noise on the released distances
+# (docs/privacy.md): centred on the reference set's mean distances, also scaled by their
+# spread, or centred and projected onto the reference set's leading components.
+FEATURES = ("cosine", "centred-cosine", "standardised-cosine", "projected-cosine")
+
 
 @dataclass(frozen=True)
 class Standardise:

@@ -1,5 +1,5 @@
 """Gaussian noise for released tensors: its scale from a target attack success, what that
-scale buys under the Gaussian mechanism, and a generator no one can replay.
+scale buys under the Gaussian mechanism, and how to say it in words.
 
 Calibration (FedSim, appendix A): an attacker who recovers a released standardised value
 (value - mean) / sigma0 to within half a unit, from the value plus N(0, sigma^2) noise,
@@ -10,9 +10,6 @@ as sigma grows, towards erf(1 / (2 sqrt(2) sigma0)); no noise can push it below 
 from __future__ import annotations
 
 import math
-import secrets
-
-import numpy as np
 
 _BISECTION_STEPS = 200
 
@@ -70,12 +67,6 @@ def gaussian_epsilon(sigma: float, sensitivity: float, delta: float) -> float:
             f"{delta}"
         )
     return sensitivity * math.sqrt(2 * math.log(1.25 / delta)) / sigma
-
-
-def secret_generator() -> np.random.Generator:
-    """A generator seeded with 256 bits from the operating system's secure source: noise a
-    peer could regenerate from a known seed would protect nothing."""
-    return np.random.default_rng(secrets.randbits(256))
 
 
 DELTA = 1e-5

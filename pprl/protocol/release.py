@@ -25,11 +25,10 @@ import numpy as np
 from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
 
-from pprl.protocol.features import Standardise
+from pprl.protocol.features import FEATURES, Standardise
 
 _STEPS_PER_NOISE = 4
 _OFFSET_STEPS = 16
-FEATURES = ("cosine", "centred-cosine", "standardised-cosine", "projected-cosine")
 
 
 def kept_components(reference_rows: int) -> int:

@@ -14,8 +14,6 @@ import numpy as np
 
 from pprl.protocol.corruption import Corrupter
 from pprl.protocol.features import Standardise, pair_features, unit_vectors
-from pprl.protocol.release import Release
-from pprl.protocol.smashing import smash
 
 Columns = dict[str, list[str]]
 
@@ -143,33 +141,3 @@ def training_features(
     labels = np.zeros(n + len(negatives), dtype=np.int8)
     labels[:n] = 1
     return np.concatenate([positives, negatives]), labels
-
-
-def build_training_set(
-    attributes: Mapping[str, Sequence[str]],
-    reference_columns: Mapping[str, Sequence[str]],
-    mapping: Sequence[tuple[str, str]],
-    *,
-    training_records: int,
-    negatives_per_positive: int,
-    rng: np.random.Generator,
-    hard_negatives: int = 0,
-    clamp: int = 255,
-    release: Release | None = None,
-    standardise: Standardise | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Sample own records, corrupt each with exactly one error, and label their pairs.
-
-    With a noisy `release` both sides of every pair are released as the parties release their
-    tensors, with independent noise, so the model learns the features it will meet.
-    """
-    names = list(dict.fromkeys(attribute for attribute, _ in mapping))
-    own, corrupted = corrupt_sample(attributes, names, size=training_records, rng=rng)
-    return training_features(
-        smash(own, reference_columns, mapping, clamp, release=release, rng=rng),
-        smash(corrupted, reference_columns, mapping, clamp, release=release, rng=rng),
-        rng,
-        negatives_per_positive,
-        hard_negatives,
-        standardise=standardise,
-    )

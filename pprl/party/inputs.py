@@ -1,0 +1,35 @@
+"""A party's files, read and checked: its records, the reference set and the attack list."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from pprl.party.config import PartyConfig
+from pprl.protocol import reference
+from pprl.protocol.audit import Dictionary, census_dictionary
+from pprl.protocol.records import RecordTable, load_records, normalise, read_table
+
+
+@dataclass
+class Inputs:
+    records: RecordTable
+    reference: reference.ReferenceSet
+
+
+def load_inputs(config: PartyConfig, records_path: Path | None = None) -> Inputs:
+    """The configured records (or those at `records_path`) and the checked reference set."""
+    records = load_records(records_path or config.records_path, config.id_column, config.attributes)
+    ref = reference.load_reference(config.reference_path)
+    reference.validate_mapping(config.mapping, config.attributes, ref)
+    return Inputs(records, ref)
+
+
+def load_dictionary(path: Path | None, reference_set: reference.ReferenceSet) -> Dictionary:
+    """The attacker's name list: every value of a CSV (after its header row), or the census
+    first names and surnames."""
+    if path is None:
+        return census_dictionary(reference_set.columns)
+    table = read_table(path)
+    names = [normalise(field) for _, fields in table.rows for field in fields]
+    return Dictionary(names, reference_set.columns)

@@ -1,0 +1,164 @@
+"""The method parameters both parties must share, and the agreement digest that proves they do.
+
+`method_params` is the one place where defaults depend on each other (noise changes the best
+feature and whether mined hard negatives help), so the daemon's configuration, the benchmarks
+and the tests all get the same method from the same choices.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from pprl.protocol.classifier import CLASS_WEIGHTS, DEFAULT_C, KINDS
+from pprl.protocol.features import FEATURES
+from pprl.protocol.reference import MappingEntry, ReferenceSet
+
+DESCRIPTION_VERSION = 1
+
+_LABELS = {
+    "reference.columns": "reference columns",
+    "reference.rows": "reference rows",
+    "reference.sha256": "reference values",
+}
+
+
+@dataclass(frozen=True)
+class MethodParams:
+    """Parameters both parties must share; they go into the agreement digest."""
+
+    distance: str = "levenshtein"
+    clamp: int = 255
+    dtype: str = "uint8"
+    feature: str = "cosine"
+    # Gaussian noise on released distances in FedSim's standardised units (times sigma0 of the
+    # reference set gives edits); 0 releases the raw distances.
+    noise_sigma: float = 0.0
+    classifier: str = "linear"
+    c: float = 100.0
+    training_records: int = 5000
+    negatives_per_positive: int = 4
+    hard_negatives: int = 2
+    class_weight: str = "balanced"
+    top_k: int = 10
+    assignment: str = "greedy-one-to-one"
+    normalisation: str = "upper-collapse-whitespace"
+
+    def to_dict(self) -> dict[str, Any]:
+        """C and sigma as floats, so that 100 and 100.0 give the same digest."""
+        return {**asdict(self), "c": float(self.c), "noise_sigma": float(self.noise_sigma)}
+
+
+def method_params(
+    *,
+    noise_sigma: float = 0.0,
+    feature: str | None = None,
+    hard_negatives: int | None = None,
+    classifier: str = "linear",
+    c: float | None = None,
+    **rest: Any,
+) -> MethodParams:
+    """The method for these choices, with the defaults that depend on them filled in.
+
+    Under noise the paper's cosine stops separating matches from non-matches; projecting onto
+    the reference set's leading components measured best (docs/privacy.md). Under noise a
+    record's nearest others look closer than its own noisy copy, so mined hard negatives
+    teach the model the wrong sign: none by default. `rest` takes any other MethodParams field.
+    """
+    defaults = MethodParams()
+    noisy = noise_sigma > 0
+    if feature is None:
+        feature = "projected-cosine" if noisy else defaults.feature
+    if feature not in FEATURES:
+        raise ValueError(f"unknown feature {feature!r}; expected one of {', '.join(FEATURES)}")
+    if classifier not in KINDS:
+        raise ValueError(f"unknown classifier {classifier!r}; expected one of {KINDS}")
+    class_weight = rest.get("class_weight", defaults.class_weight)
+    if class_weight not in CLASS_WEIGHTS:
+        raise ValueError(f"unknown class_weight {class_weight!r}; expected one of {CLASS_WEIGHTS}")
+    negatives = rest.get("negatives_per_positive", defaults.negatives_per_positive)
+    if hard_negatives is None:
+        hard_negatives = 0 if noisy else min(defaults.hard_negatives, negatives)
+    return MethodParams(
+        feature=feature,
+        noise_sigma=float(noise_sigma),
+        classifier=classifier,
+        c=DEFAULT_C[classifier] if c is None else float(c),
+        hard_negatives=hard_negatives,
+        **rest,
+    )
+
+
+def agreement_description(
+    reference: ReferenceSet, mapping: Sequence[MappingEntry], params: MethodParams
+) -> dict[str, Any]:
+    """What the digest covers: a hash of the reference values, never the values; column order
+    in the file does not matter, row order does."""
+    return {
+        "reference": {
+            "columns": sorted(reference.columns),
+            "rows": len(reference),
+            "sha256": hashlib.sha256(_canonical(reference.columns)).hexdigest(),
+        },
+        "mapping": [[attribute, column] for attribute, column in mapping],
+        "params": params.to_dict(),
+        "version": DESCRIPTION_VERSION,
+    }
+
+
+def agreement_digest(
+    reference: ReferenceSet, mapping: Sequence[MappingEntry], params: MethodParams
+) -> str:
+    """Equal digests mean both parties would compute comparable features."""
+    description = agreement_description(reference, mapping, params)
+    return hashlib.sha256(_canonical(description)).hexdigest()
+
+
+def _canonical(value: object) -> bytes:
+    """One byte string per value, independent of process, platform and hash seed."""
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return text.encode("utf-8")
+
+
+def explain_mismatch(ours: dict[str, Any], theirs: dict[str, Any]) -> str:
+    """Tell the operator which agreed input differs, since the digests alone cannot."""
+    mine, peer = _flatten(ours), _flatten(theirs)
+    keys = list(mine) + [key for key in peer if key not in mine]
+    differences = [
+        _difference(key, mine.get(key), peer.get(key))
+        for key in keys
+        if mine.get(key) != peer.get(key)
+    ]
+    return "; ".join(differences) if differences else "the agreement descriptions are identical"
+
+
+def _flatten(description: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested keys as dotted paths, so differences can be named precisely."""
+    flat: dict[str, Any] = {}
+    for key, value in description.items():
+        if isinstance(value, dict):
+            flat.update(_flatten(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
+
+
+def _difference(key: str, ours: Any, theirs: Any) -> str:
+    """One difference as 'what differs: ours X, peer Y'."""
+    verb = "differ" if key in _LABELS else "differs"
+    label = _LABELS.get(key, key)
+    return f"{label} {verb}: ours {_show(key, ours)}, peer {_show(key, theirs)}"
+
+
+def _show(key: str, value: Any) -> str:
+    """Values short enough to read on one line."""
+    if value is None:
+        return "(missing)"
+    if key == "reference.sha256":
+        return f"sha256 {str(value)[:12]}..."
+    if key == "mapping":
+        return ", ".join(f"{attribute}->{column}" for attribute, column in value) or "(empty)"
+    return repr(value)

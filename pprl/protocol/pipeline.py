@@ -1,0 +1,307 @@
+"""One party's side of Algorithm 1 on plain arrays: agree, release, train, match, link.
+
+This is the method once. The daemon wraps these functions with storage, the wire and
+progress (pprl.party.work); the benchmarks call them in one process for both parties
+(`link_in_process`). Nothing here reads a file or touches the network.
+
+Rows of a released tensor are in a secret random order (`Released.order`), so the tensor's
+row order tells the peer nothing about the order, often alphabetical, of the records file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from pprl.protocol import candidates, classifier, matching, noise, training
+from pprl.protocol.audit import AuditReport, Dictionary, audit_tensor
+from pprl.protocol.features import Standardise
+from pprl.protocol.method import MethodParams, agreement_description, agreement_digest
+from pprl.protocol.randomness import GATE, RELEASE, SHUFFLE, TRAINING, Randomness
+from pprl.protocol.reference import MappingEntry, ReferenceSet
+from pprl.protocol.release import ReferenceStatistics, Release, reference_statistics, standardise
+from pprl.protocol.smashing import smash
+
+Columns = Mapping[str, Sequence[str]]
+Progress = Callable[[int, int], None]
+Runner = Callable[[candidates.CandidatePlan, Progress | None], candidates.Outcome]
+
+
+class Agreement:
+    """What AGREE fixes for every later phase: reference set, mapping and method, with the
+    noise resolved into edits and the features' centring and basis. The reference set's
+    statistics (an R x R distance table, and an SVD for projected features) are computed on
+    first use only."""
+
+    def __init__(
+        self, reference: ReferenceSet, mapping: Sequence[MappingEntry], method: MethodParams
+    ) -> None:
+        self.reference = reference
+        self.mapping = tuple(mapping)
+        self.method = method
+
+    @classmethod
+    def resolve(
+        cls,
+        reference: ReferenceSet,
+        mapping: Sequence[MappingEntry],
+        method: MethodParams,
+        attack_success: float | None = None,
+    ) -> Agreement:
+        """The agreement, with sigma solved from a target attack success when one is given
+        (FedSim appendix A); raises noise.CalibrationError when no sigma reaches it."""
+        agreement = cls(reference, mapping, method)
+        if attack_success is None:
+            return agreement
+        sigma = noise.sigma_for_success(attack_success, agreement.sigma0)
+        resolved = cls(reference, mapping, dataclasses.replace(method, noise_sigma=sigma))
+        resolved.__dict__["statistics"] = agreement.statistics  # same reference, same feature
+        return resolved
+
+    @cached_property
+    def statistics(self) -> ReferenceStatistics:
+        with_components = self.method.feature == "projected-cosine"
+        return reference_statistics(self.reference.columns, self.mapping, with_components)
+
+    @property
+    def sigma0(self) -> float:
+        return self.statistics.sigma0
+
+    @cached_property
+    def release(self) -> Release:
+        return Release(noise=self.method.noise_sigma * self.sigma0)
+
+    @cached_property
+    def standardise(self) -> Standardise | None:
+        return standardise(self.statistics, self.mapping, self.release, self.method.feature)
+
+    def description(self) -> dict[str, Any]:
+        return agreement_description(self.reference, self.mapping, self.method)
+
+    def digest(self) -> str:
+        return agreement_digest(self.reference, self.mapping, self.method)
+
+    def noise_words(self) -> str:
+        """sigma, its edits, tau and epsilon, over the coordinates one attribute spans."""
+        per_attribute = max(sum(1 for a, _ in self.mapping if a == b) for b, _ in self.mapping)
+        coordinates = per_attribute * len(self.reference)
+        return noise.describe(self.method.noise_sigma, self.sigma0, coordinates)
+
+
+@dataclass(frozen=True)
+class Released:
+    """A party's released tensor, its rows in the secret order: row t is record order[t]."""
+
+    order: np.ndarray
+    tensor: np.ndarray
+
+    def values(self, attributes: Columns) -> dict[str, list[str]]:
+        """The records' values in the tensor's row order."""
+        return {name: [values[i] for i in self.order] for name, values in attributes.items()}
+
+
+def release(
+    agreement: Agreement,
+    attributes: Columns,
+    randomness: Randomness,
+    progress: Progress | None = None,
+) -> Released:
+    """Shuffle the records, then smash them into released codes (with the agreed noise)."""
+    n = len(next(iter(attributes.values()), []))
+    order = randomness.generator(SHUFFLE).permutation(n)
+    shuffled = {name: [values[i] for i in order] for name, values in attributes.items()}
+    tensor = smash(
+        shuffled,
+        agreement.reference.columns,
+        agreement.mapping,
+        agreement.method.clamp,
+        progress=progress,
+        release=agreement.release,
+        rng=randomness.generator(RELEASE),
+    )
+    return Released(order, tensor)
+
+
+def audit_release(
+    agreement: Agreement,
+    released: Released,
+    attributes: Columns,
+    dictionary: Dictionary,
+    size: int,
+    randomness: Randomness,
+) -> AuditReport:
+    """The peer's dictionary attack on `size` sampled rows of a release (the privacy gate)."""
+    size = min(size, len(released.order))
+    rows = np.sort(randomness.generator(GATE).choice(len(released.order), size, replace=False))
+    truth = {name: [values[released.order[t]] for t in rows] for name, values in attributes.items()}
+    return audit_tensor(
+        released.tensor[rows], truth, agreement.mapping, agreement.release, dictionary
+    )
+
+
+@dataclass(frozen=True)
+class TrainingSample:
+    """Own records, their corrupted copies, and both released as the party releases its
+    tensor (with independent noise), so the model learns the features it will meet."""
+
+    own: dict[str, list[str]]
+    corrupted: dict[str, list[str]]
+    own_tensor: np.ndarray
+    corrupted_tensor: np.ndarray
+
+
+def training_sample(
+    agreement: Agreement,
+    attributes: Columns,
+    rng: np.random.Generator,
+    *,
+    size: int | None = None,
+    corruption: str = "spread",
+    errors_per_record: int = 1,
+) -> TrainingSample:
+    """A sample of own records and their corrupted copies, released (Algorithm 2)."""
+    names = list(dict.fromkeys(attribute for attribute, _ in agreement.mapping))
+    own, corrupted = training.corrupt_sample(
+        attributes,
+        names,
+        size=agreement.method.training_records if size is None else size,
+        rng=rng,
+        corruption=corruption,
+        errors_per_record=errors_per_record,
+    )
+    reference, mapping = agreement.reference.columns, agreement.mapping
+    clamp, shown = agreement.method.clamp, agreement.release
+    return TrainingSample(
+        own,
+        corrupted,
+        smash(own, reference, mapping, clamp, release=shown, rng=rng),
+        smash(corrupted, reference, mapping, clamp, release=shown, rng=rng),
+    )
+
+
+def training_pairs(
+    agreement: Agreement,
+    sample: TrainingSample,
+    rng: np.random.Generator,
+    *,
+    method: MethodParams | None = None,
+    similarity: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Labelled pair features of a training sample: each record with its own copy (1), and
+    with others' copies, random or nearest (0). `method` overrides the agreed training
+    parameters (the benchmarks' variants); `similarity` may be shared by several fits."""
+    method = method or agreement.method
+    return training.training_features(
+        sample.own_tensor,
+        sample.corrupted_tensor,
+        rng,
+        method.negatives_per_positive,
+        method.hard_negatives,
+        similarity,
+        standardise=agreement.standardise,
+    )
+
+
+def fit(
+    agreement: Agreement,
+    sample: TrainingSample,
+    rng: np.random.Generator,
+    *,
+    method: MethodParams | None = None,
+    similarity: np.ndarray | None = None,
+) -> tuple[classifier.Model, int]:
+    """The classifier trained on a training sample's pairs, and the pair count."""
+    method = method or agreement.method
+    x, y = training_pairs(agreement, sample, rng, method=method, similarity=similarity)
+    model = classifier.train(x, y, method.classifier, method.c, method.class_weight)
+    return model, len(y)
+
+
+def train(
+    agreement: Agreement, attributes: Columns, randomness: Randomness
+) -> tuple[classifier.Model, int]:
+    """A party's classifier from its own records only (Algorithm 2), and its pair count."""
+    rng = randomness.generator(TRAINING)
+    return fit(agreement, training_sample(agreement, attributes, rng), rng)
+
+
+@dataclass(frozen=True)
+class Matched:
+    """Accepted pairs (own row, peer row, score) and how many pairs were scored (None: all)."""
+
+    matches: matching.Matches
+    scored: int | None
+
+
+def match(
+    agreement: Agreement,
+    own: candidates.TensorRows,
+    peer: candidates.TensorRows,
+    model: classifier.Model,
+    *,
+    run: Runner = candidates.CandidatePlan.run,
+    progress: Progress | None = None,
+) -> Matched:
+    """Algorithm 3 on candidates: the pairs scoring all pairs would keep (best `top_k` per own
+    row), then the one-to-one assignment. `run` executes the candidate blocks (here, or on
+    the party's own cluster)."""
+    selection = matching.Selection(model, agreement.method.top_k)
+    outcome = candidates.accepted_pairs(
+        own, peer, selection, run=run, progress=progress, standardise=agreement.standardise
+    )
+    return Matched(matching.one_to_one(outcome.matches), outcome.candidates)
+
+
+@dataclass(frozen=True)
+class PartyLinkage:
+    """One party's side of an in-process run; pairs are (own record, peer record) indices in
+    the order of the records given."""
+
+    released: Released
+    model: classifier.Model
+    matched: Matched
+    pairs: set[tuple[int, int]]
+
+
+@dataclass(frozen=True)
+class Linkage:
+    """Both parties' accepted pairs and the agreed linkage, as (Alice index, Bob index)."""
+
+    alice: PartyLinkage
+    bob: PartyLinkage
+
+    @property
+    def agreed(self) -> set[tuple[int, int]]:
+        return self.alice.pairs & {(a, b) for b, a in self.bob.pairs}
+
+    @property
+    def bob_pairs(self) -> set[tuple[int, int]]:
+        """Bob's accepted pairs, as (Alice index, Bob index)."""
+        return {(a, b) for b, a in self.bob.pairs}
+
+
+def link_in_process(
+    agreement: Agreement,
+    alice: Columns,
+    bob: Columns,
+    randomness: tuple[Randomness, Randomness],
+) -> Linkage:
+    """Both parties' phases in one process, as two daemons run them: the same draws for the
+    same seeds, so the same pairs."""
+    parties = [(alice, randomness[0]), (bob, randomness[1])]
+    released = [release(agreement, records, rand) for records, rand in parties]
+    models = [train(agreement, records, rand)[0] for records, rand in parties]
+    sides = []
+    for own in range(2):
+        peer = 1 - own
+        found = match(agreement, released[own].tensor, released[peer].tensor, models[own])
+        rows_own = released[own].order[found.matches.rows_a]
+        rows_peer = released[peer].order[found.matches.rows_b]
+        pairs = set(zip(rows_own.tolist(), rows_peer.tolist(), strict=True))
+        sides.append(PartyLinkage(released[own], models[own], found, pairs))
+    return Linkage(*sides)

@@ -1,0 +1,116 @@
+"""The pipeline is the method once: in one process it links as two real daemons do."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from pprl.demo import PARTIES, Deployment, Privacy
+from pprl.party.artifacts import LINKAGE_CSV, PEER_MATCHES_CSV
+from pprl.party.config import load_config
+from pprl.party.state import run_dir
+from pprl.protocol import pipeline
+from pprl.protocol.method import method_params
+from pprl.protocol.randomness import Randomness
+from pprl.protocol.records import load_records
+from pprl.protocol.reference import DEFAULT_MAPPING, ReferenceSet, load_reference
+from pprl.protocol.synthetic import default_reference, generate
+from tests.conftest import coordinate
+
+SEED = 21
+DATA = generate(200, seed=4)
+
+
+def _columns(people: list) -> dict[str, list[str]]:
+    return {name: [getattr(p, name) for p in people] for name in ("first", "middle", "last")}
+
+
+def _in_process(sigma: float, seeds: tuple[int, int]) -> pipeline.Linkage:
+    data = DATA
+    agreement = pipeline.Agreement(
+        ReferenceSet("built-in", default_reference(120)),
+        DEFAULT_MAPPING,
+        method_params(noise_sigma=sigma, training_records=200),
+    )
+    return pipeline.link_in_process(
+        agreement,
+        _columns(data.alice),
+        _columns(data.bob),
+        (Randomness(seeds[0], "alice"), Randomness(seeds[1], "bob")),
+    )
+
+
+def test_a_seed_replays_every_draw_and_another_seed_does_not() -> None:
+    first, again, other = (
+        _in_process(1.0, (3, 4)),
+        _in_process(1.0, (3, 4)),
+        _in_process(1.0, (5, 6)),
+    )
+    assert first.agreed == again.agreed and first.alice.pairs == again.alice.pairs
+    assert (first.alice.released.tensor == again.alice.released.tensor).all()
+    assert (first.alice.released.order != other.alice.released.order).any()
+    assert (first.alice.released.tensor != other.alice.released.tensor).any()
+    row_a = {p.id: i for i, p in enumerate(DATA.alice)}
+    row_b = {p.id: i for i, p in enumerate(DATA.bob)}
+    truth = {(row_a[a], row_b[b]) for a, b in DATA.truth}
+    for linkage in (first, other):
+        assert len(linkage.agreed & truth) >= 0.8 * len(truth)  # noise costs, but it links
+
+
+def test_parties_share_no_stream_and_unseeded_draws_are_secret() -> None:
+    alice, bob = Randomness(7, "alice"), Randomness(7, "bob")
+    assert alice.generator("shuffle").random() != bob.generator("shuffle").random()
+    assert alice.generator("shuffle").random() != alice.generator("release").random()
+    secret = Randomness(None, "alice")
+    assert not secret.replayable
+    assert secret.generator("shuffle").random() != secret.generator("shuffle").random()
+    with pytest.raises(ValueError, match=">= 0"):
+        Randomness(-1)
+
+
+def _seeded(deployment: Deployment) -> None:
+    for party in deployment.parties.values():
+        with party.config.open("a", encoding="utf-8") as handle:
+            handle.write(f"[development]\nseed = {SEED}\n")
+
+
+def _ids(path: Path) -> set[tuple[str, str]]:
+    with path.open(newline="", encoding="utf-8") as handle:
+        return {(row[0], row[1]) for row in list(csv.reader(handle))[1:]}
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("sigma", [0.0, 1.0], ids=["raw", "noisy"])
+def test_two_daemons_link_exactly_what_the_pipeline_links_in_one_process(deploy, sigma) -> None:
+    privacy = Privacy(noise_sigma=sigma) if sigma else None
+    deployment = deploy(size=300, overlap=0.9, configure=_seeded, privacy=privacy)
+    summary_path = deployment.workdir / "run.json"
+    result = coordinate(deployment, "--json", str(summary_path))
+    assert result.returncode == 0, result.stderr
+    assert f"development seed {SEED}" in result.stdout
+    run_id = json.loads(summary_path.read_text())["run_id"]
+
+    config = load_config(deployment.parties["alice"].config)
+    records = {name: load_records(deployment.workdir / "data" / f"{name}.csv") for name in PARTIES}
+    agreement = pipeline.Agreement.resolve(
+        load_reference(config.reference_path), config.mapping, config.method
+    )
+    linkage = pipeline.link_in_process(
+        agreement,
+        records["alice"].attributes,
+        records["bob"].attributes,
+        (Randomness(SEED, "alice"), Randomness(SEED, "bob")),
+    )
+    ids_a, ids_b = records["alice"].ids, records["bob"].ids
+    expected = {(ids_a[a], ids_b[b]) for a, b in linkage.agreed}
+    state = {name: run_dir(deployment.parties[name].state_dir, run_id) for name in PARTIES}
+    assert _ids(state["alice"] / LINKAGE_CSV) == expected
+    assert len(expected) >= 0.8 * 270  # 90% of 300 are true pairs: a real linkage, not empty
+    # Each party's own accepted pairs, as its peer received them (ids of both sides).
+    alice_own = {(ids_b[b], ids_a[a]) for a, b in linkage.alice.pairs}
+    bob_own = {(ids_a[a], ids_b[b]) for b, a in linkage.bob.pairs}
+    assert _ids(state["bob"] / PEER_MATCHES_CSV) == alice_own
+    assert _ids(state["alice"] / PEER_MATCHES_CSV) == bob_own
