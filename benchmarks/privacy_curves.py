@@ -1,9 +1,11 @@
 """Linkage F1 against dictionary-attack re-identification, over a grid of noise scales.
 
-Both parties run in one process through the daemon's own functions: noise-aware training,
-released tensors with noise drawn once per distinct value, candidate matching, one-to-one
-selection, agreed pairs. The attack is pprl.protocol.audit on a sample of Alice's released
-records with the census first and last names as the dictionary:
+Both parties run in one process through the daemon's pipeline (pprl.protocol.pipeline,
+seeded per party): noise-aware training, released tensors with noise drawn once per distinct
+value, candidate matching, one-to-one selection, agreed pairs; the method's defaults for the
+noise come from method_params, as a daemon's configuration gets them. The attack is the
+privacy gate's (pipeline.audit_release) on a sample of Alice's released records, with the
+census first and last names as the dictionary:
 
     .venv/bin/python benchmarks/privacy_curves.py --sizes 5000 --reference-rows 200 2000 \\
         --sigmas 0 0.5 1 1.5 2 --features projected-cosine --out docs/results/privacy.json
@@ -22,14 +24,12 @@ import json
 import time
 from pathlib import Path
 
-import numpy as np
-
-from pprl.protocol import candidates, classifier, matching, synthetic, training
-from pprl.protocol.audit import audit_tensor, census_dictionary
-from pprl.protocol.metrics import agreed, linkage_quality
-from pprl.protocol.reference import DEFAULT_MAPPING, MethodParams
-from pprl.protocol.release import Release, reference_statistics, standardise
-from pprl.protocol.smashing import smash
+from pprl.protocol import pipeline, synthetic
+from pprl.protocol.audit import census_dictionary
+from pprl.protocol.method import method_params
+from pprl.protocol.metrics import linkage_quality
+from pprl.protocol.randomness import Randomness
+from pprl.protocol.reference import DEFAULT_MAPPING, ReferenceSet
 
 ATTRIBUTES = ("first", "middle", "last")
 
@@ -38,65 +38,38 @@ def _columns(people: list) -> dict[str, list[str]]:
     return {name: [getattr(p, name) for p in people] for name in ATTRIBUTES}
 
 
-def _party(columns, reference, release, shift, params, rng):
-    model_x, model_y = training.build_training_set(
-        columns,
-        reference,
-        DEFAULT_MAPPING,
-        training_records=params.training_records,
-        negatives_per_positive=params.negatives_per_positive,
-        hard_negatives=params.hard_negatives if release.noise == 0 else 0,
-        rng=rng,
-        release=release,
-        standardise=shift,
-    )
-    model = classifier.train(model_x, model_y, params.classifier, params.c, params.class_weight)
-    tensor = smash(columns, reference, DEFAULT_MAPPING, release=release, rng=rng)
-    return model, tensor
-
-
-def _pairs(own, peer, model, shift, top_k, ids_own, ids_peer, flip):
-    outcome = candidates.accepted_pairs(
-        own, peer, matching.Selection(model, top_k), standardise=shift
-    )
-    found = matching.one_to_one(outcome.matches)
-    pairs = {(ids_own[a], ids_peer[b]) for a, b in zip(found.rows_a, found.rows_b, strict=True)}
-    return {(b, a) for a, b in pairs} if flip else pairs
-
-
 def point(size, rows, sigma, feature, seed, audit_rows, dictionaries, data_cache):
-    params = MethodParams()
     if (size, seed) not in data_cache:
         data_cache[(size, seed)] = synthetic.generate(size, seed)
     data = data_cache[(size, seed)]
     reference = synthetic.default_reference(rows)
-    stats = reference_statistics(reference, DEFAULT_MAPPING)
-    release = Release(noise=sigma * stats.sigma0)
-    shift = standardise(stats, DEFAULT_MAPPING, release, feature)
-    rng = np.random.default_rng(seed + 1)
+    agreement = pipeline.Agreement(
+        ReferenceSet("built-in", reference),
+        DEFAULT_MAPPING,
+        method_params(noise_sigma=sigma, feature=feature),
+    )
     alice, bob = _columns(data.alice), _columns(data.bob)
+    randomness = (Randomness(seed, "alice"), Randomness(seed, "bob"))
     began = time.perf_counter()
-    model_a, tensor_a = _party(alice, reference, release, shift, params, rng)
-    model_b, tensor_b = _party(bob, reference, release, shift, params, rng)
+    linkage = pipeline.link_in_process(agreement, alice, bob, randomness)
     ids_a, ids_b = [p.id for p in data.alice], [p.id for p in data.bob]
-    ours = _pairs(tensor_a, tensor_b, model_a, shift, params.top_k, ids_a, ids_b, False)
-    theirs = _pairs(tensor_b, tensor_a, model_b, shift, params.top_k, ids_b, ids_a, True)
-    quality = linkage_quality(agreed(ours, theirs), data.truth)
+    agreed = {(ids_a[a], ids_b[b]) for a, b in linkage.agreed}
+    quality = linkage_quality(agreed, data.truth)
     link_seconds = time.perf_counter() - began
     if rows not in dictionaries:
         dictionaries[rows] = census_dictionary(reference)
-    sample = np.sort(np.random.default_rng(seed + 2).choice(size, min(audit_rows, size), False))
-    truth = {name: [alice[name][i] for i in sample] for name in ATTRIBUTES}
     began = time.perf_counter()
-    report = audit_tensor(tensor_a[sample], truth, DEFAULT_MAPPING, release, dictionaries[rows])
+    report = pipeline.audit_release(
+        agreement, linkage.alice.released, alice, dictionaries[rows], audit_rows, randomness[0]
+    )
     audit_seconds = time.perf_counter() - began
     return {
         "size": size,
         "reference_rows": rows,
         "sigma": sigma,
-        "sigma0": stats.sigma0,
-        "noise_edits": release.noise,
-        "feature": feature,
+        "sigma0": agreement.sigma0,
+        "noise_edits": agreement.release.noise,
+        "feature": agreement.method.feature,
         "seed": seed,
         "precision": quality.precision,
         "recall": quality.recall,
@@ -113,7 +86,7 @@ def point(size, rows, sigma, feature, seed, audit_rows, dictionaries, data_cache
             }
             for a in report.attributes
         },
-        "audited_records": len(sample),
+        "audited_records": report.records,
         "link_seconds": link_seconds,
         "audit_seconds": audit_seconds,
     }
@@ -195,7 +168,9 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[5000])
     parser.add_argument("--reference-rows", type=int, nargs="+", default=[200, 2000])
     parser.add_argument("--sigmas", type=float, nargs="+", default=[0, 1, 2, 4])
-    parser.add_argument("--features", nargs="+", default=["centred-cosine"])
+    parser.add_argument(
+        "--features", nargs="+", default=[None], help="default: the daemon's for the noise"
+    )
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--audit-rows", type=int, default=500)
     parser.add_argument("--out", type=Path, required=True)
@@ -216,8 +191,9 @@ def main() -> None:
     data_cache: dict = {}
     for size in args.sizes:
         for rows in args.reference_rows:
-            for feature in args.features:
+            for chosen in args.features:
                 for sigma in args.sigmas:
+                    feature = method_params(noise_sigma=sigma, feature=chosen).feature
                     if (size, rows, sigma, feature, args.seed) in seen:
                         continue
                     row = point(

@@ -165,6 +165,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     scale.add_argument("--oracle-sample", type=int, default=2000, help="rows of the sample")
     scale.add_argument("--classifier", choices=["linear", "rbf"], default="linear")
+    scale.add_argument(
+        "--noise-sigma", type=float, default=0.0, help="as [method] noise_sigma in both daemons"
+    )
+    scale.add_argument(
+        "--feature", choices=FEATURES, help="pair features (default: the daemon's for the noise)"
+    )
     scale.add_argument("--workdir", help="keep each size's data and daemon state here")
     scale.add_argument("--out", default="bench-results", help="directory for JSON and PNG")
     scale.add_argument("--name", default="scale", help="file stem of the outputs")
@@ -245,6 +251,8 @@ def run_scale_command(args: argparse.Namespace) -> int:
         oracle_full_max=args.oracle_full_max,
         oracle_sample=args.oracle_sample,
         classifier=args.classifier,
+        noise_sigma=agreed_method(args).noise_sigma,
+        feature=args.feature,
     )
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
