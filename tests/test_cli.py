@@ -30,6 +30,28 @@ HELP = {
     "demo": ["demo"],
 }
 
+# A party configuration whose only fault is a misspelt key, which must stop the daemon.
+TYPO_CONFIG = """
+identity = "alice"
+listen = "127.0.0.1:1"
+state_dir = "state"
+[records]
+path = "alice.csv"
+[reference]
+path = "reference.csv"
+[method]
+classifer = "rbf"
+[tls]
+cert = "alice.pem"
+key = "alice.key"
+ca = "ca.pem"
+[peer]
+identity = "bob"
+address = "127.0.0.1:2"
+[coordinator]
+identity = "coordinator"
+"""
+
 
 @pytest.fixture(scope="module")
 def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -42,6 +64,7 @@ def runs(work: Path) -> dict[str, subprocess.CompletedProcess]:
     temp.mkdir()
     (work / "nocol.csv").write_text("id,first,last\nA1,ADA,KING\n", encoding="utf-8")
     (work / "ok.csv").write_text("id,first,middle,last\nB1,ADA,,KING\n", encoding="utf-8")
+    (work / "typo.toml").write_text(TYPO_CONFIG, encoding="utf-8")
     commands = {
         # The slow ones (they import the whole daemon) first.
         "generate-all": ["generate", "--out", work / "all", "--size", "50", "--seed", "3"],
@@ -50,6 +73,7 @@ def runs(work: Path) -> dict[str, subprocess.CompletedProcess]:
             *("--side", "alice"),
         ],
         "serve-missing": ["party", "serve", "--config", work / "missing.toml"],
+        "serve-typo": ["party", "serve", "--config", work / "typo.toml"],
         "demo-half": ["demo", "--records-a", work / "X.csv"],
         "demo-missing": [
             *("demo", "--records-a", work / "missing.csv"),
@@ -167,6 +191,14 @@ def test_serve_with_a_missing_config_names_the_file(runs, work: Path) -> None:
     assert result.returncode == 2
     assert f"pprl: error: {work / 'missing.toml'}: configuration file not found" in result.stderr
     no_traceback(result)
+
+
+def test_serve_refuses_a_misspelt_key_naming_it_and_its_likely_meaning(runs, work: Path) -> None:
+    result = runs["serve-typo"]
+    assert result.returncode == 2
+    expected = "field 'method.classifer': unknown key; did you mean 'classifier'?"
+    assert result.stderr == f"pprl: error: {work / 'typo.toml'}, {expected}\n"
+    assert not (work / "state").exists()
 
 
 def test_demo_needs_both_record_files(runs) -> None:

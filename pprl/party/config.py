@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import math
 import tomllib
 from dataclasses import dataclass, field
@@ -18,6 +19,34 @@ from pprl.protocol.release import FEATURES
 # re-identifies a larger share of records than this (see docs/privacy.md).
 DEFAULT_REIDENTIFICATION_LIMIT = 0.10
 DEFAULT_AUDIT_RECORDS = 200
+
+# Every key a party's file may hold, by table ("" is the top level). Loading refuses any other
+# key, so a typo fails instead of silently leaving a default in place; the _Section accessors
+# refuse to read a key missing here, so a key added later cannot be left out.
+KNOWN_KEYS: dict[str, tuple[str, ...]] = {
+    "": ("identity", "listen", "state_dir"),
+    "records": ("path", "id_column", "attributes"),
+    "reference": ("path", "mapping"),
+    "method": (
+        "classifier",
+        "c",
+        "training_records",
+        "negatives_per_positive",
+        "hard_negatives",
+        "class_weight",
+        "top_k",
+        "feature",
+        "noise_sigma",
+        "attack_success",
+    ),
+    "privacy": ("max_reidentification", "audit_records", "dictionary", "measure"),
+    "tls": ("cert", "key", "ca"),
+    "peer": ("identity", "address"),
+    "coordinator": ("identity",),
+    "audit": ("wire_log",),
+    "matching": ("scheduler",),
+}
+TABLES = tuple(t for t in KNOWN_KEYS if t)
 
 
 @dataclass(frozen=True)
@@ -65,25 +94,74 @@ class PartyConfig:
     source: str = ""
 
 
+def _dotted(table: str, key: str) -> str:
+    return f"{table}.{key}" if table else key
+
+
+def _known_in(table: str) -> tuple[str, ...]:
+    """The keys a table may hold; the top level also holds the tables."""
+    return KNOWN_KEYS[table] + (TABLES if not table else ())
+
+
+def _unknown(path: Path, table: str, key: str, value: Any) -> InputError:
+    """An unknown key, with the known key it most likely meant."""
+    known = _known_in(table)
+    elsewhere = [_dotted(t, key) for t, keys in KNOWN_KEYS.items() if t != table and key in keys]
+    close = difflib.get_close_matches(key, known, n=1)
+    if elsewhere:
+        hint = "did you mean " + " or ".join(repr(k) for k in elsewhere) + "?"
+    elif close:
+        hint = f"did you mean {close[0]!r}?"
+    elif table:
+        hint = f"the keys of [{table}] are {', '.join(sorted(known))}"
+    else:
+        tables = ", ".join(f"[{t}]" for t in TABLES)
+        hint = f"the top-level keys are {', '.join(KNOWN_KEYS[''])} and the tables {tables}"
+    kind = "table" if isinstance(value, dict) else "key"
+    return InputError(f"unknown {kind}; {hint}", path=str(path), field=_dotted(table, key))
+
+
+def _check_known(data: dict[str, Any], path: Path) -> None:
+    """Refuse any key or table KNOWN_KEYS does not list, before a single value is read."""
+    for key, value in data.items():
+        if key not in _known_in(""):
+            raise _unknown(path, "", key, value)
+    for table in TABLES:
+        value = data.get(table)
+        for key in value if isinstance(value, dict) else ():
+            if key not in KNOWN_KEYS[table]:
+                raise _unknown(path, table, key, value[key])
+
+
 class _Section:
     """Typed access to one TOML table, with errors that name the file and the key."""
 
-    def __init__(self, data: dict[str, Any], path: Path, prefix: str = "") -> None:
+    def __init__(self, data: dict[str, Any], path: Path, table: str = "") -> None:
         self.data = data
         self.path = path
-        self.prefix = prefix
+        self.table = table
+        self.prefix = f"{table}." if table else ""
 
     def _error(self, key: str, message: str) -> InputError:
         return InputError(message, path=str(self.path), field=f"{self.prefix}{key}")
 
+    def _get(self, key: str, default: Any = None) -> Any:
+        """The value of a key KNOWN_KEYS lists; reading any other is a bug in this module."""
+        if key not in _known_in(self.table):
+            raise KeyError(f"{self.prefix}{key} is read but missing from KNOWN_KEYS")
+        return self.data.get(key, default)
+
+    def has(self, key: str) -> bool:
+        return self._get(key) is not None
+
     def section(self, key: str, required: bool = True) -> _Section:
-        value = self.data.get(key, {} if not required else None)
+        value = self._get(key, {} if not required else None)
         if not isinstance(value, dict):
             raise self._error(key, "missing table" if value is None else "must be a table")
-        return _Section(value, self.path, f"{self.prefix}{key}.")
+        return _Section(value, self.path, key)
 
     def string(self, key: str, default: str | None = None) -> str:
-        value = self.data.get(key, default)
+        value = self._get(key, default)
         if value is None:
             raise self._error(key, "missing key")
         if not isinstance(value, str) or not value.strip():
@@ -95,13 +173,13 @@ class _Section:
         return value if value.is_absolute() else (self.path.parent / value).resolve()
 
     def strings(self, key: str, default: list[str] | None = None) -> tuple[str, ...]:
-        value = self.data.get(key, default)
+        value = self._get(key, default)
         if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
             raise self._error(key, "must be a non-empty list of strings")
         return tuple(value)
 
     def mapping(self, key: str) -> tuple[MappingEntry, ...]:
-        value = self.data.get(key)
+        value = self._get(key)
         if value is None:
             return DEFAULT_MAPPING
         ok = isinstance(value, list) and value
@@ -114,7 +192,7 @@ class _Section:
         return tuple((a, c) for a, c in value)
 
     def number(self, key: str, default: float) -> float:
-        value = self.data.get(key, default)
+        value = self._get(key, default)
         ok = isinstance(value, int | float) and not isinstance(value, bool)
         if not ok or not math.isfinite(value) or value <= 0:
             raise self._error(key, "must be a positive number")
@@ -122,7 +200,7 @@ class _Section:
 
     def share(self, key: str, default: float | None, low_open: bool = False) -> float | None:
         """A number within [0, 1] (or (0, 1) with `low_open`)."""
-        value = self.data.get(key, default)
+        value = self._get(key, default)
         if value is None:
             return None
         ok = isinstance(value, int | float) and not isinstance(value, bool)
@@ -133,7 +211,7 @@ class _Section:
         return float(value)
 
     def count(self, key: str, default: int, minimum: int = 1) -> int:
-        value = self.data.get(key, default)
+        value = self._get(key, default)
         if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
             need = "a positive whole number" if minimum == 1 else f"a whole number >= {minimum}"
             raise self._error(key, f"must be {need}")
@@ -149,7 +227,7 @@ def _address(section: _Section, key: str, default: str | None = None) -> str:
 
 
 def _scheduler(section: _Section) -> str | None:
-    if "scheduler" not in section.data:
+    if not section.has("scheduler"):
         return None
     value = section.string("scheduler")
     scheme, _, rest = value.partition("://")
@@ -162,7 +240,7 @@ def _scheduler(section: _Section) -> str | None:
 
 
 def _optional_file(section: _Section, key: str) -> Path | None:
-    return section.file(key) if key in section.data else None
+    return section.file(key) if section.has(key) else None
 
 
 def _method(section: _Section) -> MethodParams:
@@ -234,6 +312,7 @@ def load_config(path: str | Path) -> PartyConfig:
         raise InputError("configuration file not found", path=str(path)) from None
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise InputError(f"not a valid TOML file: {exc}", path=str(path)) from None
+    _check_known(data, path)
     top = _Section(data, path)
     records = top.section("records")
     reference = top.section("reference")
