@@ -94,7 +94,7 @@ def test_full_config(tmp_path: Path) -> None:
         "training_records": 2000,
         "negatives_per_positive": 3,
     }
-    data["audit"] = {"wire_log": "logs/alice.wire.log"}
+    data["wire_log"] = {"path": "logs/alice.wire.log"}
     path = write(conf, data)
     config = load_config(path)
     base = conf.resolve()
@@ -169,9 +169,21 @@ def test_explicit_c_and_integer_c(tmp_path: Path) -> None:
     assert isinstance(method.c, float)
 
 
-def test_an_empty_audit_table_means_no_wire_log(tmp_path: Path) -> None:
-    config = load_config(write(tmp_path, minimal() | {"audit": {}}))
+def test_an_empty_wire_log_table_means_no_wire_log(tmp_path: Path) -> None:
+    config = load_config(write(tmp_path, minimal() | {"wire_log": {}}))
     assert config.wire_log is None
+
+
+def test_the_old_audit_table_says_the_wire_log_is_now_its_own_table(tmp_path: Path) -> None:
+    path = write(tmp_path, minimal() | {"audit": {"wire_log": "logs/alice.wire.log"}})
+    error = load_error(path)
+    assert_located(error, path, "audit")
+    expected = (
+        '[audit] wire_log is now [wire_log] path: write [wire_log] path = "logs/alice.wire.log"'
+    )
+    assert error.message == expected
+    path = write(tmp_path, minimal() | {"audit": {}})
+    assert load_error(path).message.endswith('write [wire_log] path = "wire.log"')
 
 
 @pytest.mark.parametrize("listen", ["127.0.0.1:1", "[::1]:65535", "party-a.internal:50051"])

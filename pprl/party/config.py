@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import json
 import math
 import tomllib
 from dataclasses import dataclass, field
@@ -43,7 +44,7 @@ KNOWN_KEYS: dict[str, tuple[str, ...]] = {
     "tls": ("cert", "key", "ca"),
     "peer": ("identity", "address"),
     "coordinator": ("identity",),
-    "audit": ("wire_log",),
+    "wire_log": ("path",),
     "matching": ("scheduler",),
 }
 TABLES = tuple(t for t in KNOWN_KEYS if t)
@@ -105,6 +106,15 @@ def _known_in(table: str) -> tuple[str, ...]:
 
 def _unknown(path: Path, table: str, key: str, value: Any) -> InputError:
     """An unknown key, with the known key it most likely meant."""
+    if not table and key == "audit":
+        # The wire log's table until it was renamed: "audit" is the dictionary attack.
+        old = value.get("wire_log") if isinstance(value, dict) else None
+        example = json.dumps(old if isinstance(old, str) else "wire.log")
+        return InputError(
+            f"[audit] wire_log is now [wire_log] path: write [wire_log] path = {example}",
+            path=str(path),
+            field=key,
+        )
     known = _known_in(table)
     elsewhere = [_dotted(t, key) for t, keys in KNOWN_KEYS.items() if t != table and key in keys]
     close = difflib.get_close_matches(key, known, n=1)
@@ -336,7 +346,7 @@ def load_config(path: str | Path) -> PartyConfig:
         method=_method(method),
         attack_success=method.share("attack_success", None, low_open=True),
         privacy=_privacy(top.section("privacy", required=False)),
-        wire_log=_optional_file(top.section("audit", required=False), "wire_log"),
+        wire_log=_optional_file(top.section("wire_log", required=False), "path"),
         scheduler=_scheduler(top.section("matching", required=False)),
         source=str(path),
     )
