@@ -396,6 +396,22 @@ def test_matching_scheduler_is_optional_and_checked(tmp_path: Path) -> None:
         assert "tcp://HOST:PORT" in str(error)
 
 
+def test_the_development_seed_is_optional_and_a_whole_number(tmp_path: Path) -> None:
+    assert load_config(write(tmp_path, minimal())).development_seed is None
+    assert load_config(write(tmp_path, minimal() | {"development": {}})).development_seed is None
+    for seed in (0, 42, 2**63 - 1):
+        data = minimal() | {"development": {"seed": seed}}
+        assert load_config(write(tmp_path, data)).development_seed == seed
+
+
+@pytest.mark.parametrize("seed", [-1, True, "42", 4.0, [1]])
+def test_a_bad_development_seed_names_its_key(tmp_path: Path, seed: Any) -> None:
+    path = write(tmp_path, minimal() | {"development": {"seed": seed}})
+    error = load_error(path)
+    assert_located(error, path, "development.seed")
+    assert error.message == "must be a whole number >= 0"
+
+
 # --- noise and the privacy gate ---------------------------------------------------------------
 
 
@@ -592,6 +608,7 @@ def test_the_readme_example_loads(tmp_path: Path) -> None:
     assert config.identity == "alice"
     assert config.method == MethodParams()
     assert config.scheduler == "tcp://10.0.0.5:8786"
+    assert config.development_seed is None  # shown commented out: never a default to copy
 
 
 def test_the_readme_documents_every_known_key_and_each_of_them_loads(tmp_path: Path) -> None:
@@ -603,6 +620,7 @@ def test_the_readme_documents_every_known_key_and_each_of_them_loads(tmp_path: P
     config = load_config(write(tmp_path, text))
     assert config.privacy.dictionary == tmp_path / "names.csv"
     assert config.attack_success is not None
+    assert config.development_seed == 42
 
 
 @pytest.mark.parametrize("name", ["alice", "bob"])

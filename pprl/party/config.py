@@ -46,6 +46,7 @@ KNOWN_KEYS: dict[str, tuple[str, ...]] = {
     "coordinator": ("identity",),
     "wire_log": ("path",),
     "matching": ("scheduler",),
+    "development": ("seed",),
 }
 TABLES = tuple(t for t in KNOWN_KEYS if t)
 
@@ -92,6 +93,10 @@ class PartyConfig:
     # reference set's sigma0 (FedSim appendix A). None: noise_sigma as configured.
     attack_success: float | None = None
     privacy: PrivacySettings = field(default_factory=PrivacySettings)
+    # [development] seed: makes a daemon's linkage replayable for tests and benchmarks. Anyone
+    # who knows it can replay the shuffle, the noise and the training sample, so it must never
+    # be set in production. None: the daemon draws them from the operating system.
+    development_seed: int | None = None
     source: str = ""
 
 
@@ -307,6 +312,10 @@ def _privacy(section: _Section) -> PrivacySettings:
     )
 
 
+def _development_seed(section: _Section) -> int | None:
+    return section.count("seed", 0, minimum=0) if section.has("seed") else None
+
+
 def _choice(section: _Section, key: str, choices: tuple[str, ...], default: str) -> str:
     value = section.string(key, default)
     if value not in choices:
@@ -348,5 +357,6 @@ def load_config(path: str | Path) -> PartyConfig:
         privacy=_privacy(top.section("privacy", required=False)),
         wire_log=_optional_file(top.section("wire_log", required=False), "path"),
         scheduler=_scheduler(top.section("matching", required=False)),
+        development_seed=_development_seed(top.section("development", required=False)),
         source=str(path),
     )
