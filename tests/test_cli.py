@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import csv
 import os
+import re
 import stat
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
+from importlib.metadata import metadata, version
 from pathlib import Path
 
 import pytest
@@ -85,6 +87,7 @@ def runs(work: Path) -> dict[str, subprocess.CompletedProcess]:
         "certs": ["certs", "--out", work / "certs", "alice", "bob"],
         "certs-invalid": ["certs", "--out", work / "bad-certs", "alice", "Bad_Name"],
         "no-command": [],
+        "version": ["--version"],
         **{f"help-{name}": [*args, "--help"] for name, args in HELP.items()},
     }
     # Only the demo could create a temporary directory; keep it inside the test's own.
@@ -254,3 +257,22 @@ def test_demo_checks_its_input_files_before_starting_daemons(runs, work: Path) -
     assert str(work / "nocol.csv") in result.stderr and "'middle'" in result.stderr
     assert "started alice daemon" not in result.stdout
     no_traceback(result)
+
+
+# --- version and license ----------------------------------------------------------------------
+
+
+def test_version_prints_the_installed_package_version(runs) -> None:
+    result = runs["version"]
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"pprl {version('pprl')}\n"
+    assert re.fullmatch(r"pprl \d+\.\d+\.\d+\S*\n", result.stdout)
+
+
+def test_the_package_is_apache_2_licensed() -> None:
+    assert metadata("pprl")["License-Expression"] == "Apache-2.0"
+    root = Path(__file__).resolve().parent.parent
+    text = (root / "LICENSE").read_text(encoding="utf-8")
+    assert text.startswith("Copyright 2026 The pprl authors\n")
+    assert "Apache License\n                           Version 2.0, January 2004" in text
+    assert "END OF TERMS AND CONDITIONS" in text
