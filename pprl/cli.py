@@ -8,6 +8,7 @@ import logging
 import sys
 from pathlib import Path
 
+from pprl import __version__
 from pprl.party.config import TlsFiles
 from pprl.protocol.errors import InputError
 from pprl.protocol.features import FEATURES
@@ -126,6 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="pprl",
         description="Privacy-preserving record linkage between two parties by split learning.",
     )
+    parser.add_argument("--version", action="version", version=f"pprl {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     certs = sub.add_parser("certs", help="make a development CA and a certificate per identity")

@@ -154,7 +154,7 @@ def prepare(
             'identity = "coordinator"',
         ]
         if wire_log:
-            lines += ["[audit]", f"wire_log = {_toml(workdir / f'{name}.wire.log')}"]
+            lines += ["[wire_log]", f"path = {_toml(workdir / f'{name}.wire.log')}"]
         config = workdir / f"{name}.toml"
         config.write_text("\n".join(lines) + "\n", encoding="utf-8")
         parties[name] = PartySetup(name, ports[name], config, state, workdir / f"{name}.log")

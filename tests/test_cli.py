@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import csv
 import os
+import re
 import stat
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
+from importlib.metadata import metadata, version
 from pathlib import Path
 
 import pytest
@@ -30,6 +32,28 @@ HELP = {
     "demo": ["demo"],
 }
 
+# A party configuration whose only fault is a misspelt key, which must stop the daemon.
+TYPO_CONFIG = """
+identity = "alice"
+listen = "127.0.0.1:1"
+state_dir = "state"
+[records]
+path = "alice.csv"
+[reference]
+path = "reference.csv"
+[method]
+classifer = "rbf"
+[tls]
+cert = "alice.pem"
+key = "alice.key"
+ca = "ca.pem"
+[peer]
+identity = "bob"
+address = "127.0.0.1:2"
+[coordinator]
+identity = "coordinator"
+"""
+
 
 @pytest.fixture(scope="module")
 def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -42,6 +66,7 @@ def runs(work: Path) -> dict[str, subprocess.CompletedProcess]:
     temp.mkdir()
     (work / "nocol.csv").write_text("id,first,last\nA1,ADA,KING\n", encoding="utf-8")
     (work / "ok.csv").write_text("id,first,middle,last\nB1,ADA,,KING\n", encoding="utf-8")
+    (work / "typo.toml").write_text(TYPO_CONFIG, encoding="utf-8")
     commands = {
         # The slow ones (they import the whole daemon) first.
         "generate-all": ["generate", "--out", work / "all", "--size", "50", "--seed", "3"],
@@ -50,6 +75,7 @@ def runs(work: Path) -> dict[str, subprocess.CompletedProcess]:
             *("--side", "alice"),
         ],
         "serve-missing": ["party", "serve", "--config", work / "missing.toml"],
+        "serve-typo": ["party", "serve", "--config", work / "typo.toml"],
         "demo-half": ["demo", "--records-a", work / "X.csv"],
         "demo-missing": [
             *("demo", "--records-a", work / "missing.csv"),
@@ -61,6 +87,7 @@ def runs(work: Path) -> dict[str, subprocess.CompletedProcess]:
         "certs": ["certs", "--out", work / "certs", "alice", "bob"],
         "certs-invalid": ["certs", "--out", work / "bad-certs", "alice", "Bad_Name"],
         "no-command": [],
+        "version": ["--version"],
         **{f"help-{name}": [*args, "--help"] for name, args in HELP.items()},
     }
     # Only the demo could create a temporary directory; keep it inside the test's own.
@@ -169,6 +196,14 @@ def test_serve_with_a_missing_config_names_the_file(runs, work: Path) -> None:
     no_traceback(result)
 
 
+def test_serve_refuses_a_misspelt_key_naming_it_and_its_likely_meaning(runs, work: Path) -> None:
+    result = runs["serve-typo"]
+    assert result.returncode == 2
+    expected = "field 'method.classifer': unknown key; did you mean 'classifier'?"
+    assert result.stderr == f"pprl: error: {work / 'typo.toml'}, {expected}\n"
+    assert not (work / "state").exists()
+
+
 def test_demo_needs_both_record_files(runs) -> None:
     result = runs["demo-half"]
     assert result.returncode == 2
@@ -222,3 +257,22 @@ def test_demo_checks_its_input_files_before_starting_daemons(runs, work: Path) -
     assert str(work / "nocol.csv") in result.stderr and "'middle'" in result.stderr
     assert "started alice daemon" not in result.stdout
     no_traceback(result)
+
+
+# --- version and license ----------------------------------------------------------------------
+
+
+def test_version_prints_the_installed_package_version(runs) -> None:
+    result = runs["version"]
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"pprl {version('pprl')}\n"
+    assert re.fullmatch(r"pprl \d+\.\d+\.\d+\S*\n", result.stdout)
+
+
+def test_the_package_is_apache_2_licensed() -> None:
+    assert metadata("pprl")["License-Expression"] == "Apache-2.0"
+    root = Path(__file__).resolve().parent.parent
+    text = (root / "LICENSE").read_text(encoding="utf-8")
+    assert text.startswith("Copyright 2026 The pprl authors\n")
+    assert "Apache License\n                           Version 2.0, January 2004" in text
+    assert "END OF TERMS AND CONDITIONS" in text

@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import json
 import math
+import re
+import tomllib
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pprl.party.config import PartyConfig, TlsFiles, load_config
+from pprl.demo import Privacy, prepare
+from pprl.party.config import KNOWN_KEYS, PartyConfig, TlsFiles, _Section, load_config
 from pprl.protocol.errors import InputError
 from pprl.protocol.method import MethodParams
 from pprl.protocol.reference import DEFAULT_MAPPING
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def toml_value(value: Any) -> str:
@@ -90,7 +95,7 @@ def test_full_config(tmp_path: Path) -> None:
         "training_records": 2000,
         "negatives_per_positive": 3,
     }
-    data["audit"] = {"wire_log": "logs/alice.wire.log"}
+    data["wire_log"] = {"path": "logs/alice.wire.log"}
     path = write(conf, data)
     config = load_config(path)
     base = conf.resolve()
@@ -165,9 +170,21 @@ def test_explicit_c_and_integer_c(tmp_path: Path) -> None:
     assert isinstance(method.c, float)
 
 
-def test_an_empty_audit_table_means_no_wire_log(tmp_path: Path) -> None:
-    config = load_config(write(tmp_path, minimal() | {"audit": {}}))
+def test_an_empty_wire_log_table_means_no_wire_log(tmp_path: Path) -> None:
+    config = load_config(write(tmp_path, minimal() | {"wire_log": {}}))
     assert config.wire_log is None
+
+
+def test_the_old_audit_table_says_the_wire_log_is_now_its_own_table(tmp_path: Path) -> None:
+    path = write(tmp_path, minimal() | {"audit": {"wire_log": "logs/alice.wire.log"}})
+    error = load_error(path)
+    assert_located(error, path, "audit")
+    expected = (
+        '[audit] wire_log is now [wire_log] path: write [wire_log] path = "logs/alice.wire.log"'
+    )
+    assert error.message == expected
+    path = write(tmp_path, minimal() | {"audit": {}})
+    assert load_error(path).message.endswith('write [wire_log] path = "wire.log"')
 
 
 @pytest.mark.parametrize("listen", ["127.0.0.1:1", "[::1]:65535", "party-a.internal:50051"])
@@ -380,6 +397,22 @@ def test_matching_scheduler_is_optional_and_checked(tmp_path: Path) -> None:
         assert "tcp://HOST:PORT" in str(error)
 
 
+def test_the_development_seed_is_optional_and_a_whole_number(tmp_path: Path) -> None:
+    assert load_config(write(tmp_path, minimal())).development_seed is None
+    assert load_config(write(tmp_path, minimal() | {"development": {}})).development_seed is None
+    for seed in (0, 42, 2**63 - 1):
+        data = minimal() | {"development": {"seed": seed}}
+        assert load_config(write(tmp_path, data)).development_seed == seed
+
+
+@pytest.mark.parametrize("seed", [-1, True, "42", 4.0, [1]])
+def test_a_bad_development_seed_names_its_key(tmp_path: Path, seed: Any) -> None:
+    path = write(tmp_path, minimal() | {"development": {"seed": seed}})
+    error = load_error(path)
+    assert_located(error, path, "development.seed")
+    assert error.message == "must be a whole number >= 0"
+
+
 # --- noise and the privacy gate ---------------------------------------------------------------
 
 
@@ -454,3 +487,161 @@ def test_the_gate_measure_is_every_name_by_default_and_may_be_any_name(tmp_path:
     assert load_config(write(tmp_path, data)).privacy.measure == "any-name"
     path = write(tmp_path, minimal() | {"privacy": {"measure": "surname"}})
     assert_located(load_error(path), path, "privacy.measure")
+
+
+# --- unknown keys -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("table", "key", "value", "hint"),
+    [
+        ("method", "classifer", "rbf", "did you mean 'classifier'?"),
+        ("privacy", "max_reidentifcation", 0.01, "did you mean 'max_reidentification'?"),
+        ("matching", "schedular", "tcp://h:1", "did you mean 'scheduler'?"),
+        ("records", "id_col", "id", "did you mean 'id_column'?"),
+    ],
+)
+def test_a_misspelt_key_is_refused_with_the_key_it_meant(
+    tmp_path: Path, table: str, key: str, value: Any, hint: str
+) -> None:
+    data = minimal()
+    data.setdefault(table, {})[key] = value
+    path = write(tmp_path, data)
+    error = load_error(path)
+    assert_located(error, path, f"{table}.{key}")
+    assert error.message == f"unknown key; {hint}"
+
+
+def test_a_known_key_in_the_wrong_table_points_to_its_table(tmp_path: Path) -> None:
+    path = write(tmp_path, minimal() | {"privacy": {"noise_sigma": 2}})
+    error = load_error(path)
+    assert_located(error, path, "privacy.noise_sigma")
+    assert error.message == "unknown key; did you mean 'method.noise_sigma'?"
+    data = minimal()
+    data["records"]["identity"] = "alice"
+    error = load_error(write(tmp_path, data))
+    assert error.field == "records.identity"
+    assert "did you mean 'identity' or 'peer.identity' or 'coordinator.identity'?" in str(error)
+
+
+def test_an_unknown_key_with_nothing_close_lists_the_keys_of_its_table(tmp_path: Path) -> None:
+    path = write(tmp_path, minimal() | {"method": {"kernel": "rbf"}})
+    error = load_error(path)
+    assert_located(error, path, "method.kernel")
+    lead = "unknown key; the keys of [method] are "
+    assert error.message.startswith(lead)
+    listed = error.message.removeprefix(lead).split(", ")
+    assert listed == sorted(listed)
+    assert {"classifier", "c", "noise_sigma", "attack_success", "top_k"} <= set(listed)
+
+
+def test_an_unknown_top_level_table_is_refused(tmp_path: Path) -> None:
+    path = write(tmp_path, minimal() | {"matchng": {"scheduler": "tcp://h:1"}})
+    error = load_error(path)
+    assert_located(error, path, "matchng")
+    assert error.message == "unknown table; did you mean 'matching'?"
+    path = write(tmp_path, minimal() | {"logging": {"level": "debug"}})
+    error = load_error(path)
+    assert_located(error, path, "logging")
+    assert error.message.startswith("unknown table; the top-level keys are identity, listen")
+    for table in ("records", "reference", "method", "privacy", "tls", "peer", "matching"):
+        assert f"[{table}]" in error.message
+
+
+def test_an_unknown_top_level_key_is_refused(tmp_path: Path) -> None:
+    path = write(tmp_path, minimal() | {"identiy": "alice"})
+    error = load_error(path)
+    assert_located(error, path, "identiy")
+    assert error.message == "unknown key; did you mean 'identity'?"
+
+
+def test_an_unknown_sub_table_is_refused(tmp_path: Path) -> None:
+    path = write(tmp_path, toml(minimal()) + "[method.extra]\nc = 1\n")
+    error = load_error(path)
+    assert_located(error, path, "method.extra")
+    assert error.message.startswith("unknown table; the keys of [method] are ")
+
+
+def test_unknown_keys_are_reported_before_any_value_is_checked(tmp_path: Path) -> None:
+    data = minimal() | {"method": {"c": -1}, "privacy": {"max_reidentifcation": 0.01}}
+    del data["tls"]
+    path = write(tmp_path, data)
+    assert_located(load_error(path), path, "privacy.max_reidentifcation")
+
+
+def test_reading_a_key_missing_from_known_keys_is_a_bug_not_a_default(tmp_path: Path) -> None:
+    section = _Section({}, tmp_path / "alice.toml", "method")
+    with pytest.raises(KeyError, match=r"method\.kernel"):
+        section.string("kernel", "linear")
+    with pytest.raises(KeyError, match=r"method\.kernel"):
+        section.has("kernel")
+    assert section.string("classifier", "linear") == "linear"
+
+
+# --- the configurations the project ships -----------------------------------------------------
+
+
+def readme_config() -> str:
+    """The README's example party configuration: its only TOML block."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```toml\n(.*?)```", text, flags=re.DOTALL)
+    assert len(blocks) == 1
+    return blocks[0]
+
+
+def switched_on(text: str) -> str:
+    """The commented-out settings (`# key = value` or `# [table]` at a line's start) enabled."""
+    return re.sub(r"^# (?=\[\w+\]|\w+ = )", "", text, flags=re.MULTILINE)
+
+
+def dotted_keys(data: dict[str, Any], prefix: str = "") -> set[str]:
+    keys = set()
+    for key, value in data.items():
+        if isinstance(value, dict):
+            keys |= dotted_keys(value, f"{prefix}{key}.")
+        else:
+            keys.add(f"{prefix}{key}")
+    return keys
+
+
+def test_the_readme_example_loads(tmp_path: Path) -> None:
+    config = load_config(write(tmp_path, readme_config()))
+    assert config.identity == "alice"
+    assert config.method == MethodParams()
+    assert config.scheduler == "tcp://10.0.0.5:8786"
+    assert config.development_seed is None  # shown commented out: never a default to copy
+
+
+def test_the_readme_documents_every_known_key_and_each_of_them_loads(tmp_path: Path) -> None:
+    text = switched_on(readme_config())
+    assert text != readme_config()  # the optional settings are shown commented out
+    documented = dotted_keys(tomllib.loads(text))
+    known = {f"{t}.{k}" if t else k for t, keys in KNOWN_KEYS.items() for k in keys}
+    assert documented == known
+    config = load_config(write(tmp_path, text))
+    assert config.privacy.dictionary == tmp_path / "names.csv"
+    assert config.attack_success is not None
+    assert config.development_seed == 42
+
+
+@pytest.mark.parametrize("name", ["alice", "bob"])
+def test_the_deploy_configs_load(name: str) -> None:
+    config = load_config(ROOT / "deploy" / f"{name}.toml")
+    assert config.identity == name
+    assert config.peer_identity == {"alice": "bob", "bob": "alice"}[name]
+    assert config.privacy.max_reidentification == 1.0
+
+
+@pytest.mark.parametrize("wire_log", [False, True])
+def test_the_demo_configs_load(tmp_path: Path, wire_log: bool) -> None:
+    records = {name: tmp_path / f"{name}.csv" for name in ("alice", "bob")}
+    privacy = Privacy(noise_sigma=2.0, feature="cosine", max_reidentification=0.5)
+    deployment = prepare(tmp_path, records, tmp_path / "reference.csv", "rbf", wire_log, privacy)
+    for name, party in deployment.parties.items():
+        config = load_config(party.config)
+        assert config.identity == name
+        assert config.records_path == records[name].resolve()
+        assert (config.method.classifier, config.method.noise_sigma) == ("rbf", 2.0)
+        assert config.method.feature == "cosine"
+        assert config.privacy.max_reidentification == 0.5
+        assert config.wire_log == (tmp_path / f"{name}.wire.log" if wire_log else None)

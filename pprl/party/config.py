@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+import json
 import math
 import tomllib
 from dataclasses import dataclass, field
@@ -19,6 +21,35 @@ from pprl.protocol.reference import DEFAULT_MAPPING, MappingEntry
 # re-identifies a larger share of records than this (see docs/privacy.md).
 DEFAULT_REIDENTIFICATION_LIMIT = 0.10
 DEFAULT_AUDIT_RECORDS = 200
+
+# Every key a party's file may hold, by table ("" is the top level). Loading refuses any other
+# key, so a typo fails instead of silently leaving a default in place; the _Section accessors
+# refuse to read a key missing here, so a key added later cannot be left out.
+KNOWN_KEYS: dict[str, tuple[str, ...]] = {
+    "": ("identity", "listen", "state_dir"),
+    "records": ("path", "id_column", "attributes"),
+    "reference": ("path", "mapping"),
+    "method": (
+        "classifier",
+        "c",
+        "training_records",
+        "negatives_per_positive",
+        "hard_negatives",
+        "class_weight",
+        "top_k",
+        "feature",
+        "noise_sigma",
+        "attack_success",
+    ),
+    "privacy": ("max_reidentification", "audit_records", "dictionary", "measure"),
+    "tls": ("cert", "key", "ca"),
+    "peer": ("identity", "address"),
+    "coordinator": ("identity",),
+    "wire_log": ("path",),
+    "matching": ("scheduler",),
+    "development": ("seed",),
+}
+TABLES = tuple(t for t in KNOWN_KEYS if t)
 
 
 @dataclass(frozen=True)
@@ -63,30 +94,90 @@ class PartyConfig:
     # reference set's sigma0 (FedSim appendix A). None: noise_sigma as configured.
     attack_success: float | None = None
     privacy: PrivacySettings = field(default_factory=PrivacySettings)
-    # Makes every random draw replayable (tests and benchmarks only): see pprl.protocol.randomness.
+    # [development] seed: makes a daemon's linkage replayable for tests and benchmarks. Anyone
+    # who knows it can replay the shuffle, the noise and the training sample, so it must never
+    # be set in production. None: the daemon draws them from the operating system.
     development_seed: int | None = None
     source: str = ""
+
+
+def _dotted(table: str, key: str) -> str:
+    return f"{table}.{key}" if table else key
+
+
+def _known_in(table: str) -> tuple[str, ...]:
+    """The keys a table may hold; the top level also holds the tables."""
+    return KNOWN_KEYS[table] + (TABLES if not table else ())
+
+
+def _unknown(path: Path, table: str, key: str, value: Any) -> InputError:
+    """An unknown key, with the known key it most likely meant."""
+    if not table and key == "audit":
+        # The wire log's table until it was renamed: "audit" is the dictionary attack.
+        old = value.get("wire_log") if isinstance(value, dict) else None
+        example = json.dumps(old if isinstance(old, str) else "wire.log")
+        return InputError(
+            f"[audit] wire_log is now [wire_log] path: write [wire_log] path = {example}",
+            path=str(path),
+            field=key,
+        )
+    known = _known_in(table)
+    elsewhere = [_dotted(t, key) for t, keys in KNOWN_KEYS.items() if t != table and key in keys]
+    close = difflib.get_close_matches(key, known, n=1)
+    if elsewhere:
+        hint = "did you mean " + " or ".join(repr(k) for k in elsewhere) + "?"
+    elif close:
+        hint = f"did you mean {close[0]!r}?"
+    elif table:
+        hint = f"the keys of [{table}] are {', '.join(sorted(known))}"
+    else:
+        tables = ", ".join(f"[{t}]" for t in TABLES)
+        hint = f"the top-level keys are {', '.join(KNOWN_KEYS[''])} and the tables {tables}"
+    kind = "table" if isinstance(value, dict) else "key"
+    return InputError(f"unknown {kind}; {hint}", path=str(path), field=_dotted(table, key))
+
+
+def _check_known(data: dict[str, Any], path: Path) -> None:
+    """Refuse any key or table KNOWN_KEYS does not list, before a single value is read."""
+    for key, value in data.items():
+        if key not in _known_in(""):
+            raise _unknown(path, "", key, value)
+    for table in TABLES:
+        value = data.get(table)
+        for key in value if isinstance(value, dict) else ():
+            if key not in KNOWN_KEYS[table]:
+                raise _unknown(path, table, key, value[key])
 
 
 class _Section:
     """Typed access to one TOML table, with errors that name the file and the key."""
 
-    def __init__(self, data: dict[str, Any], path: Path, prefix: str = "") -> None:
+    def __init__(self, data: dict[str, Any], path: Path, table: str = "") -> None:
         self.data = data
         self.path = path
-        self.prefix = prefix
+        self.table = table
+        self.prefix = f"{table}." if table else ""
 
     def _error(self, key: str, message: str) -> InputError:
         return InputError(message, path=str(self.path), field=f"{self.prefix}{key}")
 
+    def _get(self, key: str, default: Any = None) -> Any:
+        """The value of a key KNOWN_KEYS lists; reading any other is a bug in this module."""
+        if key not in _known_in(self.table):
+            raise KeyError(f"{self.prefix}{key} is read but missing from KNOWN_KEYS")
+        return self.data.get(key, default)
+
+    def has(self, key: str) -> bool:
+        return self._get(key) is not None
+
     def section(self, key: str, required: bool = True) -> _Section:
-        value = self.data.get(key, {} if not required else None)
+        value = self._get(key, {} if not required else None)
         if not isinstance(value, dict):
             raise self._error(key, "missing table" if value is None else "must be a table")
-        return _Section(value, self.path, f"{self.prefix}{key}.")
+        return _Section(value, self.path, key)
 
     def string(self, key: str, default: str | None = None) -> str:
-        value = self.data.get(key, default)
+        value = self._get(key, default)
         if value is None:
             raise self._error(key, "missing key")
         if not isinstance(value, str) or not value.strip():
@@ -98,13 +189,13 @@ class _Section:
         return value if value.is_absolute() else (self.path.parent / value).resolve()
 
     def strings(self, key: str, default: list[str] | None = None) -> tuple[str, ...]:
-        value = self.data.get(key, default)
+        value = self._get(key, default)
         if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
             raise self._error(key, "must be a non-empty list of strings")
         return tuple(value)
 
     def mapping(self, key: str) -> tuple[MappingEntry, ...]:
-        value = self.data.get(key)
+        value = self._get(key)
         if value is None:
             return DEFAULT_MAPPING
         ok = isinstance(value, list) and value
@@ -117,7 +208,7 @@ class _Section:
         return tuple((a, c) for a, c in value)
 
     def number(self, key: str, default: float) -> float:
-        value = self.data.get(key, default)
+        value = self._get(key, default)
         ok = isinstance(value, int | float) and not isinstance(value, bool)
         if not ok or not math.isfinite(value) or value <= 0:
             raise self._error(key, "must be a positive number")
@@ -125,7 +216,7 @@ class _Section:
 
     def share(self, key: str, default: float | None, low_open: bool = False) -> float | None:
         """A number within [0, 1] (or (0, 1) with `low_open`)."""
-        value = self.data.get(key, default)
+        value = self._get(key, default)
         if value is None:
             return None
         ok = isinstance(value, int | float) and not isinstance(value, bool)
@@ -136,7 +227,7 @@ class _Section:
         return float(value)
 
     def count(self, key: str, default: int, minimum: int = 1) -> int:
-        value = self.data.get(key, default)
+        value = self._get(key, default)
         if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
             need = "a positive whole number" if minimum == 1 else f"a whole number >= {minimum}"
             raise self._error(key, f"must be {need}")
@@ -152,7 +243,7 @@ def _address(section: _Section, key: str, default: str | None = None) -> str:
 
 
 def _scheduler(section: _Section) -> str | None:
-    if "scheduler" not in section.data:
+    if not section.has("scheduler"):
         return None
     value = section.string("scheduler")
     scheme, _, rest = value.partition("://")
@@ -165,7 +256,7 @@ def _scheduler(section: _Section) -> str | None:
 
 
 def _optional_file(section: _Section, key: str) -> Path | None:
-    return section.file(key) if key in section.data else None
+    return section.file(key) if section.has(key) else None
 
 
 def _method(section: _Section) -> MethodParams:
@@ -210,15 +301,15 @@ def _privacy(section: _Section) -> PrivacySettings:
     )
 
 
+def _development_seed(section: _Section) -> int | None:
+    return section.count("seed", 0, minimum=0) if section.has("seed") else None
+
+
 def _choice(section: _Section, key: str, choices: tuple[str, ...], default: str) -> str:
     value = section.string(key, default)
     if value not in choices:
         raise section._error(key, f"must be one of {', '.join(choices)}, got {value!r}")
     return value
-
-
-def _seed(section: _Section) -> int | None:
-    return section.count("seed", 0, minimum=0) if "seed" in section.data else None
 
 
 def load_config(path: str | Path) -> PartyConfig:
@@ -229,6 +320,7 @@ def load_config(path: str | Path) -> PartyConfig:
         raise InputError("configuration file not found", path=str(path)) from None
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise InputError(f"not a valid TOML file: {exc}", path=str(path)) from None
+    _check_known(data, path)
     top = _Section(data, path)
     records = top.section("records")
     reference = top.section("reference")
@@ -252,8 +344,8 @@ def load_config(path: str | Path) -> PartyConfig:
         method=_method(method),
         attack_success=method.share("attack_success", None, low_open=True),
         privacy=_privacy(top.section("privacy", required=False)),
-        wire_log=_optional_file(top.section("audit", required=False), "wire_log"),
+        wire_log=_optional_file(top.section("wire_log", required=False), "path"),
         scheduler=_scheduler(top.section("matching", required=False)),
-        development_seed=_seed(top.section("development", required=False)),
+        development_seed=_development_seed(top.section("development", required=False)),
         source=str(path),
     )
