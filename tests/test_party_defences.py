@@ -192,6 +192,7 @@ def test_bad_tensor_chunks_are_refused_with_their_reason_and_nothing_is_stored(a
     alice_run = run_dir(deployment.parties["alice"].state_dir, run_id)
     with channel:
         agreement = stub.peer.GetAgreement(pb.GetAgreementRequest(run_id=run_id), timeout=10)
+        # the agreement states the software version that AGREE compares before digests
         assert agreement.software_version == __version__
         digest = agreement.digest
         attempts = {
