@@ -32,7 +32,7 @@ format: $(STAMP)
 
 # Regenerate the gRPC code from proto/ (tests/test_generated_code.py fails when it is stale).
 proto: $(STAMP)
-	$(BIN)/python -m grpc_tools.protoc -I proto --python_out=. --grpc_python_out=. --pyi_out=. proto/pprl/wire/linkage.proto
+	$(BIN)/python -m grpc_tools.protoc -I proto --python_out=. --grpc_python_out=. --pyi_out=. proto/pprl/wire/v1/linkage.proto
 
 clean:
 	rm -rf $(VENV) demo-run .pytest_cache

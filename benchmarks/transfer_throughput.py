@@ -36,8 +36,8 @@ from pprl.party.certs import make_development_pki
 from pprl.party.config import TlsFiles
 from pprl.party.tls import CHANNEL_OPTIONS, secure_channel, server_credentials
 from pprl.party.transfer import Expected, receive_tensor, tensor_messages
-from pprl.wire import linkage_pb2 as pb
-from pprl.wire import linkage_pb2_grpc as rpc
+from pprl.wire.v1 import linkage_pb2 as pb
+from pprl.wire.v1 import linkage_pb2_grpc as rpc
 
 ENTRIES, REFERENCE_ROWS = 4, 2000
 RUN_ID, DIGEST = "bench", "0" * 64
@@ -45,7 +45,7 @@ MODES = ("daemon", "tmpfs", "discard")
 LABELS = {"daemon": "daemon (to disk)", "tmpfs": "daemon, tmpfs", "discard": "discard"}
 
 
-class Receiver(rpc.PartyServicer):
+class Receiver(rpc.PeerServicer):
     def __init__(self, mode: str, dest: Path) -> None:
         self.mode = mode
         self.dest = Path("/dev/shm") / f"pprl-bench-{os.getpid()}.u8" if mode == "tmpfs" else dest
@@ -53,17 +53,17 @@ class Receiver(rpc.PartyServicer):
     def PushTensor(self, request_iterator, context):
         if self.mode == "discard":
             received = sum(len(m.chunk.data) for m in request_iterator)
-            return pb.TensorReceipt(bytes_received=received)
+            return pb.PushTensorResponse(bytes_received=received)
         expected = Expected(RUN_ID, DIGEST, ENTRIES, REFERENCE_ROWS)
         shape, sha = receive_tensor(request_iterator, expected, self.dest)
         self.dest.unlink()
-        return pb.TensorReceipt(sha256=bytes.fromhex(sha), bytes_received=int(np.prod(shape)))
+        return pb.PushTensorResponse(sha256=bytes.fromhex(sha), bytes_received=int(np.prod(shape)))
 
 
 def serve(mode: str, port: int, certs: Path) -> None:
     tls = TlsFiles(certs / "bob.pem", certs / "bob.key", certs / "ca.pem")
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=4), options=CHANNEL_OPTIONS)
-    rpc.add_PartyServicer_to_server(Receiver(mode, certs / "received.u8"), server)
+    rpc.add_PeerServicer_to_server(Receiver(mode, certs / "received.u8"), server)
     server.add_secure_port(f"127.0.0.1:{port}", server_credentials(tls))
     server.start()
     server.wait_for_termination()
@@ -91,7 +91,7 @@ def measure(mode: str, records: int, repeats: int, work: Path) -> list[float]:
     try:
         with secure_channel(f"127.0.0.1:{port}", tls, "bob") as channel:
             grpc.channel_ready_future(channel).result(timeout=30)
-            stub = rpc.PartyStub(channel)
+            stub = rpc.PeerStub(channel)
             for _ in range(repeats):
                 began = time.perf_counter()
                 receipt = stub.PushTensor(tensor_messages(RUN_ID, DIGEST, tensor, shape, sha))

@@ -6,6 +6,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 import grpc
 import pytest
@@ -22,7 +23,7 @@ from pprl.demo import (
 from pprl.party.config import TlsFiles
 from pprl.party.coordinator import Coordinator
 from pprl.party.tls import secure_channel
-from pprl.wire import linkage_pb2_grpc as rpc
+from pprl.wire.v1 import linkage_pb2_grpc as rpc
 
 SEED = 11
 
@@ -91,9 +92,16 @@ def coordinate(deployment: Deployment, *extra: str) -> subprocess.CompletedProce
     return subprocess.run(command, capture_output=True, text=True, timeout=300)
 
 
+class Stubs(NamedTuple):
+    """Clients of both services of one daemon, over one channel."""
+
+    peer: rpc.PeerStub
+    control: rpc.ControlStub
+
+
 def stub_as(
     deployment: Deployment, target: str, identity: str, cert_dir: Path | None = None
-) -> tuple[rpc.PartyStub, grpc.Channel]:
+) -> tuple[Stubs, grpc.Channel]:
     """A client of `target`'s daemon presenting `identity`'s certificate from `cert_dir`.
 
     It always trusts the deployment's CA, so only the server's judgement of the client is tested.
@@ -105,4 +113,4 @@ def stub_as(
         deployment.workdir / "certs" / "ca.pem",
     )
     channel = secure_channel(f"127.0.0.1:{deployment.parties[target].port}", tls, target)
-    return rpc.PartyStub(channel), channel
+    return Stubs(rpc.PeerStub(channel), rpc.ControlStub(channel)), channel

@@ -10,7 +10,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PROTO_DIR = ROOT / "proto"
-LINKAGE = Path("pprl/wire/linkage.proto")
+LINKAGE = Path("pprl/wire/v1/linkage.proto")
 SUFFIXES = ("_pb2.py", "_pb2_grpc.py", "_pb2.pyi")
 
 

@@ -73,8 +73,14 @@ def test_only_smashed_tensors_and_reported_match_ids_cross_the_wire(deploy):
         for name in PARTIES
         for entry in read_wire_log(deployment.workdir / f"{name}.wire.log")
     ]
-    methods = {method.rsplit("/", 1)[-1] for _, method, _ in messages}
-    assert methods == {"GetAgreement", "PushTensor", "PushMatches", "Advance", "Status"}
+    methods = {method for _, method, _ in messages}
+    assert methods == {
+        "/pprl.wire.v1.Peer/GetAgreement",
+        "/pprl.wire.v1.Peer/PushTensor",
+        "/pprl.wire.v1.Peer/PushMatches",
+        "/pprl.wire.v1.Control/Advance",
+        "/pprl.wire.v1.Control/GetStatus",
+    }
     values, ids = _values_and_ids(deployment)
     reported = set()
     for name in PARTIES:
@@ -92,7 +98,7 @@ def test_only_smashed_tensors_and_reported_match_ids_cross_the_wire(deploy):
             seen_reported |= carried
         else:
             assert not carried, f"record ids in a {method} message: {sorted(carried)[:5]}"
-        if method.endswith(("Advance", "Status")):
+        if method.startswith("/pprl.wire.v1.Control/"):
             assert len(payload) < 4096, "the coordinator never gets bulk data"
     assert seen_reported == reported
 

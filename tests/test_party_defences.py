@@ -1,9 +1,11 @@
-"""A live daemon refuses what it must: strangers, wrong roles, bad tensors, phases out of order."""
+"""A live daemon refuses what it must: strangers, wrong roles, bad tensors, phases out of order,
+each with the reason a client can act on."""
 
 from __future__ import annotations
 
 import csv
 import hashlib
+import io
 import json
 import uuid
 
@@ -11,10 +13,13 @@ import grpc
 import numpy as np
 import pytest
 
+from pprl import __version__
 from pprl.party.artifacts import PEER_TENSOR
 from pprl.party.certs import make_development_pki
+from pprl.party.coordinator import Coordinator, CoordinatorError
+from pprl.party.reasons import reason_of
 from pprl.party.state import run_dir
-from pprl.wire import linkage_pb2 as pb
+from pprl.wire.v1 import linkage_pb2 as pb
 from tests.conftest import coordinate, stub_as
 
 pytestmark = pytest.mark.integration
@@ -32,10 +37,14 @@ def agreed(deploy):
     return deployment, json.loads(path.read_text())["run_id"]
 
 
-def _code(call) -> grpc.StatusCode:
+def _error(call) -> grpc.RpcError:
     with pytest.raises(grpc.RpcError) as caught:
         call()
-    return caught.value.code()
+    return caught.value
+
+
+def _code(call) -> grpc.StatusCode:
+    return _error(call).code()
 
 
 def test_client_certificate_from_another_ca_is_refused(agreed, tmp_path):
@@ -44,11 +53,11 @@ def test_client_certificate_from_another_ca_is_refused(agreed, tmp_path):
     for identity in ("coordinator", "bob"):
         stub, channel = stub_as(deployment, "alice", identity, tmp_path / "other")
         with channel:
-            code = _code(lambda s=stub: s.Status(pb.StatusRequest(), timeout=10))
+            code = _code(lambda s=stub: s.control.GetStatus(pb.GetStatusRequest(), timeout=10))
             assert code == grpc.StatusCode.UNAVAILABLE
     stub, channel = stub_as(deployment, "alice", "coordinator")
     with channel:
-        assert stub.Status(pb.StatusRequest(), timeout=10).identity == "alice"
+        assert stub.control.GetStatus(pb.GetStatusRequest(), timeout=10).identity == "alice"
 
 
 def test_valid_certificate_with_the_wrong_identity_is_denied_and_logged(agreed):
@@ -56,27 +65,109 @@ def test_valid_certificate_with_the_wrong_identity_is_denied_and_logged(agreed):
     make_development_pki(deployment.workdir / "certs", ["mallory"])
     calls = {
         "mallory": [
-            lambda s: s.Status(pb.StatusRequest(), timeout=10),
-            lambda s: s.GetAgreement(pb.AgreementRequest(run_id=run_id), timeout=10),
+            lambda s: s.control.GetStatus(pb.GetStatusRequest(), timeout=10),
+            lambda s: s.peer.GetAgreement(pb.GetAgreementRequest(run_id=run_id), timeout=10),
         ],
         "coordinator": [
-            lambda s: s.GetAgreement(pb.AgreementRequest(run_id=run_id), timeout=10),
-            lambda s: s.PushMatches(pb.MatchSet(run_id=run_id), timeout=10),
+            lambda s: s.peer.GetAgreement(pb.GetAgreementRequest(run_id=run_id), timeout=10),
+            lambda s: s.peer.PushMatches(pb.PushMatchesRequest(run_id=run_id), timeout=10),
         ],
         "bob": [
-            lambda s: s.Status(pb.StatusRequest(), timeout=10),
-            lambda s: list(s.Advance(pb.AdvanceRequest(run_id=run_id, phase=2), timeout=10)),
+            lambda s: s.control.GetStatus(pb.GetStatusRequest(), timeout=10),
+            lambda s: list(
+                s.control.Advance(pb.AdvanceRequest(run_id=run_id, phase=2), timeout=10)
+            ),
         ],
     }
     for identity, attempts in calls.items():
         stub, channel = stub_as(deployment, "alice", identity)
         with channel:
             for attempt in attempts:
-                assert _code(lambda a=attempt, s=stub: a(s)) == grpc.StatusCode.PERMISSION_DENIED
+                error = _error(lambda a=attempt, s=stub: a(s))
+                assert error.code() == grpc.StatusCode.PERMISSION_DENIED
+                assert reason_of(error) == pb.NOT_AUTHORISED
     log = deployment.parties["alice"].log.read_text()
-    assert "refused Status from 'mallory'" in log
-    assert "refused Advance from 'bob'" in log
-    assert "refused GetAgreement from 'coordinator'" in log
+    assert "refused /pprl.wire.v1.Control/GetStatus from 'mallory'" in log
+    assert "refused /pprl.wire.v1.Control/Advance from 'bob'" in log
+    assert "refused /pprl.wire.v1.Peer/GetAgreement from 'coordinator'" in log
+    assert "only the coordinator 'coordinator' may call it" in log
+    assert "only the peer 'bob' may call it" in log
+
+
+# Who may call each service of alice's daemon; every other identity is refused.
+AUDIENCES = {"Peer": "bob", "Control": "coordinator"}
+IDENTITIES = ("alice", "bob", "coordinator", "mallory")
+
+
+def _empty_call(channel: grpc.Channel, method) -> grpc.RpcError | object:
+    """Call `method` (a MethodDescriptor) with an empty request, as its streaming kind needs;
+    returns the reply, or the error the daemon answered with."""
+    request_type = getattr(pb, method.input_type.name)
+    response_type = getattr(pb, method.output_type.name)
+    kinds = {
+        (False, False): channel.unary_unary,
+        (False, True): channel.unary_stream,
+        (True, False): channel.stream_unary,
+        (True, True): channel.stream_stream,
+    }
+    call = kinds[(method.client_streaming, method.server_streaming)](
+        f"/{method.containing_service.full_name}/{method.name}",
+        request_serializer=request_type.SerializeToString,
+        response_deserializer=response_type.FromString,
+    )
+    request = iter([request_type()]) if method.client_streaming else request_type()
+    try:
+        reply = call(request, timeout=10)
+        return list(reply) if method.server_streaming else reply
+    except grpc.RpcError as error:
+        return error
+
+
+def test_every_rpc_of_every_service_is_refused_to_every_other_identity(agreed):
+    """Enumerates the services in the generated descriptor, so a new RPC is covered as soon
+    as it exists, and a new service fails here until it is given an audience."""
+    deployment, _ = agreed
+    make_development_pki(deployment.workdir / "certs", ["mallory"])
+    services = pb.DESCRIPTOR.services_by_name
+    assert set(services) == set(AUDIENCES)
+    refused = []
+    for identity in IDENTITIES:
+        _, channel = stub_as(deployment, "alice", identity)
+        with channel:
+            for name, service in services.items():
+                for method in service.methods:
+                    path = f"/{service.full_name}/{method.name}"
+                    outcome = _empty_call(channel, method)
+                    if identity == AUDIENCES[name]:
+                        # let through: an empty request fails on its merits, if at all
+                        if isinstance(outcome, grpc.RpcError):
+                            assert outcome.code() != grpc.StatusCode.PERMISSION_DENIED, path
+                            assert reason_of(outcome) != pb.NOT_AUTHORISED, path
+                        continue
+                    assert isinstance(outcome, grpc.RpcError), f"{path} answered {identity}"
+                    assert outcome.code() == grpc.StatusCode.PERMISSION_DENIED, path
+                    assert reason_of(outcome) == pb.NOT_AUTHORISED, path
+                    refused.append(f"refused {path} from {identity!r}")
+    methods = sum(len(s.methods) for s in services.values())
+    assert len(refused) == methods * (len(IDENTITIES) - 1)
+    log = deployment.parties["alice"].log.read_text()
+    missing = [line for line in refused if line not in log]
+    assert not missing
+
+
+def test_the_unversioned_wire_is_gone(agreed):
+    """A client of the old, unversioned service finds no such method, even as coordinator."""
+    deployment, _ = agreed
+    _, channel = stub_as(deployment, "alice", "coordinator")
+    with channel:
+        status = channel.unary_unary(
+            "/pprl.wire.Party/Status",
+            request_serializer=pb.GetStatusRequest.SerializeToString,
+            response_deserializer=pb.GetStatusResponse.FromString,
+        )
+        assert _code(lambda: status(pb.GetStatusRequest(), timeout=10)) == (
+            grpc.StatusCode.UNIMPLEMENTED
+        )
 
 
 def _tensor_stream(run_id, digest, shape, data, chunk_sha=None):
@@ -90,17 +181,20 @@ def _tensor_stream(run_id, digest, shape, data, chunk_sha=None):
         sha256=hashlib.sha256(data).digest(),
     )
     chunk = pb.TensorChunk(index=0, data=data, sha256=chunk_sha or hashlib.sha256(data).digest())
-    return iter([pb.TensorMessage(header=header), pb.TensorMessage(chunk=chunk)])
+    return iter([pb.PushTensorRequest(header=header), pb.PushTensorRequest(chunk=chunk)])
 
 
-def test_bad_tensor_chunks_are_refused_and_nothing_is_stored(agreed):
+def test_bad_tensor_chunks_are_refused_with_their_reason_and_nothing_is_stored(agreed):
     deployment, run_id = agreed
     stub, channel = stub_as(deployment, "alice", "bob")
     shape = (RECORDS, MAPPING_ENTRIES, REFERENCE_ROWS)
     data = np.random.default_rng(0).integers(0, 12, size=shape, dtype=np.uint8).tobytes()
     alice_run = run_dir(deployment.parties["alice"].state_dir, run_id)
     with channel:
-        digest = stub.GetAgreement(pb.AgreementRequest(run_id=run_id), timeout=10).digest
+        agreement = stub.peer.GetAgreement(pb.GetAgreementRequest(run_id=run_id), timeout=10)
+        # the agreement states the software version that AGREE compares before digests
+        assert agreement.software_version == __version__
+        digest = agreement.digest
         attempts = {
             "bad checksum": _tensor_stream(run_id, digest, shape, data, chunk_sha=b"\0" * 32),
             "wrong shape": _tensor_stream(
@@ -109,15 +203,22 @@ def test_bad_tensor_chunks_are_refused_and_nothing_is_stored(agreed):
             "stale run id": _tensor_stream(uuid.uuid4().hex, digest, shape, data),
             "other digest": _tensor_stream(run_id, "0" * 64, shape, data),
         }
+        reasons = {
+            "bad checksum": pb.BAD_CHUNK,
+            "wrong shape": pb.BAD_CHUNK,
+            "stale run id": pb.UNKNOWN_RUN,
+            "other digest": pb.BAD_CHUNK,
+        }
         for why, stream in attempts.items():
-            code = _code(lambda st=stream: stub.PushTensor(st, timeout=30))
-            assert code in {
+            error = _error(lambda st=stream: stub.peer.PushTensor(st, timeout=30))
+            assert error.code() in {
                 grpc.StatusCode.INVALID_ARGUMENT,
                 grpc.StatusCode.FAILED_PRECONDITION,
             }, why
+            assert reason_of(error) == reasons[why], why
             left = [p.name for p in alice_run.iterdir() if PEER_TENSOR in p.name]
             assert left == [], why
-        receipt = stub.PushTensor(_tensor_stream(run_id, digest, shape, data), timeout=30)
+        receipt = stub.peer.PushTensor(_tensor_stream(run_id, digest, shape, data), timeout=30)
     assert receipt.sha256 == hashlib.sha256(data).digest()
     assert (alice_run / PEER_TENSOR).read_bytes() == data
 
@@ -128,17 +229,37 @@ def test_phases_called_out_of_order_fail_precondition(agreed):
     with channel:
 
         def advance(run, phase):
-            return list(stub.Advance(pb.AdvanceRequest(run_id=run, phase=phase), timeout=30))
+            request = pb.AdvanceRequest(run_id=run, phase=phase)
+            return list(stub.control.Advance(request, timeout=30))
 
-        skip = _code(lambda: advance(run_id, pb.PHASE_MATCH))
-        assert skip == grpc.StatusCode.FAILED_PRECONDITION
-        unknown = _code(lambda: advance(uuid.uuid4().hex, pb.PHASE_SMASH))
-        assert unknown == grpc.StatusCode.FAILED_PRECONDITION
+        skip = _error(lambda: advance(run_id, pb.PHASE_MATCH))
+        assert skip.code() == grpc.StatusCode.FAILED_PRECONDITION
+        assert reason_of(skip) == pb.OUT_OF_ORDER
+        unknown = _error(lambda: advance(uuid.uuid4().hex, pb.PHASE_SMASH))
+        assert unknown.code() == grpc.StatusCode.FAILED_PRECONDITION
+        assert reason_of(unknown) == pb.UNKNOWN_RUN
         again = advance(run_id, pb.PHASE_AGREE)
         assert again[-1].finished and again[-1].message == "already done"
-        status = stub.Status(pb.StatusRequest(run_id=run_id), timeout=10)
+        status = stub.control.GetStatus(pb.GetStatusRequest(run_id=run_id), timeout=10)
         assert status.completed == pb.PHASE_AGREE
     assert deployment.parties["alice"].log.read_text().count("AGREE started") == 1
+
+
+def test_match_sets_under_another_digest_or_before_the_tensors_are_refused(agreed):
+    deployment, run_id = agreed
+    stub, channel = stub_as(deployment, "alice", "bob")
+    pair = pb.MatchedPair(sender_row=0, receiver_row=0, sender_id="B000000")
+    with channel:
+        digest = stub.peer.GetAgreement(pb.GetAgreementRequest(run_id=run_id), timeout=10).digest
+        other = pb.PushMatchesRequest(run_id=run_id, digest="0" * 64, pairs=[pair])
+        error = _error(lambda: stub.peer.PushMatches(other, timeout=10))
+        assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert reason_of(error) == pb.DIGEST_MISMATCH
+        early = pb.PushMatchesRequest(run_id=run_id, digest=digest, pairs=[pair])
+        error = _error(lambda: stub.peer.PushMatches(early, timeout=10))
+        assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert reason_of(error) == pb.BAD_MATCHES
+        assert "before both smashed tensors" in error.details()
 
 
 def _replace_in_config(deployment, name, old, new):
@@ -158,6 +279,15 @@ def test_different_method_parameters_stop_the_run_with_an_explanation(deploy):
     result = coordinate(deployment)
     assert result.returncode == 1
     assert "agreement digests differ" in result.stderr and "classifier" in result.stderr
+    assert "alice: FAILED_PRECONDITION [DIGEST_MISMATCH]" in result.stderr
+    coordinator = Coordinator(deployment.endpoints(), deployment.coordinator_tls, io.StringIO())
+    try:
+        with pytest.raises(CoordinatorError) as caught:
+            coordinator.run(new=True)
+    finally:
+        coordinator.close()
+    assert caught.value.reason == "DIGEST_MISMATCH"
+    assert "bob: FAILED_PRECONDITION [DIGEST_MISMATCH]" in str(caught.value)
 
 
 def _overlapping_reference(deployment):
@@ -180,6 +310,7 @@ def test_reference_set_sharing_values_with_the_records_is_refused(deploy):
     assert result.returncode == 1
     assert f"shares {shared[0]} values" in result.stderr or "shares" in result.stderr
     assert "first->first" in result.stderr
+    assert "FAILED_PRECONDITION [BAD_INPUT]" in result.stderr
 
 
 def _duplicate_records(deployment):
@@ -196,5 +327,7 @@ def test_duplicate_records_are_refused_naming_the_file_and_rows(deploy):
     result = coordinate(deployment)
     assert result.returncode == 1
     assert "dup.csv" in result.stderr and "rows 2 and 52" in result.stderr
-    # bob learns at once that alice could not agree, instead of waiting for her
+    # bob learns at once that alice could not agree, instead of waiting for her, and why
     assert "alice could not agree" in result.stderr
+    assert "alice: INVALID_ARGUMENT [BAD_INPUT]" in result.stderr
+    assert "ABORTED [BAD_INPUT]: alice could not agree" in result.stderr

@@ -27,6 +27,7 @@ def test_the_gate_refuses_a_raw_tensor_over_the_limit_and_nothing_is_sent(deploy
     assert "privacy gate: a dictionary attack re-identified 100.0% of 200 sampled" in output
     assert "above the limit of 50.0%" in output
     assert "max_reidentification" in output
+    assert "alice: FAILED_PRECONDITION [PRIVACY_GATE]: SMASH failed: privacy gate" in output
     methods = {
         method.rsplit("/", 1)[-1]
         for name in PARTIES

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from pprl.party import transfer
 from pprl.party.transfer import Expected, TransferError, receive_tensor, tensor_messages
-from pprl.wire import linkage_pb2 as pb
+from pprl.wire.v1 import linkage_pb2 as pb
 
 RUN_ID = "run-property"
 DIGEST = "f" * 64
@@ -32,7 +32,7 @@ UINT32 = 2**32 - 1
 UINT64 = 2**64 - 1
 
 Shape = tuple[int, int, int]
-Messages = list[pb.TensorMessage]
+Messages = list[pb.PushTensorRequest]
 
 
 @st.composite
@@ -99,8 +99,8 @@ def test_receive_reproduces_any_tensor_byte_for_byte(
 Corruption = Callable[[Messages], None]
 
 
-def _clone(message: pb.TensorMessage) -> pb.TensorMessage:
-    copy = pb.TensorMessage()
+def _clone(message: pb.PushTensorRequest) -> pb.PushTensorRequest:
+    copy = pb.PushTensorRequest()
     copy.CopyFrom(message)
     return copy
 

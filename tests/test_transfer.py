@@ -12,7 +12,7 @@ import pytest
 
 from pprl.party.tls import CHUNK_BYTES
 from pprl.party.transfer import Expected, TransferError, receive_tensor, tensor_messages
-from pprl.wire import linkage_pb2 as pb
+from pprl.wire.v1 import linkage_pb2 as pb
 
 RUN_ID = "run-2024-0001"
 DIGEST = "d" * 64
@@ -37,7 +37,7 @@ def big(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, np.ndarray, str
 
 
 @pytest.fixture(scope="module")
-def big_stream(big: tuple[Path, np.ndarray, str]) -> list[pb.TensorMessage]:
+def big_stream(big: tuple[Path, np.ndarray, str]) -> list[pb.PushTensorRequest]:
     path, _, sha = big
     return list(tensor_messages(RUN_ID, DIGEST, path, BIG_SHAPE, sha))
 
@@ -49,17 +49,17 @@ def dest(tmp_path: Path) -> Path:
     return inbox / "peer_smashed.bin"
 
 
-def copy(messages: list[pb.TensorMessage]) -> list[pb.TensorMessage]:
+def copy(messages: list[pb.PushTensorRequest]) -> list[pb.PushTensorRequest]:
     """Deep copies, so that a test can tamper with them without touching the shared stream."""
     copies = []
     for message in messages:
-        clone = pb.TensorMessage()
+        clone = pb.PushTensorRequest()
         clone.CopyFrom(message)
         copies.append(clone)
     return copies
 
 
-def header_for(shape: tuple[int, ...], data: bytes, **changes: object) -> pb.TensorMessage:
+def header_for(shape: tuple[int, ...], data: bytes, **changes: object) -> pb.PushTensorRequest:
     total = math.prod(shape)
     fields = {
         "run_id": RUN_ID,
@@ -71,15 +71,17 @@ def header_for(shape: tuple[int, ...], data: bytes, **changes: object) -> pb.Ten
         "sha256": hashlib.sha256(data).digest(),
         **changes,
     }
-    return pb.TensorMessage(header=pb.TensorHeader(**fields))
+    return pb.PushTensorRequest(header=pb.TensorHeader(**fields))
 
 
-def chunk(index: int, data: bytes, sha: bytes | None = None) -> pb.TensorMessage:
+def chunk(index: int, data: bytes, sha: bytes | None = None) -> pb.PushTensorRequest:
     digest = hashlib.sha256(data).digest() if sha is None else sha
-    return pb.TensorMessage(chunk=pb.TensorChunk(index=index, data=data, sha256=digest))
+    return pb.PushTensorRequest(chunk=pb.TensorChunk(index=index, data=data, sha256=digest))
 
 
-def small_stream(shape: tuple[int, ...] = SMALL_SHAPE, **changes: object) -> list[pb.TensorMessage]:
+def small_stream(
+    shape: tuple[int, ...] = SMALL_SHAPE, **changes: object
+) -> list[pb.PushTensorRequest]:
     """A hand-made one-chunk stream for `shape`, its header altered by `changes`."""
     data = bytes(range(256)) * (math.prod(shape) // 256) + bytes(math.prod(shape) % 256)
     return [header_for(shape, data, **changes), chunk(0, data)]
@@ -299,7 +301,7 @@ def test_refuses_chunks_that_pass_their_checksums_but_differ_from_the_sender(
 def test_refuses_a_stream_that_fails_midway(big_stream, dest: Path) -> None:
     """A broken connection (the iterator raises) must leave nothing behind either."""
 
-    def broken() -> Iterator[pb.TensorMessage]:
+    def broken() -> Iterator[pb.PushTensorRequest]:
         yield from copy(big_stream)[:2]
         raise ConnectionError("peer went away")
 

@@ -16,14 +16,20 @@ from typing import Any, TextIO
 import grpc
 
 from pprl.party.config import TlsFiles
+from pprl.party.reasons import describe, reason_name, reason_of
 from pprl.party.tls import secure_channel
 from pprl.protocol.phases import LAST_PHASE, Phase
-from pprl.wire import linkage_pb2 as pb
-from pprl.wire import linkage_pb2_grpc as rpc
+from pprl.wire.v1 import linkage_pb2 as pb
+from pprl.wire.v1 import linkage_pb2_grpc as rpc
 
 
 class CoordinatorError(RuntimeError):
-    """A party could not be reached or a phase failed; the message says which and why."""
+    """A party could not be reached or a phase failed; the message says which and why, and
+    `reason` names the ErrorReason a party gave (the first failing party's, in order)."""
+
+    def __init__(self, message: str, reason: str = "ERROR_REASON_UNSPECIFIED") -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -44,7 +50,7 @@ class _Printer:
         with self.lock:
             print(text, file=self.out, flush=True)
 
-    def progress(self, name: str, event: pb.Progress, started: float) -> None:
+    def progress(self, name: str, event: pb.AdvanceResponse, started: float) -> None:
         if event.finished:
             self.line(f"      {name:<6} done in {event.seconds:.2f} s {event.message}".rstrip())
             return
@@ -66,19 +72,20 @@ class Coordinator:
     def __init__(self, parties: list[Endpoint], tls: TlsFiles, out: TextIO = sys.stdout) -> None:
         self.parties = parties
         self._channels = {p.name: secure_channel(p.address, tls, p.identity) for p in parties}
-        self._stubs = {name: rpc.PartyStub(ch) for name, ch in self._channels.items()}
+        self._stubs = {name: rpc.ControlStub(ch) for name, ch in self._channels.items()}
         self._printer = _Printer(out)
 
     def close(self) -> None:
         for channel in self._channels.values():
             channel.close()
 
-    def _status(self, party: Endpoint, run_id: str = "") -> pb.PartyStatus:
+    def _status(self, party: Endpoint, run_id: str = "") -> pb.GetStatusResponse:
         try:
-            return self._stubs[party.name].Status(pb.StatusRequest(run_id=run_id), timeout=10)
+            return self._stubs[party.name].GetStatus(pb.GetStatusRequest(run_id=run_id), timeout=10)
         except grpc.RpcError as error:
             raise CoordinatorError(
-                f"{party.name} at {party.address}: {error.code().name}: {error.details()}"
+                f"{party.name} at {party.address}: {describe(error)}",
+                reason_name(reason_of(error)),
             ) from None
 
     def wait_ready(self, seconds: float) -> None:
@@ -106,7 +113,9 @@ class Coordinator:
             return ids.pop(), completed
         return uuid.uuid4().hex, Phase.NEW
 
-    def _advance(self, party: Endpoint, run_id: str, phase: Phase, errors: dict) -> None:
+    def _advance(
+        self, party: Endpoint, run_id: str, phase: Phase, errors: dict[str, grpc.RpcError]
+    ) -> None:
         started = time.monotonic()
         try:
             for event in self._stubs[party.name].Advance(
@@ -114,7 +123,7 @@ class Coordinator:
             ):
                 self._printer.progress(party.name, event, started)
         except grpc.RpcError as error:
-            errors[party.name] = f"{error.code().name}: {error.details()}"
+            errors[party.name] = error
 
     def run(
         self, run_id: str | None = None, new: bool = False, until: Phase = LAST_PHASE
@@ -131,7 +140,7 @@ class Coordinator:
             if phase <= completed or phase > until:
                 continue
             self._printer.line(f"[{int(phase)}/{int(LAST_PHASE)}] {phase.name}")
-            errors: dict[str, str] = {}
+            errors: dict[str, grpc.RpcError] = {}
             phase_start = time.perf_counter()
             threads = [
                 threading.Thread(target=self._advance, args=(p, run_id, phase, errors))
@@ -142,8 +151,12 @@ class Coordinator:
             for thread in threads:
                 thread.join()
             if errors:
-                detail = "; ".join(f"{name}: {message}" for name, message in errors.items())
-                raise CoordinatorError(f"run {run_id}: {phase.name} failed: {detail}")
+                failed = [p.name for p in self.parties if p.name in errors]
+                detail = "; ".join(f"{name}: {describe(errors[name])}" for name in failed)
+                raise CoordinatorError(
+                    f"run {run_id}: {phase.name} failed: {detail}",
+                    reason_name(reason_of(errors[failed[0]])),
+                )
             wall[phase.name.lower()] = time.perf_counter() - phase_start
         return self._summary(run_id, completed, wall, time.perf_counter() - started)
 

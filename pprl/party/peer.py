@@ -10,34 +10,43 @@ from pathlib import Path
 import grpc
 
 from pprl.party.config import PartyConfig
+from pprl.party.reasons import describe, reason_of
 from pprl.party.tls import secure_channel
 from pprl.party.transfer import tensor_messages
-from pprl.wire import linkage_pb2 as pb
-from pprl.wire import linkage_pb2_grpc as rpc
+from pprl.wire.v1 import linkage_pb2 as pb
+from pprl.wire.v1 import linkage_pb2_grpc as rpc
 
 _RETRYABLE = {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.FAILED_PRECONDITION}
 
 
 class PeerError(RuntimeError):
-    """The peer could not be reached or refused a request."""
+    """The peer could not be reached or refused a request; `reason` is the peer's own, or
+    PEER_UNAVAILABLE when it gave none."""
+
+    def __init__(self, message: str, reason: pb.ErrorReason = pb.PEER_UNAVAILABLE) -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 class PeerClient:
     def __init__(self, config: PartyConfig) -> None:
         self._channel = secure_channel(config.peer_address, config.tls, config.peer_identity)
-        self._stub = rpc.PartyStub(self._channel)
+        self._stub = rpc.PeerStub(self._channel)
         self.peer = config.peer_identity
 
     def close(self) -> None:
         self._channel.close()
 
     def _fail(self, action: str, error: grpc.RpcError) -> PeerError:
-        return PeerError(f"{action} {self.peer}: {error.code().name}: {error.details()}")
+        reason = reason_of(error) or pb.PEER_UNAVAILABLE
+        return PeerError(f"{action} {self.peer}: {describe(error)}", reason)
 
-    def agreement(self, run_id: str, wait_seconds: float = 120.0) -> tuple[pb.Agreement, int]:
+    def agreement(
+        self, run_id: str, wait_seconds: float = 120.0
+    ) -> tuple[pb.GetAgreementResponse, int]:
         """The peer's agreement; waits while the peer is still computing its own."""
         deadline = time.monotonic() + wait_seconds
-        request = pb.AgreementRequest(run_id=run_id)
+        request = pb.GetAgreementRequest(run_id=run_id)
         while True:
             try:
                 return self._stub.GetAgreement(request, timeout=30), request.ByteSize()
@@ -54,7 +63,7 @@ class PeerClient:
         shape: tuple[int, ...],
         sha256_hex: str,
         progress: Callable[[int, int], None] | None = None,
-    ) -> tuple[pb.TensorReceipt, int]:
+    ) -> tuple[pb.PushTensorResponse, int]:
         """Stream the tensor file; `progress(bytes sent, total bytes)` after each chunk."""
         sent = 0
         total = math.prod(shape)
@@ -74,10 +83,10 @@ class PeerClient:
         except grpc.RpcError as error:
             raise self._fail("sending the smashed tensor to", error) from None
         if receipt.sha256.hex() != sha256_hex:
-            raise PeerError(f"{self.peer} stored a tensor with a different checksum")
+            raise PeerError(f"{self.peer} stored a tensor with a different checksum", pb.DATA_LOSS)
         return receipt, sent
 
-    def push_matches(self, match_set: pb.MatchSet) -> tuple[pb.MatchReceipt, int]:
+    def push_matches(self, match_set: pb.PushMatchesRequest) -> tuple[pb.PushMatchesResponse, int]:
         try:
             receipt = self._stub.PushMatches(match_set, timeout=300)
         except grpc.RpcError as error:

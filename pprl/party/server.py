@@ -9,14 +9,17 @@ from concurrent import futures
 
 import grpc
 
+from pprl.party.authorise import Authorise, party_audiences
 from pprl.party.config import PartyConfig
+from pprl.party.control_service import ControlService
 from pprl.party.peer import PeerClient
-from pprl.party.service import PartyService
+from pprl.party.peer_service import PeerService
+from pprl.party.phase_runner import PhaseRunner
 from pprl.party.state import RunStore
 from pprl.party.tls import CHANNEL_OPTIONS, server_credentials
 from pprl.party.wire_log import WireLog
 from pprl.party.work import PhaseWork
-from pprl.wire import linkage_pb2_grpc as rpc
+from pprl.wire.v1 import linkage_pb2_grpc as rpc
 
 log = logging.getLogger("pprl.party")
 
@@ -24,15 +27,19 @@ log = logging.getLogger("pprl.party")
 def build_server(config: PartyConfig) -> tuple[grpc.Server, int, RunStore, PeerClient]:
     store = RunStore(config.state_dir)
     peer = PeerClient(config)
-    interceptors = [WireLog(config.wire_log)] if config.wire_log else []
+    # Authorise comes first, so a refused call runs nothing else, not even the wire log.
+    interceptors: list[grpc.ServerInterceptor] = [Authorise(party_audiences(config))]
+    if config.wire_log:
+        interceptors.append(WireLog(config.wire_log))
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=8),
         interceptors=interceptors,
         options=CHANNEL_OPTIONS,
     )
-    rpc.add_PartyServicer_to_server(
-        PartyService(config, store, PhaseWork(config, store, peer)), server
-    )
+    work = PhaseWork(config, store, peer)
+    runner = PhaseRunner(store, work)
+    rpc.add_PeerServicer_to_server(PeerService(config, store, work, runner), server)
+    rpc.add_ControlServicer_to_server(ControlService(config, store, runner), server)
     port = server.add_secure_port(config.listen, server_credentials(config.tls))
     if port == 0:
         raise OSError(f"cannot listen on {config.listen}")

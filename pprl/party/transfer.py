@@ -19,7 +19,7 @@ from pathlib import Path
 
 from pprl.party.state import atomic_file
 from pprl.party.tls import CHUNK_BYTES
-from pprl.wire import linkage_pb2 as pb
+from pprl.wire.v1 import linkage_pb2 as pb
 
 DTYPE = "uint8"
 MAX_RECORDS = 50_000_000
@@ -45,7 +45,7 @@ def tensor_messages(
     path: Path,
     shape: tuple[int, ...],
     sha256_hex: str,
-) -> Iterator[pb.TensorMessage]:
+) -> Iterator[pb.PushTensorRequest]:
     total = math.prod(shape)
     header = pb.TensorHeader(
         run_id=run_id,
@@ -56,12 +56,12 @@ def tensor_messages(
         chunk_count=math.ceil(total / CHUNK_BYTES),
         sha256=bytes.fromhex(sha256_hex),
     )
-    yield pb.TensorMessage(header=header)
+    yield pb.PushTensorRequest(header=header)
     with path.open("rb") as handle:
         index = 0
         while data := handle.read(CHUNK_BYTES):
             chunk = pb.TensorChunk(index=index, data=data, sha256=hashlib.sha256(data).digest())
-            yield pb.TensorMessage(chunk=chunk)
+            yield pb.PushTensorRequest(chunk=chunk)
             index += 1
 
 
@@ -130,7 +130,7 @@ class _Sink:
 
 
 def receive_tensor(
-    messages: Iterator[pb.TensorMessage], expected: Expected, dest: Path
+    messages: Iterator[pb.PushTensorRequest], expected: Expected, dest: Path
 ) -> tuple[tuple[int, ...], str]:
     """Check and store a pushed tensor; returns (shape, sha256 hex). Nothing is stored on error."""
     first = next(messages, None)

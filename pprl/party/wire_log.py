@@ -14,6 +14,8 @@ from typing import Any
 
 import grpc
 
+from pprl.party.handlers import wrap_handler
+
 
 class WireLog(grpc.ServerInterceptor):
     def __init__(self, path: Path) -> None:
@@ -50,18 +52,9 @@ class WireLog(grpc.ServerInterceptor):
         if handler is None:
             return None
         method = handler_call_details.method
-        kinds = {
-            (False, False): ("unary_unary", grpc.unary_unary_rpc_method_handler),
-            (False, True): ("unary_stream", grpc.unary_stream_rpc_method_handler),
-            (True, False): ("stream_unary", grpc.stream_unary_rpc_method_handler),
-            (True, True): ("stream_stream", grpc.stream_stream_rpc_method_handler),
-        }
         stream_in, stream_out = handler.request_streaming, handler.response_streaming
-        attribute, factory = kinds[(stream_in, stream_out)]
-        return factory(
-            self._wrap(method, getattr(handler, attribute), stream_in, stream_out),
-            request_deserializer=handler.request_deserializer,
-            response_serializer=handler.response_serializer,
+        return wrap_handler(
+            handler, lambda behaviour: self._wrap(method, behaviour, stream_in, stream_out)
         )
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from pprl import __version__
 from pprl.party import engine
 from pprl.party.artifacts import (
     LINKAGE_CSV,
@@ -31,19 +32,24 @@ from pprl.party.inputs import Inputs, load_dictionary, load_inputs
 from pprl.party.peer import PeerClient
 from pprl.party.state import RunStore, atomic_file, file_sha256
 from pprl.party.transfer import Expected
+from pprl.party.versions import check_versions
 from pprl.protocol import candidates, classifier, noise, pipeline
 from pprl.protocol.audit import AuditReport
 from pprl.protocol.method import MethodParams, explain_mismatch
 from pprl.protocol.phases import Phase
 from pprl.protocol.randomness import Randomness
 from pprl.protocol.reference import reference_overlap
-from pprl.wire import linkage_pb2 as pb
+from pprl.wire.v1 import linkage_pb2 as pb
 
 Progress = Callable[[int, int, str, str], None]
 
 
 class PhaseFailed(RuntimeError):
     """A phase cannot complete for a reason the operator must fix (stated in the message)."""
+
+    def __init__(self, message: str, reason: pb.ErrorReason = pb.BAD_INPUT) -> None:
+        super().__init__(message)
+        self.reason = reason  # what the coordinator is told, beside the message
 
 
 def resolve_agreement(config: PartyConfig, inputs: Inputs) -> pipeline.Agreement:
@@ -130,9 +136,15 @@ class PhaseWork:
         progress(0, 1, "agreements", f"waiting for {self.peer.peer}'s agreement")
         theirs, sent = self.peer.agreement(run_id)
         self.store.add_counter(run_id, "bytes_sent", sent)
+        mismatch = check_versions(__version__, theirs.software_version, self.peer.peer)
+        if mismatch:
+            raise PhaseFailed(mismatch, reason=pb.VERSION_MISMATCH)
         if theirs.digest != digest:
             why = explain_mismatch(description, json.loads(theirs.description))
-            raise PhaseFailed(f"agreement digests differ ({why}); the run cannot go on")
+            raise PhaseFailed(
+                f"agreement digests differ ({why}); the run cannot go on",
+                reason=pb.DIGEST_MISMATCH,
+            )
         seeded = (
             f"; development seed {self.config.development_seed}: this run's shuffle, noise "
             "and training are replayable, never use it with real records"
@@ -211,7 +223,8 @@ class PhaseWork:
                 f"privacy gate: {words}, above the limit of {limit:.1%} "
                 f"([privacy] max_reidentification in {self.config.source}); nothing was sent. "
                 "Add noise ([method] noise_sigma or attack_success) or, knowing what the peer "
-                "learns (docs/privacy.md), raise the limit"
+                "learns (docs/privacy.md), raise the limit",
+                reason=pb.PRIVACY_GATE,
             )
         progress(size, size, "records", f"privacy gate passed: {words}, limit {limit:.1%}")
         return report
@@ -295,12 +308,12 @@ class PhaseWork:
             for o, p in zip(found["own"], found["peer"], strict=True)
         ]
         progress(0, len(pairs), "pairs", f"sending accepted pairs to {self.peer.peer}")
-        match_set = pb.MatchSet(run_id=run_id, digest=run.digest, pairs=pairs)
+        match_set = pb.PushMatchesRequest(run_id=run_id, digest=run.digest, pairs=pairs)
         _, sent = self.peer.push_matches(match_set)
         self.store.add_counter(run_id, "bytes_sent", sent)
         progress(len(pairs), len(pairs), "pairs", "peer received them")
 
-    def receive_matches(self, run_id: str, match_set: pb.MatchSet) -> int:
+    def receive_matches(self, run_id: str, match_set: pb.PushMatchesRequest) -> int:
         """Store the peer's accepted pairs after checking every row is one we and they have."""
         own_rows = self.store.artifact(run_id, OWN_TENSOR, verify=False)
         peer_rows = self.store.artifact(run_id, PEER_TENSOR, verify=False)

@@ -1,1 +1,1 @@
-"""Generated gRPC code for proto/pprl/wire/linkage.proto (make proto); do not edit."""
+"""The wire's generated gRPC code, one subpackage per version (make proto); do not edit."""

@@ -17,6 +17,23 @@ class Phase(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     PHASE_MATCH: _ClassVar[Phase]
     PHASE_REVEAL: _ClassVar[Phase]
     PHASE_LINK: _ClassVar[Phase]
+
+class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    ERROR_REASON_UNSPECIFIED: _ClassVar[ErrorReason]
+    NOT_AUTHORISED: _ClassVar[ErrorReason]
+    BAD_INPUT: _ClassVar[ErrorReason]
+    DIGEST_MISMATCH: _ClassVar[ErrorReason]
+    VERSION_MISMATCH: _ClassVar[ErrorReason]
+    PRIVACY_GATE: _ClassVar[ErrorReason]
+    OUT_OF_ORDER: _ClassVar[ErrorReason]
+    BAD_CHUNK: _ClassVar[ErrorReason]
+    BAD_MATCHES: _ClassVar[ErrorReason]
+    UNKNOWN_RUN: _ClassVar[ErrorReason]
+    BUSY: _ClassVar[ErrorReason]
+    PEER_UNAVAILABLE: _ClassVar[ErrorReason]
+    DATA_LOSS: _ClassVar[ErrorReason]
+    INTERNAL: _ClassVar[ErrorReason]
 PHASE_UNSPECIFIED: Phase
 PHASE_AGREE: Phase
 PHASE_SMASH: Phase
@@ -25,24 +42,48 @@ PHASE_EXCHANGE: Phase
 PHASE_MATCH: Phase
 PHASE_REVEAL: Phase
 PHASE_LINK: Phase
+ERROR_REASON_UNSPECIFIED: ErrorReason
+NOT_AUTHORISED: ErrorReason
+BAD_INPUT: ErrorReason
+DIGEST_MISMATCH: ErrorReason
+VERSION_MISMATCH: ErrorReason
+PRIVACY_GATE: ErrorReason
+OUT_OF_ORDER: ErrorReason
+BAD_CHUNK: ErrorReason
+BAD_MATCHES: ErrorReason
+UNKNOWN_RUN: ErrorReason
+BUSY: ErrorReason
+PEER_UNAVAILABLE: ErrorReason
+DATA_LOSS: ErrorReason
+INTERNAL: ErrorReason
 
-class AgreementRequest(_message.Message):
+class ErrorDetail(_message.Message):
+    __slots__ = ("reason", "message")
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    reason: ErrorReason
+    message: str
+    def __init__(self, reason: _Optional[_Union[ErrorReason, str]] = ..., message: _Optional[str] = ...) -> None: ...
+
+class GetAgreementRequest(_message.Message):
     __slots__ = ("run_id",)
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     run_id: str
     def __init__(self, run_id: _Optional[str] = ...) -> None: ...
 
-class Agreement(_message.Message):
-    __slots__ = ("run_id", "digest", "description")
+class GetAgreementResponse(_message.Message):
+    __slots__ = ("run_id", "digest", "description", "software_version")
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     DIGEST_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    SOFTWARE_VERSION_FIELD_NUMBER: _ClassVar[int]
     run_id: str
     digest: str
     description: str
-    def __init__(self, run_id: _Optional[str] = ..., digest: _Optional[str] = ..., description: _Optional[str] = ...) -> None: ...
+    software_version: str
+    def __init__(self, run_id: _Optional[str] = ..., digest: _Optional[str] = ..., description: _Optional[str] = ..., software_version: _Optional[str] = ...) -> None: ...
 
-class TensorMessage(_message.Message):
+class PushTensorRequest(_message.Message):
     __slots__ = ("header", "chunk")
     HEADER_FIELD_NUMBER: _ClassVar[int]
     CHUNK_FIELD_NUMBER: _ClassVar[int]
@@ -78,7 +119,7 @@ class TensorChunk(_message.Message):
     sha256: bytes
     def __init__(self, index: _Optional[int] = ..., data: _Optional[bytes] = ..., sha256: _Optional[bytes] = ...) -> None: ...
 
-class TensorReceipt(_message.Message):
+class PushTensorResponse(_message.Message):
     __slots__ = ("sha256", "bytes_received")
     SHA256_FIELD_NUMBER: _ClassVar[int]
     BYTES_RECEIVED_FIELD_NUMBER: _ClassVar[int]
@@ -96,7 +137,7 @@ class MatchedPair(_message.Message):
     sender_id: str
     def __init__(self, sender_row: _Optional[int] = ..., receiver_row: _Optional[int] = ..., sender_id: _Optional[str] = ...) -> None: ...
 
-class MatchSet(_message.Message):
+class PushMatchesRequest(_message.Message):
     __slots__ = ("run_id", "digest", "pairs")
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     DIGEST_FIELD_NUMBER: _ClassVar[int]
@@ -106,7 +147,7 @@ class MatchSet(_message.Message):
     pairs: _containers.RepeatedCompositeFieldContainer[MatchedPair]
     def __init__(self, run_id: _Optional[str] = ..., digest: _Optional[str] = ..., pairs: _Optional[_Iterable[_Union[MatchedPair, _Mapping]]] = ...) -> None: ...
 
-class MatchReceipt(_message.Message):
+class PushMatchesResponse(_message.Message):
     __slots__ = ("pairs_received",)
     PAIRS_RECEIVED_FIELD_NUMBER: _ClassVar[int]
     pairs_received: int
@@ -120,7 +161,7 @@ class AdvanceRequest(_message.Message):
     phase: Phase
     def __init__(self, run_id: _Optional[str] = ..., phase: _Optional[_Union[Phase, str]] = ...) -> None: ...
 
-class Progress(_message.Message):
+class AdvanceResponse(_message.Message):
     __slots__ = ("phase", "done", "total", "unit", "message", "finished", "seconds")
     PHASE_FIELD_NUMBER: _ClassVar[int]
     DONE_FIELD_NUMBER: _ClassVar[int]
@@ -138,13 +179,13 @@ class Progress(_message.Message):
     seconds: float
     def __init__(self, phase: _Optional[_Union[Phase, str]] = ..., done: _Optional[int] = ..., total: _Optional[int] = ..., unit: _Optional[str] = ..., message: _Optional[str] = ..., finished: _Optional[bool] = ..., seconds: _Optional[float] = ...) -> None: ...
 
-class StatusRequest(_message.Message):
+class GetStatusRequest(_message.Message):
     __slots__ = ("run_id",)
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     run_id: str
     def __init__(self, run_id: _Optional[str] = ...) -> None: ...
 
-class PartyStatus(_message.Message):
+class GetStatusResponse(_message.Message):
     __slots__ = ("identity", "run_id", "completed", "phase_seconds", "bytes_sent", "records", "own_matches", "peer_matches", "agreed_matches", "peak_rss_bytes", "scored_pairs", "audited_records", "reidentified", "reidentification_limit", "noise_edits")
     class PhaseSecondsEntry(_message.Message):
         __slots__ = ("key", "value")

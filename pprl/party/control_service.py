@@ -1,0 +1,106 @@
+"""The Control service: what the coordinator may ask of this daemon.
+
+Only the configured coordinator gets here: the Authorise interceptor checks every call first.
+"""
+
+from __future__ import annotations
+
+import resource
+from collections.abc import Iterator
+
+import grpc
+
+from pprl.party.config import PartyConfig
+from pprl.party.phase_runner import PhaseRunner
+from pprl.party.reasons import abort
+from pprl.party.state import RunStore
+from pprl.party.work import LINKAGE_CSV, OWN_MATCHES, OWN_TENSOR, PEER_MATCHES
+from pprl.protocol.phases import Phase, PhaseOrderError, check_advance
+from pprl.wire.v1 import linkage_pb2 as pb
+from pprl.wire.v1 import linkage_pb2_grpc as rpc
+
+
+def peak_rss_bytes() -> int:
+    """This process's peak resident memory. On Linux, VmHWM: ru_maxrss would also count the
+    memory of whatever process started the daemon, as it survives fork and exec."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # kilobytes on Linux
+
+
+class ControlService(rpc.ControlServicer):
+    def __init__(self, config: PartyConfig, store: RunStore, runner: PhaseRunner) -> None:
+        self.config = config
+        self.store = store
+        self.runner = runner
+
+    def GetStatus(
+        self, request: pb.GetStatusRequest, context: grpc.ServicerContext
+    ) -> pb.GetStatusResponse:
+        run = self.store.get(request.run_id) if request.run_id else self.store.latest()
+        if run is None:
+            return pb.GetStatusResponse(identity=self.config.identity)
+
+        def meta(name: str, key: str, index: int | None = None, kind: type = int):
+            artifact = self.store.artifact(run.run_id, name, verify=False)
+            if artifact is None:
+                return kind(0)
+            value = artifact.meta.get(key, 0)  # runs stored by older versions lack some keys
+            return kind(value[index] if index is not None else value)
+
+        return pb.GetStatusResponse(
+            identity=self.config.identity,
+            run_id=run.run_id,
+            completed=int(run.completed),
+            phase_seconds={
+                p.name.lower(): s for p, s in self.store.phase_seconds(run.run_id).items()
+            },
+            bytes_sent=self.store.counter(run.run_id, "bytes_sent"),
+            records=meta(OWN_TENSOR, "shape", 0),
+            own_matches=meta(OWN_MATCHES, "pairs"),
+            peer_matches=meta(PEER_MATCHES, "pairs"),
+            agreed_matches=meta(LINKAGE_CSV, "rows"),
+            peak_rss_bytes=peak_rss_bytes(),
+            scored_pairs=meta(OWN_MATCHES, "scored"),
+            audited_records=meta(OWN_TENSOR, "audited_records"),
+            reidentified=meta(OWN_TENSOR, "reidentified", kind=float),
+            reidentification_limit=self.config.privacy.max_reidentification,
+            noise_edits=meta(OWN_TENSOR, "noise_edits", kind=float),
+        )
+
+    def Advance(
+        self, request: pb.AdvanceRequest, context: grpc.ServicerContext
+    ) -> Iterator[pb.AdvanceResponse]:
+        if not request.run_id or request.phase not in {int(p) for p in Phase if p}:
+            abort(
+                context,
+                grpc.StatusCode.INVALID_ARGUMENT,
+                pb.BAD_INPUT,
+                "a run id and a phase are required",
+            )
+        phase = Phase(request.phase)
+        run = self.store.create(request.run_id) if phase is Phase.AGREE else None
+        run = run or self.store.get(request.run_id)
+        if run is None:
+            abort(
+                context,
+                grpc.StatusCode.FAILED_PRECONDITION,
+                pb.UNKNOWN_RUN,
+                f"run {request.run_id!r} has not begun: {phase.name} comes after AGREE",
+            )
+        try:
+            todo = check_advance(run.completed, phase)
+        except PhaseOrderError as error:
+            abort(context, grpc.StatusCode.FAILED_PRECONDITION, pb.OUT_OF_ORDER, str(error))
+        if not todo:
+            seconds = self.store.phase_seconds(run.run_id).get(phase, 0.0)
+            yield pb.AdvanceResponse(
+                phase=phase, finished=True, seconds=seconds, message="already done"
+            )
+            return
+        yield from self.runner.run(run.run_id, phase, context)
