@@ -46,3 +46,12 @@ def test_skip_ahead_names_both_phases() -> None:
 def test_new_cannot_be_requested() -> None:
     with pytest.raises(PhaseOrderError, match="NEW"):
         check_advance(Phase.TRAIN, Phase.NEW)
+
+
+def test_the_wire_numbers_phases_as_the_protocol_does() -> None:
+    from pprl.wire.v1 import linkage_pb2 as pb
+
+    assert pb.Phase.Value("PHASE_UNSPECIFIED") == int(Phase.NEW)
+    for phase in Phase:
+        if phase is not Phase.NEW:
+            assert pb.Phase.Value(f"PHASE_{phase.name}") == int(phase)

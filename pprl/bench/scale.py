@@ -233,7 +233,7 @@ def _compare(
         "matching_seconds": round(ours_seconds, 3),
         "matching_steps": {k: round(v, 3) for k, v in times.items()},
         "candidates": outcome.candidates,
-        "reduction_ratio": round(1 - outcome.candidates / (size * size), 6),
+        "reduction_ratio": round(1 - (outcome.candidates or size * size) / (size * size), 6),
         "pair_completeness": round(completeness, 6),
         "oracle_rows": len(sample),
         "oracle_seconds": round(oracle_seconds * scale, 3),

@@ -144,7 +144,9 @@ def _check_known(data: dict[str, Any], path: Path) -> None:
             raise _unknown(path, "", key, value)
     for table in TABLES:
         value = data.get(table)
-        for key in value if isinstance(value, dict) else ():
+        if not isinstance(value, dict):
+            continue
+        for key in value:
             if key not in KNOWN_KEYS[table]:
                 raise _unknown(path, table, key, value[key])
 
@@ -198,7 +200,7 @@ class _Section:
         value = self._get(key)
         if value is None:
             return DEFAULT_MAPPING
-        ok = isinstance(value, list) and value
+        ok = isinstance(value, list) and bool(value)
         ok = ok and all(
             isinstance(e, list) and len(e) == 2 and all(isinstance(s, str) for s in e)
             for e in value
@@ -225,6 +227,11 @@ class _Section:
             span = "strictly between 0 and 1" if low_open else "within 0..1"
             raise self._error(key, f"must be a number {span}")
         return float(value)
+
+    def limit(self, key: str, default: float) -> float:
+        """A share within [0, 1] that always has a value."""
+        value = self.share(key, default)
+        return default if value is None else value
 
     def count(self, key: str, default: int, minimum: int = 1) -> int:
         value = self._get(key, default)
@@ -294,7 +301,7 @@ def _method(section: _Section) -> MethodParams:
 
 def _privacy(section: _Section) -> PrivacySettings:
     return PrivacySettings(
-        max_reidentification=section.share("max_reidentification", DEFAULT_REIDENTIFICATION_LIMIT),
+        max_reidentification=section.limit("max_reidentification", DEFAULT_REIDENTIFICATION_LIMIT),
         audit_records=section.count("audit_records", DEFAULT_AUDIT_RECORDS),
         dictionary=_optional_file(section, "dictionary"),
         measure=_choice(section, "measure", MEASURES, "every-name"),

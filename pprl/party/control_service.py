@@ -14,6 +14,7 @@ from pprl.party.config import PartyConfig
 from pprl.party.phase_runner import PhaseRunner
 from pprl.party.reasons import abort
 from pprl.party.state import RunStore
+from pprl.party.wire_types import wire_phase
 from pprl.party.work import LINKAGE_CSV, OWN_MATCHES, OWN_TENSOR, PEER_MATCHES
 from pprl.protocol.phases import Phase, PhaseOrderError, check_advance
 from pprl.wire.v1 import linkage_pb2 as pb
@@ -56,7 +57,7 @@ class ControlService(rpc.ControlServicer):
         return pb.GetStatusResponse(
             identity=self.config.identity,
             run_id=run.run_id,
-            completed=int(run.completed),
+            completed=wire_phase(run.completed),
             phase_seconds={
                 p.name.lower(): s for p, s in self.store.phase_seconds(run.run_id).items()
             },
@@ -100,7 +101,7 @@ class ControlService(rpc.ControlServicer):
         if not todo:
             seconds = self.store.phase_seconds(run.run_id).get(phase, 0.0)
             yield pb.AdvanceResponse(
-                phase=phase, finished=True, seconds=seconds, message="already done"
+                phase=wire_phase(phase), finished=True, seconds=seconds, message="already done"
             )
             return
         yield from self.runner.run(run.run_id, phase, context)

@@ -18,6 +18,7 @@ import grpc
 from pprl.party.config import TlsFiles
 from pprl.party.reasons import describe, reason_name, reason_of
 from pprl.party.tls import secure_channel
+from pprl.party.wire_types import wire_phase
 from pprl.protocol.phases import LAST_PHASE, Phase
 from pprl.wire.v1 import linkage_pb2 as pb
 from pprl.wire.v1 import linkage_pb2_grpc as rpc
@@ -119,7 +120,7 @@ class Coordinator:
         started = time.monotonic()
         try:
             for event in self._stubs[party.name].Advance(
-                pb.AdvanceRequest(run_id=run_id, phase=int(phase))
+                pb.AdvanceRequest(run_id=run_id, phase=wire_phase(phase))
             ):
                 self._printer.progress(party.name, event, started)
         except grpc.RpcError as error:

@@ -98,7 +98,9 @@ class PeerService(rpc.PeerServicer):
         dest = self.store.artifact_path(run.run_id, PEER_TENSOR)
         try:
             expected = self.work.expected_tensor(run.run_id)
-            shape, sha = receive_tensor(itertools.chain([first], request_iterator), expected, dest)
+            shape, sha = receive_tensor(
+                itertools.chain([first] if first else [], request_iterator), expected, dest
+            )
         except TransferError as error:
             log.warning("refused a tensor from %s: %s", self.config.peer_identity, error)
             abort(

@@ -17,6 +17,7 @@ import grpc
 from pprl.party.peer import PeerError
 from pprl.party.reasons import abort, reason_name
 from pprl.party.state import ArtifactError, RunStore
+from pprl.party.wire_types import wire_phase
 from pprl.party.work import PhaseFailed, PhaseWork
 from pprl.protocol.errors import InputError
 from pprl.protocol.phases import Phase
@@ -84,7 +85,7 @@ class PhaseRunner:
                 last[0] = now
                 events.put(
                     pb.AdvanceResponse(
-                        phase=phase, done=done, total=total, unit=unit, message=message
+                        phase=wire_phase(phase), done=done, total=total, unit=unit, message=message
                     )
                 )
 
@@ -97,7 +98,9 @@ class PhaseRunner:
                 seconds = time.perf_counter() - started
                 self.store.complete_phase(run_id, phase, seconds)
                 log.info("run %s: %s completed in %.2f s", run_id, phase.name, seconds)
-                events.put(pb.AdvanceResponse(phase=phase, finished=True, seconds=seconds))
+                events.put(
+                    pb.AdvanceResponse(phase=wire_phase(phase), finished=True, seconds=seconds)
+                )
             except Exception as error:
                 code, reason = failure(error)
                 if phase is Phase.AGREE:

@@ -64,6 +64,12 @@ class Run:
     description: str | None
     records_sha256: str | None
 
+    def agreement(self) -> tuple[str, str]:
+        """(digest, description) of a run past AGREE; the later phases need both."""
+        if self.digest is None or self.description is None:
+            raise ArtifactError(f"run {self.run_id!r} has no agreement yet")
+        return self.digest, self.description
+
 
 @dataclass(frozen=True)
 class Artifact:
@@ -130,7 +136,14 @@ class RunStore:
                 "INSERT OR IGNORE INTO runs (run_id, created) VALUES (?, ?)", (run_id, time.time())
             )
         self.run_dir(run_id).mkdir(parents=True, exist_ok=True)
-        return self.get(run_id)
+        return self.run(run_id)
+
+    def run(self, run_id: str) -> Run:
+        """A run that must exist: the phases after AGREE only ever ask for their own run."""
+        run = self.get(run_id)
+        if run is None:
+            raise ArtifactError(f"run {run_id!r} is not in {self.state_dir / 'state.db'}")
+        return run
 
     def get(self, run_id: str) -> Run | None:
         with self._lock:

@@ -30,7 +30,7 @@ from pprl.party.artifacts import (
 from pprl.party.config import PartyConfig
 from pprl.party.inputs import Inputs, load_dictionary, load_inputs
 from pprl.party.peer import PeerClient
-from pprl.party.state import RunStore, atomic_file, file_sha256
+from pprl.party.state import Artifact, RunStore, atomic_file, file_sha256
 from pprl.party.transfer import Expected
 from pprl.party.versions import check_versions
 from pprl.protocol import candidates, classifier, noise, pipeline
@@ -75,7 +75,7 @@ class PhaseWork:
     def inputs(self, run_id: str) -> Inputs:
         """The run's records and reference set, refusing files changed since agreement."""
         if run_id not in self._inputs:
-            run = self.store.get(run_id)
+            run = self.store.run(run_id)
             if run.records_sha256 != file_sha256(self.config.records_path):
                 raise PhaseFailed(
                     f"{self.config.records_path} changed since this run's agreement; "
@@ -87,7 +87,8 @@ class PhaseWork:
     def agreement(self, run_id: str) -> pipeline.Agreement:
         """The agreement stored at AGREE (its noise already resolved from a target)."""
         if run_id not in self._agreements:
-            params = json.loads(self.store.get(run_id).description)["params"]
+            _, description = self.store.run(run_id).agreement()
+            params = json.loads(description)["params"]
             self._agreements[run_id] = pipeline.Agreement(
                 self.inputs(run_id).reference, self.config.mapping, MethodParams(**params)
             )
@@ -95,18 +96,24 @@ class PhaseWork:
 
     def expected_tensor(self, run_id: str) -> Expected:
         """What a peer tensor must fit, taken from the stored agreement itself."""
-        run = self.store.get(run_id)
-        agreed = json.loads(run.description)
-        return Expected(run_id, run.digest, len(agreed["mapping"]), agreed["reference"]["rows"])
+        digest, description = self.store.run(run_id).agreement()
+        agreed = json.loads(description)
+        return Expected(run_id, digest, len(agreed["mapping"]), agreed["reference"]["rows"])
 
-    def _tensor(self, run_id: str, name: str) -> TensorFile:
+    def _artifact(self, run_id: str, name: str) -> Artifact:
+        """An artifact an earlier phase stored; the phase order guarantees it unless the state
+        directory was changed by hand."""
         artifact = self.store.artifact(run_id, name)
         if artifact is None:
             raise PhaseFailed(f"{name} is not there yet for run {run_id}")
+        return artifact
+
+    def _tensor(self, run_id: str, name: str) -> TensorFile:
+        artifact = self._artifact(run_id, name)
         return TensorFile(artifact.path, tuple(artifact.meta["shape"]))
 
     def _order(self, run_id: str) -> np.ndarray:
-        return np.load(self.store.artifact(run_id, ORDER).path)
+        return np.load(self._artifact(run_id, ORDER).path)
 
     def _own_ids(self, run_id: str) -> list[str]:
         ids = self.inputs(run_id).records.ids
@@ -247,15 +254,15 @@ class PhaseWork:
         progress(1, 1, "models", f"trained on {pairs} pairs")
 
     def exchange(self, run_id: str, progress: Progress) -> None:
-        artifact = self.store.artifact(run_id, OWN_TENSOR)
+        artifact = self._artifact(run_id, OWN_TENSOR)
         shape = tuple(artifact.meta["shape"])
         megabytes = -(-artifact.size // 1_000_000)
         progress(0, megabytes, "MB", f"sending smashed tensor to {self.peer.peer}")
-        run = self.store.get(run_id)
+        digest, _ = self.store.run(run_id).agreement()
         began = time.perf_counter()
         _, sent = self.peer.push_tensor(
             run_id,
-            run.digest,
+            digest,
             artifact.path,
             shape,
             artifact.sha256,
@@ -268,7 +275,7 @@ class PhaseWork:
     def match(self, run_id: str, progress: Progress) -> None:
         own = self._tensor(run_id, OWN_TENSOR)
         peer = self._tensor(run_id, PEER_TENSOR)
-        model = classifier.Model.from_bytes(self.store.artifact(run_id, MODEL).path.read_bytes())
+        model = classifier.Model.from_bytes(self._artifact(run_id, MODEL).path.read_bytes())
         where = f"on {self.config.scheduler}" if self.config.scheduler else "here"
         progress(0, len(own), "records", f"grouping distinct vectors; blocks run {where}")
         matched = pipeline.match(
@@ -296,13 +303,13 @@ class PhaseWork:
         progress(len(own), len(own), "records", f"{what}, kept {len(found)}")
 
     def _own_matches(self, run_id: str) -> dict[str, np.ndarray]:
-        with np.load(self.store.artifact(run_id, OWN_MATCHES).path) as data:
+        with np.load(self._artifact(run_id, OWN_MATCHES).path) as data:
             return {k: data[k] for k in data.files}
 
     def reveal(self, run_id: str, progress: Progress) -> None:
         found = self._own_matches(run_id)
         ids = self._own_ids(run_id)
-        run = self.store.get(run_id)
+        run = self.store.run(run_id)
         pairs = [
             pb.MatchedPair(sender_row=int(o), receiver_row=int(p), sender_id=ids[o])
             for o, p in zip(found["own"], found["peer"], strict=True)

@@ -74,7 +74,7 @@ def audit_entry(
     nearest = exact.copy()
     rest = np.flatnonzero(~exact)
     winners, unique = _nearest(values[rest], dictionary_vectors)
-    for row, winner, alone in zip(rest, winners, unique, strict=True):
+    for row, winner, alone in zip(rest.tolist(), winners.tolist(), unique, strict=True):
         guess = dictionary[winner]
         close = Levenshtein.distance(guess, truth[row], score_cutoff=tolerance) <= tolerance
         nearest[row] = bool(alone) and close

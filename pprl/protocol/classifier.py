@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -64,7 +65,8 @@ class Model:
     def to_bytes(self) -> bytes:
         """npz with the kind as a 0-d string array; no pickle, so loading runs no code."""
         buffer = io.BytesIO()
-        np.savez(buffer, kind=np.array(self.kind), **self.arrays)
+        arrays: dict[str, Any] = {"kind": np.array(self.kind), **self.arrays}
+        np.savez(buffer, **arrays)
         return buffer.getvalue()
 
     @classmethod

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
+from typing import TypeVar
 
-Pair = tuple[str, str]
+# Record pairs: (id, id) from files, or (row, row) inside a benchmark.
+Pair = TypeVar("Pair", bound=Hashable)
 
 
 @dataclass(frozen=True)
