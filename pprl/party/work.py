@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from pprl import __version__
+from pprl.files import atomic_file
 from pprl.party import engine
 from pprl.party.artifacts import (
     LINKAGE_CSV,
@@ -30,7 +31,7 @@ from pprl.party.artifacts import (
 from pprl.party.config import PartyConfig
 from pprl.party.inputs import Inputs, load_dictionary, load_inputs
 from pprl.party.peer import PeerClient
-from pprl.party.state import RunStore, atomic_file, file_sha256
+from pprl.party.state import RunStore, file_sha256
 from pprl.party.transfer import Expected
 from pprl.party.versions import check_versions
 from pprl.protocol import candidates, classifier, noise, pipeline
