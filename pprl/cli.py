@@ -10,7 +10,7 @@ from pathlib import Path
 
 from pprl import __version__
 from pprl.party.config import TlsFiles
-from pprl.protocol.errors import InputError
+from pprl.protocol.errors import InputError, PprlError
 from pprl.protocol.features import FEATURES
 from pprl.protocol.phases import LAST_PHASE, Phase
 from pprl.summary import print_summary
@@ -220,11 +220,8 @@ def main(argv: list[str] | None = None) -> int:
     args.argv = list(sys.argv[1:] if argv is None else argv)
     try:
         return args.handler(args)
-    except InputError as error:
+    except PprlError as error:
         print(f"pprl: error: {error}", file=sys.stderr)
-        return 2
+        return error.exit_code
     except KeyboardInterrupt:
         return 130
-    except RuntimeError as error:  # CoordinatorError, DemoError: already say what failed
-        print(f"pprl: error: {error}", file=sys.stderr)
-        return 1

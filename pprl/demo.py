@@ -22,10 +22,10 @@ from typing import Any
 from pprl.party.artifacts import LINKAGE_CSV, PEER_MATCHES_CSV
 from pprl.party.certs import make_development_pki
 from pprl.party.config import DEFAULT_REIDENTIFICATION_LIMIT, TlsFiles
-from pprl.party.coordinator import Coordinator, Endpoint
+from pprl.party.coordinator import Coordinator, CoordinatorError, Endpoint
 from pprl.party.state import run_dir
 from pprl.protocol import synthetic
-from pprl.protocol.errors import InputError
+from pprl.protocol.errors import InputError, PprlError
 from pprl.protocol.metrics import Quality, linkage_quality
 from pprl.protocol.records import load_records
 from pprl.protocol.reference import load_reference
@@ -35,7 +35,7 @@ DEFAULT_REFERENCE_ROWS = 1000
 PARTIES = ("alice", "bob")
 
 
-class DemoError(RuntimeError):
+class DemoError(PprlError):
     """A daemon of the demo failed; the message carries the tail of its log."""
 
 
@@ -301,7 +301,7 @@ def run_demo(options: DemoOptions) -> dict[str, Any]:
         try:
             try:
                 coordinator.wait_ready(30)
-            except RuntimeError as error:
+            except CoordinatorError as error:
                 logs = "\n".join(f"--- {n}:\n{log_tail(deployment, n)}" for n in PARTIES)
                 raise DemoError(f"daemons did not come up: {error}\n{logs}") from None
             summary = coordinator.run(new=True)

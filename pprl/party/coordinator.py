@@ -18,12 +18,13 @@ import grpc
 from pprl.party.config import TlsFiles
 from pprl.party.reasons import describe, reason_name, reason_of
 from pprl.party.tls import secure_channel
+from pprl.protocol.errors import PprlError
 from pprl.protocol.phases import LAST_PHASE, Phase
 from pprl.wire.v1 import linkage_pb2 as pb
 from pprl.wire.v1 import linkage_pb2_grpc as rpc
 
 
-class CoordinatorError(RuntimeError):
+class CoordinatorError(PprlError):
     """A party could not be reached or a phase failed; the message says which and why, and
     `reason` names the ErrorReason a party gave (the first failing party's, in order)."""
 

@@ -7,11 +7,12 @@ and runs its independent blocks; Dask does the scheduling.
 from __future__ import annotations
 
 from pprl.protocol.candidates import BlockResult, CandidatePlan, Outcome, Progress
+from pprl.protocol.errors import PprlError
 
 CONNECT_SECONDS = 30
 
 
-class EngineError(RuntimeError):
+class EngineError(PprlError):
     """The configured Dask scheduler cannot be used; the message names it."""
 
 

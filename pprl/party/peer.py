@@ -13,13 +13,14 @@ from pprl.party.config import PartyConfig
 from pprl.party.reasons import describe, reason_of
 from pprl.party.tls import secure_channel
 from pprl.party.transfer import tensor_messages
+from pprl.protocol.errors import PprlError
 from pprl.wire.v1 import linkage_pb2 as pb
 from pprl.wire.v1 import linkage_pb2_grpc as rpc
 
 _RETRYABLE = {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.FAILED_PRECONDITION}
 
 
-class PeerError(RuntimeError):
+class PeerError(PprlError):
     """The peer could not be reached or refused a request; `reason` is the peer's own, or
     PEER_UNAVAILABLE when it gave none."""
 

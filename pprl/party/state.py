@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from pprl.protocol.errors import PprlError
 from pprl.protocol.phases import Phase
 
 _SCHEMA = """
@@ -69,7 +70,7 @@ class Artifact:
     meta: dict
 
 
-class ArtifactError(RuntimeError):
+class ArtifactError(PprlError):
     """A stored artifact no longer matches its recorded checksum."""
 
 

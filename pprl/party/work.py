@@ -36,6 +36,7 @@ from pprl.party.transfer import Expected
 from pprl.party.versions import check_versions
 from pprl.protocol import candidates, classifier, noise, pipeline
 from pprl.protocol.audit import AuditReport
+from pprl.protocol.errors import PprlError
 from pprl.protocol.method import MethodParams, explain_mismatch
 from pprl.protocol.phases import Phase
 from pprl.protocol.randomness import Randomness
@@ -45,7 +46,7 @@ from pprl.wire.v1 import linkage_pb2 as pb
 Progress = Callable[[int, int, str, str], None]
 
 
-class PhaseFailed(RuntimeError):
+class PhaseFailed(PprlError):
     """A phase cannot complete for a reason the operator must fix (stated in the message)."""
 
     def __init__(self, message: str, reason: pb.ErrorReason = pb.BAD_INPUT) -> None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from pprl.protocol.classifier import Model
+from pprl.protocol.errors import PprlError
 from pprl.protocol.features import pair_features
 
 Progress = Callable[[int, int], None]
@@ -24,7 +25,7 @@ DEFAULT_TOP_K = 10
 MAX_KEPT_PAIRS = 50_000_000
 
 
-class TooManyPairs(RuntimeError):
+class TooManyPairs(PprlError):
     """The classifier accepts more pairs than can be held; it is not separating the classes."""
 
 
