@@ -6,8 +6,9 @@ and runs its independent blocks; Dask does the scheduling.
 
 from __future__ import annotations
 
-from pprl.protocol.candidates import BlockResult, CandidatePlan, Outcome, Progress
+from pprl.protocol.candidates import BlockResult, CandidatePlan, Outcome
 from pprl.protocol.errors import PprlError
+from pprl.protocol.progress import Progress
 
 CONNECT_SECONDS = 30
 

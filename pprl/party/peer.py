@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import grpc
@@ -14,6 +13,7 @@ from pprl.party.reasons import describe, reason_of
 from pprl.party.tls import secure_channel
 from pprl.party.transfer import tensor_messages
 from pprl.protocol.errors import PprlError
+from pprl.protocol.progress import Progress
 from pprl.wire.v1 import linkage_pb2 as pb
 from pprl.wire.v1 import linkage_pb2_grpc as rpc
 
@@ -63,7 +63,7 @@ class PeerClient:
         path: Path,
         shape: tuple[int, ...],
         sha256_hex: str,
-        progress: Callable[[int, int], None] | None = None,
+        progress: Progress | None = None,
     ) -> tuple[pb.PushTensorResponse, int]:
         """Stream the tensor file; `progress(bytes sent, total bytes)` after each chunk."""
         sent = 0

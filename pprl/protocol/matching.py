@@ -16,8 +16,7 @@ import numpy as np
 from pprl.protocol.classifier import Model
 from pprl.protocol.errors import PprlError
 from pprl.protocol.features import pair_features
-
-Progress = Callable[[int, int], None]
+from pprl.protocol.progress import Progress
 
 DEFAULT_TOP_K = 10
 # A classifier that accepts nearly every pair would otherwise fill memory in "judge each pair
