@@ -1,4 +1,4 @@
-"""`pprl bench quality`: the command line of the quality benchmark."""
+"""`pprl bench quality`, `report` and `scale`: the command lines of the benchmarks."""
 
 from __future__ import annotations
 

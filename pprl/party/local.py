@@ -1,6 +1,7 @@
-"""The two-party demo on one machine: two daemon processes over loopback mutual TLS.
+"""Two daemons and a coordinator on one machine, over loopback mutual TLS.
 
-The same helpers set up the integration tests, so the demo and the tests run one code path.
+`pprl demo`, the scale benchmark and the integration tests all deploy through these helpers,
+so they run one code path.
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ from pprl.protocol.errors import InputError, PprlError
 from pprl.protocol.metrics import Quality, linkage_quality
 from pprl.protocol.records import load_records
 from pprl.protocol.reference import load_reference
-from pprl.summary import print_summary
 
 DEFAULT_REFERENCE_ROWS = 1000
 PARTIES = ("alice", "bob")
@@ -278,6 +278,7 @@ def _inputs(options: DemoOptions, workdir: Path) -> tuple[dict[str, Path], Path,
 
 
 def run_demo(options: DemoOptions) -> dict[str, Any]:
+    """The whole run on a fresh deployment; a temporary working directory goes unless it fails."""
     temporary = options.workdir is None
     workdir = Path(tempfile.mkdtemp(prefix="pprl-demo-")) if temporary else options.workdir
     workdir.mkdir(parents=True, exist_ok=True)
@@ -310,7 +311,6 @@ def run_demo(options: DemoOptions) -> dict[str, Any]:
         if truth is not None:
             summary.update(evaluate(deployment, summary["run_id"], truth))
         summary["demo_seconds"] = round(time.perf_counter() - started, 3)
-        print_summary(summary)
         failed = False
         return summary
     finally:
