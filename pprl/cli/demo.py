@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("--records-a and --records-b go together")
     options = DemoOptions(
         size=args.size,
-        seed=args.seed,
+        data_seed=args.seed,
         records_a=Path(args.records_a) if args.records_a else None,
         records_b=Path(args.records_b) if args.records_b else None,
         truth=Path(args.truth) if args.truth else None,

@@ -241,7 +241,7 @@ def _quality(quality: Quality) -> dict[str, float | int]:
 @dataclass(frozen=True)
 class DemoOptions:
     size: int = 2000
-    seed: int = 7
+    data_seed: int = 7  # of the built-in data; the daemons draw their randomness secretly
     records_a: Path | None = None
     records_b: Path | None = None
     truth: Path | None = None
@@ -271,8 +271,8 @@ def _inputs(options: DemoOptions, workdir: Path) -> tuple[dict[str, Path], Path,
             )
         return records, reference, options.truth
     data = workdir / "data"
-    print(f"generating {options.size} voter-like records a side (seed {options.seed})")
-    write_demo_data(data, options.size, options.seed, reference_rows=options.reference_rows)
+    print(f"generating {options.size} voter-like records a side (seed {options.data_seed})")
+    write_demo_data(data, options.size, options.data_seed, reference_rows=options.reference_rows)
     reference = options.reference or data / "reference.csv"
     return {"alice": data / "alice.csv", "bob": data / "bob.csv"}, reference, data / "truth.csv"
 
