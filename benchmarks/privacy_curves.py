@@ -24,6 +24,7 @@ import json
 import time
 from pathlib import Path
 
+from pprl.files import write_text_atomic
 from pprl.protocol import pipeline, synthetic
 from pprl.protocol.audit import census_dictionary
 from pprl.protocol.method import method_params
@@ -207,10 +208,7 @@ def main() -> None:
                         data_cache,
                     )
                     done.append(row)
-                    args.out.parent.mkdir(parents=True, exist_ok=True)
-                    tmp = args.out.with_suffix(".tmp")
-                    tmp.write_text(json.dumps(done, indent=1))
-                    tmp.replace(args.out)
+                    write_text_atomic(args.out, json.dumps(done, indent=1))
                     print(
                         f"n={size} RS={rows} {feature} sigma={sigma:g} "
                         f"({row['noise_edits']:.2f} edits): F1 {row['f1']:.4f} "

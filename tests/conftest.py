@@ -11,7 +11,9 @@ from typing import NamedTuple
 import grpc
 import pytest
 
-from pprl.demo import (
+from pprl.party.config import TlsFiles
+from pprl.party.coordinator import Coordinator
+from pprl.party.local import (
     PARTIES,
     Deployment,
     Privacy,
@@ -20,8 +22,6 @@ from pprl.demo import (
     stop_daemon,
     write_demo_data,
 )
-from pprl.party.config import TlsFiles
-from pprl.party.coordinator import Coordinator
 from pprl.party.tls import secure_channel
 from pprl.wire.v1 import linkage_pb2_grpc as rpc
 

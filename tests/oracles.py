@@ -10,11 +10,11 @@ from pprl.protocol.classifier import Model
 from pprl.protocol.matching import (
     DEFAULT_TOP_K,
     Matches,
-    Progress,
     Selection,
     one_to_one,
     score_pairs,
 )
+from pprl.protocol.progress import Progress
 
 
 def brute_greedy(scores: np.ndarray, pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:

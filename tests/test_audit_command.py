@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pprl.demo import write_demo_data
+from pprl.party.local import write_demo_data
 from pprl.protocol.noise import attack_success, sigma_for_success
 from pprl.protocol.reference import DEFAULT_MAPPING, load_reference
 from pprl.protocol.release import reference_statistics

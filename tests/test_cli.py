@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 from cryptography import x509
 
-from pprl.demo import DEFAULT_REFERENCE_ROWS, read_truth
 from pprl.party.certs import identity_of
+from pprl.party.local import DEFAULT_REFERENCE_ROWS, read_truth
 
 HELP = {
     "pprl": [],

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from pprl.demo import Privacy, prepare
 from pprl.party.config import KNOWN_KEYS, PartyConfig, TlsFiles, _Section, load_config
+from pprl.party.local import Privacy, prepare
 from pprl.protocol.errors import InputError
 from pprl.protocol.method import MethodParams
 from pprl.protocol.reference import DEFAULT_MAPPING

@@ -8,9 +8,9 @@ import signal
 
 import pytest
 
-from pprl.demo import PARTIES, evaluate, read_truth, start_daemon, stop_daemon
 from pprl.party.artifacts import PEER_MATCHES_CSV
 from pprl.party.coordinator import Coordinator
+from pprl.party.local import PARTIES, evaluate, read_truth, start_daemon, stop_daemon
 from pprl.party.state import run_dir
 from pprl.party.wire_log import read_wire_log
 from tests.conftest import coordinate

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from pprl.demo import PARTIES, Deployment, Privacy
 from pprl.party.artifacts import LINKAGE_CSV, PEER_MATCHES_CSV
 from pprl.party.config import load_config
+from pprl.party.local import PARTIES, Deployment, Privacy
 from pprl.party.state import run_dir
 from pprl.protocol import pipeline
 from pprl.protocol.method import method_params

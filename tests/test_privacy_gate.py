@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pprl.demo import PARTIES, Privacy, evaluate, read_truth
 from pprl.party.artifacts import OWN_TENSOR, PEER_TENSOR
+from pprl.party.local import PARTIES, Privacy, evaluate, read_truth
 from pprl.party.state import run_dir
 from pprl.party.wire_log import read_wire_log
 from tests.conftest import coordinate

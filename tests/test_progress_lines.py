@@ -1,4 +1,4 @@
-"""The coordinator's progress lines: counts, then rate and time left only while work remains."""
+"""Progress lines: counts, then rate and time left only while work remains."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import io
 import time
 
 from pprl.party.coordinator import _Printer
+from pprl.protocol.progress import rate_text
 from pprl.wire.v1 import linkage_pb2 as pb
 
 
@@ -33,3 +34,15 @@ def test_complete_shows_no_rate() -> None:
 def test_messages_and_finish_lines() -> None:
     assert _line(pb.AdvanceResponse(message="trained"), 1.0) == "alice  trained"
     assert _line(pb.AdvanceResponse(finished=True, seconds=1.234), 1.0) == "alice  done in 1.23 s"
+
+
+def test_rate_text_gives_the_rate_and_the_time_left() -> None:
+    assert rate_text(500, 2000, 2.0, "records") == "250 records/s, ~6 s left"
+    assert rate_text(3_000_000, 5_000_000, 1.5, "rows") == "2,000,000 rows/s, ~1 s left"
+    assert rate_text(10, 1_000_000, 10.0, "rows") == "1 rows/s, ~999,990 s left"
+
+
+def test_rate_text_drops_the_time_left_when_done_and_says_nothing_before_any_work() -> None:
+    assert rate_text(2000, 2000, 4.0, "rows") == "500 rows/s"
+    assert rate_text(0, 2000, 4.0, "rows") == ""
+    assert rate_text(5, 2000, 0.0, "rows") == ""

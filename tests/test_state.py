@@ -1,4 +1,4 @@
-"""RunStore keeps what a run has done across restarts; atomic_file never leaves half a file."""
+"""RunStore keeps what a run has done across restarts; a changed or missing artifact is refused."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pprl.party.state import ArtifactError, RunStore, atomic_file, file_sha256, run_dir
+from pprl.party.state import ArtifactError, RunStore, file_sha256, run_dir
 from pprl.protocol.phases import Phase
 
 
@@ -257,42 +257,3 @@ def test_a_missing_artifact_raises(store: RunStore) -> None:
     path.unlink()
     with pytest.raises(ArtifactError, match="missing"):
         store.artifact("run-1", "smashed.bin")
-
-
-# --- atomic_file --------------------------------------------------------------------------
-
-
-def test_atomic_file_replaces_the_target_only_on_success(tmp_path: Path) -> None:
-    target = tmp_path / "out" / "linkage.csv"
-    with atomic_file(target) as tmp:
-        assert tmp.parent == target.parent
-        assert tmp != target
-        tmp.write_bytes(b"new")
-        assert not target.exists()  # not visible before the block ends
-    assert target.read_bytes() == b"new"
-    assert [p.name for p in target.parent.iterdir()] == ["linkage.csv"]
-
-    with atomic_file(target) as tmp:
-        tmp.write_bytes(b"newer")
-        assert target.read_bytes() == b"new"
-    assert target.read_bytes() == b"newer"
-    assert [p.name for p in target.parent.iterdir()] == ["linkage.csv"]
-
-
-def test_atomic_file_leaves_nothing_when_the_block_raises(tmp_path: Path) -> None:
-    target = tmp_path / "linkage.csv"
-    with pytest.raises(RuntimeError, match="boom"), atomic_file(target) as tmp:
-        tmp.write_bytes(b"half")
-        raise RuntimeError("boom")
-    assert not target.exists()
-    assert list(tmp_path.iterdir()) == []
-
-
-def test_atomic_file_keeps_the_old_target_when_the_block_raises(tmp_path: Path) -> None:
-    target = tmp_path / "linkage.csv"
-    target.write_bytes(b"old")
-    with pytest.raises(KeyboardInterrupt), atomic_file(target) as tmp:
-        tmp.write_bytes(b"half")
-        raise KeyboardInterrupt
-    assert target.read_bytes() == b"old"
-    assert [p.name for p in tmp_path.iterdir()] == ["linkage.csv"]

@@ -8,7 +8,6 @@ import json
 import os
 import platform
 import statistics
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Any
 
 from pprl.bench.data import make_task, read_reference
 from pprl.bench.quality import Log, Row, Variant, run_cell
+from pprl.files import atomic_file, write_text_atomic
 from pprl.protocol.method import MethodParams, method_params
 
 ROLES = ("alice", "bob", "agreed", "plain")
@@ -40,18 +40,6 @@ class Grid:
     matching: str = "all-pairs"
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Beside the target, then renamed: an interrupted run leaves the previous file whole."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-
-
 def flatten(row: Row) -> dict[str, Any]:
     flat: dict[str, Any] = {}
     for key, value in row.items():
@@ -66,15 +54,14 @@ def write_rows(out: Path, stem: str, rows: list[Row], settings: dict[str, Any]) 
     """<stem>.json (settings, rows, summary) and <stem>.csv (one flat line per row)."""
     out.mkdir(parents=True, exist_ok=True)
     document = {"settings": settings, "rows": rows, "summary": summarise(rows)}
-    write_atomic(out / f"{stem}.json", json.dumps(document, indent=1) + "\n")
+    write_text_atomic(out / f"{stem}.json", json.dumps(document, indent=1) + "\n")
     flat = [flatten(row) for row in rows]
     columns = list(dict.fromkeys(key for row in flat for key in row))
-    with tempfile.TemporaryFile("w+", encoding="utf-8", newline="") as buffer:
-        writer = csv.DictWriter(buffer, fieldnames=columns)
+    path = out / f"{stem}.csv"
+    with atomic_file(path) as tmp, tmp.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=columns)
         writer.writeheader()
         writer.writerows(flat)
-        buffer.seek(0)
-        write_atomic(out / f"{stem}.csv", buffer.read())
 
 
 def _key(row: Row) -> tuple:

@@ -7,8 +7,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pprl.protocol.errors import PprlError
 
-class PlotsUnavailable(RuntimeError):
+
+class PlotsUnavailable(PprlError):
     """matplotlib is not installed; the numbers are still in the JSON and CSV files."""
 
 

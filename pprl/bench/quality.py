@@ -26,6 +26,7 @@ from pprl.protocol import candidates, classifier, matching, pipeline, plain, tra
 from pprl.protocol.features import unit_vectors
 from pprl.protocol.method import MethodParams, method_params
 from pprl.protocol.metrics import linkage_quality
+from pprl.protocol.progress import Progress, rate_text
 from pprl.protocol.randomness import Randomness
 from pprl.protocol.reference import DEFAULT_MAPPING, ReferenceSet, reference_overlap
 
@@ -201,7 +202,7 @@ def _quality(pairs: set[tuple[int, int]], truth: set[tuple[int, int]]) -> dict[s
     }
 
 
-def _progress(log: Log, what: str) -> matching.Progress:
+def _progress(log: Log, what: str) -> Progress:
     last = [0.0]
     began = time.perf_counter()
 
@@ -210,9 +211,8 @@ def _progress(log: Log, what: str) -> matching.Progress:
         if done < total and now - last[0] < 10:
             return
         last[0] = now
-        rate = done / max(now - began, 1e-9)
-        left = (total - done) / rate if rate else 0.0
-        log(f"  {what}: {done:,}/{total:,} rows, {rate:,.0f} rows/s, {left:,.0f} s left")
+        rate = rate_text(done, total, now - began, "rows")
+        log(f"  {what}: {done:,}/{total:,} rows" + (f", {rate}" if rate else ""))
 
     return report
 

@@ -19,7 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from pprl.demo import (
+from pprl.party.artifacts import MODEL, ORDER, OWN_TENSOR, PEER_TENSOR
+from pprl.party.coordinator import Coordinator
+from pprl.party.local import (
     PARTIES,
     Privacy,
     evaluate,
@@ -29,8 +31,6 @@ from pprl.demo import (
     stop_daemon,
     write_demo_data,
 )
-from pprl.party.artifacts import MODEL, ORDER, OWN_TENSOR, PEER_TENSOR
-from pprl.party.coordinator import Coordinator
 from pprl.party.state import run_dir
 from pprl.protocol import candidates, matching, pipeline
 from pprl.protocol.classifier import Model

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import ipaddress
-import os
 import re
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -19,6 +17,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from pprl.files import atomic_file
 from pprl.protocol.errors import InputError
 
 IDENTITY_PATTERN = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")
@@ -53,7 +52,7 @@ def make_development_pki(
         cert, key = _issue_leaf(name, ca_cert, ca_key, now, days, extra_hosts)
         cert_path, key_path = out_dir / f"{name}.pem", out_dir / f"{name}.key"
         _write_key(key_path, key)
-        _write_atomic(cert_path, cert.public_bytes(serialization.Encoding.PEM), 0o644)
+        _write_cert(cert_path, cert)
         issued[name] = (cert_path, key_path)
     return issued
 
@@ -123,7 +122,7 @@ def _load_or_create_ca(
         .sign(key, hashes.SHA256())
     )
     _write_key(key_path, key)
-    _write_atomic(cert_path, cert.public_bytes(serialization.Encoding.PEM), 0o644)
+    _write_cert(cert_path, cert)
     return cert, key
 
 
@@ -211,20 +210,10 @@ def _write_key(path: Path, key: ec.EllipticCurvePrivateKey) -> None:
         serialization.PrivateFormat.PKCS8,
         serialization.NoEncryption(),
     )
-    _write_atomic(path, pem, 0o600)
+    with atomic_file(path, 0o600) as tmp:
+        tmp.write_bytes(pem)
 
 
-def _write_atomic(path: Path, data: bytes, mode: int) -> None:
-    """Readers never see a half-written file, and a key never exists with a looser mode."""
-    # mkstemp creates the file with os.open(..., 0o600); widen only after that, for certificates.
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            os.fchmod(f.fileno(), mode)
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+def _write_cert(path: Path, cert: x509.Certificate) -> None:
+    with atomic_file(path, 0o644) as tmp:
+        tmp.write_bytes(cert.public_bytes(serialization.Encoding.PEM))

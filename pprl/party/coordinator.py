@@ -19,12 +19,14 @@ from pprl.party.config import TlsFiles
 from pprl.party.reasons import describe, reason_name, reason_of
 from pprl.party.tls import secure_channel
 from pprl.party.wire_types import wire_phase
+from pprl.protocol.errors import PprlError
 from pprl.protocol.phases import LAST_PHASE, Phase
+from pprl.protocol.progress import rate_text
 from pprl.wire.v1 import linkage_pb2 as pb
 from pprl.wire.v1 import linkage_pb2_grpc as rpc
 
 
-class CoordinatorError(RuntimeError):
+class CoordinatorError(PprlError):
     """A party could not be reached or a phase failed; the message says which and why, and
     `reason` names the ErrorReason a party gave (the first failing party's, in order)."""
 
@@ -60,11 +62,9 @@ class _Printer:
             text = (
                 f"{event.done}/{event.total} {event.unit} ({100 * event.done / event.total:.0f}%)"
             )
-            elapsed = time.monotonic() - started
-            if 0 < event.done < event.total and elapsed > 0:
-                rate = event.done / elapsed
-                left = (event.total - event.done) / rate
-                text += f", {rate:,.0f} {event.unit}/s, ~{left:.0f} s left"
+            rate = rate_text(event.done, event.total, time.monotonic() - started, event.unit)
+            if rate and event.done < event.total:
+                text += f", {rate}"
         if text:
             self.line(f"      {name:<6} {text}")
 

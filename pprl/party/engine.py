@@ -6,12 +6,14 @@ and runs its independent blocks; Dask does the scheduling.
 
 from __future__ import annotations
 
-from pprl.protocol.candidates import BlockResult, CandidatePlan, Outcome, Progress
+from pprl.protocol.candidates import BlockResult, CandidatePlan, Outcome
+from pprl.protocol.errors import PprlError
+from pprl.protocol.progress import Progress
 
 CONNECT_SECONDS = 30
 
 
-class EngineError(RuntimeError):
+class EngineError(PprlError):
     """The configured Dask scheduler cannot be used; the message names it."""
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import grpc
@@ -13,13 +12,15 @@ from pprl.party.config import PartyConfig
 from pprl.party.reasons import describe, reason_of
 from pprl.party.tls import secure_channel
 from pprl.party.transfer import tensor_messages
+from pprl.protocol.errors import PprlError
+from pprl.protocol.progress import Progress
 from pprl.wire.v1 import linkage_pb2 as pb
 from pprl.wire.v1 import linkage_pb2_grpc as rpc
 
 _RETRYABLE = {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.FAILED_PRECONDITION}
 
 
-class PeerError(RuntimeError):
+class PeerError(PprlError):
     """The peer could not be reached or refused a request; `reason` is the peer's own, or
     PEER_UNAVAILABLE when it gave none."""
 
@@ -62,7 +63,7 @@ class PeerClient:
         path: Path,
         shape: tuple[int, ...],
         sha256_hex: str,
-        progress: Callable[[int, int], None] | None = None,
+        progress: Progress | None = None,
     ) -> tuple[pb.PushTensorResponse, int]:
         """Stream the tensor file; `progress(bytes sent, total bytes)` after each chunk."""
         sent = 0

@@ -8,16 +8,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sqlite3
-import tempfile
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from pprl.protocol.errors import PprlError
 from pprl.protocol.phases import Phase
 
 _SCHEMA = """
@@ -79,7 +76,7 @@ class Artifact:
     meta: dict
 
 
-class ArtifactError(RuntimeError):
+class ArtifactError(PprlError):
     """A stored artifact no longer matches its recorded checksum."""
 
 
@@ -93,22 +90,6 @@ def file_sha256(path: Path) -> str:
 
 def run_dir(state_dir: Path, run_id: str) -> Path:
     return Path(state_dir) / "runs" / run_id
-
-
-@contextmanager
-def atomic_file(path: Path) -> Iterator[Path]:
-    """Yield a temporary path beside `path`; rename it into place only if the block succeeds."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    tmp_path = Path(tmp)
-    try:
-        yield tmp_path
-        with tmp_path.open("rb+") as handle:
-            os.fsync(handle.fileno())
-        os.replace(tmp_path, path)
-    finally:
-        tmp_path.unlink(missing_ok=True)
 
 
 class RunStore:

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from pprl.party.state import atomic_file
+from pprl.files import atomic_file
 from pprl.party.tls import CHUNK_BYTES
 from pprl.wire.v1 import linkage_pb2 as pb
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from pprl import __version__
+from pprl.files import atomic_file
 from pprl.party import engine
 from pprl.party.artifacts import (
     LINKAGE_CSV,
@@ -30,21 +31,23 @@ from pprl.party.artifacts import (
 from pprl.party.config import PartyConfig
 from pprl.party.inputs import Inputs, load_dictionary, load_inputs
 from pprl.party.peer import PeerClient
-from pprl.party.state import Artifact, RunStore, atomic_file, file_sha256
+from pprl.party.state import Artifact, RunStore, file_sha256
 from pprl.party.transfer import Expected
 from pprl.party.versions import check_versions
 from pprl.protocol import candidates, classifier, noise, pipeline
 from pprl.protocol.audit import AuditReport
+from pprl.protocol.errors import PprlError
 from pprl.protocol.method import MethodParams, explain_mismatch
 from pprl.protocol.phases import Phase
 from pprl.protocol.randomness import Randomness
 from pprl.protocol.reference import reference_overlap
 from pprl.wire.v1 import linkage_pb2 as pb
 
-Progress = Callable[[int, int, str, str], None]
+# phase_progress(done, total, unit, message): what the Advance stream tells the coordinator.
+PhaseProgress = Callable[[int, int, str, str], None]
 
 
-class PhaseFailed(RuntimeError):
+class PhaseFailed(PprlError):
     """A phase cannot complete for a reason the operator must fix (stated in the message)."""
 
     def __init__(self, message: str, reason: pb.ErrorReason = pb.BAD_INPUT) -> None:
@@ -120,7 +123,7 @@ class PhaseWork:
         return [ids[i] for i in self._order(run_id)]
 
     # -- phases --------------------------------------------------------------------------
-    def agree(self, run_id: str, progress: Progress) -> None:
+    def agree(self, run_id: str, progress: PhaseProgress) -> None:
         inputs = load_inputs(self.config)
         overlap = reference_overlap(
             inputs.records.attributes, inputs.reference, self.config.mapping
@@ -165,7 +168,7 @@ class PhaseWork:
             f"digest {digest[:16]}… matches {self.peer.peer}'s; {agreement.noise_words()}{seeded}",
         )
 
-    def smash(self, run_id: str, progress: Progress) -> None:
+    def smash(self, run_id: str, progress: PhaseProgress) -> None:
         inputs = self.inputs(run_id)
         agreement = self.agreement(run_id)
         n = len(inputs.records)
@@ -199,7 +202,7 @@ class PhaseWork:
         agreement: pipeline.Agreement,
         released: pipeline.Released,
         inputs: Inputs,
-        progress: Progress,
+        progress: PhaseProgress,
     ) -> AuditReport:
         """Attack a sample of the release as the peer could, before it is stored for EXCHANGE;
         refuse when more records fall than the configured limit allows."""
@@ -236,7 +239,7 @@ class PhaseWork:
         progress(size, size, "records", f"privacy gate passed: {words}, limit {limit:.1%}")
         return report
 
-    def train(self, run_id: str, progress: Progress) -> None:
+    def train(self, run_id: str, progress: PhaseProgress) -> None:
         inputs = self.inputs(run_id)
         agreement = self.agreement(run_id)
         method = agreement.method
@@ -253,7 +256,7 @@ class PhaseWork:
         self.store.record_artifact(run_id, MODEL, {"kind": model.kind, "pairs": pairs})
         progress(1, 1, "models", f"trained on {pairs} pairs")
 
-    def exchange(self, run_id: str, progress: Progress) -> None:
+    def exchange(self, run_id: str, progress: PhaseProgress) -> None:
         artifact = self._artifact(run_id, OWN_TENSOR)
         shape = tuple(artifact.meta["shape"])
         megabytes = -(-artifact.size // 1_000_000)
@@ -272,7 +275,7 @@ class PhaseWork:
         self.store.add_counter(run_id, "bytes_sent", sent)
         progress(megabytes, megabytes, "MB", f"peer confirmed the checksum ({rate:.0f} MB/s)")
 
-    def match(self, run_id: str, progress: Progress) -> None:
+    def match(self, run_id: str, progress: PhaseProgress) -> None:
         own = self._tensor(run_id, OWN_TENSOR)
         peer = self._tensor(run_id, PEER_TENSOR)
         model = classifier.Model.from_bytes(self._artifact(run_id, MODEL).path.read_bytes())
@@ -306,7 +309,7 @@ class PhaseWork:
         with np.load(self._artifact(run_id, OWN_MATCHES).path) as data:
             return {k: data[k] for k in data.files}
 
-    def reveal(self, run_id: str, progress: Progress) -> None:
+    def reveal(self, run_id: str, progress: PhaseProgress) -> None:
         found = self._own_matches(run_id)
         ids = self._own_ids(run_id)
         run = self.store.run(run_id)
@@ -339,7 +342,7 @@ class PhaseWork:
         self.store.record_artifact(run_id, PEER_MATCHES, {"pairs": len(pairs)})
         return len(pairs)
 
-    def link(self, run_id: str, progress: Progress) -> None:
+    def link(self, run_id: str, progress: PhaseProgress) -> None:
         peer_artifact = self.store.artifact(run_id, PEER_MATCHES)
         if peer_artifact is None:
             raise PhaseFailed(f"{self.peer.peer} has not sent its matches yet")
@@ -371,7 +374,7 @@ class PhaseWork:
         self.store.record_artifact(run_id, name, {"rows": len(rows)})
         return path
 
-    def run(self, phase: Phase, run_id: str, progress: Progress) -> None:
+    def run(self, phase: Phase, run_id: str, progress: PhaseProgress) -> None:
         steps = {
             Phase.AGREE: self.agree,
             Phase.SMASH: self.smash,

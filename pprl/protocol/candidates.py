@@ -25,9 +25,8 @@ import numpy as np
 from pprl.protocol.classifier import Model
 from pprl.protocol.features import Standardise, unit_vectors
 from pprl.protocol.matching import Matches, Selection, _concat, _ranked, score_pairs
+from pprl.protocol.progress import Progress
 from pprl.protocol.smashing import distinct_codes
-
-Progress = Callable[[int, int], None]
 
 # Widening of each bound so float rounding can never drop a pair all-pairs scoring keeps.
 _SLACK = 1e-4

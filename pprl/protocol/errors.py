@@ -1,10 +1,21 @@
-"""Errors a user can act on: each names the file, row and field it is about."""
+"""Errors a user can act on; the command line prints their message instead of a traceback."""
 
 from __future__ import annotations
 
 
-class InputError(ValueError):
-    """Bad input (a file, a row, a field); the command line prints it and exits non-zero."""
+class PprlError(Exception):
+    """An error the user can act on; the CLI prints its message and exits with exit_code.
+
+    Anything else that escapes a command is a bug and keeps its traceback.
+    """
+
+    exit_code = 1
+
+
+class InputError(PprlError, ValueError):
+    """Bad input (a file, a row, a field), named in the message; exit 2, as for a usage error."""
+
+    exit_code = 2
 
     def __init__(
         self,

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from pprl.protocol.classifier import Model
+from pprl.protocol.errors import PprlError
 from pprl.protocol.features import pair_features
-
-Progress = Callable[[int, int], None]
+from pprl.protocol.progress import Progress
 
 DEFAULT_TOP_K = 10
 # A classifier that accepts nearly every pair would otherwise fill memory in "judge each pair
@@ -24,7 +24,7 @@ DEFAULT_TOP_K = 10
 MAX_KEPT_PAIRS = 50_000_000
 
 
-class TooManyPairs(RuntimeError):
+class TooManyPairs(PprlError):
     """The classifier accepts more pairs than can be held; it is not separating the classes."""
 
 

@@ -22,13 +22,13 @@ from pprl.protocol import candidates, classifier, matching, noise, training
 from pprl.protocol.audit import AuditReport, Dictionary, audit_tensor
 from pprl.protocol.features import Standardise
 from pprl.protocol.method import MethodParams, agreement_description, agreement_digest
+from pprl.protocol.progress import Progress
 from pprl.protocol.randomness import GATE, RELEASE, SHUFFLE, TRAINING, Randomness
 from pprl.protocol.reference import MappingEntry, ReferenceSet
 from pprl.protocol.release import ReferenceStatistics, Release, reference_statistics, standardise
 from pprl.protocol.smashing import smash
 
 Columns = Mapping[str, Sequence[str]]
-Progress = Callable[[int, int], None]
 Runner = Callable[[candidates.CandidatePlan, Progress | None], candidates.Outcome]
 
 

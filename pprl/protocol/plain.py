@@ -13,7 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from pprl.protocol.classifier import Model
-from pprl.protocol.matching import Matches, PassTimes, Progress, Selection, scan
+from pprl.protocol.matching import Matches, PassTimes, Selection, scan
+from pprl.protocol.progress import Progress
 from pprl.protocol.smashing import distance_table
 from pprl.protocol.training import negative_partners
 

@@ -5,13 +5,14 @@ Only these distance vectors leave a party, never the names themselves.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import TypeVar
 
 import numpy as np
 from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
 
+from pprl.protocol.progress import Progress
 from pprl.protocol.release import Release
 
 Key = TypeVar("Key", bound=Hashable)
@@ -68,7 +69,7 @@ def smash(
     reference_columns: Mapping[str, Sequence[str]],
     mapping: Sequence[tuple[str, str]],
     clamp: int = 255,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Progress | None = None,
     release: Release | None = None,
     rng: np.random.Generator | None = None,
 ) -> np.ndarray:

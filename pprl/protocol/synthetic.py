@@ -8,8 +8,6 @@ disjoint from any generated data by construction, across all columns.
 from __future__ import annotations
 
 import csv
-import os
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -18,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from pprl.files import atomic_file
 from pprl.protocol.corruption import Corrupter
 
 # Values that CSV readers (pandas among them) may turn into missing values; census has NA and NAN.
@@ -271,17 +270,10 @@ def generate(
 
 
 def _write_csv_atomic(path: Path, header: Sequence[str], rows: Iterable[Sequence[str]]) -> None:
-    """Write beside the target and rename, so a reader never sees a half-written file."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", newline="", encoding="utf-8") as handle:
-            writer = csv.writer(handle)
-            writer.writerow(header)
-            writer.writerows(rows)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    with atomic_file(path) as tmp, tmp.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(header)
+        writer.writerows(rows)
 
 
 def write_records_csv(path: Path, people: Sequence[Person]) -> None:

@@ -1,6 +1,7 @@
-"""The two-party demo on one machine: two daemon processes over loopback mutual TLS.
+"""Two daemons and a coordinator on one machine, over loopback mutual TLS.
 
-The same helpers set up the integration tests, so the demo and the tests run one code path.
+`pprl demo`, the scale benchmark and the integration tests all deploy through these helpers,
+so they run one code path.
 """
 
 from __future__ import annotations
@@ -22,20 +23,19 @@ from typing import Any
 from pprl.party.artifacts import LINKAGE_CSV, PEER_MATCHES_CSV
 from pprl.party.certs import make_development_pki
 from pprl.party.config import DEFAULT_REIDENTIFICATION_LIMIT, TlsFiles
-from pprl.party.coordinator import Coordinator, Endpoint
+from pprl.party.coordinator import Coordinator, CoordinatorError, Endpoint
 from pprl.party.state import run_dir
 from pprl.protocol import synthetic
-from pprl.protocol.errors import InputError
+from pprl.protocol.errors import InputError, PprlError
 from pprl.protocol.metrics import Quality, linkage_quality
 from pprl.protocol.records import load_records
 from pprl.protocol.reference import load_reference
-from pprl.summary import print_summary
 
 DEFAULT_REFERENCE_ROWS = 1000
 PARTIES = ("alice", "bob")
 
 
-class DemoError(RuntimeError):
+class DemoError(PprlError):
     """A daemon of the demo failed; the message carries the tail of its log."""
 
 
@@ -241,7 +241,7 @@ def _quality(quality: Quality) -> dict[str, float | int]:
 @dataclass(frozen=True)
 class DemoOptions:
     size: int = 2000
-    seed: int = 7
+    data_seed: int = 7  # of the built-in data; the daemons draw their randomness secretly
     records_a: Path | None = None
     records_b: Path | None = None
     truth: Path | None = None
@@ -271,13 +271,14 @@ def _inputs(options: DemoOptions, workdir: Path) -> tuple[dict[str, Path], Path,
             )
         return records, reference, options.truth
     data = workdir / "data"
-    print(f"generating {options.size} voter-like records a side (seed {options.seed})")
-    write_demo_data(data, options.size, options.seed, reference_rows=options.reference_rows)
+    print(f"generating {options.size} voter-like records a side (seed {options.data_seed})")
+    write_demo_data(data, options.size, options.data_seed, reference_rows=options.reference_rows)
     reference = options.reference or data / "reference.csv"
     return {"alice": data / "alice.csv", "bob": data / "bob.csv"}, reference, data / "truth.csv"
 
 
 def run_demo(options: DemoOptions) -> dict[str, Any]:
+    """The whole run on a fresh deployment; a temporary working directory goes unless it fails."""
     temporary = options.workdir is None
     workdir = Path(tempfile.mkdtemp(prefix="pprl-demo-")) if temporary else options.workdir
     workdir.mkdir(parents=True, exist_ok=True)
@@ -301,7 +302,7 @@ def run_demo(options: DemoOptions) -> dict[str, Any]:
         try:
             try:
                 coordinator.wait_ready(30)
-            except RuntimeError as error:
+            except CoordinatorError as error:
                 logs = "\n".join(f"--- {n}:\n{log_tail(deployment, n)}" for n in PARTIES)
                 raise DemoError(f"daemons did not come up: {error}\n{logs}") from None
             summary = coordinator.run(new=True)
@@ -310,7 +311,6 @@ def run_demo(options: DemoOptions) -> dict[str, Any]:
         if truth is not None:
             summary.update(evaluate(deployment, summary["run_id"], truth))
         summary["demo_seconds"] = round(time.perf_counter() - started, 3)
-        print_summary(summary)
         failed = False
         return summary
     finally:

@@ -1,4 +1,4 @@
-"""`pprl bench quality`: the command line of the quality benchmark."""
+"""`pprl bench quality`, `report` and `scale`: the command lines of the benchmarks."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from pprl.bench.quality import (
     stderr_log,
 )
 from pprl.bench.report import quality_table
+from pprl.files import write_text_atomic
 from pprl.protocol.errors import InputError
 from pprl.protocol.features import FEATURES
 from pprl.protocol.method import MethodParams, method_params
@@ -239,7 +240,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_scale_command(args: argparse.Namespace) -> int:
-    from pprl.bench.grid import machine, write_atomic
+    from pprl.bench.grid import machine
     from pprl.bench.scale import ScaleOptions, run_scale, scale_table
 
     if args.oracle_sample < 1 or args.oracle_full_max < 0 or args.reference_rows < 2:
@@ -270,7 +271,7 @@ def run_scale_command(args: argparse.Namespace) -> int:
         for row in run_scale(options, workdir, stderr_log):
             rows.append(row)
             document = {"settings": settings, "rows": rows}
-            write_atomic(out / f"{args.name}.json", json.dumps(document, indent=1) + "\n")
+            write_text_atomic(out / f"{args.name}.json", json.dumps(document, indent=1) + "\n")
     print(scale_table(rows))
     print(f"results written to {out / args.name}.json")
     if args.plots:

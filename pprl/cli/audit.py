@@ -7,20 +7,20 @@ per attribute and per record what the attack recovers.
 
 from __future__ import annotations
 
+import argparse
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from pprl.cli.summary import write_json
 from pprl.party.config import load_config
-from pprl.party.inputs import load_dictionary, load_inputs
-from pprl.party.work import PhaseFailed, resolve_agreement
 from pprl.protocol.audit import AuditReport, audit_tensor
 from pprl.protocol.errors import InputError
 from pprl.protocol.randomness import secret_generator
 from pprl.protocol.release import Release
-from pprl.protocol.smashing import smash
 
 GATED = {"every-name": "record_reidentified", "any-name": "record_exposed"}
 
@@ -54,8 +54,51 @@ def _row(name: str, report: AuditReport) -> dict[str, Any]:
     }
 
 
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    audit = sub.add_parser(
+        "audit", help="attack the tensors this party would send, as its peer could"
+    )
+    audit.add_argument("--records", required=True, metavar="CSV", help="the records to audit")
+    audit.add_argument("--config", required=True, help="the party's TOML file")
+    audit.add_argument(
+        "--dictionary", metavar="CSV", help="public names (every value after the header row)"
+    )
+    audit.add_argument("--sample", type=int, default=1000, help="records attacked")
+    audit.add_argument("--seed", type=int, help="sample and noise seed (default: secret)")
+    audit.add_argument("--json", metavar="PATH", help="also write the report as JSON")
+    audit.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Exit 1 when the release the configuration sends is over the gate's limit."""
+    options = AuditOptions(
+        records=Path(args.records),
+        config=Path(args.config),
+        dictionary=Path(args.dictionary) if args.dictionary else None,
+        sample=args.sample,
+        seed=args.seed,
+    )
+    report = run_audit(options)
+    print_audit(report)
+    write_json(args.json, report)
+    sent = report["results"][-1]
+    if sent[GATED[report["measure"]]] > report["limit"]:
+        print(
+            f"pprl: the {sent['release']} release this configuration sends is over the limit; "
+            "the daemon's privacy gate would refuse it",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
 def run_audit(options: AuditOptions) -> dict[str, Any]:
     """The report as a dict (what --json writes); raises InputError for unusable inputs."""
+    # The daemon's code (gRPC, the classifiers) loads only for this command.
+    from pprl.party.inputs import load_dictionary, load_inputs
+    from pprl.party.work import PhaseFailed, resolve_agreement
+    from pprl.protocol.smashing import smash
+
     config = load_config(options.config)
     if options.sample < 1:
         raise InputError(f"--sample must be at least 1, got {options.sample}")

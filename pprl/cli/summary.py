@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+from pprl.files import write_text_atomic
+
 
 def other_records(summary: dict, name: str) -> int:
     return sum(p["records"] for n, p in summary["parties"].items() if n != name)
@@ -44,3 +49,10 @@ def print_summary(summary: dict) -> None:
         q = summary[key]
         pairs = q["true_positives"] + q["false_positives"]
         print(f"{label:<22} {q['precision']:9.4f} {q['recall']:7.4f} {q['f1']:7.4f} {pairs:7d}")
+
+
+def write_json(path: str | None, document: dict) -> None:
+    """--json: the same dict the person read, whole or not at all."""
+    if path:
+        write_text_atomic(Path(path), json.dumps(document, indent=2) + "\n")
+        print(f"summary written to {path}")

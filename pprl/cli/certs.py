@@ -1,0 +1,22 @@
+"""`pprl certs`: a development CA and a certificate per identity."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    certs = sub.add_parser("certs", help="make a development CA and a certificate per identity")
+    certs.add_argument("--out", required=True, help="directory for the PEM files")
+    certs.add_argument("names", nargs="+", help="identities, e.g. alice bob coordinator")
+    certs.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from pprl.party import certs
+
+    written = certs.make_development_pki(Path(args.out), args.names)
+    for name, (cert, key) in written.items():
+        print(f"{name}: {cert} {key}")
+    return 0
