@@ -253,7 +253,9 @@ class DemoOptions:
 
 
 def _inputs(options: DemoOptions, workdir: Path) -> tuple[dict[str, Path], Path, Path | None]:
-    if options.records_a is not None:
+    if options.records_a is not None or options.records_b is not None:
+        if options.records_a is None or options.records_b is None:
+            raise InputError("--records-a and --records-b go together")
         records = {"alice": options.records_a, "bob": options.records_b}
         for path in [*records.values(), options.reference, options.truth]:
             if path is not None and not path.is_file():
@@ -280,7 +282,7 @@ def _inputs(options: DemoOptions, workdir: Path) -> tuple[dict[str, Path], Path,
 def run_demo(options: DemoOptions) -> dict[str, Any]:
     """The whole run on a fresh deployment; a temporary working directory goes unless it fails."""
     temporary = options.workdir is None
-    workdir = Path(tempfile.mkdtemp(prefix="pprl-demo-")) if temporary else options.workdir
+    workdir = options.workdir or Path(tempfile.mkdtemp(prefix="pprl-demo-"))
     workdir.mkdir(parents=True, exist_ok=True)
     print(f"working directory: {workdir}")
     failed = True
