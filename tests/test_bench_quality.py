@@ -168,3 +168,28 @@ def test_candidate_matching_keeps_what_the_all_pairs_scan_keeps_under_noise() ->
     assert row["agreed"]["f1"] >= 0.7  # noise costs quality, but the features still link
     clean = run_cell(task, reference, [default_variant()], 5, with_plain=False)[0]
     assert clean["agreed"]["f1"] > row["agreed"]["f1"]
+
+
+@pytest.mark.parametrize("command", ["quality", "scale"])
+def test_negative_noise_is_an_input_error_naming_the_option(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    code = main(["bench", command, "--noise-sigma", "-0.5", "--out", str(tmp_path)])
+    assert code == 2
+    assert "--noise-sigma must be >= 0, got -0.5" in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())  # nothing written
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--matching", "some"], ["--feature", "euclid"], ["--noise-sigma", "lots"]],
+)
+def test_bad_release_options_exit_with_usage_errors(args: list[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["bench", "quality", *args])
+    assert exit_info.value.code == 2
+
+
+def test_a_cell_refuses_an_unknown_matching_mode() -> None:
+    with pytest.raises(ValueError, match="unknown matching 'some'"):
+        run_cell(make_task(20, seed=1), read_reference(None, 10), [PAPER], 1, matching_mode="some")

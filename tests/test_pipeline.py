@@ -114,3 +114,30 @@ def test_two_daemons_link_exactly_what_the_pipeline_links_in_one_process(deploy,
     bob_own = {(ids_a[a], ids_b[b]) for b, a in linkage.bob.pairs}
     assert _ids(state["bob"] / PEER_MATCHES_CSV) == alice_own
     assert _ids(state["alice"] / PEER_MATCHES_CSV) == bob_own
+
+
+def test_method_params_fill_the_defaults_the_noise_implies_and_refuse_unknown_choices() -> None:
+    clean, noisy = method_params(), method_params(noise_sigma=2.0)
+    assert (clean.feature, clean.hard_negatives) == ("cosine", 2)
+    assert (noisy.feature, noisy.hard_negatives) == ("projected-cosine", 0)
+    chosen = method_params(noise_sigma=2.0, feature="centred-cosine", hard_negatives=1)
+    assert (chosen.feature, chosen.hard_negatives) == ("centred-cosine", 1)
+    assert method_params(negatives_per_positive=1).hard_negatives == 1  # never more than exist
+    assert method_params(classifier="rbf").c == 0.01
+    for bad, words in [
+        ({"feature": "euclid"}, "unknown feature 'euclid'"),
+        ({"classifier": "poly"}, "unknown classifier 'poly'"),
+        ({"class_weight": "heavy"}, "unknown class_weight 'heavy'"),
+    ]:
+        with pytest.raises(ValueError, match=words):
+            method_params(**bad)
+
+
+def test_agreement_computes_the_svd_only_for_projected_features() -> None:
+    reference = ReferenceSet("built-in", default_reference(80))
+    plain = pipeline.Agreement(reference, DEFAULT_MAPPING, method_params())
+    projected = pipeline.Agreement(reference, DEFAULT_MAPPING, method_params(noise_sigma=1.0))
+    assert plain.standardise is None
+    assert projected.sigma0 == plain.sigma0 and not projected.statistics.components
+    assert projected.standardise is not None and projected.standardise.basis is not None
+    assert projected.standardise.basis.shape == (4, 80, 30)  # max(30, sqrt(2R)) components

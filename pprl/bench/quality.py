@@ -263,13 +263,6 @@ def _smashed_matches(
     return found, seconds
 
 
-def _original(found: matching.Matches, alice: _Party, bob: _Party) -> set[tuple[int, int]]:
-    """Pairs of released rows as pairs of the task's records."""
-    rows_a = alice.released.order[found.rows_a]
-    rows_b = bob.released.order[found.rows_b]
-    return set(zip(rows_a.tolist(), rows_b.tolist(), strict=True))
-
-
 def run_cell(
     task: LinkageTask,
     reference: Columns,
@@ -328,7 +321,8 @@ def run_cell(
         _, _, train_a, train_b = models[index]
         kept_a, finish_a = _finish(found[2 * index], variant)
         kept_b, finish_b = _finish(found[2 * index + 1], variant)
-        pairs_a, pairs_b = _original(kept_a, alice, bob), _original(kept_b, alice, bob)
+        pairs_a = pipeline.record_pairs(kept_a, alice.released, bob.released)
+        pairs_b = pipeline.record_pairs(kept_b, alice.released, bob.released)
         row: Row = {
             "size": len(task.alice["first"]),
             "reference_rows": len(reference["first"]),

@@ -277,7 +277,7 @@ def _method(section: _Section) -> MethodParams:
     if sigma and "attack_success" in section.data:
         raise section._error("attack_success", "set either noise_sigma or attack_success, not both")
     # A target attack success always means noise; its sigma is solved at AGREE.
-    noisy = float(sigma) or (1.0 if "attack_success" in section.data else 0.0)
+    noisy = float(sigma) or (1.0 if section.has("attack_success") else 0.0)
     # Defaults that depend on the noise come from method_params, as for every other caller.
     implied = method_params(noise_sigma=noisy, negatives_per_positive=negatives)
     feature = _choice(section, "feature", FEATURES, implied.feature)

@@ -35,8 +35,9 @@ Runner = Callable[[candidates.CandidatePlan, Progress | None], candidates.Outcom
 class Agreement:
     """What AGREE fixes for every later phase: reference set, mapping and method, with the
     noise resolved into edits and the features' centring and basis. The reference set's
-    statistics (an R x R distance table, and an SVD for projected features) are computed on
-    first use only."""
+    statistics (an R x R distance table per column) are computed on first use only, and the
+    SVD that projected features need waits for the first phase that uses the features, so
+    AGREE and `pprl audit` never pay for it."""
 
     def __init__(
         self, reference: ReferenceSet, mapping: Sequence[MappingEntry], method: MethodParams
@@ -60,13 +61,13 @@ class Agreement:
             return agreement
         sigma = noise.sigma_for_success(attack_success, agreement.sigma0)
         resolved = cls(reference, mapping, dataclasses.replace(method, noise_sigma=sigma))
-        resolved.__dict__["statistics"] = agreement.statistics  # same reference, same feature
+        resolved.__dict__["statistics"] = agreement.statistics  # same reference set
         return resolved
 
     @cached_property
     def statistics(self) -> ReferenceStatistics:
-        with_components = self.method.feature == "projected-cosine"
-        return reference_statistics(self.reference.columns, self.mapping, with_components)
+        """Centre, spread and sigma0; without the principal components."""
+        return reference_statistics(self.reference.columns, self.mapping, with_components=False)
 
     @property
     def sigma0(self) -> float:
@@ -78,7 +79,10 @@ class Agreement:
 
     @cached_property
     def standardise(self) -> Standardise | None:
-        return standardise(self.statistics, self.mapping, self.release, self.method.feature)
+        statistics = self.statistics
+        if self.method.feature == "projected-cosine":
+            statistics = reference_statistics(self.reference.columns, self.mapping)
+        return standardise(statistics, self.mapping, self.release, self.method.feature)
 
     def description(self) -> dict[str, Any]:
         return agreement_description(self.reference, self.mapping, self.method)
@@ -100,9 +104,11 @@ class Released:
     order: np.ndarray
     tensor: np.ndarray
 
-    def values(self, attributes: Columns) -> dict[str, list[str]]:
-        """The records' values in the tensor's row order."""
-        return {name: [values[i] for i in self.order] for name, values in attributes.items()}
+
+def record_pairs(matches: matching.Matches, own: Released, peer: Released) -> set[tuple[int, int]]:
+    """Pairs of released rows (own row, peer row) as pairs of the records each side gave."""
+    rows_own, rows_peer = own.order[matches.rows_a], peer.order[matches.rows_b]
+    return set(zip(rows_own.tolist(), rows_peer.tolist(), strict=True))
 
 
 def release(
@@ -279,11 +285,6 @@ class Linkage:
     def agreed(self) -> set[tuple[int, int]]:
         return self.alice.pairs & {(a, b) for b, a in self.bob.pairs}
 
-    @property
-    def bob_pairs(self) -> set[tuple[int, int]]:
-        """Bob's accepted pairs, as (Alice index, Bob index)."""
-        return {(a, b) for b, a in self.bob.pairs}
-
 
 def link_in_process(
     agreement: Agreement,
@@ -300,8 +301,6 @@ def link_in_process(
     for own in range(2):
         peer = 1 - own
         found = match(agreement, released[own].tensor, released[peer].tensor, models[own])
-        rows_own = released[own].order[found.matches.rows_a]
-        rows_peer = released[peer].order[found.matches.rows_b]
-        pairs = set(zip(rows_own.tolist(), rows_peer.tolist(), strict=True))
+        pairs = record_pairs(found.matches, released[own], released[peer])
         sides.append(PartyLinkage(released[own], models[own], found, pairs))
     return Linkage(*sides)
