@@ -1,0 +1,90 @@
+"""Attribute kinds: how a register's value of each kind is normalised before smashing.
+
+Both parties must normalise alike, so the kind of every attribute is part of the agreement;
+the date format is not, because each party parses its own file into the same canonical form.
+A blank cell is a missing value (None), never the empty string: the features and the
+classifier see that it is missing instead of a distance to "".
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from datetime import datetime
+
+# name: person names; text: free text (street, suburb); date: calendar dates, canonical
+# YYYYMMDD; number: digit strings (postcode, house number, phone, SSN), letters refused;
+# code: letters and digits without punctuation (a UK postcode, a licence number);
+# category: a small set of values (sex, state).
+KINDS = ("name", "text", "date", "number", "code", "category")
+DEFAULT_KIND = "name"
+# The reference set's own date columns are written as ISO dates, whatever the records use.
+REFERENCE_DATE_FORMAT = "%Y-%m-%d"
+DEFAULT_DATE_FORMAT = "%Y-%m-%d"
+
+_NUMBER_SEPARATORS = re.compile(r"[\s\-./()+]")
+_NOT_ALPHANUMERIC = re.compile(r"[^0-9A-Z]")
+_PUNCTUATION = re.compile(r"[^\w\s]")
+
+
+class BadValue(ValueError):
+    """A value its kind cannot read; the loader adds the file, row and field."""
+
+
+@dataclass(frozen=True)
+class Attribute:
+    """One compared attribute: its column, its kind, and (dates only) the format it is written
+    in, as a strptime pattern."""
+
+    name: str
+    kind: str = DEFAULT_KIND
+    date_format: str = DEFAULT_DATE_FORMAT
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(
+                f"attribute {self.name!r} has unknown kind {self.kind!r}; "
+                f"expected one of {', '.join(KINDS)}"
+            )
+
+    def normalise(self, raw: str) -> str | None:
+        """The canonical form both parties smash, or None when the cell is blank."""
+        return normalise_value(self.kind, raw, self.date_format)
+
+
+def normalise_value(kind: str, raw: str, date_format: str = DEFAULT_DATE_FORMAT) -> str | None:
+    """Canonical form of one cell; raises BadValue when the kind cannot read it."""
+    text = " ".join(raw.split())
+    if not text:
+        return None
+    if kind == "name":
+        return text.upper()
+    if kind == "category":
+        return text.upper()
+    if kind == "text":
+        return " ".join(_PUNCTUATION.sub(" ", _ascii_upper(text)).split()) or None
+    if kind == "code":
+        return _NOT_ALPHANUMERIC.sub("", _ascii_upper(text)) or None
+    if kind == "number":
+        digits = _NUMBER_SEPARATORS.sub("", text)
+        if not digits.isascii() or not digits.isdigit():
+            raise BadValue(f"{raw!r} is not a number (digits, with spaces or - . / ( ) +)")
+        return digits
+    if kind == "date":
+        try:
+            return datetime.strptime(text, date_format).strftime("%Y%m%d")
+        except ValueError:
+            raise BadValue(f"{raw!r} is not a date in the format {date_format!r}") from None
+    raise ValueError(f"unknown kind {kind!r}")
+
+
+def _ascii_upper(text: str) -> str:
+    """Accents dropped (É -> E) so that registers typed with and without them agree."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in decomposed if not unicodedata.combining(c)).upper()
+
+
+def swap_day_month(canonical: str) -> str:
+    """YYYYMMDD with day and month exchanged: the most common date error in registers."""
+    return canonical[:4] + canonical[6:8] + canonical[4:6]
