@@ -1,6 +1,12 @@
 import numpy as np
 
-from pprl.protocol.features import pair_features, unit_vectors
+from pprl.protocol.features import (
+    MISSING_CODE,
+    Standardise,
+    missing_values,
+    pair_features,
+    unit_vectors,
+)
 
 PAPER_D = np.array([[[6, 3], [5, 5], [7, 2], [5, 5]]], dtype=np.uint8)
 PAPER_D_CORRUPTED = np.array([[[6, 3], [6, 6], [7, 2], [5, 5]]], dtype=np.uint8)
@@ -12,18 +18,19 @@ def test_paper_example_2() -> None:
     # apart in Euclidean terms, which may be where 0.1414 comes from).
     features = pair_features(unit_vectors(PAPER_D), unit_vectors(PAPER_D_CORRUPTED))
     assert features.dtype == np.float32
-    np.testing.assert_allclose(features, [[0, 0, 0, 0]], atol=1e-6)
+    # Four cosine distances, then (nothing missing) four "one side" and four "both" zeros.
+    np.testing.assert_allclose(features, [[0] * 12], atol=1e-6)
 
 
 def test_non_parallel_cosine_distance() -> None:
     a = unit_vectors(np.array([[[6, 3]]], dtype=np.uint8))
     b = unit_vectors(np.array([[[3, 6]]], dtype=np.uint8))
     # 1 - (6*3 + 3*6) / (sqrt(45) * sqrt(45)) = 1 - 36/45
-    np.testing.assert_allclose(pair_features(a, b), [[0.2]], atol=1e-6)
+    np.testing.assert_allclose(pair_features(a, b), [[0.2, 0, 0]], atol=1e-6)
 
 
 def test_unit_vectors() -> None:
-    tensor = np.array([[[3, 4], [0, 0]], [[0, 7], [255, 255]]], dtype=np.uint8)
+    tensor = np.array([[[3, 4], [0, 0]], [[0, 7], [254, 254]]], dtype=np.uint8)
     units = unit_vectors(tensor)
     assert units.dtype == np.float32
     assert units.shape == tensor.shape
@@ -35,4 +42,25 @@ def test_unit_vectors() -> None:
 def test_zero_vector_is_at_distance_one() -> None:
     zero = unit_vectors(np.zeros((1, 1, 3), dtype=np.uint8))
     other = unit_vectors(np.array([[[1, 2, 3]]], dtype=np.uint8))
-    np.testing.assert_allclose(pair_features(zero, other), [[1.0]])
+    # A vector with no information reads like a missing value: distance 1, flagged.
+    np.testing.assert_allclose(pair_features(zero, other), [[1.0, 1.0, 0.0]])
+
+
+def test_a_missing_value_is_a_zero_vector_flagged_on_one_or_both_sides() -> None:
+    missing = np.full((1, 1, 3), MISSING_CODE, dtype=np.uint8)
+    present = np.array([[[1, 2, 3]]], dtype=np.uint8)
+    assert missing_values(missing).tolist() == [[True]]
+    assert missing_values(present).tolist() == [[False]]
+    assert not unit_vectors(missing).any()
+    one = pair_features(unit_vectors(present), unit_vectors(missing))
+    both = pair_features(unit_vectors(missing), unit_vectors(missing))
+    np.testing.assert_allclose(one, [[1.0, 1.0, 0.0]])
+    np.testing.assert_allclose(both, [[1.0, 0.0, 1.0]])
+
+
+def test_standardising_does_not_bring_a_missing_value_back() -> None:
+    """Centring would turn the all-MISSING_CODE vector into a real-looking direction."""
+    tensor = np.array([[[4, 6, 5]], [[MISSING_CODE] * 3]], dtype=np.uint8)
+    shift = Standardise(np.full((1, 3), 5.0, np.float32), np.ones((1, 3), np.float32))
+    units = unit_vectors(tensor, shift)
+    assert units[0].any() and not units[1].any()

@@ -30,7 +30,7 @@ from pprl.protocol.corruption import (
     QWERTY_NEIGHBOURS,
     Corrupter,
 )
-from pprl.protocol.features import pair_features, unit_vectors
+from pprl.protocol.features import MISSING_CODE, pair_features, unit_vectors
 from pprl.protocol.matching import exact_scores
 from pprl.protocol.method import MethodParams, agreement_digest
 from pprl.protocol.metrics import linkage_quality
@@ -215,13 +215,17 @@ SHORT = st.text(max_size=8)
 @given(
     values=st.lists(SHORT, max_size=6),
     reference=st.lists(SHORT, max_size=6),
-    clamp=st.one_of(st.just(255), st.integers(min_value=1, max_value=255)),
+    clamp=st.one_of(st.just(254), st.integers(min_value=1, max_value=254)),
 )
 def test_smash_values_is_levenshtein_clamped(
     values: list[str], reference: list[str], clamp: int
 ) -> None:
+    """An empty value is missing: MISSING_CODE throughout, whatever the reference."""
     smashed = smash_values_checked(values, reference, clamp)
-    expected = [[min(Levenshtein.distance(v, r), clamp) for r in reference] for v in values]
+    expected = [
+        [MISSING_CODE if not v else min(Levenshtein.distance(v, r), clamp) for r in reference]
+        for v in values
+    ]
     assert smashed.tolist() == expected
 
 
@@ -234,8 +238,9 @@ def smash_values_checked(values: list[str], reference: list[str], clamp: int) ->
 
 
 @FAST
-@given(a=SHORT, b=SHORT, clamp=st.integers(min_value=1, max_value=255))
+@given(a=SHORT, b=SHORT, clamp=st.integers(min_value=1, max_value=254))
 def test_smash_values_is_symmetric(a: str, b: str, clamp: int) -> None:
+    assume(a and b)  # a missing value has no distance to be symmetric about
     assert np.array_equal(
         smash_values_checked([a], [b], clamp), smash_values_checked([b], [a], clamp).T
     )
@@ -268,8 +273,10 @@ def test_pair_features_are_cosine_distances_in_0_2(tensors: tuple[np.ndarray, np
     a, b = tensors
     features = pair_features(unit_vectors(a), unit_vectors(b))
     assert features.dtype == np.float32
-    assert features.shape == a.shape[:2]
-    assert np.all((features >= 0) & (features <= 2)), features
+    m = a.shape[1]
+    assert features.shape == (a.shape[0], 3 * m)
+    assert np.all((features[:, :m] >= 0) & (features[:, :m] <= 2)), features
+    assert set(np.unique(features[:, m:]).tolist()) <= {0.0, 1.0}
 
 
 @FAST
@@ -283,9 +290,10 @@ def test_pair_features_are_zero_for_a_vector_and_a_positive_multiple(
     """Up to float32 rounding (atol 1e-6): cosine distance ignores a positive scale."""
     base = base.copy()
     base[..., 0][~base.any(axis=-1)] = 1  # the zero vector is at distance 1 from everything
+    base[..., 0][base[..., 0] == MISSING_CODE] = 1  # and so is a missing value
     scaled = base.astype(np.float64) * factor
     features = pair_features(unit_vectors(base), unit_vectors(scaled))
-    np.testing.assert_allclose(features, 0.0, atol=1e-6)
+    np.testing.assert_allclose(features[:, : base.shape[1]], 0.0, atol=1e-6)
 
 
 # --- matching -----------------------------------------------------------------------------

@@ -145,21 +145,27 @@ def test_duplicate_ids_name_rows_and_count(tmp_path: Path) -> None:
     assert "2 duplicated ids in all" in text
 
 
-def test_duplicate_tuples_after_normalisation(tmp_path: Path) -> None:
-    rows = ["1,Ada,,Lovelace", "2,x,,y", "3,p,,q", "4, ada ,,LOVELACE", "5,P,,Q", "6,x,,y"]
-    error = refusal(write(tmp_path, HEADER + "\n".join(rows) + "\n"))
-    text = str(error)
-    assert error.row == 5
-    assert "rows 2 and 5 have the same first, middle, last" in text
-    assert "rows 4 and 6" in text
-    assert "rows 3 and 7" in text
-    assert "deduplicated records (3 duplicate tuples in all)" in text
+def test_records_sharing_every_value_are_kept_and_counted(tmp_path: Path) -> None:
+    """Two people called Ada Lovelace are normal; normalisation decides what is the same."""
+    rows = [
+        "1,Ada,,Lovelace",
+        "2,x,,y",
+        "3,p,,q",
+        "4, ada ,,LOVELACE",
+        "5,P,,Q",
+        "6,x,,y",
+        "7,z,,z",
+    ]
+    table = load_records(write(tmp_path, HEADER + "\n".join(rows) + "\n"))
+    assert len(table) == 7
+    assert table.sharing() == [2, 2, 2, 2, 2, 2, 1]
+    assert table.repeated() == (3, 6)
 
 
-def test_large_duplicate_group_is_abbreviated(tmp_path: Path) -> None:
-    rows = [f"{i},same,,name" for i in range(10)]
-    error = refusal(write(tmp_path, HEADER + "\n".join(rows) + "\n"))
-    assert "rows 2, 3, 4, 5, 6 and 5 more have the same" in str(error)
+def test_blank_cells_are_missing_values(tmp_path: Path) -> None:
+    table = load_records(write(tmp_path, HEADER + "1,Ada,,Lovelace\n2,  ,Jo,Ng\n"))
+    assert table.attributes["middle"] == ["", "JO"]
+    assert table.missing() == {"first": 1, "middle": 1, "last": 0}
 
 
 def test_repeated_configuration_is_a_programming_error(tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ from pprl.protocol.reference import (
     ReferenceSet,
     load_reference,
     reference_overlap,
+    typed_reference,
     validate_mapping,
 )
 
@@ -29,7 +30,7 @@ REFERENCE = "first,last\nAda,Lovelace\n grace , hopper\nAlan,Turing\nAda,Lovelac
 ATTRIBUTES = ("first", "middle", "last")
 # Pins the canonical encoding and the default method: if this changes, peers running older code
 # will no longer agree (as they must not, when they would train or select differently).
-GOLDEN_DIGEST = "cd1dcb5e0b962642766c3c2ed1db9ddd89f2a07caafcbc5d8502c85504aa73df"
+GOLDEN_DIGEST = "e577b0676c9ed44c1cbf2dceb071152a93a445b3f0fc2dbba0e30a9ef46faeac"
 
 
 def write(tmp_path: Path, text: str | bytes, name: str = "reference.csv") -> Path:
@@ -142,7 +143,8 @@ def test_description_holds_no_reference_values(tmp_path: Path) -> None:
     assert description["reference"]["rows"] == 4
     assert description["mapping"] == [list(entry) for entry in DEFAULT_MAPPING]
     assert description["params"]["classifier"] == "linear"
-    assert description["version"] == 1
+    assert description["version"] == 2
+    assert description["kinds"] == {"first": "name", "last": "name", "middle": "name"}
     encoded = json.dumps(description)
     assert "LOVELACE" not in encoded
     assert "HOPPER" not in encoded
@@ -194,7 +196,7 @@ def test_digest_changes_with_mapping_and_params(tmp_path: Path) -> None:
     assert digest(ref, DEFAULT_MAPPING[:3]) != base
     assert digest(ref, DEFAULT_MAPPING[::-1]) != base
     assert digest(ref, params=MethodParams(classifier="rbf", c=0.01)) != base
-    assert digest(ref, params=MethodParams(clamp=254)) != base
+    assert digest(ref, params=MethodParams(clamp=200)) != base
     assert digest(ref, params=MethodParams(c=100)) == base
 
 
@@ -248,5 +250,38 @@ def test_explain_mismatch_values_only_and_missing_keys(tmp_path: Path) -> None:
     )
     assert explain_mismatch(ours, theirs).startswith("reference values differ: ours sha256 ")
     del theirs["version"]
-    assert "version differs: ours 1, peer (missing)" in explain_mismatch(ours, theirs)
+    assert "version differs: ours 2, peer (missing)" in explain_mismatch(ours, theirs)
     assert explain_mismatch(ours, ours) == "the agreement descriptions are identical"
+
+
+def test_digest_changes_with_an_attribute_kind(tmp_path: Path) -> None:
+    ref = reference(tmp_path)
+    mapping = [("first", "first"), ("last", "last")]
+    names = agreement_digest(ref, mapping, MethodParams())
+    assert agreement_digest(ref, mapping, MethodParams(), {"first": "name"}) == names
+    assert agreement_digest(ref, mapping, MethodParams(), {"last": "text"}) != names
+
+
+def test_a_date_column_is_read_as_iso_dates_and_bad_ones_are_named(tmp_path: Path) -> None:
+    path = tmp_path / "dates.csv"
+    path.write_text("first,dob\nAda,1815-12-10\nAlan,1912-06-23\n", encoding="utf-8")
+    typed = typed_reference(load_reference(path), [("born", "dob")], {"born": "date"})
+    assert typed.columns["dob"] == ["18151210", "19120623"]
+    path.write_text("first,dob\nAda,1815-12-10\nAlan,23/06/1912\n", encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        typed_reference(load_reference(path), [("born", "dob")], {"born": "date"})
+    assert (caught.value.row, caught.value.field) == (3, "dob")
+    assert "YYYY" in str(caught.value) or "%Y-%m-%d" in str(caught.value)
+
+
+def test_a_column_mapped_from_two_kinds_is_refused(tmp_path: Path) -> None:
+    mapping = [("first", "first"), ("code", "first")]
+    with pytest.raises(InputError, match="kinds 'name' and 'number'"):
+        typed_reference(reference(tmp_path), mapping, {"code": "number"})
+
+
+def test_a_name_column_mapped_from_a_number_is_refused_at_its_row(tmp_path: Path) -> None:
+    with pytest.raises(InputError) as caught:
+        typed_reference(reference(tmp_path), [("zip", "first")], {"zip": "number"})
+    assert caught.value.row == 2 and caught.value.field == "first"
+    assert "not a number" in str(caught.value)

@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 
+from pprl.protocol.features import MISSING_CODE
 from pprl.protocol.smashing import smash, smash_values
 
 PAPER_MAPPING = (("first", "first"), ("last", "last"), ("middle", "first"), ("middle", "last"))
@@ -22,15 +23,19 @@ def test_shape_and_dtype() -> None:
     assert tensor.dtype == np.uint8
     # Repeated reference values get the same distances as their first occurrence.
     assert (tensor[:, :, 1] == tensor[:, :, 2]).all()
-    assert tensor[2, 0].tolist() == [7, 3, 3, 2]
+    # A missing value is MISSING_CODE throughout, never a distance to the empty string.
+    assert tensor[2, 0].tolist() == [MISSING_CODE] * 4
+    assert tensor[1, 2].tolist() == [MISSING_CODE] * 4 == tensor[1, 3].tolist()
+    assert tensor[0, 0].tolist() == [6, 3, 3, 2]
 
 
 def test_distances_above_cutoff_come_back_as_clamp() -> None:
     long_value = "A" * 400
-    distances = smash_values([long_value, "A" * 300], ["B", "A" * 45, "A" * 46, "B" * 254])
+    distances = smash_values([long_value, "A" * 300], ["B", "A" * 46, "A" * 47, "B" * 254])
     assert distances.dtype == np.uint8
-    # 400 - 1 = 399 and 300 - 45 = 255 clamp to 255; 300 - 46 = 254 is still exact.
-    assert distances.tolist() == [[255, 255, 255, 255], [255, 255, 254, 255]]
+    # 400 - 1 = 399 and 300 - 46 = 254 clamp to 254 (255 is a missing value); 300 - 47 = 253
+    # is still exact.
+    assert distances.tolist() == [[254, 254, 254, 254], [254, 254, 253, 254]]
 
 
 def test_smaller_clamp() -> None:

@@ -19,7 +19,7 @@ def test_training_features_shape_and_labels() -> None:
     corrupted = own.copy()
     corrupted[:, 1, 0] += 1
     x, y = training_features(own, corrupted, rng, negatives_per_positive=3)
-    assert x.shape == (200, 4)
+    assert x.shape == (200, 12)  # 4 cosine distances and 8 missing indicators
     assert x.dtype == np.float32
     assert y.dtype == np.int8
     assert y.tolist() == [1] * 50 + [0] * 150
@@ -35,13 +35,14 @@ def test_negatives_never_pair_a_record_with_itself() -> None:
     own[np.arange(n), 0, np.arange(n)] = 0
     x, y = training_features(own, own.copy(), np.random.default_rng(3), negatives_per_positive=5)
     assert (x[y == 1] < 1e-6).all()
-    assert (x[y == 0] > 0.01).all()
+    assert (x[y == 0][:, 0] > 0.01).all()
 
 
 def test_two_records_negatives_are_the_other_one() -> None:
     own = np.array([[[1, 0]], [[0, 1]]], dtype=np.uint8)
     x, y = training_features(own, own, np.random.default_rng(0), negatives_per_positive=4)
-    np.testing.assert_allclose(x[y == 0], 1.0)
+    np.testing.assert_allclose(x[y == 0][:, 0], 1.0)
+    assert not x[:, 1:].any()  # nothing is missing
 
 
 def test_negatives_need_two_records() -> None:
@@ -66,7 +67,7 @@ def test_a_partys_training_set() -> None:
         training_records=3,
         negatives_per_positive=2,
     )
-    assert x.shape == (9, 4)
+    assert x.shape == (9, 12)
     assert y.tolist() == [1] * 3 + [0] * 6
     assert (x >= 0).all() and (x <= 2).all()
     x_all, _ = training_set(
@@ -77,7 +78,7 @@ def test_a_partys_training_set() -> None:
         training_records=100,
         negatives_per_positive=1,
     )
-    assert x_all.shape == (10, 4)
+    assert x_all.shape == (10, 12)
 
 
 def test_hard_negatives_are_the_most_similar_others() -> None:

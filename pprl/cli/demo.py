@@ -19,6 +19,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     demo.add_argument("--truth", metavar="CSV", help="alice_id,bob_id of the true matches")
     demo.add_argument("--reference", metavar="CSV", help="reference set (header names columns)")
     demo.add_argument(
+        "--schema",
+        metavar="TOML",
+        help="[records] attributes, kinds, date_formats; [reference] mapping; [method] keys, as "
+        "in a party's configuration, for records with other columns than first/middle/last",
+    )
+    demo.add_argument(
         "--reference-rows", type=int, default=1000, help="rows of the built-in reference set"
     )
     demo.add_argument("--classifier", choices=["linear", "rbf"], default="linear")
@@ -55,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
         workdir=Path(args.workdir) if args.workdir else None,
         reference_rows=args.reference_rows,
         privacy=Privacy(args.noise_sigma, args.feature, args.max_reidentification),
+        schema=Path(args.schema) if args.schema else None,
     )
     summary = run_demo(options)
     print_summary(summary)

@@ -12,6 +12,8 @@ from pprl.party.state import ArtifactError
 OWN_TENSOR = "own_tensor.u8"
 PEER_TENSOR = "peer_tensor.u8"
 ORDER = "order.npy"
+# What AGREE found in the data (shared reference values, repeated and missing values).
+DATA_REPORT = "data_report.json"
 MODEL = "model.npz"
 OWN_MATCHES = "own_matches.npz"
 PEER_MATCHES = "peer_matches.json"

@@ -7,6 +7,7 @@ import json
 import math
 import tomllib
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,10 @@ from pprl.protocol.audit import MEASURES
 from pprl.protocol.classifier import CLASS_WEIGHTS, DEFAULT_C, KINDS
 from pprl.protocol.errors import InputError
 from pprl.protocol.features import FEATURES
+from pprl.protocol.kinds import DEFAULT_DATE_FORMAT, DEFAULT_KIND, Attribute
+from pprl.protocol.kinds import KINDS as ATTRIBUTE_KINDS
 from pprl.protocol.method import MethodParams, method_params
+from pprl.protocol.records import BAD_VALUE_POLICIES
 from pprl.protocol.reference import DEFAULT_MAPPING, MappingEntry
 
 # The privacy gate refuses to release a tensor when a dictionary attack on a sample of it
@@ -27,7 +31,7 @@ DEFAULT_AUDIT_RECORDS = 200
 # refuse to read a key missing here, so a key added later cannot be left out.
 KNOWN_KEYS: dict[str, tuple[str, ...]] = {
     "": ("identity", "listen", "state_dir"),
-    "records": ("path", "id_column", "attributes"),
+    "records": ("path", "id_column", "attributes", "kinds", "date_formats", "on_bad_value"),
     "reference": ("path", "mapping"),
     "method": (
         "classifier",
@@ -94,11 +98,25 @@ class PartyConfig:
     # reference set's sigma0 (FedSim appendix A). None: noise_sigma as configured.
     attack_success: float | None = None
     privacy: PrivacySettings = field(default_factory=PrivacySettings)
+    # Each attribute's kind and date format; attributes not listed are names.
+    schema: tuple[Attribute, ...] = ()
+    # "error": a cell its kind cannot read stops the run; "missing": counted as missing.
+    on_bad_value: str = "error"
     # [development] seed: makes a daemon's linkage replayable for tests and benchmarks. Anyone
     # who knows it can replay the shuffle, the noise and the training sample, so it must never
     # be set in production. None: the daemon draws them from the operating system.
     development_seed: int | None = None
     source: str = ""
+
+
+def attribute_schema(config: PartyConfig) -> tuple[Attribute, ...]:
+    """Every configured attribute with its kind (names unless configured otherwise)."""
+    given = {attribute.name: attribute for attribute in config.schema}
+    return tuple(given.get(name, Attribute(name)) for name in config.attributes)
+
+
+def attribute_kinds(config: PartyConfig) -> dict[str, str]:
+    return {attribute.name: attribute.kind for attribute in attribute_schema(config)}
 
 
 def _dotted(table: str, key: str) -> str:
@@ -209,6 +227,14 @@ class _Section:
             raise self._error(key, 'must be a list of ["attribute", "reference column"] pairs')
         return tuple((a, c) for a, c in value)
 
+    def table_of_strings(self, key: str) -> dict[str, str]:
+        value = self._get(key, {})
+        if not isinstance(value, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) and v for k, v in value.items()
+        ):
+            raise self._error(key, 'must be a table of attribute = "text", e.g. { dob = "date" }')
+        return dict(value)
+
     def number(self, key: str, default: float) -> float:
         value = self._get(key, default)
         ok = isinstance(value, int | float) and not isinstance(value, bool)
@@ -299,6 +325,50 @@ def _method(section: _Section) -> MethodParams:
     )
 
 
+def _schema(section: _Section, attributes: tuple[str, ...]) -> tuple[Attribute, ...]:
+    """Kinds and date formats of the configured attributes; both name only those."""
+    kinds = section.table_of_strings("kinds")
+    formats = section.table_of_strings("date_formats")
+    for key, table in (("kinds", kinds), ("date_formats", formats)):
+        stray = [name for name in table if name not in attributes]
+        if stray:
+            raise section._error(
+                f"{key}.{stray[0]}",
+                f"names no configured attribute (attributes: {', '.join(attributes)})",
+            )
+    schema = []
+    for name in attributes:
+        kind = kinds.get(name, DEFAULT_KIND)
+        if kind not in ATTRIBUTE_KINDS:
+            raise section._error(
+                f"kinds.{name}", f"must be one of {', '.join(ATTRIBUTE_KINDS)}, got {kind!r}"
+            )
+        if name in formats and kind != "date":
+            raise section._error(
+                f"date_formats.{name}", f"is set but {name} is a {kind}, not a date"
+            )
+        date_format = formats.get(name, DEFAULT_DATE_FORMAT)
+        if kind == "date":
+            _check_date_format(section, name, date_format)
+        schema.append(Attribute(name, kind, date_format))
+    return tuple(schema)
+
+
+def _check_date_format(section: _Section, name: str, date_format: str) -> None:
+    """A format that loses the day, month or year would parse nonsense: it must give a date
+    back unchanged."""
+    probe = datetime(1987, 11, 23)
+    try:
+        ok = datetime.strptime(probe.strftime(date_format), date_format) == probe
+    except ValueError:
+        ok = False
+    if not ok:
+        raise section._error(
+            f"date_formats.{name}",
+            f"must give day, month and year as strptime codes (e.g. %d/%m/%Y), got {date_format!r}",
+        )
+
+
 def _privacy(section: _Section) -> PrivacySettings:
     return PrivacySettings(
         max_reidentification=section.limit("max_reidentification", DEFAULT_REIDENTIFICATION_LIMIT),
@@ -335,13 +405,16 @@ def load_config(path: str | Path) -> PartyConfig:
     peer = top.section("peer")
     coordinator = top.section("coordinator")
     method = top.section("method", required=False)
+    attributes = records.strings("attributes", ["first", "middle", "last"])
     return PartyConfig(
         identity=top.string("identity"),
         listen=_address(top, "listen"),
         state_dir=top.file("state_dir"),
         records_path=records.file("path"),
         id_column=records.string("id_column", "id"),
-        attributes=records.strings("attributes", ["first", "middle", "last"]),
+        attributes=attributes,
+        schema=_schema(records, attributes),
+        on_bad_value=_choice(records, "on_bad_value", BAD_VALUE_POLICIES, "error"),
         reference_path=reference.file("path"),
         mapping=reference.mapping("mapping"),
         tls=TlsFiles(cert=tls.file("cert"), key=tls.file("key"), ca=tls.file("ca")),

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import resource
 from collections.abc import Iterator
+from typing import Any
 
 import grpc
 
@@ -15,7 +16,7 @@ from pprl.party.phase_runner import PhaseRunner
 from pprl.party.reasons import abort
 from pprl.party.state import RunStore
 from pprl.party.wire_types import wire_phase
-from pprl.party.work import LINKAGE_CSV, OWN_MATCHES, OWN_TENSOR, PEER_MATCHES
+from pprl.party.work import DATA_REPORT, LINKAGE_CSV, OWN_MATCHES, OWN_TENSOR, PEER_MATCHES
 from pprl.protocol.phases import Phase, PhaseOrderError, check_advance
 from pprl.wire.v1 import linkage_pb2 as pb
 from pprl.wire.v1 import linkage_pb2_grpc as rpc
@@ -72,7 +73,22 @@ class ControlService(rpc.ControlServicer):
             reidentified=meta(OWN_TENSOR, "reidentified", kind=float),
             reidentification_limit=self.config.privacy.max_reidentification,
             noise_edits=meta(OWN_TENSOR, "noise_edits", kind=float),
+            **self._data_report(run.run_id),
         )
+
+    def _data_report(self, run_id: str) -> dict[str, Any]:
+        """AGREE's report on the data, as status fields (empty before AGREE)."""
+        artifact = self.store.artifact(run_id, DATA_REPORT, verify=False)
+        if artifact is None:
+            return {}
+        keys = (
+            "reference_shared",
+            "repeated_groups",
+            "repeated_records",
+            "missing_values",
+            "unreadable_values",
+        )
+        return {key: artifact.meta[key] for key in keys if key in artifact.meta}
 
     def Advance(
         self, request: pb.AdvanceRequest, context: grpc.ServicerContext

@@ -186,6 +186,13 @@ class Coordinator:
                     "agreed_matches": s.agreed_matches,
                     "scored_pairs": s.scored_pairs,
                     "peak_rss_bytes": s.peak_rss_bytes,
+                    "data": {
+                        "reference_shared": dict(s.reference_shared),
+                        "repeated_groups": s.repeated_groups,
+                        "repeated_records": s.repeated_records,
+                        "missing_values": dict(s.missing_values),
+                        "unreadable_values": dict(s.unreadable_values),
+                    },
                     "privacy": {
                         "audited_records": s.audited_records,
                         "reidentified": s.reidentified,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from pprl.party.config import PartyConfig
+from pprl.party.config import PartyConfig, attribute_schema
 from pprl.protocol import reference
 from pprl.protocol.audit import Dictionary, census_dictionary
 from pprl.protocol.records import RecordTable, load_records, normalise, read_table
@@ -19,7 +19,12 @@ class Inputs:
 
 def load_inputs(config: PartyConfig, records_path: Path | None = None) -> Inputs:
     """The configured records (or those at `records_path`) and the checked reference set."""
-    records = load_records(records_path or config.records_path, config.id_column, config.attributes)
+    records = load_records(
+        records_path or config.records_path,
+        config.id_column,
+        attribute_schema(config),
+        config.on_bad_value,
+    )
     ref = reference.load_reference(config.reference_path)
     reference.validate_mapping(config.mapping, config.attributes, ref)
     return Inputs(records, ref)

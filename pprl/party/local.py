@@ -16,20 +16,27 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pprl.party.artifacts import LINKAGE_CSV, PEER_MATCHES_CSV
 from pprl.party.certs import make_development_pki
-from pprl.party.config import DEFAULT_REIDENTIFICATION_LIMIT, TlsFiles
+from pprl.party.config import (
+    DEFAULT_REIDENTIFICATION_LIMIT,
+    KNOWN_KEYS,
+    TlsFiles,
+    attribute_kinds,
+    load_config,
+)
 from pprl.party.coordinator import Coordinator, CoordinatorError, Endpoint
+from pprl.party.inputs import load_inputs
 from pprl.party.state import run_dir
 from pprl.protocol import synthetic
 from pprl.protocol.errors import InputError, PprlError
 from pprl.protocol.metrics import Quality, linkage_quality
-from pprl.protocol.records import load_records
-from pprl.protocol.reference import load_reference
+from pprl.protocol.pipeline import Agreement
 
 DEFAULT_REFERENCE_ROWS = 1000
 PARTIES = ("alice", "bob")
@@ -77,7 +84,48 @@ def free_port() -> int:
 
 
 def _toml(value: Any) -> str:
-    return json.dumps(str(value)) if not isinstance(value, list) else json.dumps(value)
+    """A TOML value: strings (and paths) quoted, numbers and booleans bare, lists and tables
+    inline. JSON's string escapes are valid TOML basic strings."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml(item) for item in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{json.dumps(k)} = {_toml(v)}" for k, v in value.items()) + " }"
+    return json.dumps(str(value))
+
+
+# What a schema file may set, by table: the data's description, never paths or identities.
+SCHEMA_KEYS = {
+    "records": ("id_column", "attributes", "kinds", "date_formats", "on_bad_value"),
+    "reference": ("mapping",),
+    "method": tuple(KNOWN_KEYS["method"]),
+}
+
+
+def load_schema(path: Path) -> dict[str, dict[str, Any]]:
+    """The [records], [reference] and [method] keys a demo writes into both parties' files;
+    the daemons' own configuration loader checks the values."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError("schema file not found", path=str(path)) from None
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        raise InputError(f"not a valid TOML file: {error}", path=str(path)) from None
+    for table, value in data.items():
+        if table not in SCHEMA_KEYS or not isinstance(value, dict):
+            tables = ", ".join(f"[{t}]" for t in SCHEMA_KEYS)
+            raise InputError(
+                f"a schema holds only the tables {tables}", path=str(path), field=table
+            )
+        for key in value:
+            if key not in SCHEMA_KEYS[table]:
+                known = ", ".join(SCHEMA_KEYS[table])
+                message = f"not a schema key; [{table}] may set {known}"
+                raise InputError(message, path=str(path), field=f"{table}.{key}")
+    return data
 
 
 @dataclass
@@ -119,8 +167,16 @@ def prepare(
     classifier: str = "linear",
     wire_log: bool = False,
     privacy: Privacy | None = None,
+    schema: dict[str, dict[str, Any]] | None = None,
 ) -> Deployment:
     privacy = privacy or Privacy()
+    schema = schema or {}
+    method: dict[str, Any] = {"classifier": classifier}
+    if privacy.feature:
+        method["feature"] = privacy.feature
+    if privacy.noise_sigma:
+        method["noise_sigma"] = privacy.noise_sigma
+    method.update(schema.get("method", {}))
     certs = make_development_pki(workdir / "certs", [*PARTIES, "coordinator"])
     ports = {name: free_port() for name in PARTIES}
     parties = {}
@@ -133,12 +189,12 @@ def prepare(
             f"state_dir = {_toml(state)}",
             "[records]",
             f"path = {_toml(records[name].resolve())}",
+            *(f"{k} = {_toml(v)}" for k, v in schema.get("records", {}).items()),
             "[reference]",
             f"path = {_toml(reference.resolve())}",
+            *(f"{k} = {_toml(v)}" for k, v in schema.get("reference", {}).items()),
             "[method]",
-            f"classifier = {_toml(classifier)}",
-            *([f"feature = {_toml(privacy.feature)}"] if privacy.feature else []),
-            *([f"noise_sigma = {privacy.noise_sigma!r}"] if privacy.noise_sigma else []),
+            *(f"{k} = {_toml(v)}" for k, v in method.items()),
             "[privacy]",
             "# The demo shows the gate's measurement; a custodian's default limit is "
             f"{DEFAULT_REIDENTIFICATION_LIMIT}.",
@@ -160,6 +216,15 @@ def prepare(
         parties[name] = PartySetup(name, ports[name], config, state, workdir / f"{name}.log")
     cert, key = certs["coordinator"]
     return Deployment(workdir, parties, TlsFiles(cert, key, workdir / "certs" / "ca.pem"))
+
+
+def check_inputs(deployment: Deployment) -> None:
+    """What the daemons would refuse at AGREE (records, reference set, kinds, mapping),
+    found before starting them."""
+    for setup in deployment.parties.values():
+        config = load_config(setup.config)
+        inputs = load_inputs(config)
+        Agreement(inputs.reference, config.mapping, config.method, attribute_kinds(config))
 
 
 def start_daemon(deployment: Deployment, name: str) -> subprocess.Popen:
@@ -250,6 +315,7 @@ class DemoOptions:
     workdir: Path | None = None
     reference_rows: int = DEFAULT_REFERENCE_ROWS
     privacy: Privacy = field(default_factory=lambda: Privacy())
+    schema: Path | None = None  # attributes, kinds and mapping of the given records
 
 
 def _inputs(options: DemoOptions, workdir: Path) -> tuple[dict[str, Path], Path, Path | None]:
@@ -260,11 +326,6 @@ def _inputs(options: DemoOptions, workdir: Path) -> tuple[dict[str, Path], Path,
         for path in [*records.values(), options.reference, options.truth]:
             if path is not None and not path.is_file():
                 raise InputError("file not found", path=str(path))
-        # The daemons would refuse these at AGREE; checking first saves starting them.
-        for path in records.values():
-            load_records(path)
-        if options.reference is not None:
-            load_reference(options.reference)
         reference = options.reference
         if reference is None:
             reference = workdir / "reference.csv"
@@ -291,9 +352,11 @@ def run_demo(options: DemoOptions) -> dict[str, Any]:
         started = time.perf_counter()
         records, reference, truth_path = _inputs(options, workdir)
         truth = read_truth(truth_path) if truth_path else None
+        schema = load_schema(options.schema) if options.schema else None
         deployment = prepare(
-            workdir, records, reference, options.classifier, privacy=options.privacy
+            workdir, records, reference, options.classifier, privacy=options.privacy, schema=schema
         )
+        check_inputs(deployment)
         for name in PARTIES:
             start_daemon(deployment, name)
             print(

@@ -10,6 +10,7 @@ import json
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -17,6 +18,7 @@ from pprl import __version__
 from pprl.files import atomic_file
 from pprl.party import engine
 from pprl.party.artifacts import (
+    DATA_REPORT,
     LINKAGE_CSV,
     MODEL,
     ORDER,
@@ -28,7 +30,7 @@ from pprl.party.artifacts import (
     PEER_TENSOR,
     TensorFile,
 )
-from pprl.party.config import PartyConfig
+from pprl.party.config import PartyConfig, attribute_kinds
 from pprl.party.inputs import Inputs, load_dictionary, load_inputs
 from pprl.party.peer import PeerClient
 from pprl.party.state import Artifact, RunStore, file_sha256
@@ -40,6 +42,7 @@ from pprl.protocol.errors import PprlError
 from pprl.protocol.method import MethodParams, explain_mismatch
 from pprl.protocol.phases import Phase
 from pprl.protocol.randomness import Randomness
+from pprl.protocol.records import RecordTable
 from pprl.protocol.reference import reference_overlap
 from pprl.wire.v1 import linkage_pb2 as pb
 
@@ -59,10 +62,55 @@ def resolve_agreement(config: PartyConfig, inputs: Inputs) -> pipeline.Agreement
     """The configured method on these inputs, sigma solved from attack_success if set."""
     try:
         return pipeline.Agreement.resolve(
-            inputs.reference, config.mapping, config.method, config.attack_success
+            inputs.reference,
+            config.mapping,
+            config.method,
+            config.attack_success,
+            kinds=attribute_kinds(config),
         )
     except noise.CalibrationError as exc:
         raise PhaseFailed(f"[method] attack_success in {config.source}: {exc}") from None
+
+
+def data_report(inputs: Inputs, agreement: pipeline.Agreement) -> dict[str, Any]:
+    """What real registers hold and the method accepts: reference values shared with the
+    records, records sharing every compared value, missing and unreadable values."""
+    records: RecordTable = inputs.records
+    groups, repeated = records.repeated()
+    return {
+        "reference_shared": reference_overlap(
+            records.attributes, agreement.reference, agreement.mapping
+        ),
+        "repeated_groups": groups,
+        "repeated_records": repeated,
+        "missing_values": records.missing(),
+        "unreadable_values": dict(records.unreadable),
+    }
+
+
+def data_words(report: dict[str, Any]) -> str:
+    """The data report as one progress line."""
+    shared = report["reference_shared"]
+    parts = [
+        "reference values shared with the records: "
+        + (", ".join(f"{entry} {count}" for entry, count in shared.items()) or "none")
+    ]
+    if report["repeated_groups"]:
+        parts.append(
+            f"{report['repeated_records']} records in {report['repeated_groups']} groups share "
+            "every compared value (kept; their pairs are marked for review)"
+        )
+    missing = {a: n for a, n in report["missing_values"].items() if n}
+    if missing:
+        parts.append("missing values: " + ", ".join(f"{a} {n}" for a, n in missing.items()))
+    if report["unreadable_values"]:
+        unreadable = ", ".join(f"{a} {n}" for a, n in report["unreadable_values"].items())
+        parts.append(f"unreadable cells counted as missing: {unreadable}")
+    return "; ".join(parts)
+
+
+def _review(own_sharing: int, peer_sharing: int) -> str:
+    return "yes" if own_sharing > 1 or peer_sharing > 1 else ""
 
 
 class PhaseWork:
@@ -91,9 +139,12 @@ class PhaseWork:
         """The agreement stored at AGREE (its noise already resolved from a target)."""
         if run_id not in self._agreements:
             _, description = self.store.run(run_id).agreement()
-            params = json.loads(description)["params"]
+            agreed = json.loads(description)
             self._agreements[run_id] = pipeline.Agreement(
-                self.inputs(run_id).reference, self.config.mapping, MethodParams(**params)
+                self.inputs(run_id).reference,
+                self.config.mapping,
+                MethodParams(**agreed["params"]),
+                agreed["kinds"],
             )
         return self._agreements[run_id]
 
@@ -125,17 +176,12 @@ class PhaseWork:
     # -- phases --------------------------------------------------------------------------
     def agree(self, run_id: str, progress: PhaseProgress) -> None:
         inputs = load_inputs(self.config)
-        overlap = reference_overlap(
-            inputs.records.attributes, inputs.reference, self.config.mapping
-        )
-        shared = sum(overlap.values())
-        if shared:
-            detail = ", ".join(f"{k}: {v}" for k, v in overlap.items() if v)
-            raise PhaseFailed(
-                f"the reference set {self.config.reference_path} shares {shared} values with "
-                f"the records ({detail}); it must be disjoint from both parties' data"
-            )
         agreement = resolve_agreement(self.config, inputs)
+        report = data_report(inputs, agreement)
+        with atomic_file(self.store.artifact_path(run_id, DATA_REPORT)) as tmp:
+            tmp.write_text(json.dumps(report), encoding="utf-8")
+        self.store.record_artifact(run_id, DATA_REPORT, report)
+        progress(0, 1, "agreements", data_words(report))
         description = agreement.description()
         digest = agreement.digest()
         canonical = json.dumps(description, sort_keys=True, separators=(",", ":"))
@@ -224,10 +270,13 @@ class PhaseWork:
         limit = settings.max_reidentification
         rate = report.rate(settings.measure)
         counted = "every name" if settings.measure == "every-name" else "at least one name"
+        unaudited = pipeline.unaudited_attributes(agreement)
         words = (
             f"a dictionary attack re-identified {rate:.1%} of {size} sampled records "
-            f"({counted} recovered; {detail})"
+            f"({counted} recovered; {detail or 'no name attribute'})"
         )
+        if unaudited:
+            words += f"; not attacked (no dictionary of their kind): {', '.join(unaudited)}"
         if rate > limit:
             raise PhaseFailed(
                 f"privacy gate: {words}, above the limit of {limit:.1%} "
@@ -309,12 +358,20 @@ class PhaseWork:
         with np.load(self._artifact(run_id, OWN_MATCHES).path) as data:
             return {k: data[k] for k in data.files}
 
+    def _own_sharing(self, run_id: str) -> list[int]:
+        """Per released row, how many own records share its compared values."""
+        sharing = self.inputs(run_id).records.sharing()
+        return [sharing[i] for i in self._order(run_id)]
+
     def reveal(self, run_id: str, progress: PhaseProgress) -> None:
         found = self._own_matches(run_id)
         ids = self._own_ids(run_id)
+        sharing = self._own_sharing(run_id)
         run = self.store.run(run_id)
         pairs = [
-            pb.MatchedPair(sender_row=int(o), receiver_row=int(p), sender_id=ids[o])
+            pb.MatchedPair(
+                sender_row=int(o), receiver_row=int(p), sender_id=ids[o], sender_sharing=sharing[o]
+            )
             for o, p in zip(found["own"], found["peer"], strict=True)
         ]
         progress(0, len(pairs), "pairs", f"sending accepted pairs to {self.peer.peer}")
@@ -336,7 +393,10 @@ class PhaseWork:
             if pair.receiver_row >= n_own or pair.sender_row >= n_peer or key in seen:
                 raise PhaseFailed(f"pair {key} is out of range or repeated")
             seen.add(key)
-        pairs = [[p.receiver_row, p.sender_row, p.sender_id] for p in match_set.pairs]
+        pairs = [
+            [p.receiver_row, p.sender_row, p.sender_id, max(1, p.sender_sharing)]
+            for p in match_set.pairs
+        ]
         with atomic_file(self.store.artifact_path(run_id, PEER_MATCHES)) as tmp:
             tmp.write_text(json.dumps({"pairs": pairs}), encoding="utf-8")
         self.store.record_artifact(run_id, PEER_MATCHES, {"pairs": len(pairs)})
@@ -347,23 +407,37 @@ class PhaseWork:
         if peer_artifact is None:
             raise PhaseFailed(f"{self.peer.peer} has not sent its matches yet")
         theirs = json.loads(peer_artifact.path.read_text(encoding="utf-8"))["pairs"]
-        peer_ids = {int(peer_row): peer_id for _, peer_row, peer_id in theirs}
+        peer_ids = {int(peer_row): peer_id for _, peer_row, peer_id, _ in theirs}
         ours = self._own_matches(run_id)
         ids = self._own_ids(run_id)
+        sharing = self._own_sharing(run_id)
         our_pairs = {(int(o), int(p)) for o, p in zip(ours["own"], ours["peer"], strict=True)}
         agreed = sorted(
-            (ids[o], peer_ids[p]) for o, p, _ in theirs if (int(o), int(p)) in our_pairs
+            (ids[o], peer_ids[p], sharing[o], peer_sharing, _review(sharing[o], peer_sharing))
+            for o, p, _, peer_sharing in theirs
+            if (int(o), int(p)) in our_pairs
         )
         own_rows = [
             (ids[o], peer_ids.get(int(p), ""), f"{s:.6f}")
             for o, p, s in zip(ours["own"], ours["peer"], ours["scores"], strict=True)
         ]
-        peer_rows = sorted((ids[o], peer_id) for o, _, peer_id in theirs)
-        header = [f"{self.config.identity}_id", f"{self.peer.peer}_id"]
-        self._write_csv(run_id, LINKAGE_CSV, header, agreed)
+        peer_rows = sorted((ids[o], peer_id) for o, _, peer_id, _ in theirs)
+        me, peer = self.config.identity, self.peer.peer
+        header = [f"{me}_id", f"{peer}_id"]
+        # Records whose compared values other records share cannot be told apart by those
+        # values: the pair is one of several equally good ones and needs a person's review.
+        marks = [f"{me}_records_sharing_values", f"{peer}_records_sharing_values", "review"]
+        self._write_csv(run_id, LINKAGE_CSV, [*header, *marks], agreed)
         self._write_csv(run_id, OWN_MATCHES_CSV, [*header, "score"], own_rows)
         self._write_csv(run_id, PEER_MATCHES_CSV, header, peer_rows)
-        progress(len(agreed), len(agreed), "pairs", f"{len(agreed)} pairs accepted by both")
+        review = sum(1 for row in agreed if row[-1])
+        progress(
+            len(agreed),
+            len(agreed),
+            "pairs",
+            f"{len(agreed)} pairs accepted by both ({review} marked for review: "
+            "their values are shared by other records)",
+        )
 
     def _write_csv(self, run_id: str, name: str, header: list[str], rows: list) -> Path:
         path = self.store.artifact_path(run_id, name)

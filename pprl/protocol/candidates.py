@@ -1,13 +1,18 @@
 """Candidate pairs, then exact scores for those pairs only.
 
-A linear decision is b + sum_m w_m d_m, with d_m the cosine distance of mapping entry m,
-clipped to [0, 2]. A pair can only be accepted when, for every entry with w_m < 0,
-d_m < (b + 2 * sum of positive weights) / -w_m: one exact bound per entry. Names repeat, so
-each entry's vectors collapse to far fewer distinct ones. One entry (the "blocking entry")
-is joined on its bound between distinct vectors, block by block; every other entry's cosine
-comes from a dense table over its distinct vectors. Each candidate pair then gets the
-decision all-pairs scoring would give it (up to float32 rounding), so no accepted pair is
-lost.
+A linear decision is b + sum_m (w_m d_m + v_m one_m + u_m both_m), with d_m the cosine
+distance of mapping entry m, clipped to [0, 2], and one_m / both_m whether its value is
+missing on one side / on both (then d_m = 1). Each entry's term is at most best_m =
+max(0, 2 w_m, w_m + v_m, w_m + u_m), so a pair whose values on entry m are present can only be
+accepted when, for w_m < 0, d_m < (b + sum_j best_j - best_m) / -w_m: one exact bound per
+entry. Pairs with entry m missing on a side are candidates of that entry's join exactly when
+its missing terms could still be accepted; a missing value is one distinct (zero) vector.
+
+Names repeat, so each entry's vectors collapse to far fewer distinct ones. One entry (the
+"blocking entry") is joined on its bound between distinct vectors, block by block; every
+other entry's cosine comes from a dense table over its distinct vectors. Each candidate pair
+then gets the decision all-pairs scoring would give it (up to float32 rounding), so no
+accepted pair is lost.
 
 An rbf classifier has no such bound of its own; it carries a linear envelope trained on the
 same pairs (see classifier.train), whose bound picks the candidates the rbf then scores.
@@ -22,9 +27,21 @@ from typing import Protocol
 
 import numpy as np
 
-from pprl.protocol.classifier import Model
-from pprl.protocol.features import Standardise, unit_vectors
-from pprl.protocol.matching import Matches, Selection, _concat, _ranked, score_pairs
+from pprl.protocol.classifier import Model, full_weights
+from pprl.protocol.features import (
+    Standardise,
+    indicator_features,
+    missing_units,
+    unit_vectors,
+)
+from pprl.protocol.matching import (
+    Matches,
+    Selection,
+    _concat,
+    _ranked,
+    linear_decision,
+    score_pairs,
+)
 from pprl.protocol.progress import Progress
 from pprl.protocol.smashing import distinct_codes
 
@@ -56,6 +73,11 @@ class DistinctEntry:
     vectors: np.ndarray  # (u, R) float32
     codes: np.ndarray  # (n,) int64
     counts: np.ndarray  # (u,) int64: rows per distinct vector
+
+    @property
+    def missing(self) -> np.ndarray:
+        """(u,) bool: the distinct vector of a missing value."""
+        return missing_units(self.vectors)
 
 
 def distinct_entries(
@@ -118,20 +140,84 @@ def _distinct_by_bytes(
     return np.frombuffer(b"".join(distinct), dtype=np.uint8).reshape(-1, width), codes
 
 
-def distance_limits(model: Model) -> np.ndarray:
-    """(M,) the largest cosine distance per entry a pair the model accepts can have (inf when
-    the entry does not bound it)."""
+@dataclass(frozen=True)
+class Bounds:
+    """Per entry: the largest cosine distance a present pair the model accepts can have (inf
+    when the entry does not bound it), and whether a pair missing on that entry could still
+    be accepted."""
+
+    limits: np.ndarray  # (M,)
+    missing_accepted: np.ndarray  # (M,) bool
+    weights: np.ndarray  # (3, M): distance, one side missing, both missing
+    bias: float
+    slack: float
+
+    def pattern_cuts(self, blocking: int, flags_a: np.ndarray, flags_b: np.ndarray) -> np.ndarray:
+        """(P_a, P_b) float32 blocking cosines a candidate must reach, per pair of missing
+        patterns ((P, M) bool rows). Knowing which entries are missing turns their best case
+        into their exact term, so common patterns (no middle name) do not loosen the bound of
+        every pair. A pair missing its blocking value has cosine 0: its cut is -inf when it
+        could be accepted, +inf otherwise."""
+        w, v, u = self.weights
+        one = flags_a[:, None, :] ^ flags_b[None, :, :]
+        both = flags_a[:, None, :] & flags_b[None, :, :]
+        present_best = np.maximum(0.0, 2.0 * w)
+        terms = np.where(both, w + u, np.where(one, w + v, present_best))
+        rest = self.bias + terms.sum(axis=-1) - terms[..., blocking]
+        cuts = np.empty(rest.shape, dtype=np.float64)
+        missing = one[..., blocking] | both[..., blocking]
+        accepted = rest + terms[..., blocking] > -self.slack
+        cuts[missing] = np.where(accepted[missing], -np.inf, np.inf)
+        present = ~missing
+        if w[blocking] < 0:
+            limits = rest[present] / -w[blocking]
+            cuts[present] = 1.0 - (limits * (1 + _SLACK) + _SLACK)
+        else:
+            cuts[present] = -np.inf
+        return cuts.astype(np.float32)
+
+
+def envelope(model: Model) -> tuple[np.ndarray, float]:
+    """The linear weights and bias that bound the model's accepted pairs."""
     if model.kind == "linear":
-        weights, bias = model.arrays["weights"], float(model.arrays["bias"])
-    elif "envelope_weights" in model.arrays:
-        weights, bias = model.arrays["envelope_weights"], float(model.arrays["envelope_bias"])
-    else:
-        raise CandidatesUnavailable("this rbf model has no linear envelope (retrain it)")
-    best = bias + 2.0 * float(np.clip(weights, 0.0, None).sum())
-    limits = np.full(len(weights), np.inf)
-    negative = weights < 0
-    limits[negative] = best / -weights[negative]
-    return limits
+        return model.arrays["weights"], float(model.arrays["bias"])
+    if "envelope_weights" in model.arrays:
+        return model.arrays["envelope_weights"], float(model.arrays["envelope_bias"])
+    raise CandidatesUnavailable("this rbf model has no linear envelope (retrain it)")
+
+
+def bounds(model: Model, entries: int) -> Bounds:
+    weights, bias = envelope(model)
+    weights = full_weights(weights, entries)
+    w, v, u = np.split(weights, 3)
+    missing_best = np.maximum(w + v, w + u)
+    best_entry = np.maximum(np.maximum(0.0, 2.0 * w), missing_best)
+    best = bias + float(best_entry.sum())
+    rest = best - best_entry
+    limits = np.full(len(w), np.inf)
+    negative = w < 0
+    limits[negative] = rest[negative] / -w[negative]
+    slack = _SLACK * (1.0 + np.abs(weights).sum() + abs(bias))
+    return Bounds(limits, rest + missing_best > -slack, np.stack([w, v, u]), bias, slack)
+
+
+def _missing_patterns(side: list[DistinctEntry]) -> tuple[np.ndarray, np.ndarray]:
+    """(P, M) distinct patterns of missing entries and each row's pattern."""
+    flags = np.stack([entry.missing[entry.codes] for entry in side], axis=1)
+    patterns, of_row = np.unique(flags, axis=0, return_inverse=True)
+    return patterns.astype(bool), of_row.reshape(-1)
+
+
+def _split_by_pattern(
+    entry: DistinctEntry, of_row: np.ndarray, count: int
+) -> tuple[DistinctEntry, np.ndarray]:
+    """The entry's distinct vectors made distinct per missing pattern too, and each one's
+    pattern, so the blocking join can use the cut of each pair of patterns."""
+    keys = entry.codes.astype(np.int64) * count + of_row
+    distinct, codes = np.unique(keys, return_inverse=True)
+    codes = codes.reshape(-1)
+    split = DistinctEntry(entry.vectors[distinct // count], codes, np.bincount(codes))
+    return split, distinct % count
 
 
 @dataclass(frozen=True)
@@ -186,13 +272,19 @@ class CandidatePlan:
 
     selection: Selection
     blocking: int
-    cut: np.float32  # blocking cosine a candidate must reach
+    # (P_a, P_b) blocking cosine a candidate must reach, by the rows' missing patterns
+    cuts: np.ndarray
+    pattern_a: np.ndarray  # (u_a,) missing pattern of each distinct blocking vector
+    pattern_b: np.ndarray  # (u_b,)
     vectors_a: np.ndarray
     vectors_b: np.ndarray
     grouped_a: _Grouped
     grouped_b: _Grouped
     tables: dict[int, np.ndarray]  # entry -> (u_a, u_b) float32 cosines, non-blocking entries
     blocks: list[tuple[int, int]]  # ranges of distinct blocking vectors of side A
+    # Per entry, which distinct vectors of each side are missing values; None: none are.
+    missing_a: list[np.ndarray] | None = None
+    missing_b: list[np.ndarray] | None = None
     pairs_per_chunk: int = PAIRS_PER_CHUNK
 
     def block_records(self, block: tuple[int, int]) -> int:
@@ -202,7 +294,7 @@ class CandidatePlan:
         """Accepted pairs whose A rows fall in block `index`, ranked and cut to top_k."""
         start, stop = self.blocks[index]
         dots = self.vectors_a[start:stop] @ self.vectors_b.T
-        iu, iv = np.nonzero(dots >= self.cut)
+        iu, iv = np.nonzero(dots >= self._cut(self.pattern_a[start:stop], self.pattern_b))
         blocking_dots = dots[iu, iv]
         iu += start
         found = []
@@ -225,12 +317,19 @@ class CandidatePlan:
                 flat = codes_a[entry][at_a] * table.shape[1]
                 flat += codes_b[entry][at_b]
                 np.take(table.ravel(), flat, out=dots[entry])
+        indicators = None
+        if self.missing_a is not None and self.missing_b is not None:
+            missing_a = np.stack([m[c[at_a]] for m, c in zip(self.missing_a, codes_a, strict=True)])
+            missing_b = np.stack([m[c[at_b]] for m, c in zip(self.missing_b, codes_b, strict=True)])
+            indicators = indicator_features(missing_a.T, missing_b.T).T
         model = self.selection.model
         if model.kind != "linear":
             # The envelope's whole decision, not just its per-entry bound, before the rbf.
-            inside = _envelope_decision(dots, model) > 0
+            inside = _envelope_decision(dots, indicators, model) > 0
             at_a, at_b, dots = at_a[inside], at_b[inside], dots[:, inside]
-        scores = _decision(dots, model)
+            if indicators is not None:
+                indicators = indicators[:, inside]
+        scores = _decision(dots, indicators, model)
         keep = scores > 0
         rows_a = self.grouped_a.order[at_a[keep]]
         return Matches(rows_a, self.grouped_b.order[at_b[keep]], scores[keep])
@@ -258,7 +357,13 @@ class CandidatePlan:
         codes_a = self.grouped_a.codes[self.blocking][_positions(self.grouped_a, rows_a)]
         codes_b = self.grouped_b.codes[self.blocking][_positions(self.grouped_b, rows_b)]
         dots = np.einsum("ir,ir->i", self.vectors_a[codes_a], self.vectors_b[codes_b])
-        return dots >= self.cut
+        return dots >= self.cuts[self.pattern_a[codes_a], self.pattern_b[codes_b]]
+
+    def _cut(self, pattern_a: np.ndarray, pattern_b: np.ndarray) -> np.ndarray | np.float32:
+        """The cut of every (A, B) pair of distinct vectors; a scalar for one pattern."""
+        if self.cuts.size == 1:
+            return self.cuts.reshape(-1)[0]
+        return self.cuts[pattern_a[:, None], pattern_b[None, :]]
 
 
 def _positions(grouped: _Grouped, rows: np.ndarray) -> np.ndarray:
@@ -281,33 +386,47 @@ class Outcome:
     candidates: int | None
 
 
-def _decision(dots: np.ndarray, model: Model) -> np.ndarray:
-    """(M, P) cosines -> (P,) float32 decisions, computed as matching._scores computes them."""
+def _decision(dots: np.ndarray, indicators: np.ndarray | None, model: Model) -> np.ndarray:
+    """(M, P) cosines and (2M, P) indicators -> (P,) float32 decisions, computed as
+    matching._scores computes them."""
     if model.kind == "linear":
-        weights = model.arrays["weights"]
-        scores = (-weights).astype(np.float32) @ dots
-        scores += np.float32(model.arrays["bias"] + weights.sum())
-        return scores
-    features = np.clip(1.0 - dots, 0.0, 2.0, dtype=np.float32).T
-    return model.decision(np.ascontiguousarray(features)).astype(np.float32)
+        weights, bias = model.arrays["weights"], float(model.arrays["bias"])
+        return linear_decision(weights, bias, dots, indicators)
+    m = len(dots)
+    features = np.zeros((dots.shape[1], 3 * m), dtype=np.float32)
+    features[:, :m] = np.clip(1.0 - dots, 0.0, 2.0, dtype=np.float32).T
+    if indicators is not None:
+        features[:, m:] = indicators.T
+    return model.decision(features).astype(np.float32)
 
 
-def _envelope_decision(dots: np.ndarray, model: Model) -> np.ndarray:
-    weights = model.arrays["envelope_weights"]
+def _envelope_decision(dots: np.ndarray, indicators: np.ndarray | None, model: Model) -> np.ndarray:
+    m = len(dots)
+    weights = full_weights(model.arrays["envelope_weights"], m)
     distances = np.clip(1.0 - dots, 0.0, 2.0, dtype=np.float32)
     slack = _SLACK * (1.0 + np.abs(weights).sum())  # float32 rounding never excludes a pair
-    return weights.astype(np.float32) @ distances + np.float32(
+    out = weights[:m].astype(np.float32) @ distances + np.float32(
         model.arrays["envelope_bias"] + slack
     )
+    if indicators is not None:
+        out += weights[m:].astype(np.float32) @ indicators
+    return out
 
 
 def _estimated_pairs(
-    entry_a: DistinctEntry, entry_b: DistinctEntry, cut: np.float32, rng: np.random.Generator
-) -> float:
+    entry_a: DistinctEntry,
+    entry_b: DistinctEntry,
+    cut: np.float32,
+    join_missing: bool,
+    rng: np.random.Generator,
+) -> float:  # the global cut: an estimate, which only steers the choice of entry
     """Record pairs the join on this entry would expand to, from a sample of A rows."""
     rows = rng.integers(0, len(entry_a.codes), size=min(_SAMPLE_ROWS, len(entry_a.codes)))
-    dots = entry_a.vectors[entry_a.codes[rows]] @ entry_b.vectors.T
-    per_row = (dots >= cut) @ entry_b.counts.astype(np.float64)
+    hits = entry_a.vectors[entry_a.codes[rows]] @ entry_b.vectors.T >= cut
+    if join_missing:
+        hits |= entry_a.missing[entry_a.codes[rows], None]
+        hits |= entry_b.missing[None, :]
+    per_row = hits @ entry_b.counts.astype(np.float64)
     return float(per_row.mean()) * len(entry_a.codes)
 
 
@@ -323,17 +442,27 @@ def plan(
     the others. Raises CandidatesUnavailable when no entry bounds the pairs."""
     if len(side_a) != len(side_b):
         raise ValueError(f"tensors differ in mapping entries: {len(side_a)} vs {len(side_b)}")
-    limits = distance_limits(selection.model)
-    if len(limits) != len(side_a):
-        raise ValueError(f"model has {len(limits)} weights for {len(side_a)} mapping entries")
+    bound = bounds(selection.model, len(side_a))
+    limits = bound.limits
     cuts = (1.0 - (limits * (1 + _SLACK) + _SLACK)).astype(np.float32)
     usable = [m for m in range(len(limits)) if np.isfinite(limits[m]) and cuts[m] > -1.0]
     if not usable:
         raise CandidatesUnavailable("no mapping entry bounds the accepted pairs")
+    missing_a = [entry.missing for entry in side_a]
+    missing_b = [entry.missing for entry in side_b]
+    any_missing = any(m.any() for m in missing_a) or any(m.any() for m in missing_b)
+    joins = bound.missing_accepted & any_missing
     # Fixed seed: the choice only affects speed, never which pairs come out.
     rng = np.random.default_rng(0)
-    estimates = {m: _estimated_pairs(side_a[m], side_b[m], cuts[m], rng) for m in usable}
+    estimates = {
+        m: _estimated_pairs(side_a[m], side_b[m], cuts[m], bool(joins[m]), rng) for m in usable
+    }
     blocking = min(usable, key=lambda m: estimates[m])
+    flags_a, of_row_a = _missing_patterns(side_a)
+    flags_b, of_row_b = _missing_patterns(side_b)
+    side_a, side_b = list(side_a), list(side_b)
+    side_a[blocking], pattern_a = _split_by_pattern(side_a[blocking], of_row_a, len(flags_a))
+    side_b[blocking], pattern_b = _split_by_pattern(side_b[blocking], of_row_b, len(flags_b))
     table_bytes = sum(
         4 * len(side_a[m].vectors) * len(side_b[m].vectors)
         for m in range(len(side_a))
@@ -352,13 +481,17 @@ def plan(
     return CandidatePlan(
         selection=selection,
         blocking=blocking,
-        cut=cuts[blocking],
+        cuts=bound.pattern_cuts(blocking, flags_a, flags_b),
+        pattern_a=pattern_a,
+        pattern_b=pattern_b,
         vectors_a=side_a[blocking].vectors,
         vectors_b=side_b[blocking].vectors,
         grouped_a=_Grouped.of(side_a, blocking),
         grouped_b=_Grouped.of(side_b, blocking),
         tables=tables,
         blocks=[(s, min(s + rows, u_a)) for s in range(0, u_a, rows)],
+        missing_a=[entry.missing for entry in side_a] if any_missing else None,
+        missing_b=[entry.missing for entry in side_b] if any_missing else None,
     )
 
 

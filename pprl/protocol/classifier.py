@@ -33,10 +33,14 @@ class Model:
     arrays: dict[str, np.ndarray]
 
     def decision(self, features: np.ndarray) -> np.ndarray:
-        """(k, M) features -> (k,) float64 decision values."""
+        """(k, 3M) features -> (k,) float64 decision values."""
         bias = float(self.arrays["bias"])
         if self.kind == "linear":
-            return np.asarray(features, dtype=np.float64) @ self.arrays["weights"] + bias
+            features = np.asarray(features, dtype=np.float64)
+            weights = self.arrays["weights"]
+            if len(weights) != features.shape[-1]:
+                weights = full_weights(weights, features.shape[-1] // 3)
+            return features @ weights + bias
         if self.kind == "rbf":
             return self._rbf_decision(features, bias)
         raise ValueError(f"unknown model kind {self.kind!r}")
@@ -45,6 +49,10 @@ class Model:
         """exp(-gamma |x - s|^2) via |x|^2 + |s|^2 - 2 x.s, in place and in chunks: the kernel
         matrix (rows x support vectors) dominates both time and memory."""
         support = self.arrays["support_vectors"]
+        if 3 * support.shape[1] == x.shape[1]:  # trained before missing-value features
+            support = np.concatenate(
+                [support, np.zeros((len(support), x.shape[1] - support.shape[1]))], axis=1
+            )
         dual = self.arrays["dual_coef"]
         gamma = float(self.arrays["gamma"])
         support_sq = np.einsum("sm,sm->s", support, support)
@@ -77,6 +85,17 @@ class Model:
         if kind not in KINDS:
             raise ValueError(f"unknown model kind {kind!r}")
         return cls(kind=kind, arrays=arrays)
+
+
+def full_weights(weights: np.ndarray, entries: int) -> np.ndarray:
+    """(3M,) linear weights: distances, then the missing indicators. A model given only M
+    weights (one per entry, as before missing values had features) weighs them 0."""
+    weights = np.asarray(weights, dtype=np.float64)
+    if len(weights) == entries:
+        return np.concatenate([weights, np.zeros(2 * entries)])
+    if len(weights) != 3 * entries:
+        raise ValueError(f"model has {len(weights)} weights for {entries} mapping entries")
+    return weights
 
 
 def train(

@@ -1,4 +1,11 @@
-"""Pair features: per mapping entry, the cosine distance of two smashed vectors."""
+"""Pair features: per mapping entry, the cosine distance of two smashed vectors, and whether
+the entry's value is missing on one side or on both.
+
+A missing value is released as a vector of MISSING_CODE (no distance reaches it) and becomes
+a zero unit vector here, so its cosine distance to anything is exactly 1; the two indicator
+features let the classifier give that case its own weight instead of reading it as "these
+values differ".
+"""
 
 from __future__ import annotations
 
@@ -10,6 +17,10 @@ import numpy as np
 # (docs/privacy.md): centred on the reference set's mean distances, also scaled by their
 # spread, or centred and projected onto the reference set's leading components.
 FEATURES = ("cosine", "centred-cosine", "standardised-cosine", "projected-cosine")
+# The released code of every coordinate of a missing value; distances are clamped below it.
+MISSING_CODE = 255
+# Per mapping entry: cosine distance, missing on exactly one side, missing on both.
+FEATURES_PER_ENTRY = 3
 
 
 @dataclass(frozen=True)
@@ -36,8 +47,10 @@ class Standardise:
 def unit_vectors(tensor: np.ndarray, standardise: Standardise | None = None) -> np.ndarray:
     """Scale each [i, m] vector to unit length, so a cosine distance is 1 - a dot product.
 
-    An all-zero vector stays zero (cosine distance 1 to anything) instead of dividing by 0.
+    A missing value's vector (all MISSING_CODE) becomes zero, and so does an all-zero vector,
+    instead of dividing by 0: cosine distance 1 to anything.
     """
+    missing = missing_values(tensor)
     values = tensor.astype(np.float32)
     if standardise is not None:
         values -= standardise.centre
@@ -48,10 +61,37 @@ def unit_vectors(tensor: np.ndarray, standardise: Standardise | None = None) -> 
             values = np.einsum(pattern, values, basis, dtype=np.float32)
     norms = np.linalg.norm(values, axis=-1, keepdims=True)
     np.divide(values, norms, out=values, where=norms > 0)
+    if missing.any():
+        values[missing] = 0.0
     return values
 
 
+def missing_values(tensor: np.ndarray) -> np.ndarray:
+    """(..., M) bool: which released vectors stand for a missing value. A real code never
+    reaches MISSING_CODE, so the first coordinate decides."""
+    return np.asarray(tensor[..., 0]) == MISSING_CODE
+
+
+def missing_units(unit: np.ndarray) -> np.ndarray:
+    """(..., M) bool: which unit vectors are zero, i.e. missing values."""
+    return np.logical_not(unit.any(axis=-1))
+
+
+def feature_count(entries: int) -> int:
+    return FEATURES_PER_ENTRY * entries
+
+
+def indicator_features(missing_a: np.ndarray, missing_b: np.ndarray) -> np.ndarray:
+    """(..., 2M) float32: missing on exactly one side, then missing on both, per entry."""
+    one = np.logical_xor(missing_a, missing_b)
+    both = np.logical_and(missing_a, missing_b)
+    return np.concatenate([one, both], axis=-1).astype(np.float32)
+
+
 def pair_features(unit_a: np.ndarray, unit_b: np.ndarray) -> np.ndarray:
-    """(n, M) cosine distances of aligned rows; clipped because rounding can leave [0, 2]."""
+    """(n, 3M) features of aligned rows: cosine distances (clipped, because rounding can leave
+    [0, 2]), then the missing indicators."""
     dots = np.einsum("imr,imr->im", unit_a, unit_b, dtype=np.float32)
-    return np.clip(1.0 - dots, 0.0, 2.0, dtype=np.float32)
+    distances = np.clip(1.0 - dots, 0.0, 2.0, dtype=np.float32)
+    indicators = indicator_features(missing_units(unit_a), missing_units(unit_b))
+    return np.concatenate([distances, indicators], axis=-1)

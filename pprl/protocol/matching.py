@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from pprl.protocol.classifier import Model
+from pprl.protocol.classifier import Model, full_weights
 from pprl.protocol.errors import PprlError
-from pprl.protocol.features import pair_features
+from pprl.protocol.features import indicator_features, missing_units, pair_features
 from pprl.protocol.progress import Progress
 
 DEFAULT_TOP_K = 10
@@ -81,28 +81,71 @@ def _concat(parts: Sequence[Matches]) -> Matches:
     )
 
 
-def _block_dots(unit_a_block: np.ndarray, unit_b: np.ndarray) -> np.ndarray:
-    """(M, k, n_b) float32 cosine similarities, one BLAS product per mapping entry."""
+@dataclass(frozen=True)
+class BlockDots:
+    """A block's (M, k, n_b) float32 cosine similarities, and which values are missing on
+    each side ((k, M) and (n_b, M)); None when no value of either side is missing, the
+    common case, which then costs nothing extra."""
+
+    dots: np.ndarray
+    missing_a: np.ndarray | None = None
+    missing_b: np.ndarray | None = None
+
+
+def _block_dots(
+    unit_a_block: np.ndarray, unit_b: np.ndarray, missing_b: np.ndarray | None
+) -> BlockDots:
+    """One BLAS product per mapping entry."""
     m = unit_a_block.shape[1]
     out = np.empty((m, len(unit_a_block), len(unit_b)), dtype=np.float32)
     for entry in range(m):
         np.matmul(unit_a_block[:, entry, :], unit_b[:, entry, :].T, out=out[entry])
-    return out
+    missing_a = missing_units(unit_a_block)
+    if missing_b is None and not missing_a.any():
+        return BlockDots(out)
+    if missing_b is None:
+        missing_b = np.zeros((len(unit_b), m), dtype=bool)
+    return BlockDots(out, missing_a, missing_b)
 
 
-def _scores(dots: np.ndarray, model: Model) -> np.ndarray:
+def linear_decision(
+    weights: np.ndarray, bias: float, dots: np.ndarray, indicators: np.ndarray | None
+) -> np.ndarray:
+    """b + sum_m w_m (1 - dot_m) + the indicators' weights = (b + sum_m w_m) - w . dots + ...:
+    one pass over (M, ...) dots. Dots lie in [0, 1] (distances are never negative), so the
+    features' clip never binds; `indicators` is (2M, ...) or None when nothing is missing."""
+    m = len(dots)
+    weights = full_weights(weights, m)
+    distance_weights = weights[:m]
+    flat = dots.reshape(m, -1)
+    scores = (-distance_weights).astype(np.float32) @ flat
+    scores += np.float32(bias + distance_weights.sum())
+    if indicators is not None:
+        scores += weights[m:].astype(np.float32) @ indicators.reshape(2 * m, -1)
+    return scores.reshape(dots.shape[1:])
+
+
+def _block_indicators(block: BlockDots) -> np.ndarray | None:
+    """(2M, k, n_b) indicators of a block, or None when nothing is missing."""
+    if block.missing_a is None or block.missing_b is None:
+        return None
+    both = indicator_features(block.missing_a[:, None, :], block.missing_b[None, :, :])
+    return np.ascontiguousarray(both.transpose(2, 0, 1))
+
+
+def _scores(block: BlockDots, model: Model) -> np.ndarray:
     """(k, n_b) float32 decision values from the block's dot products."""
+    indicators = _block_indicators(block)
+    dots = block.dots
     if model.kind == "linear":
-        # b + sum_m w_m (1 - dot_m) = (b + sum_m w_m) - w . dots: one pass over the block. Dots
-        # lie in [0, 1] (distances are never negative), so the features' clip never binds.
-        weights = model.arrays["weights"]
-        negated = (-weights).astype(np.float32)
-        scores = (negated @ dots.reshape(len(weights), -1)).reshape(dots.shape[1:])
-        scores += np.float32(model.arrays["bias"] + weights.sum())
-        return scores
-    features = np.clip(1.0 - dots, 0.0, 2.0, dtype=np.float32).transpose(1, 2, 0)
-    k, n_b, m = features.shape
-    flat = np.ascontiguousarray(features).reshape(k * n_b, m)
+        return linear_decision(
+            model.arrays["weights"], float(model.arrays["bias"]), dots, indicators
+        )
+    m, k, n_b = dots.shape
+    features = np.empty((k, n_b, 3 * m), dtype=np.float32)
+    features[..., :m] = np.clip(1.0 - dots, 0.0, 2.0, dtype=np.float32).transpose(1, 2, 0)
+    features[..., m:] = 0.0 if indicators is None else indicators.transpose(1, 2, 0)
+    flat = features.reshape(k * n_b, 3 * m)
     return model.decision(flat).astype(np.float32).reshape(k, n_b)
 
 
@@ -231,13 +274,15 @@ def score_pairs(
     m = unit_a.shape[1]
     # block_bytes bounds a block's main arrays: M dot products and one score per pair, plus
     # the rbf features (M per pair) when a selection needs them.
-    per_pair = 4 * (m + 2 + (m if any(s.model.kind == "rbf" for s in selections) else 0))
+    per_pair = 4 * (m + 2 + (3 * m if any(s.model.kind == "rbf" for s in selections) else 0))
+    missing_b = missing_units(unit_b)
+    shared_missing_b = missing_b if missing_b.any() else None
     return scan(
         n_a,
         n_b,
         selections,
         block_rows=max(1, block_bytes // (per_pair * max(1, n_b))),
-        prepare=lambda start, stop: _block_dots(unit_a[start:stop], unit_b),
+        prepare=lambda start, stop: _block_dots(unit_a[start:stop], unit_b, shared_missing_b),
         score=_scores,  # type: ignore[arg-type]
         progress=progress,
         times=times,

@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from pprl.protocol.classifier import CLASS_WEIGHTS, DEFAULT_C, KINDS
 from pprl.protocol.features import FEATURES
+from pprl.protocol.kinds import DEFAULT_KIND
 from pprl.protocol.reference import MappingEntry, ReferenceSet
 
-DESCRIPTION_VERSION = 1
+DESCRIPTION_VERSION = 2
 
 _LABELS = {
     "reference.columns": "reference columns",
@@ -31,7 +32,7 @@ class MethodParams:
     """Parameters both parties must share; they go into the agreement digest."""
 
     distance: str = "levenshtein"
-    clamp: int = 255
+    clamp: int = 254
     dtype: str = "uint8"
     feature: str = "cosine"
     # Gaussian noise on released distances in FedSim's standardised units (times sigma0 of the
@@ -93,11 +94,16 @@ def method_params(
 
 
 def agreement_description(
-    reference: ReferenceSet, mapping: Sequence[MappingEntry], params: MethodParams
+    reference: ReferenceSet,
+    mapping: Sequence[MappingEntry],
+    params: MethodParams,
+    kinds: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """What the digest covers: a hash of the reference values, never the values; column order
-    in the file does not matter, row order does."""
+    in the file does not matter, row order does. Each mapped attribute's kind decides how
+    both parties normalise and compare it, so it is covered too."""
     return {
+        "kinds": {a: (kinds or {}).get(a, DEFAULT_KIND) for a, _ in mapping},
         "reference": {
             "columns": sorted(reference.columns),
             "rows": len(reference),
@@ -110,10 +116,13 @@ def agreement_description(
 
 
 def agreement_digest(
-    reference: ReferenceSet, mapping: Sequence[MappingEntry], params: MethodParams
+    reference: ReferenceSet,
+    mapping: Sequence[MappingEntry],
+    params: MethodParams,
+    kinds: Mapping[str, str] | None = None,
 ) -> str:
     """Equal digests mean both parties would compute comparable features."""
-    description = agreement_description(reference, mapping, params)
+    description = agreement_description(reference, mapping, params, kinds)
     return hashlib.sha256(_canonical(description)).hexdigest()
 
 

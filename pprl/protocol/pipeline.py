@@ -21,10 +21,11 @@ import numpy as np
 from pprl.protocol import candidates, classifier, matching, noise, training
 from pprl.protocol.audit import AuditReport, Dictionary, audit_tensor
 from pprl.protocol.features import Standardise
+from pprl.protocol.kinds import DEFAULT_KIND
 from pprl.protocol.method import MethodParams, agreement_description, agreement_digest
 from pprl.protocol.progress import Progress
 from pprl.protocol.randomness import GATE, RELEASE, SHUFFLE, TRAINING, Randomness
-from pprl.protocol.reference import MappingEntry, ReferenceSet
+from pprl.protocol.reference import MappingEntry, ReferenceSet, typed_reference
 from pprl.protocol.release import ReferenceStatistics, Release, reference_statistics, standardise
 from pprl.protocol.smashing import smash
 
@@ -40,11 +41,17 @@ class Agreement:
     AGREE and `pprl audit` never pay for it."""
 
     def __init__(
-        self, reference: ReferenceSet, mapping: Sequence[MappingEntry], method: MethodParams
+        self,
+        reference: ReferenceSet,
+        mapping: Sequence[MappingEntry],
+        method: MethodParams,
+        kinds: Mapping[str, str] | None = None,
     ) -> None:
-        self.reference = reference
         self.mapping = tuple(mapping)
         self.method = method
+        # Each mapped attribute's kind (default: name); both parties must agree on them.
+        self.kinds = {a: (kinds or {}).get(a, DEFAULT_KIND) for a, _ in self.mapping}
+        self.reference = typed_reference(reference, self.mapping, self.kinds)
 
     @classmethod
     def resolve(
@@ -53,21 +60,24 @@ class Agreement:
         mapping: Sequence[MappingEntry],
         method: MethodParams,
         attack_success: float | None = None,
+        kinds: Mapping[str, str] | None = None,
     ) -> Agreement:
         """The agreement, with sigma solved from a target attack success when one is given
         (FedSim appendix A); raises noise.CalibrationError when no sigma reaches it."""
-        agreement = cls(reference, mapping, method)
+        agreement = cls(reference, mapping, method, kinds)
         if attack_success is None:
             return agreement
         sigma = noise.sigma_for_success(attack_success, agreement.sigma0)
-        resolved = cls(reference, mapping, dataclasses.replace(method, noise_sigma=sigma))
+        resolved = cls(reference, mapping, dataclasses.replace(method, noise_sigma=sigma), kinds)
         resolved.__dict__["statistics"] = agreement.statistics  # same reference set
         return resolved
 
     @cached_property
     def statistics(self) -> ReferenceStatistics:
         """Centre, spread and sigma0; without the principal components."""
-        return reference_statistics(self.reference.columns, self.mapping, with_components=False)
+        return reference_statistics(
+            self.reference.columns, self.mapping, with_components=False, kinds=self.kinds
+        )
 
     @property
     def sigma0(self) -> float:
@@ -81,14 +91,34 @@ class Agreement:
     def standardise(self) -> Standardise | None:
         statistics = self.statistics
         if self.method.feature == "projected-cosine":
-            statistics = reference_statistics(self.reference.columns, self.mapping)
+            statistics = reference_statistics(
+                self.reference.columns, self.mapping, kinds=self.kinds
+            )
         return standardise(statistics, self.mapping, self.release, self.method.feature)
 
     def description(self) -> dict[str, Any]:
-        return agreement_description(self.reference, self.mapping, self.method)
+        return agreement_description(self.reference, self.mapping, self.method, self.kinds)
 
     def digest(self) -> str:
-        return agreement_digest(self.reference, self.mapping, self.method)
+        return agreement_digest(self.reference, self.mapping, self.method, self.kinds)
+
+    def smash(
+        self,
+        attributes: Columns,
+        rng: np.random.Generator | None,
+        progress: Progress | None = None,
+    ) -> np.ndarray:
+        """Records smashed against the reference set as agreed, with the agreed noise."""
+        return smash(
+            attributes,
+            self.reference.columns,
+            self.mapping,
+            self.method.clamp,
+            progress=progress,
+            release=self.release,
+            rng=rng,
+            kinds=self.kinds,
+        )
 
     def noise_words(self) -> str:
         """sigma, its edits, tau and epsilon, over the coordinates one attribute spans."""
@@ -121,15 +151,7 @@ def release(
     n = len(next(iter(attributes.values()), []))
     order = randomness.generator(SHUFFLE).permutation(n)
     shuffled = {name: [values[i] for i in order] for name, values in attributes.items()}
-    tensor = smash(
-        shuffled,
-        agreement.reference.columns,
-        agreement.mapping,
-        agreement.method.clamp,
-        progress=progress,
-        release=agreement.release,
-        rng=randomness.generator(RELEASE),
-    )
+    tensor = agreement.smash(shuffled, randomness.generator(RELEASE), progress)
     return Released(order, tensor)
 
 
@@ -141,13 +163,24 @@ def audit_release(
     size: int,
     randomness: Randomness,
 ) -> AuditReport:
-    """The peer's dictionary attack on `size` sampled rows of a release (the privacy gate)."""
+    """The peer's dictionary attack on `size` sampled rows of a release (the privacy gate).
+
+    The dictionary holds names, so only attributes of kind name are attacked
+    (`unaudited_attributes` lists the others; a report must say they were not measured)."""
     size = min(size, len(released.order))
     rows = np.sort(randomness.generator(GATE).choice(len(released.order), size, replace=False))
     truth = {name: [values[released.order[t]] for t in rows] for name, values in attributes.items()}
-    return audit_tensor(
-        released.tensor[rows], truth, agreement.mapping, agreement.release, dictionary
-    )
+    entries = [m for m, (a, _) in enumerate(agreement.mapping) if agreement.kinds[a] == "name"]
+    if not entries:
+        return AuditReport(size, [], 0.0, 0.0, 0.0)
+    mapping = [agreement.mapping[m] for m in entries]
+    tensor = released.tensor[rows][:, entries, :]
+    return audit_tensor(tensor, truth, mapping, agreement.release, dictionary)
+
+
+def unaudited_attributes(agreement: Agreement) -> list[str]:
+    """Attributes the name-dictionary attack cannot judge, with their kinds."""
+    return [f"{a} ({kind})" for a, kind in agreement.kinds.items() if kind != "name"]
 
 
 @dataclass(frozen=True)
@@ -180,13 +213,8 @@ def training_sample(
         corruption=corruption,
         errors_per_record=errors_per_record,
     )
-    reference, mapping = agreement.reference.columns, agreement.mapping
-    clamp, shown = agreement.method.clamp, agreement.release
     return TrainingSample(
-        own,
-        corrupted,
-        smash(own, reference, mapping, clamp, release=shown, rng=rng),
-        smash(corrupted, reference, mapping, clamp, release=shown, rng=rng),
+        own, corrupted, agreement.smash(own, rng), agreement.smash(corrupted, rng)
     )
 
 

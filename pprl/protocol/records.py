@@ -1,13 +1,23 @@
-"""Load one party's records: the ids and the quasi-identifiers the method compares."""
+"""Load one party's records: the ids and the quasi-identifiers the method compares.
+
+Values are normalised by their attribute's kind (pprl.protocol.kinds); a blank cell is a
+missing value, held as the empty string from here on. Different people may share every
+compared value (two John Smiths): such records are kept and counted, and each record knows
+how many records share its values so the linkage output can mark them for review.
+"""
 
 from __future__ import annotations
 
 import csv
+from collections import Counter
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pprl.protocol.errors import InputError
+from pprl.protocol.kinds import Attribute, BadValue
+
+BAD_VALUE_POLICIES = ("error", "missing")
 
 _BOM = b"\xef\xbb\xbf"
 _SHOWN_GROUPS = 3
@@ -36,9 +46,27 @@ class RecordTable:
     path: str
     ids: list[str]
     attributes: dict[str, list[str]]
+    # Per attribute: cells its kind could not read, counted as missing (policy "missing").
+    unreadable: dict[str, int] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    def missing(self) -> dict[str, int]:
+        """Per attribute, how many records lack a value."""
+        return {name: values.count("") for name, values in self.attributes.items()}
+
+    def sharing(self) -> list[int]:
+        """Per record, how many records (itself included) hold exactly its compared values:
+        above 1, the values alone cannot tell those records apart."""
+        rows = self.rows()
+        counts = Counter(rows)
+        return [counts[row] for row in rows]
+
+    def repeated(self) -> tuple[int, int]:
+        """(groups of records sharing all compared values, records in those groups)."""
+        sizes = [size for size in Counter(self.rows()).values() if size > 1]
+        return len(sizes), sum(sizes)
 
     def rows(self) -> list[tuple[str, ...]]:
         """Per record, the attribute values in attribute order."""
@@ -105,24 +133,45 @@ def _parse(path: str, lines: list[str]) -> list[tuple[int, list[str]]]:
 def load_records(
     path: str | Path,
     id_column: str = "id",
-    attributes: Sequence[str] = ("first", "middle", "last"),
+    attributes: Sequence[str | Attribute] = ("first", "middle", "last"),
+    on_bad_value: str = "error",
 ) -> RecordTable:
-    """Load records for linkage, refusing input the method would silently mishandle."""
-    attributes = tuple(attributes)
-    _check_configuration(id_column, attributes)
+    """Load records for linkage, refusing only what would break a run: unreadable files,
+    missing columns, duplicate ids, and (unless `on_bad_value` is "missing") cells their
+    kind cannot read."""
+    schema = tuple(a if isinstance(a, Attribute) else Attribute(a) for a in attributes)
+    names = tuple(a.name for a in schema)
+    if on_bad_value not in BAD_VALUE_POLICIES:
+        raise ValueError(f"on_bad_value must be one of {BAD_VALUE_POLICIES}, got {on_bad_value!r}")
+    _check_configuration(id_column, names)
     table = read_table(path)
-    index = _locate(table, (id_column, *attributes))
+    index = _locate(table, (id_column, *names))
     if not table.rows:
         raise InputError("no data rows (only a header)", path=table.path)
     lines = [line for line, _ in table.rows]
     ids = [
         _record_id(table, line, fields[index[id_column]], id_column) for line, fields in table.rows
     ]
-    values = {a: [normalise(fields[index[a]]) for _, fields in table.rows] for a in attributes}
     _refuse_duplicate_ids(table.path, id_column, ids, lines)
-    record = RecordTable(table.path, ids, values)
-    _refuse_duplicate_tuples(table.path, attributes, record.rows(), lines)
-    return record
+    values: dict[str, list[str]] = {}
+    unreadable: dict[str, int] = {}
+    for attribute in schema:
+        column, bad = [], 0
+        for line, fields in table.rows:
+            try:
+                column.append(attribute.normalise(fields[index[attribute.name]]) or "")
+            except BadValue as error:
+                if on_bad_value == "error":
+                    hint = ' (or set on_bad_value = "missing" to count such cells as missing)'
+                    raise InputError(
+                        f"{error}{hint}", path=table.path, row=line, field=attribute.name
+                    ) from None
+                column.append("")
+                bad += 1
+        values[attribute.name] = column
+        if bad:
+            unreadable[attribute.name] = bad
+    return RecordTable(table.path, ids, values, unreadable)
 
 
 def _check_configuration(id_column: str, attributes: tuple[str, ...]) -> None:
@@ -165,23 +214,6 @@ def _refuse_duplicate_ids(path: str, id_column: str, ids: list[str], lines: list
             f"duplicate ids: {shown}; ids must be unique ({len(groups)} duplicated ids in all)"
         )
         raise InputError(message, path=path, row=groups[0][1][1], field=id_column)
-
-
-def _refuse_duplicate_tuples(
-    path: str, attributes: Sequence[str], tuples: list[tuple[str, ...]], lines: list[int]
-) -> None:
-    """Identical quasi-identifiers cannot be told apart, so the method cannot link them."""
-    groups = _duplicate_groups(tuples, lines)
-    if groups:
-        same = ", ".join(attributes)
-        shown = "; ".join(
-            f"{_rows_text(rows)} have the same {same}" for _, rows in groups[:_SHOWN_GROUPS]
-        )
-        message = (
-            f"{shown}; the method needs deduplicated records "
-            f"({len(groups)} duplicate tuples in all)"
-        )
-        raise InputError(message, path=path, row=groups[0][1][1])
 
 
 def _duplicate_groups(

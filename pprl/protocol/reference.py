@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from pprl.protocol.errors import InputError
+from pprl.protocol.kinds import DEFAULT_KIND, REFERENCE_DATE_FORMAT, BadValue, normalise_value
 from pprl.protocol.records import CsvTable, normalise, read_table
 
 MappingEntry = tuple[str, str]
@@ -24,6 +25,8 @@ class ReferenceSet:
 
     path: str
     columns: dict[str, list[str]]
+    # The file line of each row, so a value its kind cannot read is reported where it is.
+    lines: tuple[int, ...] = ()
 
     def __len__(self) -> int:
         return len(next(iter(self.columns.values()), []))
@@ -42,7 +45,46 @@ def load_reference(path: str | Path) -> ReferenceSet:
     for name, values in columns.items():
         if not any(values):
             raise InputError("every value in this column is empty", path=table.path, field=name)
-    return ReferenceSet(table.path, columns)
+    return ReferenceSet(table.path, columns, tuple(line for line, _ in table.rows))
+
+
+def typed_reference(
+    reference: ReferenceSet, mapping: Sequence[MappingEntry], kinds: Mapping[str, str]
+) -> ReferenceSet:
+    """The reference set with each mapped column in its kind's canonical form (dates written
+    as YYYY-MM-DD become YYYYMMDD), refusing a column two kinds share or a value its kind
+    cannot read."""
+    column_kinds: dict[str, str] = {}
+    for attribute, column in mapping:
+        kind = kinds.get(attribute, DEFAULT_KIND)
+        if column_kinds.setdefault(column, kind) != kind:
+            message = (
+                f"reference column {column!r} is mapped from attributes of kinds "
+                f"{column_kinds[column]!r} and {kind!r}; a column holds values of one kind"
+            )
+            raise InputError(message, path=reference.path, field=column)
+    if all(kind == DEFAULT_KIND for kind in column_kinds.values()):
+        return reference
+    columns = dict(reference.columns)
+    for column, kind in column_kinds.items():
+        if column in columns and kind != DEFAULT_KIND:
+            columns[column] = _typed_column(reference, column, kind)
+    return ReferenceSet(reference.path, columns, reference.lines)
+
+
+def _typed_column(reference: ReferenceSet, column: str, kind: str) -> list[str]:
+    lines = reference.lines or tuple(range(2, len(reference) + 2))
+    values = []
+    for line, raw in zip(lines, reference.columns[column], strict=True):
+        try:
+            value = normalise_value(kind, raw, REFERENCE_DATE_FORMAT)
+        except BadValue as error:
+            message = f"{error}: the column is mapped from a {kind} attribute"
+            if kind == "date":
+                message += f" (reference dates are written {REFERENCE_DATE_FORMAT})"
+            raise InputError(message, path=reference.path, row=line, field=column) from None
+        values.append(value or "")
+    return values
 
 
 def _check_header(table: CsvTable) -> None:
@@ -82,9 +124,14 @@ def validate_mapping(
 
 
 def reference_overlap(
-    attributes: dict[str, list[str]], reference: ReferenceSet, mapping: Sequence[MappingEntry]
+    attributes: dict[str, list[str]],
+    reference: ReferenceSet,
+    mapping: Sequence[MappingEntry],
 ) -> dict[str, int]:
-    """Shared values mean the reference is not disjoint from the data, which the method needs."""
+    """Distinct values each mapping entry shares with its reference column. Any public list
+    shares common values with real records; this is reported, not refused: a shared value
+    has a zero in its vector, which the privacy gate's attack on the release takes into
+    account (docs/privacy.md)."""
     validate_mapping(mapping, list(attributes), reference)
     overlap = {}
     for attribute, column in mapping:

@@ -22,10 +22,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from rapidfuzz import process
-from rapidfuzz.distance import Levenshtein
 
-from pprl.protocol.features import FEATURES, Standardise
+from pprl.protocol.distances import kind_distances
+from pprl.protocol.features import FEATURES, MISSING_CODE, Standardise
+from pprl.protocol.kinds import DEFAULT_KIND
 
 _STEPS_PER_NOISE = 4
 _OFFSET_STEPS = 16
@@ -66,7 +66,7 @@ class Release:
         values = np.asarray(distances, dtype=np.float64)
         values = values + rng.normal(0.0, self.noise, size=values.shape)
         codes = np.rint(values / self.step) + self.offset
-        return np.clip(codes, 0, 255).astype(np.uint8)
+        return np.clip(codes, 0, MISSING_CODE - 1).astype(np.uint8)
 
     def decode(self, codes: np.ndarray) -> np.ndarray:
         """float32 distances in edit units, as the peer reads them."""
@@ -89,16 +89,19 @@ def reference_statistics(
     reference_columns: Mapping[str, Sequence[str]],
     mapping: Sequence[tuple[str, str]],
     with_components: bool = True,
+    kinds: Mapping[str, str] | None = None,
 ) -> ReferenceStatistics:
     """Statistics of the public reference set only, so both parties compute the same ones.
 
     A coordinate's statistics are over the distances from every other reference value of its
     column (the zero to itself is left out); sigma0 pools the columns the mapping uses.
+    `kinds` gives each mapped attribute's kind, and so the distance of its column.
     """
     centre, spread, components, pooled = {}, {}, {}, []
-    for column in dict.fromkeys(column for _, column in mapping):
+    column_kinds = {column: (kinds or {}).get(a, DEFAULT_KIND) for a, column in mapping}
+    for column, kind in column_kinds.items():
         values = list(reference_columns[column])
-        table = process.cdist(values, values, scorer=Levenshtein.distance, dtype=np.int32)
+        table = kind_distances(values, values, kind).astype(np.int32)
         if len(values) < 2:
             raise ValueError(f"reference column {column!r} needs at least two values")
         others = ~np.eye(len(values), dtype=bool)

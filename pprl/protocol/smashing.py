@@ -1,6 +1,10 @@
 """Smashing: a record becomes its edit distances to every Reference Set value.
 
-Only these distance vectors leave a party, never the names themselves.
+Only these distance vectors leave a party, never the values themselves. The distance suits
+the attribute's kind (pprl.protocol.kinds): Levenshtein on the canonical text, and for dates
+the smaller of that and one more than the distance with day and month exchanged, so a date
+and its day/month swap get vectors within one edit of each other. A missing value (the empty
+string after normalisation) is released as MISSING_CODE in every coordinate.
 """
 
 from __future__ import annotations
@@ -9,9 +13,10 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import TypeVar
 
 import numpy as np
-from rapidfuzz import process
-from rapidfuzz.distance import Levenshtein
 
+from pprl.protocol.distances import kind_distances
+from pprl.protocol.features import MISSING_CODE
+from pprl.protocol.kinds import DEFAULT_KIND
 from pprl.protocol.progress import Progress
 from pprl.protocol.release import Release
 
@@ -27,40 +32,43 @@ def distinct_codes(values: Iterable[Key]) -> tuple[list[Key], np.ndarray]:
 
 
 def distance_table(
-    values_a: Sequence[str], values_b: Sequence[str], clamp: int = 255
+    values_a: Sequence[str], values_b: Sequence[str], clamp: int = 254, kind: str = DEFAULT_KIND
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(codes_a, codes_b, table): distance(a[i], b[j]) = table[codes_a[i], codes_b[j]], uint8
-    Levenshtein distances between distinct values; anything above `clamp` - 1 reads as `clamp`.
+    distances between distinct values; anything above `clamp` - 1 reads as `clamp`. A missing
+    value of `values_a` (the empty string) gets MISSING_CODE in its whole row.
 
-    Clamping keeps the wire format one byte per distance; names are far shorter than 255.
+    Clamping keeps the wire format one byte per distance; names are far shorter than 254, and
+    255 is left for missing values.
     """
-    if not 1 <= clamp <= 255:
-        raise ValueError(f"clamp must be in 1..255 to fit uint8, got {clamp}")
+    if not 1 <= clamp < MISSING_CODE:
+        raise ValueError(f"clamp must be in 1..{MISSING_CODE - 1} to fit uint8, got {clamp}")
     distinct_a, codes_a = distinct_codes(values_a)
     distinct_b, codes_b = distinct_codes(values_b)
-    table = process.cdist(
-        distinct_a,
-        distinct_b,
-        scorer=Levenshtein.distance,
-        dtype=np.uint8,
-        workers=-1,
-        score_cutoff=clamp - 1,
-    )
+    present = [i for i, value in enumerate(distinct_a) if value]
+    table = np.full((len(distinct_a), len(distinct_b)), MISSING_CODE, dtype=np.uint8)
+    if present:
+        values = [distinct_a[i] for i in present]
+        table[present] = kind_distances(values, distinct_b, kind, clamp)
     return codes_a, codes_b, table
 
 
 def smash_values(
     values: Sequence[str],
     reference_values: Sequence[str],
-    clamp: int = 255,
+    clamp: int = 254,
     release: Release | None = None,
     rng: np.random.Generator | None = None,
+    kind: str = DEFAULT_KIND,
 ) -> np.ndarray:
-    """(n, R) uint8 Levenshtein distances of each value to each reference value, or their
-    released codes: `release` noises each distinct value once (see pprl.protocol.release)."""
-    codes, ref_codes, table = distance_table(values, reference_values, clamp)
+    """(n, R) uint8 distances of each value to each reference value, or their released codes:
+    `release` noises each distinct value once (see pprl.protocol.release). Missing values
+    stay MISSING_CODE: there is no distance to noise."""
+    codes, ref_codes, table = distance_table(values, reference_values, clamp, kind)
     if release is not None:
+        missing = table[:, 0] == MISSING_CODE if table.size else np.zeros(0, dtype=bool)
         table = release.encode(table, rng)
+        table[missing] = MISSING_CODE
     return table[np.ix_(codes, ref_codes)]
 
 
@@ -68,16 +76,17 @@ def smash(
     attributes: Mapping[str, Sequence[str]],
     reference_columns: Mapping[str, Sequence[str]],
     mapping: Sequence[tuple[str, str]],
-    clamp: int = 255,
+    clamp: int = 254,
     progress: Progress | None = None,
     release: Release | None = None,
     rng: np.random.Generator | None = None,
+    kinds: Mapping[str, str] | None = None,
 ) -> np.ndarray:
     """(n, |M|, R) uint8: one distance vector (or its released codes) per record and entry.
 
     `attributes` and `reference_columns` are column-oriented (name -> values per row).
     `progress(done, total)` is called after each mapping entry, the unit of work that
-    deduplicates repeated names.
+    deduplicates repeated names. `kinds` maps attributes to their kind (default: names).
     """
     sizes = {len(values) for values in reference_columns.values()}
     if len(sizes) != 1:
@@ -89,8 +98,11 @@ def smash(
             raise ValueError(f"mapping names reference column {column!r} the set lacks")
     slices = []
     for attribute, column in mapping:
+        kind = (kinds or {}).get(attribute, DEFAULT_KIND)
         slices.append(
-            smash_values(attributes[attribute], reference_columns[column], clamp, release, rng)
+            smash_values(
+                attributes[attribute], reference_columns[column], clamp, release, rng, kind
+            )
         )
         if progress is not None:
             progress(len(slices), len(mapping))

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from pprl.protocol.corruption import Corrupter
-from pprl.protocol.features import Standardise, pair_features, unit_vectors
+from pprl.protocol.features import Standardise, feature_count, pair_features, unit_vectors
 
 Columns = dict[str, list[str]]
 
@@ -111,7 +111,8 @@ def training_features(
     similarity: np.ndarray | None = None,
     standardise: Standardise | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """X (n + negatives, M) float32 and y int8: positives first, then negatives.
+    """X (n + negatives, 3M) float32 (pprl.protocol.features.pair_features) and y int8:
+    positives first, then negatives.
 
     `own` and `corrupted` are smashed tensors whose row i describe the same record. A negative
     pair with identical tensors (the two look the same through the reference set) would be a
@@ -134,7 +135,7 @@ def training_features(
     )
     rows, others = rows[distinct], others[distinct]
     # In slices: gathering every negative pair's vectors at once would take ~1 GiB at 5,000.
-    negatives = np.empty((len(rows), own.shape[1]), dtype=np.float32)
+    negatives = np.empty((len(rows), feature_count(own.shape[1])), dtype=np.float32)
     for start in range(0, len(rows), _FEATURE_ROWS):
         part = slice(start, start + _FEATURE_ROWS)
         negatives[part] = pair_features(unit_own[rows[part]], unit_corrupted[others[part]])

@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1apprl/wire/v1/linkage.proto\x12\x0cpprl.wire.v1\"I\n\x0b\x45rrorDetail\x12)\n\x06reason\x18\x01 \x01(\x0e\x32\x19.pprl.wire.v1.ErrorReason\x12\x0f\n\x07message\x18\x02 \x01(\t\"%\n\x13GetAgreementRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\"e\n\x14GetAgreementResponse\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x0e\n\x06\x64igest\x18\x02 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x03 \x01(\t\x12\x18\n\x10software_version\x18\x04 \x01(\t\"u\n\x11PushTensorRequest\x12,\n\x06header\x18\x01 \x01(\x0b\x32\x1a.pprl.wire.v1.TensorHeaderH\x00\x12*\n\x05\x63hunk\x18\x02 \x01(\x0b\x32\x19.pprl.wire.v1.TensorChunkH\x00\x42\x06\n\x04\x62ody\"\x86\x01\n\x0cTensorHeader\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x0e\n\x06\x64igest\x18\x02 \x01(\t\x12\r\n\x05shape\x18\x03 \x03(\x04\x12\r\n\x05\x64type\x18\x04 \x01(\t\x12\x13\n\x0btotal_bytes\x18\x05 \x01(\x04\x12\x13\n\x0b\x63hunk_count\x18\x06 \x01(\r\x12\x0e\n\x06sha256\x18\x07 \x01(\x0c\":\n\x0bTensorChunk\x12\r\n\x05index\x18\x01 \x01(\r\x12\x0c\n\x04\x64\x61ta\x18\x02 \x01(\x0c\x12\x0e\n\x06sha256\x18\x03 \x01(\x0c\"<\n\x12PushTensorResponse\x12\x0e\n\x06sha256\x18\x01 \x01(\x0c\x12\x16\n\x0e\x62ytes_received\x18\x02 \x01(\x04\"J\n\x0bMatchedPair\x12\x12\n\nsender_row\x18\x01 \x01(\x04\x12\x14\n\x0creceiver_row\x18\x02 \x01(\x04\x12\x11\n\tsender_id\x18\x03 \x01(\t\"^\n\x12PushMatchesRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x0e\n\x06\x64igest\x18\x02 \x01(\t\x12(\n\x05pairs\x18\x03 \x03(\x0b\x32\x19.pprl.wire.v1.MatchedPair\"-\n\x13PushMatchesResponse\x12\x16\n\x0epairs_received\x18\x01 \x01(\x04\"D\n\x0e\x41\x64vanceRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\"\n\x05phase\x18\x02 \x01(\x0e\x32\x13.pprl.wire.v1.Phase\"\x94\x01\n\x0f\x41\x64vanceResponse\x12\"\n\x05phase\x18\x01 \x01(\x0e\x32\x13.pprl.wire.v1.Phase\x12\x0c\n\x04\x64one\x18\x02 \x01(\x04\x12\r\n\x05total\x18\x03 \x01(\x04\x12\x0c\n\x04unit\x18\x04 \x01(\t\x12\x0f\n\x07message\x18\x05 \x01(\t\x12\x10\n\x08\x66inished\x18\x06 \x01(\x08\x12\x0f\n\x07seconds\x18\x07 \x01(\x01\"\"\n\x10GetStatusRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\"\xd6\x03\n\x11GetStatusResponse\x12\x10\n\x08identity\x18\x01 \x01(\t\x12\x0e\n\x06run_id\x18\x02 \x01(\t\x12&\n\tcompleted\x18\x03 \x01(\x0e\x32\x13.pprl.wire.v1.Phase\x12H\n\rphase_seconds\x18\x04 \x03(\x0b\x32\x31.pprl.wire.v1.GetStatusResponse.PhaseSecondsEntry\x12\x12\n\nbytes_sent\x18\x05 \x01(\x04\x12\x0f\n\x07records\x18\x06 \x01(\x04\x12\x13\n\x0bown_matches\x18\x07 \x01(\x04\x12\x14\n\x0cpeer_matches\x18\x08 \x01(\x04\x12\x16\n\x0e\x61greed_matches\x18\t \x01(\x04\x12\x16\n\x0epeak_rss_bytes\x18\n \x01(\x04\x12\x14\n\x0cscored_pairs\x18\x0b \x01(\x04\x12\x17\n\x0f\x61udited_records\x18\x0c \x01(\x04\x12\x14\n\x0creidentified\x18\r \x01(\x01\x12\x1e\n\x16reidentification_limit\x18\x0e \x01(\x01\x12\x13\n\x0bnoise_edits\x18\x0f \x01(\x01\x1a\x33\n\x11PhaseSecondsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01*\x98\x01\n\x05Phase\x12\x15\n\x11PHASE_UNSPECIFIED\x10\x00\x12\x0f\n\x0bPHASE_AGREE\x10\x01\x12\x0f\n\x0bPHASE_SMASH\x10\x02\x12\x0f\n\x0bPHASE_TRAIN\x10\x03\x12\x12\n\x0ePHASE_EXCHANGE\x10\x04\x12\x0f\n\x0bPHASE_MATCH\x10\x05\x12\x10\n\x0cPHASE_REVEAL\x10\x06\x12\x0e\n\nPHASE_LINK\x10\x07*\x8b\x02\n\x0b\x45rrorReason\x12\x1c\n\x18\x45RROR_REASON_UNSPECIFIED\x10\x00\x12\x12\n\x0eNOT_AUTHORISED\x10\x01\x12\r\n\tBAD_INPUT\x10\x02\x12\x13\n\x0f\x44IGEST_MISMATCH\x10\x03\x12\x14\n\x10VERSION_MISMATCH\x10\x04\x12\x10\n\x0cPRIVACY_GATE\x10\x05\x12\x10\n\x0cOUT_OF_ORDER\x10\x06\x12\r\n\tBAD_CHUNK\x10\x07\x12\x0f\n\x0b\x42\x41\x44_MATCHES\x10\x08\x12\x0f\n\x0bUNKNOWN_RUN\x10\t\x12\x08\n\x04\x42USY\x10\n\x12\x14\n\x10PEER_UNAVAILABLE\x10\x0b\x12\r\n\tDATA_LOSS\x10\x0c\x12\x0c\n\x08INTERNAL\x10\r2\x84\x02\n\x04Peer\x12U\n\x0cGetAgreement\x12!.pprl.wire.v1.GetAgreementRequest\x1a\".pprl.wire.v1.GetAgreementResponse\x12Q\n\nPushTensor\x12\x1f.pprl.wire.v1.PushTensorRequest\x1a .pprl.wire.v1.PushTensorResponse(\x01\x12R\n\x0bPushMatches\x12 .pprl.wire.v1.PushMatchesRequest\x1a!.pprl.wire.v1.PushMatchesResponse2\xa1\x01\n\x07\x43ontrol\x12H\n\x07\x41\x64vance\x12\x1c.pprl.wire.v1.AdvanceRequest\x1a\x1d.pprl.wire.v1.AdvanceResponse0\x01\x12L\n\tGetStatus\x12\x1e.pprl.wire.v1.GetStatusRequest\x1a\x1f.pprl.wire.v1.GetStatusResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1apprl/wire/v1/linkage.proto\x12\x0cpprl.wire.v1\"I\n\x0b\x45rrorDetail\x12)\n\x06reason\x18\x01 \x01(\x0e\x32\x19.pprl.wire.v1.ErrorReason\x12\x0f\n\x07message\x18\x02 \x01(\t\"%\n\x13GetAgreementRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\"e\n\x14GetAgreementResponse\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x0e\n\x06\x64igest\x18\x02 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x03 \x01(\t\x12\x18\n\x10software_version\x18\x04 \x01(\t\"u\n\x11PushTensorRequest\x12,\n\x06header\x18\x01 \x01(\x0b\x32\x1a.pprl.wire.v1.TensorHeaderH\x00\x12*\n\x05\x63hunk\x18\x02 \x01(\x0b\x32\x19.pprl.wire.v1.TensorChunkH\x00\x42\x06\n\x04\x62ody\"\x86\x01\n\x0cTensorHeader\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x0e\n\x06\x64igest\x18\x02 \x01(\t\x12\r\n\x05shape\x18\x03 \x03(\x04\x12\r\n\x05\x64type\x18\x04 \x01(\t\x12\x13\n\x0btotal_bytes\x18\x05 \x01(\x04\x12\x13\n\x0b\x63hunk_count\x18\x06 \x01(\r\x12\x0e\n\x06sha256\x18\x07 \x01(\x0c\":\n\x0bTensorChunk\x12\r\n\x05index\x18\x01 \x01(\r\x12\x0c\n\x04\x64\x61ta\x18\x02 \x01(\x0c\x12\x0e\n\x06sha256\x18\x03 \x01(\x0c\"<\n\x12PushTensorResponse\x12\x0e\n\x06sha256\x18\x01 \x01(\x0c\x12\x16\n\x0e\x62ytes_received\x18\x02 \x01(\x04\"b\n\x0bMatchedPair\x12\x12\n\nsender_row\x18\x01 \x01(\x04\x12\x14\n\x0creceiver_row\x18\x02 \x01(\x04\x12\x11\n\tsender_id\x18\x03 \x01(\t\x12\x16\n\x0esender_sharing\x18\x04 \x01(\r\"^\n\x12PushMatchesRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x0e\n\x06\x64igest\x18\x02 \x01(\t\x12(\n\x05pairs\x18\x03 \x03(\x0b\x32\x19.pprl.wire.v1.MatchedPair\"-\n\x13PushMatchesResponse\x12\x16\n\x0epairs_received\x18\x01 \x01(\x04\"D\n\x0e\x41\x64vanceRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\"\n\x05phase\x18\x02 \x01(\x0e\x32\x13.pprl.wire.v1.Phase\"\x94\x01\n\x0f\x41\x64vanceResponse\x12\"\n\x05phase\x18\x01 \x01(\x0e\x32\x13.pprl.wire.v1.Phase\x12\x0c\n\x04\x64one\x18\x02 \x01(\x04\x12\r\n\x05total\x18\x03 \x01(\x04\x12\x0c\n\x04unit\x18\x04 \x01(\t\x12\x0f\n\x07message\x18\x05 \x01(\t\x12\x10\n\x08\x66inished\x18\x06 \x01(\x08\x12\x0f\n\x07seconds\x18\x07 \x01(\x01\"\"\n\x10GetStatusRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\"\x9e\x07\n\x11GetStatusResponse\x12\x10\n\x08identity\x18\x01 \x01(\t\x12\x0e\n\x06run_id\x18\x02 \x01(\t\x12&\n\tcompleted\x18\x03 \x01(\x0e\x32\x13.pprl.wire.v1.Phase\x12H\n\rphase_seconds\x18\x04 \x03(\x0b\x32\x31.pprl.wire.v1.GetStatusResponse.PhaseSecondsEntry\x12\x12\n\nbytes_sent\x18\x05 \x01(\x04\x12\x0f\n\x07records\x18\x06 \x01(\x04\x12\x13\n\x0bown_matches\x18\x07 \x01(\x04\x12\x14\n\x0cpeer_matches\x18\x08 \x01(\x04\x12\x16\n\x0e\x61greed_matches\x18\t \x01(\x04\x12\x16\n\x0epeak_rss_bytes\x18\n \x01(\x04\x12\x14\n\x0cscored_pairs\x18\x0b \x01(\x04\x12\x17\n\x0f\x61udited_records\x18\x0c \x01(\x04\x12\x14\n\x0creidentified\x18\r \x01(\x01\x12\x1e\n\x16reidentification_limit\x18\x0e \x01(\x01\x12\x13\n\x0bnoise_edits\x18\x0f \x01(\x01\x12N\n\x10reference_shared\x18\x10 \x03(\x0b\x32\x34.pprl.wire.v1.GetStatusResponse.ReferenceSharedEntry\x12\x17\n\x0frepeated_groups\x18\x11 \x01(\x04\x12\x18\n\x10repeated_records\x18\x12 \x01(\x04\x12J\n\x0emissing_values\x18\x13 \x03(\x0b\x32\x32.pprl.wire.v1.GetStatusResponse.MissingValuesEntry\x12P\n\x11unreadable_values\x18\x14 \x03(\x0b\x32\x35.pprl.wire.v1.GetStatusResponse.UnreadableValuesEntry\x1a\x33\n\x11PhaseSecondsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\x1a\x36\n\x14ReferenceSharedEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x04:\x02\x38\x01\x1a\x34\n\x12MissingValuesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x04:\x02\x38\x01\x1a\x37\n\x15UnreadableValuesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x04:\x02\x38\x01*\x98\x01\n\x05Phase\x12\x15\n\x11PHASE_UNSPECIFIED\x10\x00\x12\x0f\n\x0bPHASE_AGREE\x10\x01\x12\x0f\n\x0bPHASE_SMASH\x10\x02\x12\x0f\n\x0bPHASE_TRAIN\x10\x03\x12\x12\n\x0ePHASE_EXCHANGE\x10\x04\x12\x0f\n\x0bPHASE_MATCH\x10\x05\x12\x10\n\x0cPHASE_REVEAL\x10\x06\x12\x0e\n\nPHASE_LINK\x10\x07*\x8b\x02\n\x0b\x45rrorReason\x12\x1c\n\x18\x45RROR_REASON_UNSPECIFIED\x10\x00\x12\x12\n\x0eNOT_AUTHORISED\x10\x01\x12\r\n\tBAD_INPUT\x10\x02\x12\x13\n\x0f\x44IGEST_MISMATCH\x10\x03\x12\x14\n\x10VERSION_MISMATCH\x10\x04\x12\x10\n\x0cPRIVACY_GATE\x10\x05\x12\x10\n\x0cOUT_OF_ORDER\x10\x06\x12\r\n\tBAD_CHUNK\x10\x07\x12\x0f\n\x0b\x42\x41\x44_MATCHES\x10\x08\x12\x0f\n\x0bUNKNOWN_RUN\x10\t\x12\x08\n\x04\x42USY\x10\n\x12\x14\n\x10PEER_UNAVAILABLE\x10\x0b\x12\r\n\tDATA_LOSS\x10\x0c\x12\x0c\n\x08INTERNAL\x10\r2\x84\x02\n\x04Peer\x12U\n\x0cGetAgreement\x12!.pprl.wire.v1.GetAgreementRequest\x1a\".pprl.wire.v1.GetAgreementResponse\x12Q\n\nPushTensor\x12\x1f.pprl.wire.v1.PushTensorRequest\x1a .pprl.wire.v1.PushTensorResponse(\x01\x12R\n\x0bPushMatches\x12 .pprl.wire.v1.PushMatchesRequest\x1a!.pprl.wire.v1.PushMatchesResponse2\xa1\x01\n\x07\x43ontrol\x12H\n\x07\x41\x64vance\x12\x1c.pprl.wire.v1.AdvanceRequest\x1a\x1d.pprl.wire.v1.AdvanceResponse0\x01\x12L\n\tGetStatus\x12\x1e.pprl.wire.v1.GetStatusRequest\x1a\x1f.pprl.wire.v1.GetStatusResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,10 +33,16 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_GETSTATUSRESPONSE_PHASESECONDSENTRY']._loaded_options = None
   _globals['_GETSTATUSRESPONSE_PHASESECONDSENTRY']._serialized_options = b'8\001'
-  _globals['_PHASE']._serialized_start=1589
-  _globals['_PHASE']._serialized_end=1741
-  _globals['_ERRORREASON']._serialized_start=1744
-  _globals['_ERRORREASON']._serialized_end=2011
+  _globals['_GETSTATUSRESPONSE_REFERENCESHAREDENTRY']._loaded_options = None
+  _globals['_GETSTATUSRESPONSE_REFERENCESHAREDENTRY']._serialized_options = b'8\001'
+  _globals['_GETSTATUSRESPONSE_MISSINGVALUESENTRY']._loaded_options = None
+  _globals['_GETSTATUSRESPONSE_MISSINGVALUESENTRY']._serialized_options = b'8\001'
+  _globals['_GETSTATUSRESPONSE_UNREADABLEVALUESENTRY']._loaded_options = None
+  _globals['_GETSTATUSRESPONSE_UNREADABLEVALUESENTRY']._serialized_options = b'8\001'
+  _globals['_PHASE']._serialized_start=2069
+  _globals['_PHASE']._serialized_end=2221
+  _globals['_ERRORREASON']._serialized_start=2224
+  _globals['_ERRORREASON']._serialized_end=2491
   _globals['_ERRORDETAIL']._serialized_start=44
   _globals['_ERRORDETAIL']._serialized_end=117
   _globals['_GETAGREEMENTREQUEST']._serialized_start=119
@@ -52,23 +58,29 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_PUSHTENSORRESPONSE']._serialized_start=577
   _globals['_PUSHTENSORRESPONSE']._serialized_end=637
   _globals['_MATCHEDPAIR']._serialized_start=639
-  _globals['_MATCHEDPAIR']._serialized_end=713
-  _globals['_PUSHMATCHESREQUEST']._serialized_start=715
-  _globals['_PUSHMATCHESREQUEST']._serialized_end=809
-  _globals['_PUSHMATCHESRESPONSE']._serialized_start=811
-  _globals['_PUSHMATCHESRESPONSE']._serialized_end=856
-  _globals['_ADVANCEREQUEST']._serialized_start=858
-  _globals['_ADVANCEREQUEST']._serialized_end=926
-  _globals['_ADVANCERESPONSE']._serialized_start=929
-  _globals['_ADVANCERESPONSE']._serialized_end=1077
-  _globals['_GETSTATUSREQUEST']._serialized_start=1079
-  _globals['_GETSTATUSREQUEST']._serialized_end=1113
-  _globals['_GETSTATUSRESPONSE']._serialized_start=1116
-  _globals['_GETSTATUSRESPONSE']._serialized_end=1586
-  _globals['_GETSTATUSRESPONSE_PHASESECONDSENTRY']._serialized_start=1535
-  _globals['_GETSTATUSRESPONSE_PHASESECONDSENTRY']._serialized_end=1586
-  _globals['_PEER']._serialized_start=2014
-  _globals['_PEER']._serialized_end=2274
-  _globals['_CONTROL']._serialized_start=2277
-  _globals['_CONTROL']._serialized_end=2438
+  _globals['_MATCHEDPAIR']._serialized_end=737
+  _globals['_PUSHMATCHESREQUEST']._serialized_start=739
+  _globals['_PUSHMATCHESREQUEST']._serialized_end=833
+  _globals['_PUSHMATCHESRESPONSE']._serialized_start=835
+  _globals['_PUSHMATCHESRESPONSE']._serialized_end=880
+  _globals['_ADVANCEREQUEST']._serialized_start=882
+  _globals['_ADVANCEREQUEST']._serialized_end=950
+  _globals['_ADVANCERESPONSE']._serialized_start=953
+  _globals['_ADVANCERESPONSE']._serialized_end=1101
+  _globals['_GETSTATUSREQUEST']._serialized_start=1103
+  _globals['_GETSTATUSREQUEST']._serialized_end=1137
+  _globals['_GETSTATUSRESPONSE']._serialized_start=1140
+  _globals['_GETSTATUSRESPONSE']._serialized_end=2066
+  _globals['_GETSTATUSRESPONSE_PHASESECONDSENTRY']._serialized_start=1848
+  _globals['_GETSTATUSRESPONSE_PHASESECONDSENTRY']._serialized_end=1899
+  _globals['_GETSTATUSRESPONSE_REFERENCESHAREDENTRY']._serialized_start=1901
+  _globals['_GETSTATUSRESPONSE_REFERENCESHAREDENTRY']._serialized_end=1955
+  _globals['_GETSTATUSRESPONSE_MISSINGVALUESENTRY']._serialized_start=1957
+  _globals['_GETSTATUSRESPONSE_MISSINGVALUESENTRY']._serialized_end=2009
+  _globals['_GETSTATUSRESPONSE_UNREADABLEVALUESENTRY']._serialized_start=2011
+  _globals['_GETSTATUSRESPONSE_UNREADABLEVALUESENTRY']._serialized_end=2066
+  _globals['_PEER']._serialized_start=2494
+  _globals['_PEER']._serialized_end=2754
+  _globals['_CONTROL']._serialized_start=2757
+  _globals['_CONTROL']._serialized_end=2918
 # @@protoc_insertion_point(module_scope)

@@ -128,14 +128,16 @@ class PushTensorResponse(_message.Message):
     def __init__(self, sha256: _Optional[bytes] = ..., bytes_received: _Optional[int] = ...) -> None: ...
 
 class MatchedPair(_message.Message):
-    __slots__ = ("sender_row", "receiver_row", "sender_id")
+    __slots__ = ("sender_row", "receiver_row", "sender_id", "sender_sharing")
     SENDER_ROW_FIELD_NUMBER: _ClassVar[int]
     RECEIVER_ROW_FIELD_NUMBER: _ClassVar[int]
     SENDER_ID_FIELD_NUMBER: _ClassVar[int]
+    SENDER_SHARING_FIELD_NUMBER: _ClassVar[int]
     sender_row: int
     receiver_row: int
     sender_id: str
-    def __init__(self, sender_row: _Optional[int] = ..., receiver_row: _Optional[int] = ..., sender_id: _Optional[str] = ...) -> None: ...
+    sender_sharing: int
+    def __init__(self, sender_row: _Optional[int] = ..., receiver_row: _Optional[int] = ..., sender_id: _Optional[str] = ..., sender_sharing: _Optional[int] = ...) -> None: ...
 
 class PushMatchesRequest(_message.Message):
     __slots__ = ("run_id", "digest", "pairs")
@@ -186,7 +188,7 @@ class GetStatusRequest(_message.Message):
     def __init__(self, run_id: _Optional[str] = ...) -> None: ...
 
 class GetStatusResponse(_message.Message):
-    __slots__ = ("identity", "run_id", "completed", "phase_seconds", "bytes_sent", "records", "own_matches", "peer_matches", "agreed_matches", "peak_rss_bytes", "scored_pairs", "audited_records", "reidentified", "reidentification_limit", "noise_edits")
+    __slots__ = ("identity", "run_id", "completed", "phase_seconds", "bytes_sent", "records", "own_matches", "peer_matches", "agreed_matches", "peak_rss_bytes", "scored_pairs", "audited_records", "reidentified", "reidentification_limit", "noise_edits", "reference_shared", "repeated_groups", "repeated_records", "missing_values", "unreadable_values")
     class PhaseSecondsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -194,6 +196,27 @@ class GetStatusResponse(_message.Message):
         key: str
         value: float
         def __init__(self, key: _Optional[str] = ..., value: _Optional[float] = ...) -> None: ...
+    class ReferenceSharedEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: int
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
+    class MissingValuesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: int
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
+    class UnreadableValuesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: int
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
     IDENTITY_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     COMPLETED_FIELD_NUMBER: _ClassVar[int]
@@ -209,6 +232,11 @@ class GetStatusResponse(_message.Message):
     REIDENTIFIED_FIELD_NUMBER: _ClassVar[int]
     REIDENTIFICATION_LIMIT_FIELD_NUMBER: _ClassVar[int]
     NOISE_EDITS_FIELD_NUMBER: _ClassVar[int]
+    REFERENCE_SHARED_FIELD_NUMBER: _ClassVar[int]
+    REPEATED_GROUPS_FIELD_NUMBER: _ClassVar[int]
+    REPEATED_RECORDS_FIELD_NUMBER: _ClassVar[int]
+    MISSING_VALUES_FIELD_NUMBER: _ClassVar[int]
+    UNREADABLE_VALUES_FIELD_NUMBER: _ClassVar[int]
     identity: str
     run_id: str
     completed: Phase
@@ -224,4 +252,9 @@ class GetStatusResponse(_message.Message):
     reidentified: float
     reidentification_limit: float
     noise_edits: float
-    def __init__(self, identity: _Optional[str] = ..., run_id: _Optional[str] = ..., completed: _Optional[_Union[Phase, str]] = ..., phase_seconds: _Optional[_Mapping[str, float]] = ..., bytes_sent: _Optional[int] = ..., records: _Optional[int] = ..., own_matches: _Optional[int] = ..., peer_matches: _Optional[int] = ..., agreed_matches: _Optional[int] = ..., peak_rss_bytes: _Optional[int] = ..., scored_pairs: _Optional[int] = ..., audited_records: _Optional[int] = ..., reidentified: _Optional[float] = ..., reidentification_limit: _Optional[float] = ..., noise_edits: _Optional[float] = ...) -> None: ...
+    reference_shared: _containers.ScalarMap[str, int]
+    repeated_groups: int
+    repeated_records: int
+    missing_values: _containers.ScalarMap[str, int]
+    unreadable_values: _containers.ScalarMap[str, int]
+    def __init__(self, identity: _Optional[str] = ..., run_id: _Optional[str] = ..., completed: _Optional[_Union[Phase, str]] = ..., phase_seconds: _Optional[_Mapping[str, float]] = ..., bytes_sent: _Optional[int] = ..., records: _Optional[int] = ..., own_matches: _Optional[int] = ..., peer_matches: _Optional[int] = ..., agreed_matches: _Optional[int] = ..., peak_rss_bytes: _Optional[int] = ..., scored_pairs: _Optional[int] = ..., audited_records: _Optional[int] = ..., reidentified: _Optional[float] = ..., reidentification_limit: _Optional[float] = ..., noise_edits: _Optional[float] = ..., reference_shared: _Optional[_Mapping[str, int]] = ..., repeated_groups: _Optional[int] = ..., repeated_records: _Optional[int] = ..., missing_values: _Optional[_Mapping[str, int]] = ..., unreadable_values: _Optional[_Mapping[str, int]] = ...) -> None: ...
