@@ -34,6 +34,7 @@ MAX_LENGTH = 32
 DEFAULT_YEARS = (1920, 2010)
 # strftime and strptime agree on four-digit years only.
 _YEAR_BOUNDS = (1000, 9999)
+_RANGE = re.compile(r"([0-9]+)(?:-([0-9]+))?")
 _COLUMN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 # Domain separation, so a column stream never equals a stream drawn elsewhere from the seed.
 _STREAM_LABEL = b"pprl reference column\0"
@@ -195,13 +196,12 @@ GENERATORS: dict[str, Generator] = {
 
 def parse_range(text: str, what: str, *, field: str | None = None) -> tuple[int, int]:
     """ "4" -> (4, 4), "7-9" -> (7, 9); low <= high, both non-negative integers."""
-    low_text, _, high_text = text.partition("-")
-    try:
-        low = int(low_text)
-        high = int(high_text) if high_text else low
-    except ValueError:
-        raise InputError(f"{what} {text!r} is not N or N-M", field=field) from None
-    if low < 0 or low > high:
+    match = _RANGE.fullmatch(text.strip())
+    if match is None:
+        raise InputError(f"{what} {text!r} is not N or N-M", field=field)
+    low = int(match[1])
+    high = low if match[2] is None else int(match[2])
+    if low > high:
         raise InputError(f"{what} {text!r} needs 0 <= low <= high", field=field)
     return low, high
 
