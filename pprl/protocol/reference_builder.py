@@ -195,14 +195,14 @@ GENERATORS: dict[str, Generator] = {
 
 
 def parse_range(text: str, what: str, *, field: str | None = None) -> tuple[int, int]:
-    """ "4" -> (4, 4), "7-9" -> (7, 9); low <= high, both non-negative integers."""
+    """A length or year range: "4" is (4, 4) and "7-9" is (7, 9), with low <= high."""
     match = _RANGE.fullmatch(text.strip())
     if match is None:
         raise InputError(f"{what} {text!r} is not N or N-M", field=field)
     low = int(match[1])
     high = low if match[2] is None else int(match[2])
     if low > high:
-        raise InputError(f"{what} {text!r} needs 0 <= low <= high", field=field)
+        raise InputError(f"{what} {text!r} needs low <= high", field=field)
     return low, high
 
 
