@@ -82,6 +82,19 @@ def test_the_bytes_do_not_depend_on_the_process(tmp_path: Path) -> None:
     assert result.stdout == reference_csv(build()).encode("utf-8")
 
 
+def test_the_bytes_are_pinned_across_versions() -> None:
+    """Two parties may run different numpy releases: a change in numpy's streams (or in the
+    census lists) would make their sets differ, so a known spec's bytes are pinned here."""
+    text = reference_csv(build())
+    assert text.splitlines()[1] == (
+        "AUGUST,PRESEREN,1945-10-29,4202,8561339406,359857557,PW1DHR,BALTRIP ROAD,"
+        "CREITZ GARDENS,VIC,F"
+    )
+    assert hashlib.sha256(text.encode("utf-8")).hexdigest() == (
+        "a69e332e5780c9f9f30c3804dc2f20512b6102cb364c8d8798a49a1b0ca5044f"
+    )
+
+
 def test_a_different_seed_gives_a_different_set() -> None:
     one, two = build(seed=7), build(seed=8)
     for name in one:
