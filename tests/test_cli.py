@@ -26,6 +26,7 @@ HELP = {
     "pprl": [],
     "certs": ["certs"],
     "generate": ["generate"],
+    "reference": ["reference"],
     "party": ["party"],
     "party-serve": ["party", "serve"],
     "coordinate": ["coordinate"],
@@ -231,12 +232,13 @@ def test_help(runs, name: str) -> None:
 
 def test_help_lists_each_command_and_option(runs) -> None:
     top = runs["help-pprl"].stdout
-    for command in ("certs", "generate", "party", "coordinate", "demo"):
+    for command in ("certs", "generate", "reference", "party", "coordinate", "demo"):
         assert command in top
     assert "--config" in runs["help-party-serve"].stdout
     assert "--until" in runs["help-coordinate"].stdout
     assert "--records-b" in runs["help-demo"].stdout
     assert "{alice,bob,all}" in runs["help-generate"].stdout
+    assert "NAME=GENERATOR" in runs["help-reference"].stdout
 
 
 def test_no_command_is_a_usage_error(runs) -> None:

@@ -107,12 +107,18 @@ def agreement_description(
         "reference": {
             "columns": sorted(reference.columns),
             "rows": len(reference),
-            "sha256": hashlib.sha256(_canonical(reference.columns)).hexdigest(),
+            "sha256": reference_sha256(reference),
         },
         "mapping": [[attribute, column] for attribute, column in mapping],
         "params": params.to_dict(),
         "version": DESCRIPTION_VERSION,
     }
+
+
+def reference_sha256(reference: ReferenceSet) -> str:
+    """The digest's hash of the reference values, shown by `pprl reference` so that two
+    operators can compare their sets by eye before a run."""
+    return hashlib.sha256(_canonical(reference.columns)).hexdigest()
 
 
 def agreement_digest(

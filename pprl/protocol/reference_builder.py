@@ -1,0 +1,288 @@
+"""A reference set for any schema, from the census name lists and seeded random values.
+
+Both parties must smash against the very same reference values, and most schemas have no
+public list of dates, postcodes or street names. So each party builds the set itself from a
+spec and a seed they agree on: the same (spec, rows, seed) gives the same CSV text, byte for
+byte, on any machine, and so the same agreement digest.
+
+Every column draws from its own numpy stream, keyed by the seed and a SHA-256 of the column's
+name (never Python's salted ``hash``): adding, removing or reordering a column leaves every
+other column's values unchanged, so operators can extend a schema without re-checking the
+rest. No files, no network: ``pprl reference`` writes the text this module returns.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import date
+
+import numpy as np
+
+from pprl.protocol.errors import InputError
+from pprl.protocol.kinds import REFERENCE_DATE_FORMAT, normalise_value
+from pprl.protocol.synthetic import census_names
+
+MIN_ROWS = 2
+# A bound on what a typo can ask for: smashing costs records x entries x rows bytes.
+MAX_ROWS = 1_000_000
+MAX_LENGTH = 32
+DEFAULT_YEARS = (1920, 2010)
+# strftime and strptime agree on four-digit years only.
+_YEAR_BOUNDS = (1000, 9999)
+_RANGE = re.compile(r"([0-9]+)(?:-([0-9]+))?")
+_COLUMN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
+# Domain separation, so a column stream never equals a stream drawn elsewhere from the seed.
+_STREAM_LABEL = b"pprl reference column\0"
+
+# Street types as they appear in address registers (long forms; registers that abbreviate
+# them can map ST -> STREET before linkage).
+STREET_TYPES = (
+    "STREET", "ROAD", "AVENUE", "DRIVE", "LANE", "COURT", "PLACE", "CRESCENT", "CLOSE",
+    "PARADE", "TERRACE", "WAY", "GROVE", "BOULEVARD", "HIGHWAY", "CIRCUIT", "PARKWAY", "SQUARE",
+)  # fmt: skip
+# Suburb names: a surname with a place-name ending (HARRISTON), or a place word before or
+# after it (MOUNT HARRIS, HARRIS HEIGHTS).
+SUBURB_ENDINGS = (
+    "TON", "VILLE", "FIELD", "WOOD", "DALE", "HILL", "VALE", "BURY", "FORD", "LEY", "MEAD",
+    "BROOK", "HAM", "WORTH",
+)  # fmt: skip
+SUBURB_PREFIXES = ("NORTH", "SOUTH", "EAST", "WEST", "MOUNT", "PORT", "GLEN", "LAKE", "UPPER")
+SUBURB_SUFFIXES = ("HEIGHTS", "PARK", "BEACH", "CREEK", "VALLEY", "GARDENS", "RIDGE", "POINT")
+_LETTERS_AND_DIGITS = np.array(list("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"))
+_DIGITS = np.array(list("0123456789"))
+
+
+@dataclass(frozen=True)
+class ColumnSpec:
+    """One column: its name, its generator, and the generator's parameter (a length or year
+    range, or the category values)."""
+
+    name: str
+    generator: str
+    low: int = 0
+    high: int = 0
+    values: tuple[str, ...] = ()
+
+    @property
+    def kind(self) -> str:
+        """The attribute kind whose normalisation the column's values satisfy."""
+        return GENERATORS[self.generator].kind
+
+    def describe(self) -> str:
+        """The spec as the command line writes it, with defaults filled in."""
+        if self.generator == "category":
+            return f"{self.name}=category:{','.join(self.values)}"
+        if GENERATORS[self.generator].parameter is None:
+            return f"{self.name}={self.generator}"
+        span = str(self.low) if self.low == self.high else f"{self.low}-{self.high}"
+        return f"{self.name}={self.generator}:{span}"
+
+
+@dataclass(frozen=True)
+class Generator:
+    """How one generator draws `rows` values; `parameter` names what follows its colon."""
+
+    kind: str
+    parameter: str | None
+    help: str
+    draw: Callable[[ColumnSpec, np.random.Generator, int], list[str]]
+
+
+def column_stream(seed: int, name: str) -> np.random.Generator:
+    """The column's own generator: the seed and four words of SHA-256 of its name."""
+    digest = hashlib.sha256(_STREAM_LABEL + name.encode("utf-8")).digest()
+    words = np.frombuffer(digest[:16], dtype="<u4").tolist()
+    return np.random.default_rng([seed, *words])
+
+
+def _spread(rng: np.random.Generator, pool: int, rows: int) -> np.ndarray:
+    """`rows` indices into a pool, distinct while rows <= pool, then every index equally
+    often (whole permutations one after another)."""
+    rounds = -(-rows // pool)
+    return np.concatenate([rng.permutation(pool) for _ in range(rounds)])[:rows]
+
+
+def _first_names(spec: ColumnSpec, rng: np.random.Generator, rows: int) -> list[str]:
+    """Census first names drawn uniformly from the whole list, without repeats while it lasts.
+
+    Uniform rather than by frequency: AGREE refuses a reference set that shares a value with
+    either party's records, and the frequent names are exactly the ones a register holds, so
+    drawing by frequency would all but guarantee JOHN or MARY in the set. Distinct values also
+    keep every one of the R distance columns informative; a repeated value repeats a column.
+    """
+    names = census_names().first.names
+    return names[_spread(rng, len(names), rows)].tolist()
+
+
+def _surnames(spec: ColumnSpec, rng: np.random.Generator, rows: int) -> list[str]:
+    """Census surnames, uniform over the whole list and distinct (see _first_names)."""
+    names = census_names().last.names
+    return names[_spread(rng, len(names), rows)].tolist()
+
+
+def _dates(spec: ColumnSpec, rng: np.random.Generator, rows: int) -> list[str]:
+    """Days uniform from 1 January of the first year to 31 December of the last."""
+    start = date(spec.low, 1, 1).toordinal()
+    end = date(spec.high, 12, 31).toordinal()
+    days = rng.integers(start, end + 1, size=rows)
+    return [date.fromordinal(day).strftime(REFERENCE_DATE_FORMAT) for day in days.tolist()]
+
+
+def _characters(
+    alphabet: np.ndarray, spec: ColumnSpec, rng: np.random.Generator, rows: int
+) -> list[str]:
+    """Strings of uniform characters, each with a length uniform in low..high."""
+    lengths = rng.integers(spec.low, spec.high + 1, size=rows)
+    chars = alphabet[rng.integers(0, len(alphabet), size=(rows, spec.high))]
+    return ["".join(row[:length]) for row, length in zip(chars, lengths.tolist(), strict=True)]
+
+
+def _numbers(spec: ColumnSpec, rng: np.random.Generator, rows: int) -> list[str]:
+    """Digit strings, leading zeros kept (postcodes such as 0800 have them)."""
+    return _characters(_DIGITS, spec, rng, rows)
+
+
+def _codes(spec: ColumnSpec, rng: np.random.Generator, rows: int) -> list[str]:
+    """Upper-case letters and digits, uniform (licence numbers, UK-like postcodes)."""
+    return _characters(_LETTERS_AND_DIGITS, spec, rng, rows)
+
+
+def _streets(spec: ColumnSpec, rng: np.random.Generator, rows: int) -> list[str]:
+    """A census surname and a street type (KINGSLEY ROAD); the house number, when a register
+    has one, is a number column of its own."""
+    names = census_names().last.names[_spread(rng, len(census_names().last), rows)]
+    types = rng.integers(0, len(STREET_TYPES), size=rows)
+    return [f"{name} {STREET_TYPES[t]}" for name, t in zip(names, types.tolist(), strict=True)]
+
+
+def _suburbs(spec: ColumnSpec, rng: np.random.Generator, rows: int) -> list[str]:
+    """A census surname made a place name: half with an ending (HARRISTON), a quarter after a
+    place word (MOUNT HARRIS), a quarter before one (HARRIS HEIGHTS)."""
+    names = census_names().last.names[_spread(rng, len(census_names().last), rows)]
+    forms = rng.integers(0, 4, size=rows)
+    picks = rng.random(size=rows)
+    values = []
+    for name, form, pick in zip(names, forms.tolist(), picks.tolist(), strict=True):
+        if form < 2:
+            values.append(name + SUBURB_ENDINGS[int(pick * len(SUBURB_ENDINGS))])
+        elif form == 2:
+            values.append(f"{SUBURB_PREFIXES[int(pick * len(SUBURB_PREFIXES))]} {name}")
+        else:
+            values.append(f"{name} {SUBURB_SUFFIXES[int(pick * len(SUBURB_SUFFIXES))]}")
+    return values
+
+
+def _categories(spec: ColumnSpec, rng: np.random.Generator, rows: int) -> list[str]:
+    """The user's values, each row drawn uniformly."""
+    return [spec.values[i] for i in rng.integers(0, len(spec.values), size=rows).tolist()]
+
+
+GENERATORS: dict[str, Generator] = {
+    "first-name": Generator("name", None, "census first names, uniform", _first_names),
+    "surname": Generator("name", None, "census surnames, uniform", _surnames),
+    "date": Generator("date", "years", "YYYY-MM-DD within --years or date:FROM-TO", _dates),
+    "number": Generator("number", "length", "digits, number:4 or number:7-9", _numbers),
+    "code": Generator("code", "length", "letters and digits, code:6 or code:5-8", _codes),
+    "street": Generator("text", None, "surname + street type: KINGSLEY ROAD", _streets),
+    "suburb": Generator("text", None, "surname-derived place name: HARRISTON", _suburbs),
+    "category": Generator("category", "values", "category:F,M, drawn uniformly", _categories),
+}
+
+
+def parse_range(text: str, what: str, *, field: str | None = None) -> tuple[int, int]:
+    """A length or year range: "4" is (4, 4) and "7-9" is (7, 9), with low <= high."""
+    match = _RANGE.fullmatch(text.strip())
+    if match is None:
+        raise InputError(f"{what} {text!r} is not N or N-M", field=field)
+    low = int(match[1])
+    high = low if match[2] is None else int(match[2])
+    if low > high:
+        raise InputError(f"{what} {text!r} needs low <= high", field=field)
+    return low, high
+
+
+def parse_years(text: str, *, field: str | None = None) -> tuple[int, int]:
+    """A year range such as 1920-2010, within the years ISO dates write with four digits."""
+    low, high = parse_range(text, "year range", field=field)
+    if low < _YEAR_BOUNDS[0] or high > _YEAR_BOUNDS[1]:
+        message = f"year range {text!r} must lie within {_YEAR_BOUNDS[0]}-{_YEAR_BOUNDS[1]}"
+        raise InputError(message, field=field)
+    return low, high
+
+
+def parse_column(text: str, years: tuple[int, int] = DEFAULT_YEARS) -> ColumnSpec:
+    """NAME=GENERATOR[:PARAMETER], e.g. dob=date, postcode=number:4, sex=category:F,M."""
+    name, equals, spec = text.partition("=")
+    name = name.strip()
+    if not equals or not name:
+        raise InputError(f"column {text!r} is not NAME=GENERATOR (e.g. dob=date)")
+    if not _COLUMN_NAME.fullmatch(name):
+        message = "a column name is letters, digits, _ . - and starts with a letter or _"
+        raise InputError(message, field=name)
+    generator, colon, parameter = spec.strip().partition(":")
+    if generator not in GENERATORS:
+        message = f"unknown generator {generator!r}; expected one of {', '.join(GENERATORS)}"
+        raise InputError(message, field=name)
+    takes = GENERATORS[generator].parameter
+    if takes is None:
+        if colon:
+            raise InputError(f"generator {generator!r} takes no parameter", field=name)
+        return ColumnSpec(name, generator)
+    if takes == "years":
+        low, high = parse_years(parameter, field=name) if colon else years
+        return ColumnSpec(name, generator, low, high)
+    if takes == "length":
+        if not parameter:
+            message = f"generator {generator!r} needs a length, e.g. {generator}:4 or :7-9"
+            raise InputError(message, field=name)
+        low, high = parse_range(parameter, "length", field=name)
+        if not 1 <= low <= high <= MAX_LENGTH:
+            message = f"length {parameter!r} must lie within 1-{MAX_LENGTH}"
+            raise InputError(message, field=name)
+        return ColumnSpec(name, generator, low, high)
+    return ColumnSpec(name, generator, values=_category_values(parameter, name))
+
+
+def _category_values(text: str, name: str) -> tuple[str, ...]:
+    """The values in their canonical (category) form, each once, at least one."""
+    values = [normalise_value("category", raw) for raw in text.split(",")]
+    if not text.strip() or any(value is None for value in values):
+        message = "a category needs its values, comma-separated and none empty (category:F,M)"
+        raise InputError(message, field=name)
+    distinct = [value for value in values if value is not None]
+    repeated = sorted({value for value in distinct if distinct.count(value) > 1})
+    if repeated:
+        raise InputError(f"category value {repeated[0]!r} is given twice", field=name)
+    return tuple(distinct)
+
+
+def build_reference(columns: Sequence[ColumnSpec], rows: int, seed: int) -> dict[str, list[str]]:
+    """{column name: values}, in the given column order; deterministic in (columns, rows, seed)."""
+    if not MIN_ROWS <= rows <= MAX_ROWS:
+        raise InputError(f"rows must lie within {MIN_ROWS}-{MAX_ROWS}, got {rows}")
+    if seed < 0:
+        raise InputError(f"the seed must be >= 0, got {seed}")
+    if not columns:
+        raise InputError("no columns; give at least one NAME=GENERATOR")
+    names = [spec.name for spec in columns]
+    repeated = [name for name in names if names.count(name) > 1]
+    if repeated:
+        raise InputError("column name appears more than once", field=repeated[0])
+    return {
+        spec.name: GENERATORS[spec.generator].draw(spec, column_stream(seed, spec.name), rows)
+        for spec in columns
+    }
+
+
+def reference_csv(columns: dict[str, list[str]]) -> str:
+    """The CSV text: a header, then one line per row, "\\n"-terminated on every platform."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(columns)
+    writer.writerows(zip(*columns.values(), strict=True))
+    return buffer.getvalue()
