@@ -251,7 +251,8 @@ def date_errors(value: str) -> dict[str, list[str]]:
         "year": slipped,
         "digit": typed,
     }
-    return {k: sorted(v for v in vs if _valid_date(v)) for k, vs in errors.items() if vs}
+    valid = {k: sorted(v for v in vs if _valid_date(v)) for k, vs in errors.items()}
+    return {k: vs for k, vs in valid.items() if vs}
 
 
 def digit_errors(value: str) -> dict[str, list[str]]:
