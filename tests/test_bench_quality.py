@@ -117,6 +117,35 @@ def test_small_grid_writes_tables_and_figures_and_shows_the_papers_trend(
     assert "match s" not in untimed and "| 1,000 | 100 | 300 | linear | default |" in untimed
 
 
+def test_a_grid_with_an_error_model_namesakes_and_register_training(tmp_path: Path) -> None:
+    out = tmp_path / "results"
+    code = main(
+        [
+            "bench", "quality", "--sizes", "200", "--reference-rows", "100", "--training", "200",
+            "--repetitions", "1", "--mode", "default", "--errors", "registers",
+            "--overlap", "0.8", "--namesakes", "0.5", "--training-errors", "registers",
+            "--no-plain", "--out", str(out),
+        ]
+    )  # fmt: skip
+    assert code == 0
+    document = json.loads((out / "quality.json").read_text())
+    settings = document["settings"]
+    assert (settings["error_model"], settings["namesakes"]) == ("registers", 0.5)
+    assert settings["errors_per_row"] == 1
+    (row,) = document["rows"]
+    assert row["variant_corruption"] == "registers"
+    assert row["agreed"]["tp"] + row["agreed"]["fn"] == 160
+
+
+def test_make_task_passes_the_error_model_and_namesakes_on() -> None:
+    task = make_task(200, seed=4, error_model="middle", overlap=0.5, namesakes=1.0)
+    assert len(task.truth) == 100
+    alice = set(zip(task.alice["first"], task.alice["last"], strict=True))
+    bob = list(zip(task.bob["first"], task.bob["last"], strict=True))
+    new = [i for i in range(200) if i not in {b for _, b in task.truth}]
+    assert all(bob[i] in alice for i in new)
+
+
 @pytest.mark.parametrize("text", [None, "not json", '{"settings": {}}'])
 def test_report_refuses_what_is_not_a_results_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str | None
@@ -130,7 +159,15 @@ def test_report_refuses_what_is_not_a_results_file(
 
 @pytest.mark.parametrize(
     "args",
-    [["--errors", "0"], ["--errors", "3-1"], ["--sizes", "0"], ["--overlap", "2"]],
+    [
+        ["--errors", "0"],
+        ["--errors", "3-1"],
+        ["--errors", "sloppy"],
+        ["--namesakes", "2"],
+        ["--training-errors", "sloppy"],
+        ["--sizes", "0"],
+        ["--overlap", "2"],
+    ],
 )
 def test_bad_arguments_exit_with_usage_errors(args: list[str]) -> None:
     with pytest.raises(SystemExit) as exit_info:

@@ -351,6 +351,16 @@ def test_hard_negatives_default_never_exceeds_the_negatives(tmp_path: Path) -> N
     assert config.method.hard_negatives == 1
 
 
+def test_error_model_is_read_and_checked(tmp_path: Path) -> None:
+    assert load_config(write(tmp_path, minimal())).method.error_model == "one-error"
+    config = load_config(write(tmp_path, minimal() | {"method": {"error_model": "registers"}}))
+    assert config.method.error_model == "registers"
+    path = write(tmp_path, minimal() | {"method": {"error_model": "sloppy"}})
+    error = load_error(path)
+    assert_located(error, path, "method.error_model")
+    assert "registers" in str(error)
+
+
 @pytest.mark.parametrize(
     ("method", "key", "words"),
     [

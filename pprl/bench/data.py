@@ -81,7 +81,10 @@ def make_task(
     missing_rate: float = 0.0,
     middle_missing: float = 0.15,
     overlap: float = 1.0,
+    error_model: str | None = None,
+    namesakes: float = 0.0,
 ) -> LinkageTask:
+    """Generated data as columns; `error_model` and `namesakes` as in synthetic.generate."""
     data = generate(
         size,
         seed,
@@ -89,6 +92,8 @@ def make_task(
         errors_per_row=errors_per_row,
         missing_rate=missing_rate,
         middle_missing=middle_missing,
+        errors=error_model,
+        namesakes=namesakes,
     )
 
     def columns(people: list) -> Columns:

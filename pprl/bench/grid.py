@@ -34,6 +34,10 @@ class Grid:
     errors_per_row: int | tuple[int, int] = 1
     missing_rate: float = 0.0
     overlap: float = 1.0
+    # Bob's copies corrupted by this error model instead of errors_per_row single edits.
+    error_model: str | None = None
+    # Share of Bob's people Alice lacks who are namesakes of hers (another middle name).
+    namesakes: float = 0.0
     with_plain: bool = True
     # What every cell's agreement fixes (noise, features); None: the daemon's defaults.
     method: MethodParams | None = None
@@ -130,6 +134,8 @@ def run_grid(grid: Grid, out: Path, stem: str, command: str, log: Log) -> list[R
         "errors_per_row": grid.errors_per_row,
         "missing_rate": grid.missing_rate,
         "overlap": grid.overlap,
+        "error_model": grid.error_model,
+        "namesakes": grid.namesakes,
         "variants": [v.__dict__ for v in grid.variants],
         "method": (grid.method or method_params()).to_dict(),
         "matching": grid.matching,
@@ -145,6 +151,8 @@ def run_grid(grid: Grid, out: Path, stem: str, command: str, log: Log) -> list[R
                 errors_per_row=grid.errors_per_row,
                 missing_rate=grid.missing_rate,
                 overlap=grid.overlap,
+                error_model=grid.error_model,
+                namesakes=grid.namesakes,
             )
             for ref_rows, reference in references.items():
                 log(f"size {size:,}, reference {ref_rows:,} rows, seed {seed}")

@@ -20,6 +20,7 @@ from pprl.bench.quality import (
 )
 from pprl.bench.report import quality_table
 from pprl.files import write_text_atomic
+from pprl.protocol.error_model import MODEL_NAMES
 from pprl.protocol.errors import InputError
 from pprl.protocol.features import FEATURES
 from pprl.protocol.method import MethodParams, method_params
@@ -37,13 +38,17 @@ def _counts(text: str) -> list[int]:
     return values
 
 
-def _errors(text: str) -> int | tuple[int, int]:
-    """ "1" or a range "1-3"."""
+def errors_argument(text: str) -> int | tuple[int, int] | str:
+    """ "1", a range "1-3", or an error model's name ("registers", "nickname", ...)."""
+    if text in MODEL_NAMES:
+        return text
     low, _, high = text.partition("-")
     try:
         bounds = (int(low), int(high or low))
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected N or LOW-HIGH, got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"expected N, LOW-HIGH or one of {', '.join(MODEL_NAMES)}; got {text!r}"
+        ) from None
     if not 1 <= bounds[0] <= bounds[1]:
         raise argparse.ArgumentTypeError(f"need 1 <= LOW <= HIGH, got {text!r}")
     return bounds[0] if bounds[0] == bounds[1] else bounds
@@ -73,8 +78,11 @@ def variants(args: argparse.Namespace) -> list[Variant]:
     else:
         ours = default_variant(method)
         chosen = {"paper": [PAPER], "default": [ours]}.get(args.mode, [PAPER, ours])
+    corruption = {"corruption": args.training_errors} if args.training_errors else {}
     return [
-        v.but(v.name, training_records=t, kernel=k)
+        v.but(
+            v.name, training_records=t, kernel=k, **(corruption if v.corruption == "spread" else {})
+        )
         for t in args.training
         for k in args.kernels
         for v in chosen
@@ -112,7 +120,25 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     quality.add_argument("--ablation", action="store_true", help="the ablation variants")
     quality.add_argument("--repetitions", type=int, default=3)
     quality.add_argument("--seed", type=int, default=1, help="first seed; one per repetition")
-    quality.add_argument("--errors", type=_errors, default=1, help="errors per row: N or LOW-HIGH")
+    quality.add_argument(
+        "--errors",
+        type=errors_argument,
+        default=1,
+        help="Bob's copies: N or LOW-HIGH single edits per row, or an error model "
+        "(registers, or one phenomenon alone: nickname, middle, swap, ...; docs/error-model.md)",
+    )
+    quality.add_argument(
+        "--namesakes",
+        type=_share,
+        default=0.0,
+        help="share of Bob's people Alice lacks who share first and last name with one of hers",
+    )
+    quality.add_argument(
+        "--training-errors",
+        choices=MODEL_NAMES,
+        help="error model of the training corruption (as [method] error_model; default: "
+        "one-error); prototype variants keep theirs",
+    )
     quality.add_argument("--missing-rate", type=_share, default=0.0, help="copies losing a value")
     quality.add_argument("--overlap", type=_share, default=1.0, help="share of Bob who are Alice's")
     quality.add_argument("--no-plain", action="store_true", help="skip the plain baseline")
@@ -221,9 +247,11 @@ def run(args: argparse.Namespace) -> int:
         repetitions=args.repetitions,
         first_seed=args.seed,
         reference_path=args.reference,
-        errors_per_row=args.errors,
+        errors_per_row=1 if isinstance(args.errors, str) else args.errors,
+        error_model=args.errors if isinstance(args.errors, str) else None,
         missing_rate=args.missing_rate,
         overlap=args.overlap,
+        namesakes=args.namesakes,
         with_plain=not args.no_plain,
         method=agreed_method(args),
         matching=args.matching,

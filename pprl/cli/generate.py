@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from pprl.cli.bench import errors_argument
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     generate = sub.add_parser("generate", help="write the built-in voter-like demo data")
@@ -13,14 +15,35 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     generate.add_argument("--seed", type=int, default=7)
     generate.add_argument("--side", choices=["alice", "bob", "all"], default="all")
     generate.add_argument("--overlap", type=float, default=1.0, help="share of true matches")
+    generate.add_argument(
+        "--errors",
+        type=errors_argument,
+        default=1,
+        help="Bob's copies: N or LOW-HIGH single edits per row, or an error model "
+        "(registers, or one phenomenon alone: nickname, middle, swap, ...; docs/error-model.md)",
+    )
+    generate.add_argument(
+        "--namesakes",
+        type=float,
+        default=0.0,
+        help="share of Bob's people Alice lacks who share first and last name with one of hers",
+    )
     generate.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from pprl.party.local import write_demo_data
 
+    model = args.errors if isinstance(args.errors, str) else None
     for path in write_demo_data(
-        Path(args.out), args.size, args.seed, side=args.side, overlap=args.overlap
+        Path(args.out),
+        args.size,
+        args.seed,
+        side=args.side,
+        overlap=args.overlap,
+        errors_per_row=1 if model else args.errors,
+        error_model=model,
+        namesakes=args.namesakes,
     ):
         print(path)
     return 0

@@ -13,6 +13,7 @@ from typing import Any
 
 from pprl.protocol.audit import MEASURES
 from pprl.protocol.classifier import CLASS_WEIGHTS, DEFAULT_C, KINDS
+from pprl.protocol.error_model import MODEL_NAMES
 from pprl.protocol.errors import InputError
 from pprl.protocol.features import FEATURES
 from pprl.protocol.kinds import DEFAULT_DATE_FORMAT, DEFAULT_KIND, Attribute
@@ -37,6 +38,7 @@ KNOWN_KEYS: dict[str, tuple[str, ...]] = {
         "classifier",
         "c",
         "training_records",
+        "error_model",
         "negatives_per_positive",
         "hard_negatives",
         "class_weight",
@@ -319,6 +321,7 @@ def _method(section: _Section) -> MethodParams:
         classifier=classifier,
         c=section.number("c", DEFAULT_C[classifier]),
         training_records=section.count("training_records", defaults.training_records),
+        error_model=_choice(section, "error_model", MODEL_NAMES, defaults.error_model),
         negatives_per_positive=negatives,
         class_weight=_choice(section, "class_weight", CLASS_WEIGHTS, defaults.class_weight),
         top_k=section.count("top_k", defaults.top_k),

@@ -53,16 +53,30 @@ def write_demo_data(
     side: str = "all",
     overlap: float = 1.0,
     reference_rows: int = DEFAULT_REFERENCE_ROWS,
+    *,
+    errors_per_row: int | tuple[int, int] = 1,
+    error_model: str | None = None,
+    namesakes: float = 0.0,
 ) -> list[Path]:
-    """Built-in voter-like data; each side can write its own file alone from the same seed."""
+    """Built-in voter-like data; each side can write its own file alone from the same seed.
+    Bob's copies carry `errors_per_row` single edits, or the errors of `error_model`."""
     if size < 2:
         raise InputError(f"--size must be at least 2, got {size}")
     if reference_rows < 2:
         raise InputError(f"--reference-rows must be at least 2, got {reference_rows}")
     if not 0.0 <= overlap <= 1.0:
         raise InputError(f"--overlap must be between 0 and 1, got {overlap}")
+    if not 0.0 <= namesakes <= 1.0:
+        raise InputError(f"--namesakes must be between 0 and 1, got {namesakes}")
     out.mkdir(parents=True, exist_ok=True)
-    data = synthetic.generate(size, seed, overlap=overlap)
+    data = synthetic.generate(
+        size,
+        seed,
+        overlap=overlap,
+        errors_per_row=errors_per_row,
+        errors=error_model,
+        namesakes=namesakes,
+    )
     written = [out / "reference.csv"]
     synthetic.write_reference_csv(written[0], synthetic.default_reference(reference_rows))
     if side in ("alice", "all"):

@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from pprl.protocol.classifier import CLASS_WEIGHTS, DEFAULT_C, KINDS
+from pprl.protocol.error_model import MODEL_NAMES, ONE_ERROR
 from pprl.protocol.features import FEATURES
 from pprl.protocol.kinds import DEFAULT_KIND
 from pprl.protocol.reference import MappingEntry, ReferenceSet
@@ -41,6 +42,9 @@ class MethodParams:
     classifier: str = "linear"
     c: float = 100.0
     training_records: int = 5000
+    # How TRAIN corrupts own records into matches (pprl.protocol.error_model): "one-error" is
+    # the paper's single edit; "registers" adds nicknames, middle initials, swaps and blanks.
+    error_model: str = ONE_ERROR
     negatives_per_positive: int = 4
     hard_negatives: int = 2
     class_weight: str = "balanced"
@@ -80,6 +84,9 @@ def method_params(
     class_weight = rest.get("class_weight", defaults.class_weight)
     if class_weight not in CLASS_WEIGHTS:
         raise ValueError(f"unknown class_weight {class_weight!r}; expected one of {CLASS_WEIGHTS}")
+    model = rest.get("error_model", defaults.error_model)
+    if model not in MODEL_NAMES:
+        raise ValueError(f"unknown error_model {model!r}; expected one of {', '.join(MODEL_NAMES)}")
     negatives = rest.get("negatives_per_positive", defaults.negatives_per_positive)
     if hard_negatives is None:
         hard_negatives = 0 if noisy else min(defaults.hard_negatives, negatives)

@@ -200,17 +200,18 @@ def training_sample(
     rng: np.random.Generator,
     *,
     size: int | None = None,
-    corruption: str = "spread",
+    corruption: str | None = None,
     errors_per_record: int = 1,
 ) -> TrainingSample:
-    """A sample of own records and their corrupted copies, released (Algorithm 2)."""
+    """A sample of own records and their corrupted copies, released (Algorithm 2); the
+    corruption is the agreed error model unless one is given."""
     names = list(dict.fromkeys(attribute for attribute, _ in agreement.mapping))
     own, corrupted = training.corrupt_sample(
         attributes,
         names,
         size=agreement.method.training_records if size is None else size,
         rng=rng,
-        corruption=corruption,
+        corruption=agreement.method.error_model if corruption is None else corruption,
         errors_per_record=errors_per_record,
     )
     return TrainingSample(

@@ -18,6 +18,7 @@ import numpy as np
 
 from pprl.files import atomic_file
 from pprl.protocol.corruption import Corrupter
+from pprl.protocol.error_model import ErrorModel, error_model
 
 # Values that CSV readers (pandas among them) may turn into missing values; census has NA and NAN.
 MISSING_LOOKALIKES = frozenset({"NA", "NAN", "NULL", "NONE", "NIL"})
@@ -26,6 +27,7 @@ _HOLDOUT_SEED = 19900401
 # One name in every block of this many consecutive frequency ranks is held out, so the reference
 # set has the same frequency profile as the generated data.
 _HOLDOUT_STRIDE = 4
+ATTRIBUTES = ("first", "middle", "last")
 # Redraws of one Bob record's corruption before giving up; collisions are rare, so never reached
 # short of a bug.
 _MAX_CORRUPTION_ATTEMPTS = 1000
@@ -204,11 +206,16 @@ def _corrupted_copy(
     blank: bool,
     taken: set[Triple],
     banned: frozenset[str],
+    model: ErrorModel | None = None,
 ) -> Triple:
     """A corruption of ``person`` that is no other record and uses no held-out name; with
-    ``blank``, one non-empty field is also emptied (a missing value, as GeCo makes them)."""
+    ``blank``, one non-empty field is also emptied (a missing value, as GeCo makes them).
+    With an error ``model``, it corrupts instead of ``n_errors`` single edits."""
     for _ in range(_MAX_CORRUPTION_ATTEMPTS):
-        values = corrupter.corrupt_record(person, n_errors)
+        if model is None:
+            values = corrupter.corrupt_record(person, n_errors)
+        else:
+            values = model.corrupt(person, corrupter.rng, names=ATTRIBUTES, avoid=banned)
         if blank:
             filled = [i for i, value in enumerate(values) if value]
             values[filled[int(corrupter.rng.integers(len(filled)))]] = ""
@@ -223,6 +230,32 @@ def _people(prefix: str, triples: Iterable[Triple]) -> list[Person]:
     return [Person(f"{prefix}{i:06d}", *triple) for i, triple in enumerate(triples, start=1)]
 
 
+def _namesakes(
+    rng: np.random.Generator,
+    names: CensusNames,
+    alice: Sequence[Triple],
+    k: int,
+    taken: set[Triple],
+) -> list[Triple]:
+    """k new people, each with the first and last name of a distinct person of Alice's and
+    another middle name (drawn by frequency, never the first name): the look-alikes a
+    register holds that are not the same person."""
+    chosen = rng.choice(len(alice), size=k, replace=False)
+    people = []
+    for index in chosen.tolist():
+        first, middle, last = alice[index]
+        while True:
+            drawn = names.first.names[names.first.draw(rng, 8)]
+            fits = [m for m in drawn.tolist() if m not in (first, middle)]
+            fits = [m for m in fits if (first, m, last) not in taken]
+            if fits:
+                break
+        person = (first, fits[0], last)
+        taken.add(person)
+        people.append(person)
+    return people
+
+
 def generate(
     size: int,
     seed: int,
@@ -230,31 +263,49 @@ def generate(
     middle_missing: float = 0.15,
     errors_per_row: int | tuple[int, int] = 1,
     missing_rate: float = 0.0,
+    errors: str | None = None,
+    namesakes: float = 0.0,
 ) -> SyntheticData:
     """Alice's `size` people and Bob's `size` records, round(overlap * size) of which are Alice's
     people with `errors_per_row` errors each (a (low, high) pair draws each row's count
     uniformly from low..high); the rest of Bob's are people Alice lacks. A share
     `missing_rate` of Bob's copies also lose one value.
 
+    `errors` names an error model (pprl.protocol.error_model) that corrupts Bob's copies
+    instead of `errors_per_row` single edits. A share `namesakes` of the people Alice lacks
+    are namesakes of hers: her first and last name, another middle name.
+
     Bob's rows are shuffled before ids are assigned, so neither order nor ids hint at matches.
     """
-    if size < 0 or not all(0.0 <= x <= 1.0 for x in (overlap, middle_missing, missing_rate)):
-        raise ValueError("need size >= 0 and overlap, middle_missing, missing_rate within [0, 1]")
+    shares = (overlap, middle_missing, missing_rate, namesakes)
+    if size < 0 or not all(0.0 <= x <= 1.0 for x in shares):
+        raise ValueError(
+            "need size >= 0 and overlap, middle_missing, missing_rate, namesakes within [0, 1]"
+        )
     low, high = errors_per_row if isinstance(errors_per_row, tuple) else (errors_per_row,) * 2
     if not 1 <= low <= high:
         raise ValueError(f"errors_per_row must be at least 1 (low <= high), got {errors_per_row}")
+    model = None if errors is None else error_model(errors)
+    if model is not None and errors_per_row != 1:
+        raise ValueError("give errors_per_row or an error model, not both")
     names, _, held = _split()
     rng = np.random.default_rng(seed)
     n_match = round(overlap * size)
     drawn = _distinct_triples(rng, names, 2 * size - n_match, middle_missing)
     alice, fresh = drawn[:size], drawn[size:]
-    sources = rng.choice(size, size=n_match, replace=False)
     taken, banned = set(drawn), held | MISSING_LOOKALIKES
+    n_namesakes = round(namesakes * len(fresh))
+    if n_namesakes:
+        # The namesakes take the place of some fresh people, whose triples are free again.
+        for person in fresh[:n_namesakes]:
+            taken.discard(person)
+        fresh = [*_namesakes(rng, names, alice, n_namesakes, taken), *fresh[n_namesakes:]]
+    sources = rng.choice(size, size=n_match, replace=False)
     corrupter = Corrupter(rng)
     counts = rng.integers(low, high + 1, size=n_match)
     blanks = rng.random(n_match) < missing_rate
     copies = [
-        _corrupted_copy(corrupter, alice[i], int(k), bool(b), taken, banned)
+        _corrupted_copy(corrupter, alice[i], int(k), bool(b), taken, banned, model)
         for i, k, b in zip(sources.tolist(), counts.tolist(), blanks.tolist(), strict=True)
     ]
     rows = [*zip(copies, sources.tolist(), strict=True), *((t, None) for t in fresh)]

@@ -13,11 +13,14 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from pprl.protocol.corruption import Corrupter
+from pprl.protocol.error_model import MODEL_NAMES, ONE_ERROR, error_model
 from pprl.protocol.features import Standardise, feature_count, pair_features, unit_vectors
 
 Columns = dict[str, list[str]]
 
-CORRUPTIONS = ("spread", "prototype")
+# "spread" is the paper's single edit ("one-error" of the error model is the same); every
+# other error model name (pprl.protocol.error_model) corrupts as registers do.
+CORRUPTIONS = ("spread", "prototype", *MODEL_NAMES)
 _SIMILARITY_BLOCK_ROWS = 1024
 _FEATURE_ROWS = 2048
 
@@ -30,12 +33,16 @@ def corrupt_sample(
     rng: np.random.Generator,
     corruption: str = "spread",
     errors_per_record: int = 1,
+    kinds: Mapping[str, str] | None = None,
 ) -> tuple[Columns, Columns]:
     """Up to `size` own records (sampled without replacement) and their corrupted copies.
 
     "spread" puts real edits (keyboard, OCR, phonetic, insert, delete, transpose) on any field;
     "prototype" appends "!" to the last field only, as the published prototype did; it exists
-    to measure what that mistake costs.
+    to measure what that mistake costs. An error model's name corrupts with that model, which
+    reads the name parts from `names` and the attribute kinds from `kinds` (default: names);
+    "one-error" is "spread". `errors_per_record` applies to "spread" only, as a model draws
+    its own count.
     """
     if corruption not in CORRUPTIONS:
         raise ValueError(f"unknown corruption {corruption!r}; expected one of {CORRUPTIONS}")
@@ -44,9 +51,13 @@ def corrupt_sample(
     own = [[attributes[name][i] for name in names] for i in sample.tolist()]
     if corruption == "prototype":
         corrupted = [[*values[:-1], values[-1] + "!"] for values in own]
-    else:
+    elif corruption in ("spread", ONE_ERROR):
         corrupter = Corrupter(rng)
         corrupted = [corrupter.corrupt_record(values, n_errors=errors_per_record) for values in own]
+    else:
+        model = error_model(corruption)
+        field_kinds = [(kinds or {}).get(name, "name") for name in names]
+        corrupted = [model.corrupt(v, rng, names=names, kinds=field_kinds) for v in own]
     own_columns = {name: [row[j] for row in own] for j, name in enumerate(names)}
     corrupted_columns = {name: [row[j] for row in corrupted] for j, name in enumerate(names)}
     return own_columns, corrupted_columns

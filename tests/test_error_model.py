@@ -1,0 +1,336 @@
+"""The register error model: each phenomenon does what it says, alone and in the mixture."""
+
+from __future__ import annotations
+
+import csv
+from collections import Counter
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+import pytest
+from nicknames import NickNamer
+
+from pprl.cli import main
+from pprl.protocol.corruption import Corrupter
+from pprl.protocol.error_model import (
+    DEFAULT_COUNTS,
+    MODEL_NAMES,
+    MODELS,
+    PHENOMENA,
+    ErrorModel,
+    date_errors,
+    digit_errors,
+    error_model,
+    name_variants,
+    roles_of,
+    surname_pool,
+)
+from pprl.protocol.method import MethodParams, method_params
+from pprl.protocol.pipeline import Agreement, training_sample
+from pprl.protocol.reference import ReferenceSet
+from pprl.protocol.synthetic import generate
+from pprl.protocol.training import corrupt_sample
+
+NAMES = ("first", "middle", "last")
+PERSON = ("WILLIAM", "JAMES", "SMITH")
+DRAWS = 300
+
+
+def draws(model: str, values=PERSON, names=NAMES, kinds=None, n=DRAWS, seed=1):
+    rng = np.random.default_rng(seed)
+    return [error_model(model).corrupt(values, rng, names=names, kinds=kinds) for _ in range(n)]
+
+
+def test_every_phenomenon_has_a_model_of_its_own_and_the_names_are_distinct() -> None:
+    assert set(PHENOMENA) <= set(MODEL_NAMES)
+    assert {"one-error", "registers", "multi"} <= set(MODEL_NAMES)
+    assert len(set(MODEL_NAMES)) == len(MODEL_NAMES)
+    with pytest.raises(ValueError, match="registers"):
+        error_model("no-such-model")
+
+
+def test_nicknames_are_variants_from_the_table_both_ways() -> None:
+    table = NickNamer()
+    assert "BILL" in name_variants("WILLIAM")
+    assert "WILLIAM" in name_variants("BILL")  # back from the nickname to the name
+    for first, _, _ in draws("nickname"):
+        lower = first.lower()
+        assert first != "WILLIAM"
+        assert lower in table.nicknames_of("william") | table.canonicals_of("william")
+    assert len({first for first, _, _ in draws("nickname")}) > 3
+
+
+def test_nickname_touches_only_the_first_name_and_falls_back_to_a_typo() -> None:
+    for first, middle, last in draws("nickname"):
+        assert (middle, last) == ("JAMES", "SMITH") and first != "WILLIAM"
+    assert name_variants("XQZWV") == ()
+    for copy in draws("nickname", values=("XQZWV", "", "SMITH")):
+        assert copy != ["XQZWV", "", "SMITH"]
+
+
+def test_middle_name_is_dropped_or_reduced_to_one_letter() -> None:
+    seen = Counter(middle for _, middle, _ in draws("middle"))
+    assert set(seen) == {"", "J"}
+    assert all(copy[0::2] == ["WILLIAM", "SMITH"] for copy in draws("middle"))
+
+
+def test_swap_exchanges_first_with_last_or_middle() -> None:
+    seen = {tuple(copy) for copy in draws("swap")}
+    assert seen == {("SMITH", "JAMES", "WILLIAM"), ("JAMES", "WILLIAM", "SMITH")}
+    # Without a middle name only first and last can change places.
+    assert {tuple(c) for c in draws("swap", values=("ANN", "", "LEE"))} == {("LEE", "", "ANN")}
+
+
+def test_missing_blanks_exactly_one_field() -> None:
+    for copy in draws("missing"):
+        blank = [i for i, value in enumerate(copy) if value == ""]
+        assert len(blank) == 1
+        assert all(copy[i] == PERSON[i] for i in range(3) if i not in blank)
+
+
+def test_surname_is_hyphenated_or_changed() -> None:
+    pool = set(surname_pool())
+    assert len(pool) == 1000
+    kinds = Counter()
+    for first, middle, last in draws("surname"):
+        assert (first, middle) == ("WILLIAM", "JAMES")
+        parts = last.split("-")
+        if len(parts) == 2:
+            assert "SMITH" in parts and (set(parts) - {"SMITH"}) <= pool
+            kinds["hyphenated"] += 1
+        else:
+            assert last in pool and last != "SMITH"
+            kinds["changed"] += 1
+    assert kinds["hyphenated"] > kinds["changed"] > 0
+
+
+def _valid(value: str) -> bool:
+    try:
+        datetime.strptime(value, "%Y%m%d")
+    except ValueError:
+        return False
+    return True
+
+
+def test_date_errors_are_valid_dates_one_error_away() -> None:
+    errors = date_errors("19800412")
+    assert errors["day-month"] == ["19801204"]
+    assert errors["year"] == ["19790412", "19810412"]
+    assert all(
+        _valid(d) and sum(a != b for a, b in zip(d, "19800412", strict=True)) == 1
+        for d in errors["digit"]
+    )
+    assert "19800432" not in errors["digit"]  # no 32nd day
+    assert "day-month" not in date_errors("19800413")  # no 13th month
+    assert "day-month" not in date_errors("19800505")  # the same date
+    assert "year" not in date_errors("20000229")  # 1999 and 2001 have no 29 February
+    assert date_errors("not a date") == {}
+
+
+def test_digit_errors_substitute_transpose_or_drop_and_keep_digits() -> None:
+    errors = digit_errors("0213")
+    assert len(errors["substitute"]) == 4 * 9
+    assert errors["transpose"] == ["2013", "0123", "0231"]
+    assert errors["drop"] == ["213", "013", "023", "021"]
+    assert "transpose" not in digit_errors("777")
+    assert "drop" not in digit_errors("7")
+    assert digit_errors("12A") == {}
+
+
+def test_date_and_digit_errors_go_only_to_their_kinds_and_name_errors_only_to_names() -> None:
+    names = ("first", "middle", "last", "born", "postcode")
+    kinds = ("name", "name", "name", "date", "number")
+    record = ("WILLIAM", "JAMES", "SMITH", "19800412", "02134")
+    for copy in draws("date", record, names, kinds):
+        assert copy[:3] + copy[4:] == list(record[:3] + record[4:])
+        assert any(copy[3] in found for found in date_errors("19800412").values())
+    for copy in draws("digit", record, names, kinds):
+        assert copy[:4] == list(record[:4]) and copy[4].isdigit() and copy[4] != "02134"
+    for copy in draws("registers", record, names, kinds, n=1000):
+        assert all(not any(c.isdigit() for c in value) for value in copy[:3])
+        assert copy[3] == "" or _valid(copy[3])
+        assert copy[4] == "" or copy[4].isdigit()
+    # Names only: a date model has nothing to touch and falls back to a typo on a name.
+    for copy in draws("date", n=20):
+        assert copy != list(PERSON)
+
+
+def test_typo_ocr_and_phonetic_are_single_edits_of_their_kind() -> None:
+    value = ("PHILLIP", "", "CLARK")
+    for model in ("typo", "ocr", "phonetic"):
+        for copy in draws(model, value):
+            assert sum(a != b for a, b in zip(copy, value, strict=True)) == 1
+            assert copy[1] == ""  # a missing value is not typed into
+    assert any(copy[0] == "FILLIP" for copy in draws("phonetic", value))
+
+
+def test_the_number_of_errors_follows_the_weights() -> None:
+    model = error_model("multi")
+    rng = np.random.default_rng(7)
+    seen = Counter(model.count(rng) for _ in range(5000))
+    for k, weight in DEFAULT_COUNTS.items():
+        assert abs(seen[k] / 5000 - weight) < 0.03
+    assert set(seen) == {1, 2, 3}
+    assert Counter(error_model("nickname").count(rng) for _ in range(100)) == {1: 100}
+
+
+def test_multi_makes_one_to_three_edits() -> None:
+    from rapidfuzz.distance import DamerauLevenshtein
+
+    distances = Counter(
+        sum(DamerauLevenshtein.distance(a, b) for a, b in zip(copy, PERSON, strict=True))
+        for copy in draws("multi", n=2000)
+    )
+    assert set(distances) <= {1, 2, 3, 4, 5, 6}  # an OCR or phonetic edit can span two letters
+    assert distances[1] > distances[2] > distances[3] > 0
+
+
+def test_corrupting_is_deterministic_for_a_seed() -> None:
+    for model in MODEL_NAMES:
+        assert draws(model, n=50, seed=3) == draws(model, n=50, seed=3)
+    assert draws("registers", n=50, seed=3) != draws("registers", n=50, seed=4)
+
+
+def test_the_default_mixture_reaches_every_name_phenomenon() -> None:
+    copies = draws("registers", n=2000)
+    assert any(c[1] == "J" for c in copies)  # middle initial
+    assert any(c[0] in name_variants("WILLIAM") for c in copies)  # nickname
+    assert any(c[0] == "SMITH" for c in copies)  # swap
+    assert any("-" in c[2] for c in copies)  # hyphenated surname
+    assert any("" in c and c[1] for c in copies)  # a blank besides the middle name
+    assert all(c != list(PERSON) and any(c) for c in copies)
+
+
+def test_one_error_is_the_existing_corruption_byte_for_byte() -> None:
+    records = [["ANNA", "", "LEE"], ["JOHN", "PAUL", "SMITH"]] * 20
+    legacy = Corrupter(np.random.default_rng(5))
+    expected = [legacy.corrupt_record(r, n_errors=1) for r in records]
+    rng = np.random.default_rng(5)
+    assert [error_model("one-error").corrupt(r, rng) for r in records] == expected
+
+
+def test_models_refuse_bad_weights_and_bad_records() -> None:
+    with pytest.raises(ValueError):
+        ErrorModel.mixture("x", {"sneeze": 1.0})
+    with pytest.raises(ValueError):
+        ErrorModel.mixture("x", {"typo": 0.0})
+    with pytest.raises(ValueError):
+        ErrorModel.mixture("x", {"typo": 1.0}, {0: 1.0})
+    rng = np.random.default_rng(1)
+    with pytest.raises(ValueError, match="names and kinds"):
+        MODELS["typo"].corrupt(PERSON, rng, names=("first",))
+    with pytest.raises(ValueError, match="unknown kinds"):
+        MODELS["typo"].corrupt(PERSON, rng, kinds=("name", "name", "colour"))
+
+
+def test_roles_come_from_column_names() -> None:
+    assert roles_of(["First", "middle_name", "SURNAME", "born"]) == (
+        "first",
+        "middle",
+        "last",
+        None,
+    )
+
+
+# --- training ---------------------------------------------------------------------------------
+
+ATTRIBUTES = {
+    "first": ["WILLIAM", "ROBERT", "ELIZABETH", "ANN"] * 50,
+    "middle": ["JAMES", "", "MARY", "LOUISE"] * 50,
+    "last": ["SMITH", "JONES", "TAYLOR", "BROWN"] * 50,
+}
+
+
+def test_training_corrupts_with_a_named_model_and_one_error_is_spread() -> None:
+    names = list(ATTRIBUTES)
+
+    def sample(corruption: str) -> tuple[dict, dict]:
+        rng = np.random.default_rng(9)
+        return corrupt_sample(ATTRIBUTES, names, size=100, rng=rng, corruption=corruption)
+
+    assert sample("one-error") == sample("spread")
+    own, corrupted = sample("middle")
+    for i, middle in enumerate(own["middle"]):
+        if middle:
+            assert corrupted["middle"][i] in ("", middle[0])
+            assert (corrupted["first"][i], corrupted["last"][i]) == (
+                own["first"][i],
+                own["last"][i],
+            )
+        else:  # no middle name to drop: a typo instead
+            assert [corrupted[n][i] for n in names] != [own[n][i] for n in names]
+
+
+def test_training_reads_date_kinds() -> None:
+    attributes = {"first": ["ANN", "BOB"] * 10, "born": ["19800412", "19751101"] * 10}
+    rng = np.random.default_rng(2)
+    own, corrupted = corrupt_sample(
+        attributes, ["first", "born"], size=20, rng=rng, corruption="date", kinds={"born": "date"}
+    )
+    assert corrupted["first"] == own["first"]
+    assert all(c != o and _valid(c) for c, o in zip(corrupted["born"], own["born"], strict=True))
+
+
+def test_the_agreed_error_model_corrupts_the_training_sample() -> None:
+    reference = ReferenceSet("reference", {"first": ["AMY", "ZED"], "last": ["OAK", "ASH"]})
+    mapping = (("first", "first"), ("last", "last"), ("middle", "first"))
+    agreement = Agreement(reference, mapping, method_params(error_model="middle"))
+    sample = training_sample(agreement, ATTRIBUTES, np.random.default_rng(4), size=50)
+    rng = np.random.default_rng(4)
+    names = ["first", "last", "middle"]
+    _, expected = corrupt_sample(ATTRIBUTES, names, size=50, rng=rng, corruption="middle")
+    assert sample.corrupted == expected
+    assert MethodParams().error_model == "one-error"
+    with pytest.raises(ValueError, match="error_model"):
+        method_params(error_model="sloppy")
+
+
+# --- test data ----------------------------------------------------------------------------------
+
+
+def test_generate_with_partial_overlap_and_namesakes() -> None:
+    size = 1000
+    data = generate(size, seed=11, overlap=0.7, namesakes=0.5, errors="registers")
+    assert len(data.truth) == 700 and len(data.bob) == size
+    matched = {b for _, b in data.truth}
+    alice = {(p.first, p.last): p for p in data.alice}
+    new_people = [p for p in data.bob if p.id not in matched]
+    namesakes = [p for p in new_people if (p.first, p.last) in alice]
+    assert 150 <= len(namesakes) <= 170  # 150 made, a few more by chance
+    for person in namesakes:
+        assert person.middle != alice[(person.first, person.last)].middle
+    alice_triples = {(p.first, p.middle, p.last) for p in data.alice}
+    assert not any((p.first, p.middle, p.last) in alice_triples for p in data.bob)
+
+
+def test_generate_with_one_phenomenon_alone() -> None:
+    data = generate(300, seed=2, errors="swap")
+    alice = {p.id: p for p in data.alice}
+    bob = {p.id: p for p in data.bob}
+    for a, b in data.truth:
+        x, y = alice[a], bob[b]
+        swapped = {(y.first, y.middle, y.last)} & {
+            (x.last, x.middle, x.first),
+            (x.middle, x.first, x.last),
+        }
+        assert swapped, (x, y)
+
+
+def test_generate_defaults_are_unchanged_by_the_new_options() -> None:
+    assert generate(300, seed=2) == generate(300, seed=2, errors=None, namesakes=0.0)
+    with pytest.raises(ValueError):
+        generate(100, seed=1, errors="registers", errors_per_row=2)
+    with pytest.raises(ValueError):
+        generate(100, seed=1, namesakes=1.5)
+
+
+def test_the_generate_command_writes_one_phenomenon_with_partial_overlap(tmp_path: Path) -> None:
+    args = ["generate", "--out", str(tmp_path), "--size", "200", "--seed", "3"]
+    assert main([*args, "--errors", "nickname", "--overlap", "0.7", "--namesakes", "0.5"]) == 0
+    with (tmp_path / "truth.csv").open(encoding="utf-8") as handle:
+        truth = list(csv.DictReader(handle))
+    assert len(truth) == 140
+    with (tmp_path / "bob.csv").open(encoding="utf-8") as handle:
+        assert len(list(csv.DictReader(handle))) == 200
+    assert main([*args, "--namesakes", "2"]) == 2
