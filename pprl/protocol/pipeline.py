@@ -213,6 +213,7 @@ def training_sample(
         rng=rng,
         corruption=agreement.method.error_model if corruption is None else corruption,
         errors_per_record=errors_per_record,
+        kinds=agreement.kinds,
     )
     return TrainingSample(
         own, corrupted, agreement.smash(own, rng), agreement.smash(corrupted, rng)

@@ -35,7 +35,8 @@ def corrupt_sample(
     errors_per_record: int = 1,
     kinds: Mapping[str, str] | None = None,
 ) -> tuple[Columns, Columns]:
-    """Up to `size` own records (sampled without replacement) and their corrupted copies.
+    """Up to `size` own records (sampled without replacement, among those with any value) and
+    their corrupted copies.
 
     "spread" puts real edits (keyboard, OCR, phonetic, insert, delete, transpose) on any field;
     "prototype" appends "!" to the last field only, as the published prototype did; it exists
@@ -47,7 +48,14 @@ def corrupt_sample(
     if corruption not in CORRUPTIONS:
         raise ValueError(f"unknown corruption {corruption!r}; expected one of {CORRUPTIONS}")
     n = len(attributes[names[0]])
-    sample = rng.choice(n, size=min(size, n), replace=False)
+    # A record with no value at all has nothing to corrupt and teaches nothing.
+    usable = np.flatnonzero([any(attributes[name][i] for name in names) for i in range(n)])
+    if not len(usable):
+        raise ValueError("no record has a value in any compared attribute")
+    if len(usable) == n:
+        sample = rng.choice(n, size=min(size, n), replace=False)
+    else:
+        sample = rng.choice(usable, size=min(size, len(usable)), replace=False)
     own = [[attributes[name][i] for name in names] for i in sample.tolist()]
     if corruption == "prototype":
         corrupted = [[*values[:-1], values[-1] + "!"] for values in own]
