@@ -134,3 +134,4 @@ def test_the_command_prints_the_table_and_writes_json(
     assert [p["threshold"] for p in document["sweep"]] == [0.6, 0.7, 0.8, 0.9]
     assert document["best"]["f1"] == max(p["f1"] for p in document["sweep"])
     assert document["fields"] == ["first", "last"] and document["truth_pairs"] == 300
+    assert 0 < document["candidate_pairs"]["best"] <= document["candidate_pairs"]["floor"]

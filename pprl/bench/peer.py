@@ -232,6 +232,7 @@ class PeerResult:
     sweep: list[Point]
     best: Point
     seconds: dict[str, float] = field(default_factory=dict)
+    candidate_pairs: dict[str, int] = field(default_factory=dict)  # at the floor, at the best
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -242,6 +243,7 @@ class PeerResult:
             "clk_bits": CLK_BITS,
             "best": self.best.as_dict(),
             "seconds": {k: round(v, 3) for k, v in self.seconds.items()},
+            "candidate_pairs": self.candidate_pairs,
             "sweep": [p.as_dict() for p in self.sweep],
         }
 
@@ -300,7 +302,13 @@ def run_peer(
     if linkage_quality(pairs, truth) != best.quality:
         raise AssertionError(f"the sweep and the linkage at {best.threshold} disagree")
     return PeerResult(
-        list(fields), (len(a.ids), len(b.ids)), len(truth), sweep, best, seconds=seconds
+        list(fields),
+        (len(a.ids), len(b.ids)),
+        len(truth),
+        sweep,
+        best,
+        seconds=seconds,
+        candidate_pairs={"floor": count, "best": len(at_best[0])},
     )
 
 
@@ -325,6 +333,7 @@ def peer_table(result: PeerResult, every: float = 0.05) -> str:
     lines.append(
         f"time: encoding {s['encode']:.2f} s (both files), matching at the best threshold "
         f"{s['match']:.2f} s (candidates {s['candidates']:.2f} s, greedy solver "
-        f"{s['solve']:.2f} s); the whole sweep {s['sweep']:.2f} s"
+        f"{s['solve']:.2f} s, {result.candidate_pairs['best']} candidate pairs); "
+        f"the whole sweep {s['sweep']:.2f} s"
     )
     return "\n".join(lines)
