@@ -1,4 +1,4 @@
-"""`pprl bench quality`, `report`, `scale`, `data` and `peer`: the benchmarks' command lines."""
+"""`pprl bench quality`, `report` and `scale`: the command lines of the benchmarks."""
 
 from __future__ import annotations
 
