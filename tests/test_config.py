@@ -13,6 +13,7 @@ import pytest
 
 from pprl.party.config import KNOWN_KEYS, PartyConfig, TlsFiles, _Section, load_config
 from pprl.party.local import Privacy, prepare
+from pprl.protocol.kinds import Attribute
 from pprl.protocol.errors import InputError
 from pprl.protocol.method import MethodParams
 from pprl.protocol.reference import DEFAULT_MAPPING
@@ -33,6 +34,10 @@ def toml_value(value: Any) -> str:
         return json.dumps(value)
     if isinstance(value, list):
         return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):  # an inline table
+        return (
+            "{ " + ", ".join(f"{json.dumps(k)} = {toml_value(v)}" for k, v in value.items()) + " }"
+        )
     raise TypeError(value)
 
 
@@ -120,6 +125,7 @@ def test_full_config(tmp_path: Path) -> None:
             classifier="rbf", c=0.5, training_records=2000, negatives_per_positive=3
         ),
         wire_log=base / "logs" / "alice.wire.log",
+        schema=(Attribute("given"), Attribute("surname")),
         source=str(path),
     )
 
@@ -607,7 +613,7 @@ def switched_on(text: str) -> str:
 def dotted_keys(data: dict[str, Any], prefix: str = "") -> set[str]:
     keys = set()
     for key, value in data.items():
-        if isinstance(value, dict):
+        if isinstance(value, dict) and value:
             keys |= dotted_keys(value, f"{prefix}{key}.")
         else:
             keys.add(f"{prefix}{key}")
@@ -655,3 +661,45 @@ def test_the_demo_configs_load(tmp_path: Path, wire_log: bool) -> None:
         assert config.method.feature == "cosine"
         assert config.privacy.max_reidentification == 0.5
         assert config.wire_log == (tmp_path / f"{name}.wire.log" if wire_log else None)
+
+
+def test_kinds_and_date_formats_give_each_attribute_its_schema(tmp_path: Path) -> None:
+    data = minimal()
+    data["records"] |= {
+        "attributes": ["first", "dob", "zip"],
+        "kinds": {"dob": "date", "zip": "number"},
+        "date_formats": {"dob": "%d/%m/%Y"},
+        "on_bad_value": "missing",
+    }
+    config = load_config(write(tmp_path, data))
+    assert config.schema == (
+        Attribute("first"),
+        Attribute("dob", "date", "%d/%m/%Y"),
+        Attribute("zip", "number"),
+    )
+    assert config.on_bad_value == "missing"
+
+
+@pytest.mark.parametrize(
+    ("records", "field", "words"),
+    [
+        ({"kinds": {"first": "postcode"}}, "records.kinds.first", "must be one of name, text"),
+        ({"kinds": {"dob": "date"}}, "records.kinds.dob", "names no configured attribute"),
+        ({"date_formats": {"first": "%Y"}}, "records.date_formats.first", "not a date"),
+        (
+            {"kinds": {"first": "date"}, "date_formats": {"first": "%Y-%m"}},
+            "records.date_formats.first",
+            "day, month and year",
+        ),
+        ({"on_bad_value": "skip"}, "records.on_bad_value", "must be one of error, missing"),
+    ],
+)
+def test_bad_kinds_and_formats_name_the_key(
+    tmp_path: Path, records: dict, field: str, words: str
+) -> None:
+    data = minimal()
+    data["records"] |= {"attributes": ["first", "last"], **records}
+    with pytest.raises(InputError) as caught:
+        load_config(write(tmp_path, data))
+    assert caught.value.field == field
+    assert words in str(caught.value)

@@ -303,31 +303,60 @@ def _overlapping_reference(deployment):
     return len(set(firsts))
 
 
-def test_reference_set_sharing_values_with_the_records_is_refused(deploy):
+def test_reference_set_sharing_values_with_the_records_is_reported_and_the_run_links(deploy):
+    """Any public list shares common names with real records: AGREE says how many, per
+    mapping entry, and the run goes on."""
     shared = []
     deployment = deploy(size=50, configure=lambda d: shared.append(_overlapping_reference(d)))
-    result = coordinate(deployment)
-    assert result.returncode == 1
-    assert f"shares {shared[0]} values" in result.stderr or "shares" in result.stderr
-    assert "first->first" in result.stderr
-    assert "FAILED_PRECONDITION [BAD_INPUT]" in result.stderr
+    summary_path = deployment.workdir / "summary.json"
+    result = coordinate(deployment, "--json", str(summary_path))
+    assert result.returncode == 0, result.stderr
+    assert f"first->first {shared[0]}" in result.stdout
+    summary = json.loads(summary_path.read_text())
+    assert summary["parties"]["alice"]["data"]["reference_shared"]["first->first"] == shared[0]
+    assert summary["parties"]["alice"]["agreed_matches"] > 40
 
 
-def _duplicate_records(deployment):
+def _duplicate_records(deployment, same_id: bool = True):
+    """Alice's first record again at the end: under its own id (a duplicated id), or under
+    a new one (another person with the same names)."""
     path = deployment.workdir / "dup.csv"
     source = (deployment.workdir / "data" / "alice.csv").read_text().splitlines()
-    lines = [*source, source[1].replace("A000001", "A999999")]
-    path.write_text("\n".join(lines) + "\n")
+    repeated = source[1] if same_id else source[1].replace("A000001", "A999999")
+    path.write_text("\n".join([*source, repeated]) + "\n")
     old = str((deployment.workdir / "data" / "alice.csv").resolve())
     _replace_in_config(deployment, "alice", json.dumps(old), json.dumps(str(path)))
 
 
-def test_duplicate_records_are_refused_naming_the_file_and_rows(deploy):
+def test_duplicate_ids_are_refused_naming_the_file_and_rows(deploy):
     deployment = deploy(size=50, configure=_duplicate_records)
     result = coordinate(deployment)
     assert result.returncode == 1
     assert "dup.csv" in result.stderr and "rows 2 and 52" in result.stderr
+    assert "duplicate ids" in result.stderr
     # bob learns at once that alice could not agree, instead of waiting for her, and why
     assert "alice could not agree" in result.stderr
     assert "alice: INVALID_ARGUMENT [BAD_INPUT]" in result.stderr
     assert "ABORTED [BAD_INPUT]: alice could not agree" in result.stderr
+
+
+def test_records_sharing_every_value_are_linked_and_marked_for_review(deploy):
+    """Two people with the same names are normal: both are kept, reported at AGREE, and a
+    linked pair involving them is marked in the linkage file."""
+    deployment = deploy(size=50, configure=lambda d: _duplicate_records(d, same_id=False))
+    result = coordinate(deployment)
+    assert result.returncode == 0, result.stderr
+    assert "2 records in 1 groups share every compared value" in result.stdout
+    (linkage,) = (deployment.workdir / "state" / "alice").rglob("linkage.csv")
+    with linkage.open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert list(rows[0]) == [
+        "alice_id",
+        "bob_id",
+        "alice_records_sharing_values",
+        "bob_records_sharing_values",
+        "review",
+    ]
+    marked = {row["alice_id"] for row in rows if row["review"] == "yes"}
+    assert marked and marked <= {"A000001", "A999999"}
+    assert all(row["alice_records_sharing_values"] == "2" for row in rows if row["review"])

@@ -370,7 +370,11 @@ def run_demo(options: DemoOptions) -> dict[str, Any]:
         deployment = prepare(
             workdir, records, reference, options.classifier, privacy=options.privacy, schema=schema
         )
-        check_inputs(deployment)
+        try:
+            check_inputs(deployment)
+        except PprlError:
+            deployment = None  # no daemon ran: nothing to keep
+            raise
         for name in PARTIES:
             start_daemon(deployment, name)
             print(
