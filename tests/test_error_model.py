@@ -334,3 +334,15 @@ def test_the_generate_command_writes_one_phenomenon_with_partial_overlap(tmp_pat
     with (tmp_path / "bob.csv").open(encoding="utf-8") as handle:
         assert len(list(csv.DictReader(handle))) == 200
     assert main([*args, "--namesakes", "2"]) == 2
+
+
+def test_a_record_blanked_by_its_first_errors_is_drawn_again_not_refused() -> None:
+    """Several "missing" errors on a short record could blank every field; the model then
+    redraws instead of failing on the next error."""
+    model = error_model("missing")
+    rng = np.random.default_rng(0)
+    blanking = ErrorModel.mixture("blanking", {"missing": 1.0}, {3: 1.0})
+    for _ in range(200):
+        out = blanking.corrupt(["ANN", "", "LEE"], rng, names=["first", "middle", "last"])
+        assert any(out) and out != ["ANN", "", "LEE"]
+    assert any(model.corrupt(["ANN", "", "LEE"], rng, names=["first", "middle", "last"]))

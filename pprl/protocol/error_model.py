@@ -400,6 +400,8 @@ class ErrorModel:
         for _ in range(_MAX_RECORD_ATTEMPTS):
             record = _Record(list(original), roles, kinds, avoid)
             for _ in range(self.count(rng)):
+                if not any(record.values):  # blanked out: this draw is retried
+                    break
                 self._one_error(record, rng)
             if record.values != original and any(record.values):
                 return record.values
