@@ -13,8 +13,8 @@ import pytest
 
 from pprl.party.config import KNOWN_KEYS, PartyConfig, TlsFiles, _Section, load_config
 from pprl.party.local import Privacy, prepare
-from pprl.protocol.kinds import Attribute
 from pprl.protocol.errors import InputError
+from pprl.protocol.kinds import Attribute
 from pprl.protocol.method import MethodParams
 from pprl.protocol.reference import DEFAULT_MAPPING
 

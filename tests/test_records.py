@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from pprl.protocol.errors import InputError
+from pprl.protocol.kinds import Attribute
 from pprl.protocol.records import load_records, normalise
 
 HEADER = "id,first,middle,last\n"
@@ -174,3 +175,41 @@ def test_repeated_configuration_is_a_programming_error(tmp_path: Path) -> None:
         load_records(path, attributes=("first", "first"))
     with pytest.raises(ValueError, match="at least one"):
         load_records(path, attributes=())
+
+
+def _typed(tmp_path: Path, text: str, policy: str = "error"):
+    path = tmp_path / "typed.csv"
+    path.write_text("id,name,dob,zip\n" + text, encoding="utf-8")
+    schema = [Attribute("name"), Attribute("dob", "date", "%d/%m/%Y"), Attribute("zip", "number")]
+    return load_records(path, "id", schema, policy)
+
+
+def test_dates_and_numbers_are_read_into_their_canonical_form(tmp_path: Path) -> None:
+    table = _typed(tmp_path, "1,Ann,23/11/1987,2600\n2,Bo,,26 01\n")
+    assert table.attributes["dob"] == ["19871123", ""]
+    assert table.attributes["zip"] == ["2600", "2601"]
+
+
+@pytest.mark.parametrize(
+    ("row", "field", "words"),
+    [
+        ("1,Ann,1987-11-23,2600", "dob", "not a date in the format '%d/%m/%Y'"),
+        ("1,Ann,23/11/1987,26A0", "zip", "not a number"),
+    ],
+)
+def test_an_unreadable_cell_names_file_row_and_field(
+    tmp_path: Path, row: str, field: str, words: str
+) -> None:
+    with pytest.raises(InputError) as caught:
+        _typed(tmp_path, "2,Bo,01/01/1990,2000\n" + row + "\n")
+    assert (caught.value.row, caught.value.field) == (3, field)
+    assert words in str(caught.value) and "typed.csv" in str(caught.value)
+    assert 'on_bad_value = "missing"' in str(caught.value)
+
+
+def test_unreadable_cells_can_be_counted_as_missing(tmp_path: Path) -> None:
+    table = _typed(tmp_path, "1,Ann,31/02/1987,26A0\n2,Bo,01/01/1990,2000\n", "missing")
+    assert table.attributes["dob"] == ["", "19900101"]
+    assert table.attributes["zip"] == ["", "2000"]
+    assert table.unreadable == {"dob": 1, "zip": 1}
+    assert table.missing() == {"name": 0, "dob": 1, "zip": 1}

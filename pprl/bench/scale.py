@@ -34,7 +34,7 @@ from pprl.party.local import (
 from pprl.party.state import run_dir
 from pprl.protocol import candidates, matching, pipeline
 from pprl.protocol.classifier import Model
-from pprl.protocol.features import unit_vectors
+from pprl.protocol.features import indicator_features, missing_units, unit_vectors
 from pprl.protocol.method import MethodParams, method_params
 from pprl.protocol.metrics import linkage_quality
 from pprl.protocol.records import load_records
@@ -126,8 +126,13 @@ def _f1(found: matching.Matches, truth: set[tuple[int, int]]) -> float:
 def _float64_decision(own: np.ndarray, peer: np.ndarray, model: Model, a: int, b: int) -> float:
     """A pair's decision computed in float64: the reference when the float32 paths disagree."""
     x, y = own[a].astype(np.float64), peer[b].astype(np.float64)
-    dots = (x * y).sum(axis=1) / np.linalg.norm(x, axis=1) / np.linalg.norm(y, axis=1)
-    return float(model.decision(np.clip(1.0 - dots, 0.0, 2.0)[None, :])[0])
+    missing_x, missing_y = missing_units(x), missing_units(y)
+    norms = np.linalg.norm(x, axis=1) * np.linalg.norm(y, axis=1)
+    dots = np.divide((x * y).sum(axis=1), norms, out=np.zeros(len(x)), where=norms > 0)
+    features = np.concatenate(
+        [np.clip(1.0 - dots, 0.0, 2.0), indicator_features(missing_x, missing_y)]
+    )
+    return float(model.decision(features[None, :])[0])
 
 
 def _explain(

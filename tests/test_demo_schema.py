@@ -1,0 +1,100 @@
+"""The demo on a user's own columns: kinds, date formats and mapping from a schema file,
+through two real daemons over mutual TLS."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from pprl.protocol.synthetic import census_names
+
+SCHEMA = """
+[records]
+attributes = ["given", "surname", "born", "zip"]
+kinds = { born = "date", zip = "number" }
+date_formats = { born = "%d/%m/%Y" }
+
+[reference]
+mapping = [["given", "given"], ["surname", "surname"], ["born", "born"], ["zip", "zip"]]
+"""
+
+
+def _pprl(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "pprl", *args], capture_output=True, text=True, timeout=300
+    )
+
+
+def _files(tmp_path: Path, n: int = 60) -> None:
+    """Two files of the same people, Bob's with some dates' day and month swapped, some
+    blanks and a namesake pair (same names, other date and postcode)."""
+    rng = np.random.default_rng(4)
+    census = census_names()
+    given = rng.choice(census.first.names[:300], n)
+    surname = rng.choice(census.last.names[:300], n)
+    days, months = rng.integers(1, 13, n), rng.integers(1, 13, n)
+    years, zips = rng.integers(1940, 2000, n), rng.integers(1000, 9999, n)
+    given[1], surname[1] = given[0], surname[0]  # namesakes
+    alice, bob = ["id,given,surname,born,zip"], ["id,given,surname,born,zip"]
+    for i in range(n):
+        alice.append(
+            f"a{i},{given[i]},{surname[i]},{days[i]:02d}/{months[i]:02d}/{years[i]},{zips[i]}"
+        )
+        day, month = (months[i], days[i]) if i % 7 == 3 else (days[i], months[i])
+        zip_code = "" if i % 11 == 5 else str(zips[i])
+        bob.append(f"b{i},{given[i]},{surname[i]},{day:02d}/{month:02d}/{years[i]},{zip_code}")
+    (tmp_path / "a.csv").write_text("\n".join(alice) + "\n")
+    (tmp_path / "b.csv").write_text("\n".join(bob) + "\n")
+    truth = ["alice_id,bob_id", *(f"a{i},b{i}" for i in range(n))]
+    (tmp_path / "truth.csv").write_text("\n".join(truth) + "\n")
+    (tmp_path / "schema.toml").write_text(SCHEMA)
+
+
+def test_a_schema_links_dates_numbers_and_namesakes_through_the_daemons(tmp_path: Path) -> None:
+    _files(tmp_path)
+    built = _pprl(
+        "reference", "--out", str(tmp_path / "ref.csv"), "--rows", "200", "--seed", "3",
+        "--column", "given=first-name", "--column", "surname=surname",
+        "--column", "born=date:1930-2005", "--column", "zip=number:4",
+    )  # fmt: skip
+    assert built.returncode == 0, built.stderr
+    result = _pprl(
+        "demo", "--records-a", str(tmp_path / "a.csv"), "--records-b", str(tmp_path / "b.csv"),
+        "--truth", str(tmp_path / "truth.csv"), "--reference", str(tmp_path / "ref.csv"),
+        "--schema", str(tmp_path / "schema.toml"), "--json", str(tmp_path / "out.json"),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr
+    assert "2 records in 1 groups" not in result.stdout  # dates and postcodes tell them apart
+    assert "missing values: zip 5" in result.stdout
+    summary = json.loads((tmp_path / "out.json").read_text())
+    assert summary["parties"]["bob"]["data"]["missing_values"]["zip"] == 5
+    assert summary["linkage"]["f1"] >= 0.9
+
+
+def test_a_schema_key_the_demo_cannot_set_is_named(tmp_path: Path) -> None:
+    _files(tmp_path, 5)
+    (tmp_path / "schema.toml").write_text(SCHEMA + '\n[tls]\ncert = "x.pem"\n')
+    result = _pprl(
+        "demo", "--records-a", str(tmp_path / "a.csv"), "--records-b", str(tmp_path / "b.csv"),
+        "--schema", str(tmp_path / "schema.toml"),
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert "schema.toml" in result.stderr and "tls" in result.stderr
+
+
+def test_a_date_the_schema_cannot_read_stops_the_demo_before_any_daemon(tmp_path: Path) -> None:
+    _files(tmp_path, 5)
+    text = (tmp_path / "a.csv").read_text().replace("a2,", "a2,X,Y,1990-01-01,1234\nzz,", 1)
+    (tmp_path / "a.csv").write_text(text)
+    result = _pprl(
+        "demo", "--records-a", str(tmp_path / "a.csv"), "--records-b", str(tmp_path / "b.csv"),
+        "--schema", str(tmp_path / "schema.toml"),
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert "a.csv" in result.stderr and "'born'" in result.stderr
+    assert "not a date" in result.stderr
+    assert "started alice daemon" not in result.stdout
