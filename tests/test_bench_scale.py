@@ -57,7 +57,13 @@ def test_scale_bench_runs_the_requested_classifier(tmp_path: Path) -> None:
     assert code == 0
     (row,) = json.loads((out / "scale.json").read_text())["rows"]
     assert row["classifier"] == "rbf"
-    assert row["kept_pairs_equal_oracle"] and row["f1"] == row["oracle_f1"]
+    assert row["f1"] == row["oracle_f1"]
+    # The same kept pairs, except a swap at the top_k cut between decisions that tie to
+    # float32 rounding (an rbf trained on 300 records scores many pairs alike).
+    for differing in row["differing_pairs"]:
+        weakest = differing["weakest_kept_oracle"]
+        assert weakest is not None
+        assert abs(differing["float64_decision"] - weakest) < 1e-4, differing
 
 
 def test_growth_exponent_of_known_powers() -> None:
