@@ -64,3 +64,10 @@ def test_standardising_does_not_bring_a_missing_value_back() -> None:
     shift = Standardise(np.full((1, 3), 5.0, np.float32), np.ones((1, 3), np.float32))
     units = unit_vectors(tensor, shift)
     assert units[0].any() and not units[1].any()
+
+
+def test_only_released_codes_carry_the_missing_code() -> None:
+    """255.0 in a float array (a scaled vector) is a value, not a missing one."""
+    values = np.array([[[170.0 * 1.5]]], dtype=np.float64)
+    assert not missing_values(values).any()
+    assert unit_vectors(values).tolist() == [[[1.0]]]

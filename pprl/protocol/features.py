@@ -68,7 +68,10 @@ def unit_vectors(tensor: np.ndarray, standardise: Standardise | None = None) -> 
 
 def missing_values(tensor: np.ndarray) -> np.ndarray:
     """(..., M) bool: which released vectors stand for a missing value. A real code never
-    reaches MISSING_CODE, so the first coordinate decides."""
+    reaches MISSING_CODE, so the first coordinate decides; only released uint8 codes carry
+    it (a float array is already values, where 255.0 is just a number)."""
+    if tensor.dtype != np.uint8:
+        return np.zeros(tensor.shape[:-1], dtype=bool)
     return np.asarray(tensor[..., 0]) == MISSING_CODE
 
 
