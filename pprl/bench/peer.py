@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from pprl.bench.extra import import_extra
+from pprl.bench.febrl import FIELDS as FEBRL_FIELDS
 from pprl.protocol.errors import InputError
 from pprl.protocol.metrics import Quality, linkage_quality
 
@@ -34,17 +35,7 @@ CLK_BITS = 1024
 THRESHOLDS = tuple(round(0.5 + 0.01 * i, 2) for i in range(50))  # 0.50 .. 0.99
 NAME_FIELDS = ("given_name", "surname")
 # The FEBRL fields clkhash's schema encodes (it leaves out soc_sec_id, as its tutorial does).
-ALL_FIELDS = (
-    "given_name",
-    "surname",
-    "street_number",
-    "address_1",
-    "address_2",
-    "suburb",
-    "postcode",
-    "state",
-    "date_of_birth",
-)
+ALL_FIELDS = tuple(field for field in FEBRL_FIELDS if field != "soc_sec_id")
 
 
 def _string(n: int, bits: int, positional: bool = False, missing: bool = False) -> dict[str, Any]:

@@ -392,14 +392,19 @@ def _choice(section: _Section, key: str, choices: tuple[str, ...], default: str)
     return value
 
 
-def load_config(path: str | Path) -> PartyConfig:
-    path = Path(path)
+def read_toml(path: Path, what: str) -> dict[str, Any]:
+    """A TOML file's tables, or an InputError naming the file (`what` it is when missing)."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise InputError("configuration file not found", path=str(path)) from None
+        raise InputError(f"{what} not found", path=str(path)) from None
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise InputError(f"not a valid TOML file: {exc}", path=str(path)) from None
+
+
+def load_config(path: str | Path) -> PartyConfig:
+    path = Path(path)
+    data = read_toml(path, "configuration file")
     _check_known(data, path)
     top = _Section(data, path)
     records = top.section("records")

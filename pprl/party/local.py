@@ -16,7 +16,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +28,7 @@ from pprl.party.config import (
     TlsFiles,
     attribute_kinds,
     load_config,
+    read_toml,
 )
 from pprl.party.coordinator import Coordinator, CoordinatorError, Endpoint
 from pprl.party.inputs import load_inputs
@@ -122,12 +122,7 @@ SCHEMA_KEYS = {
 def load_schema(path: Path) -> dict[str, dict[str, Any]]:
     """The [records], [reference] and [method] keys a demo writes into both parties' files;
     the daemons' own configuration loader checks the values."""
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError("schema file not found", path=str(path)) from None
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
-        raise InputError(f"not a valid TOML file: {error}", path=str(path)) from None
+    data = read_toml(path, "schema file")
     for table, value in data.items():
         if table not in SCHEMA_KEYS or not isinstance(value, dict):
             tables = ", ".join(f"[{t}]" for t in SCHEMA_KEYS)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Protocol
 
 import numpy as np
@@ -74,9 +75,10 @@ class DistinctEntry:
     codes: np.ndarray  # (n,) int64
     counts: np.ndarray  # (u,) int64: rows per distinct vector
 
-    @property
+    @cached_property
     def missing(self) -> np.ndarray:
-        """(u,) bool: the distinct vector of a missing value."""
+        """(u,) bool: the distinct vector of a missing value (read by the estimate, the
+        missing patterns and the plan, so computed once)."""
         return missing_units(self.vectors)
 
 
@@ -419,8 +421,9 @@ def _estimated_pairs(
     cut: np.float32,
     join_missing: bool,
     rng: np.random.Generator,
-) -> float:  # the global cut: an estimate, which only steers the choice of entry
-    """Record pairs the join on this entry would expand to, from a sample of A rows."""
+) -> float:
+    """Record pairs the join on this entry would expand to, from a sample of A rows, under
+    the entry's global cut: an estimate, which only steers the choice of entry."""
     rows = rng.integers(0, len(entry_a.codes), size=min(_SAMPLE_ROWS, len(entry_a.codes)))
     hits = entry_a.vectors[entry_a.codes[rows]] @ entry_b.vectors.T >= cut
     if join_missing:

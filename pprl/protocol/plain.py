@@ -13,10 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from pprl.protocol.classifier import Model
-from pprl.protocol.distances import kind_distances
 from pprl.protocol.matching import Matches, PassTimes, Selection, scan
 from pprl.protocol.progress import Progress
-from pprl.protocol.smashing import distinct_codes
+from pprl.protocol.smashing import distance_table
 from pprl.protocol.training import negative_partners
 
 
@@ -37,13 +36,10 @@ def field_tables(
 ) -> list[FieldTable]:
     """Plain Levenshtein between distinct values (an empty value is the empty string here:
     the plain baseline compares what it is given)."""
-    tables = []
-    for name in fields:
-        distinct_a, codes_a = distinct_codes(columns_a[name])
-        distinct_b, codes_b = distinct_codes(columns_b[name])
-        table = kind_distances(distinct_a, distinct_b)
-        tables.append(FieldTable(codes_a, codes_b, table))
-    return tables
+    return [
+        FieldTable(*distance_table(columns_a[name], columns_b[name], empty_is_missing=False))
+        for name in fields
+    ]
 
 
 def pair_distances(

@@ -32,11 +32,16 @@ def distinct_codes(values: Iterable[Key]) -> tuple[list[Key], np.ndarray]:
 
 
 def distance_table(
-    values_a: Sequence[str], values_b: Sequence[str], clamp: int = 254, kind: str = DEFAULT_KIND
+    values_a: Sequence[str],
+    values_b: Sequence[str],
+    clamp: int = 254,
+    kind: str = DEFAULT_KIND,
+    empty_is_missing: bool = True,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(codes_a, codes_b, table): distance(a[i], b[j]) = table[codes_a[i], codes_b[j]], uint8
     distances between distinct values; anything above `clamp` - 1 reads as `clamp`. A missing
-    value of `values_a` (the empty string) gets MISSING_CODE in its whole row.
+    value of `values_a` (the empty string) gets MISSING_CODE in its whole row, unless
+    `empty_is_missing` is False (the plain baseline compares the strings it is given).
 
     Clamping keeps the wire format one byte per distance; names are far shorter than 254, and
     255 is left for missing values.
@@ -45,7 +50,7 @@ def distance_table(
         raise ValueError(f"clamp must be in 1..{MISSING_CODE - 1} to fit uint8, got {clamp}")
     distinct_a, codes_a = distinct_codes(values_a)
     distinct_b, codes_b = distinct_codes(values_b)
-    present = [i for i, value in enumerate(distinct_a) if value]
+    present = [i for i, value in enumerate(distinct_a) if value or not empty_is_missing]
     table = np.full((len(distinct_a), len(distinct_b)), MISSING_CODE, dtype=np.uint8)
     if present:
         values = [distinct_a[i] for i in present]
