@@ -12,9 +12,9 @@ import argparse
 import time
 from pathlib import Path
 
+from pprl.party.config import records_schema
 from pprl.party.local import load_schema, read_truth
 from pprl.protocol import pipeline
-from pprl.protocol.kinds import Attribute
 from pprl.protocol.method import method_params
 from pprl.protocol.metrics import linkage_quality
 from pprl.protocol.randomness import Randomness
@@ -45,11 +45,8 @@ def main() -> None:
     args = parser.parse_args()
     schema = load_schema(args.schema)
     records = schema.get("records", {})
-    kinds, formats = records.get("kinds", {}), records.get("date_formats", {})
-    attributes = [
-        Attribute(name, kinds.get(name, "name"), formats.get(name, "%Y-%m-%d"))
-        for name in records["attributes"]
-    ]
+    attributes = records_schema(records, args.schema)
+    kinds = {attribute.name: attribute.kind for attribute in attributes}
     policy = records.get("on_bad_value", "error")
     alice = load_records(args.records_a, records.get("id_column", "id"), attributes, policy)
     bob = load_records(args.records_b, records.get("id_column", "id"), attributes, policy)

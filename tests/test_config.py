@@ -11,7 +11,14 @@ from typing import Any
 
 import pytest
 
-from pprl.party.config import KNOWN_KEYS, PartyConfig, TlsFiles, _Section, load_config
+from pprl.party.config import (
+    KNOWN_KEYS,
+    PartyConfig,
+    TlsFiles,
+    _Section,
+    load_config,
+    records_schema,
+)
 from pprl.party.local import Privacy, prepare
 from pprl.protocol.errors import InputError
 from pprl.protocol.kinds import Attribute
@@ -703,3 +710,12 @@ def test_bad_kinds_and_formats_name_the_key(
         load_config(write(tmp_path, data))
     assert caught.value.field == field
     assert words in str(caught.value)
+
+
+def test_a_schema_file_records_table_reads_as_a_configuration_does(tmp_path: Path) -> None:
+    records = {"attributes": ["first", "dob"], "kinds": {"dob": "date"}}
+    data = minimal()
+    data["records"] |= records
+    assert records_schema(records, tmp_path / "s.toml") == load_config(write(tmp_path, data)).schema
+    with pytest.raises(InputError, match="must be one of"):
+        records_schema({**records, "kinds": {"dob": "dates"}}, tmp_path / "s.toml")

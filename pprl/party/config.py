@@ -357,6 +357,13 @@ def _schema(section: _Section, attributes: tuple[str, ...]) -> tuple[Attribute, 
     return tuple(schema)
 
 
+def records_schema(records: dict[str, Any], path: Path) -> tuple[Attribute, ...]:
+    """The attributes a [records] table describes, checked as load_config checks them (for
+    tools that read a schema file rather than a whole party configuration)."""
+    section = _Section(records, path, "records")
+    return _schema(section, section.strings("attributes", ["first", "middle", "last"]))
+
+
 def _check_date_format(section: _Section, name: str, date_format: str) -> None:
     """A format that loses the day, month or year would parse nonsense: it must give a date
     back unchanged."""
