@@ -58,9 +58,7 @@ def normalise_value(kind: str, raw: str, date_format: str = DEFAULT_DATE_FORMAT)
     text = " ".join(raw.split())
     if not text:
         return None
-    if kind == "name":
-        return text.upper()
-    if kind == "category":
+    if kind in ("name", "category"):
         return text.upper()
     if kind == "text":
         return " ".join(_PUNCTUATION.sub(" ", _ascii_upper(text)).split()) or None
