@@ -41,6 +41,7 @@ KNOWN_KEYS: dict[str, tuple[str, ...]] = {
         "error_model",
         "negatives_per_positive",
         "hard_negatives",
+        "saturation",
         "class_weight",
         "top_k",
         "feature",
@@ -307,7 +308,10 @@ def _method(section: _Section) -> MethodParams:
     # A target attack success always means noise; its sigma is solved at AGREE.
     noisy = float(sigma) or (1.0 if section.has("attack_success") else 0.0)
     # Defaults that depend on the noise come from method_params, as for every other caller.
-    implied = method_params(noise_sigma=noisy, negatives_per_positive=negatives)
+    error_model = _choice(section, "error_model", MODEL_NAMES, defaults.error_model)
+    implied = method_params(
+        noise_sigma=noisy, negatives_per_positive=negatives, error_model=error_model
+    )
     feature = _choice(section, "feature", FEATURES, implied.feature)
     hard = section.count("hard_negatives", implied.hard_negatives, minimum=0)
     if hard > negatives:
@@ -321,7 +325,8 @@ def _method(section: _Section) -> MethodParams:
         classifier=classifier,
         c=section.number("c", DEFAULT_C[classifier]),
         training_records=section.count("training_records", defaults.training_records),
-        error_model=_choice(section, "error_model", MODEL_NAMES, defaults.error_model),
+        error_model=error_model,
+        saturation=section.share("saturation", implied.saturation),
         negatives_per_positive=negatives,
         class_weight=_choice(section, "class_weight", CLASS_WEIGHTS, defaults.class_weight),
         top_k=section.count("top_k", defaults.top_k),

@@ -14,6 +14,10 @@ other entry's cosine comes from a dense table over its distinct vectors. Each ca
 then gets the decision all-pairs scoring would give it (up to float32 rounding), so no
 accepted pair is lost.
 
+A model with caps reads min(d_m, cap_m) (classifier.saturation_caps), a missing value's
+distance too: its terms and bounds use that, and an entry whose bound reaches its cap bounds
+nothing.
+
 An rbf classifier has no such bound of its own; it carries a linear envelope trained on the
 same pairs (see classifier.train), whose bound picks the candidates the rbf then scores.
 """
@@ -153,6 +157,8 @@ class Bounds:
     weights: np.ndarray  # (3, M): distance, one side missing, both missing
     bias: float
     slack: float
+    # (M,) the largest distance the model reads for an entry: its cap, or 2 without caps.
+    tops: np.ndarray
 
     def pattern_cuts(self, blocking: int, flags_a: np.ndarray, flags_b: np.ndarray) -> np.ndarray:
         """(P_a, P_b) float32 blocking cosines a candidate must reach, per pair of missing
@@ -163,8 +169,9 @@ class Bounds:
         w, v, u = self.weights
         one = flags_a[:, None, :] ^ flags_b[None, :, :]
         both = flags_a[:, None, :] & flags_b[None, :, :]
-        present_best = np.maximum(0.0, 2.0 * w)
-        terms = np.where(both, w + u, np.where(one, w + v, present_best))
+        present_best = np.maximum(0.0, self.tops * w)
+        absent = np.minimum(1.0, self.tops) * w
+        terms = np.where(both, absent + u, np.where(one, absent + v, present_best))
         rest = self.bias + terms.sum(axis=-1) - terms[..., blocking]
         cuts = np.empty(rest.shape, dtype=np.float64)
         missing = one[..., blocking] | both[..., blocking]
@@ -173,7 +180,9 @@ class Bounds:
         present = ~missing
         if w[blocking] < 0:
             limits = rest[present] / -w[blocking]
-            cuts[present] = 1.0 - (limits * (1 + _SLACK) + _SLACK)
+            cut = 1.0 - (limits * (1 + _SLACK) + _SLACK)
+            # A distance read as its cap could still be accepted: no cut.
+            cuts[present] = np.where(limits >= self.tops[blocking], -np.inf, cut)
         else:
             cuts[present] = -np.inf
         return cuts.astype(np.float32)
@@ -192,15 +201,18 @@ def bounds(model: Model, entries: int) -> Bounds:
     weights, bias = envelope(model)
     weights = full_weights(weights, entries)
     w, v, u = np.split(weights, 3)
-    missing_best = np.maximum(w + v, w + u)
-    best_entry = np.maximum(np.maximum(0.0, 2.0 * w), missing_best)
+    tops = np.full(entries, 2.0) if model.caps is None else np.minimum(2.0, model.caps)
+    absent = np.minimum(1.0, tops) * w
+    missing_best = np.maximum(absent + v, absent + u)
+    best_entry = np.maximum(np.maximum(0.0, tops * w), missing_best)
     best = bias + float(best_entry.sum())
     rest = best - best_entry
     limits = np.full(len(w), np.inf)
     negative = w < 0
     limits[negative] = rest[negative] / -w[negative]
+    limits[limits >= tops] = np.inf
     slack = _SLACK * (1.0 + np.abs(weights).sum() + abs(bias))
-    return Bounds(limits, rest + missing_best > -slack, np.stack([w, v, u]), bias, slack)
+    return Bounds(limits, rest + missing_best > -slack, np.stack([w, v, u]), bias, slack, tops)
 
 
 def _missing_patterns(side: list[DistinctEntry]) -> tuple[np.ndarray, np.ndarray]:
@@ -393,7 +405,7 @@ def _decision(dots: np.ndarray, indicators: np.ndarray | None, model: Model) -> 
     matching._scores computes them."""
     if model.kind == "linear":
         weights, bias = model.arrays["weights"], float(model.arrays["bias"])
-        return linear_decision(weights, bias, dots, indicators)
+        return linear_decision(weights, bias, dots, indicators, model.caps)
     m = len(dots)
     features = np.zeros((dots.shape[1], 3 * m), dtype=np.float32)
     features[:, :m] = np.clip(1.0 - dots, 0.0, 2.0, dtype=np.float32).T
@@ -406,6 +418,8 @@ def _envelope_decision(dots: np.ndarray, indicators: np.ndarray | None, model: M
     m = len(dots)
     weights = full_weights(model.arrays["envelope_weights"], m)
     distances = np.clip(1.0 - dots, 0.0, 2.0, dtype=np.float32)
+    if model.caps is not None:
+        np.minimum(distances, model.caps.astype(np.float32)[:, None], out=distances)
     slack = _SLACK * (1.0 + np.abs(weights).sum())  # float32 rounding never excludes a pair
     out = weights[:m].astype(np.float32) @ distances + np.float32(
         model.arrays["envelope_bias"] + slack

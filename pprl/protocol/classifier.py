@@ -18,6 +18,9 @@ _KERNEL_CHUNK_BYTES = 8 << 20
 # How far (in the linear SVM's margins) the envelope reaches past the rbf's accepted
 # training pairs; widening it trades matching time for candidates the rbf might accept.
 ENVELOPE_MARGIN = 1.0
+# A saturation cap never falls below this cosine distance: non-matches identical on an entry
+# (two people called Smith) must not turn its cap, and with it the entry, into zero.
+MIN_CAP = 1e-4
 
 
 @dataclass(frozen=True)
@@ -26,7 +29,8 @@ class Model:
 
     linear arrays: "weights" (M,), "bias" (); rbf arrays: "support_vectors" (s, M),
     "dual_coef" (s,), "gamma" (), "bias" (), and the linear envelope "envelope_weights" (M,),
-    "envelope_bias" () that candidate generation bounds pairs with.
+    "envelope_bias" () that candidate generation bounds pairs with. Either kind may hold
+    "caps" (M,): each entry's distance is read as min(distance, cap) before anything else.
     """
 
     kind: str
@@ -35,6 +39,7 @@ class Model:
     def decision(self, features: np.ndarray) -> np.ndarray:
         """(k, 3M) features -> (k,) float64 decision values."""
         bias = float(self.arrays["bias"])
+        features = saturate(features, self.caps)
         if self.kind == "linear":
             features = np.asarray(features, dtype=np.float64)
             weights = self.arrays["weights"]
@@ -70,6 +75,10 @@ class Model:
             out[start : start + chunk] = kernel @ dual + bias
         return out
 
+    @property
+    def caps(self) -> np.ndarray | None:
+        return self.arrays.get("caps")
+
     def to_bytes(self) -> bytes:
         """npz with the kind as a 0-d string array; no pickle, so loading runs no code."""
         buffer = io.BytesIO()
@@ -98,17 +107,47 @@ def full_weights(weights: np.ndarray, entries: int) -> np.ndarray:
     return weights
 
 
+def saturate(features: np.ndarray, caps: np.ndarray | None) -> np.ndarray:
+    """(k, 3M) features with each entry's distance cut at its cap (a copy; None: as given)."""
+    if caps is None:
+        return features
+    capped = np.array(features, copy=True)
+    m = len(caps)
+    np.minimum(capped[:, :m], caps.astype(capped.dtype), out=capped[:, :m])
+    return capped
+
+
+def saturation_caps(features: np.ndarray, labels: np.ndarray, quantile: float) -> np.ndarray:
+    """(M,) per entry, the distance of non-matching training pairs at `quantile`.
+
+    A linear model on raw distances adds up how far every entry is, so one entry that
+    disagrees outright (a changed surname, a nickname) outweighs two that agree. Beyond the
+    cap two values count as different however far apart they are, which lets a linear model
+    say "two of three entries agree". Only pairs present on both sides count.
+    """
+    m = features.shape[1] // 3
+    negatives = features[labels == 0]
+    caps = np.full(m, 2.0)
+    for entry in range(m):
+        present = negatives[:, m + entry] + negatives[:, 2 * m + entry] == 0
+        if present.any():
+            caps[entry] = np.quantile(negatives[present, entry], quantile)
+    return np.maximum(caps, MIN_CAP)
+
+
 def train(
     features: np.ndarray,
     labels: np.ndarray,
     kind: str = "linear",
     c: float | None = None,
     class_weight: str = "none",
+    saturation: float = 0.0,
 ) -> Model:
-    """Fit an SVM on (n, M) features with labels {0, 1}; C defaults as in the paper.
+    """Fit an SVM on (n, 3M) features with labels {0, 1}; C defaults as in the paper.
 
     class_weight "balanced" scales C per class by its rarity, for training sets with several
-    negatives per positive.
+    negatives per positive. saturation > 0 caps each entry's distance at that quantile of
+    the non-matches' (`saturation_caps`); 0 keeps the paper's raw distances.
     """
     if kind not in KINDS:
         raise ValueError(f"unknown classifier kind {kind!r}; expected one of {KINDS}")
@@ -118,6 +157,11 @@ def train(
     y = np.asarray(labels)
     if set(np.unique(y).tolist()) != {0, 1}:
         raise ValueError("training labels must contain both 0 (non-match) and 1 (match)")
+    if not 0.0 <= saturation <= 1.0:
+        raise ValueError(f"saturation must be a quantile in [0, 1], got {saturation}")
+    caps = saturation_caps(x, y, saturation) if saturation > 0 else None
+    x = saturate(x, caps)
+    extra = {} if caps is None else {"caps": caps}
     from sklearn.svm import SVC  # only training needs sklearn; importing it costs ~1 s
 
     svm = SVC(
@@ -128,7 +172,7 @@ def train(
     ).fit(x, y)
     bias = np.array(svm.intercept_[0], dtype=np.float64)
     if kind == "linear":
-        return Model("linear", {"weights": svm.coef_[0].astype(np.float64), "bias": bias})
+        return Model("linear", {"weights": svm.coef_[0].astype(np.float64), "bias": bias, **extra})
     rbf = Model(
         "rbf",
         {
@@ -136,6 +180,7 @@ def train(
             "dual_coef": svm.dual_coef_[0].astype(np.float64),
             "gamma": np.array(svm._gamma, dtype=np.float64),
             "bias": bias,
+            **extra,
         },
     )
     weights, envelope_bias = _envelope(x, y, rbf.decision(x) > 0, class_weight, SVC)

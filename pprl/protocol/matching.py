@@ -109,15 +109,22 @@ def _block_dots(
 
 
 def linear_decision(
-    weights: np.ndarray, bias: float, dots: np.ndarray, indicators: np.ndarray | None
+    weights: np.ndarray,
+    bias: float,
+    dots: np.ndarray,
+    indicators: np.ndarray | None,
+    caps: np.ndarray | None = None,
 ) -> np.ndarray:
     """b + sum_m w_m (1 - dot_m) + the indicators' weights = (b + sum_m w_m) - w . dots + ...:
     one pass over (M, ...) dots. Dots lie in [0, 1] (distances are never negative), so the
-    features' clip never binds; `indicators` is (2M, ...) or None when nothing is missing."""
+    features' clip never binds; `indicators` is (2M, ...) or None when nothing is missing.
+    A cap on distance 1 - dot is a floor 1 - cap on the dot."""
     m = len(dots)
     weights = full_weights(weights, m)
     distance_weights = weights[:m]
     flat = dots.reshape(m, -1)
+    if caps is not None:
+        flat = np.maximum(flat, (1.0 - caps).astype(np.float32)[:, None])
     scores = (-distance_weights).astype(np.float32) @ flat
     scores += np.float32(bias + distance_weights.sum())
     if indicators is not None:
@@ -139,7 +146,7 @@ def _scores(block: BlockDots, model: Model) -> np.ndarray:
     dots = block.dots
     if model.kind == "linear":
         return linear_decision(
-            model.arrays["weights"], float(model.arrays["bias"]), dots, indicators
+            model.arrays["weights"], float(model.arrays["bias"]), dots, indicators, model.caps
         )
     m, k, n_b = dots.shape
     features = np.empty((k, n_b, 3 * m), dtype=np.float32)

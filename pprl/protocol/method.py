@@ -20,6 +20,8 @@ from pprl.protocol.kinds import DEFAULT_KIND
 from pprl.protocol.reference import MappingEntry, ReferenceSet
 
 DESCRIPTION_VERSION = 2
+# The quantile of non-matching distances each entry saturates at, for multi-error models.
+DEFAULT_SATURATION = 0.25
 
 _LABELS = {
     "reference.columns": "reference columns",
@@ -47,14 +49,22 @@ class MethodParams:
     error_model: str = ONE_ERROR
     negatives_per_positive: int = 4
     hard_negatives: int = 2
+    # Each entry's distance is capped at this quantile of the non-matches' (0: raw distances,
+    # the paper's); see classifier.saturation_caps.
+    saturation: float = 0.0
     class_weight: str = "balanced"
     top_k: int = 10
     assignment: str = "greedy-one-to-one"
     normalisation: str = "upper-collapse-whitespace"
 
     def to_dict(self) -> dict[str, Any]:
-        """C and sigma as floats, so that 100 and 100.0 give the same digest."""
-        return {**asdict(self), "c": float(self.c), "noise_sigma": float(self.noise_sigma)}
+        """C, sigma and saturation as floats, so that 100 and 100.0 give the same digest."""
+        return {
+            **asdict(self),
+            "c": float(self.c),
+            "noise_sigma": float(self.noise_sigma),
+            "saturation": float(self.saturation),
+        }
 
 
 def method_params(
@@ -64,6 +74,7 @@ def method_params(
     hard_negatives: int | None = None,
     classifier: str = "linear",
     c: float | None = None,
+    saturation: float | None = None,
     **rest: Any,
 ) -> MethodParams:
     """The method for these choices, with the defaults that depend on them filled in.
@@ -71,7 +82,11 @@ def method_params(
     Under noise the paper's cosine stops separating matches from non-matches; projecting onto
     the reference set's leading components measured best (docs/privacy.md). Under noise a
     record's nearest others look closer than its own noisy copy, so mined hard negatives
-    teach the model the wrong sign: none by default. `rest` takes any other MethodParams field.
+    teach the model the wrong sign: none by default. Errors of several kinds per record (any
+    error model but one-error) leave some entries of true matches as far apart as strangers':
+    capped distances let the model accept the entries that agree, and hard negatives cost
+    recall there too (docs/results.md), so such models default to DEFAULT_SATURATION and no
+    hard negatives. `rest` takes any other MethodParams field.
     """
     defaults = MethodParams()
     noisy = noise_sigma > 0
@@ -88,14 +103,20 @@ def method_params(
     if model not in MODEL_NAMES:
         raise ValueError(f"unknown error_model {model!r}; expected one of {', '.join(MODEL_NAMES)}")
     negatives = rest.get("negatives_per_positive", defaults.negatives_per_positive)
+    several_errors = model != ONE_ERROR
     if hard_negatives is None:
-        hard_negatives = 0 if noisy else min(defaults.hard_negatives, negatives)
+        hard_negatives = 0 if noisy or several_errors else min(defaults.hard_negatives, negatives)
+    if saturation is None:
+        saturation = DEFAULT_SATURATION if several_errors and not noisy else 0.0
+    if not 0.0 <= saturation <= 1.0:
+        raise ValueError(f"saturation must be a quantile in [0, 1], got {saturation}")
     return MethodParams(
         feature=feature,
         noise_sigma=float(noise_sigma),
         classifier=classifier,
         c=DEFAULT_C[classifier] if c is None else float(c),
         hard_negatives=hard_negatives,
+        saturation=float(saturation),
         **rest,
     )
 

@@ -254,7 +254,9 @@ def fit(
     """The classifier trained on a training sample's pairs, and the pair count."""
     method = method or agreement.method
     x, y = training_pairs(agreement, sample, rng, method=method, similarity=similarity)
-    model = classifier.train(x, y, method.classifier, method.c, method.class_weight)
+    model = classifier.train(
+        x, y, method.classifier, method.c, method.class_weight, method.saturation
+    )
     return model, len(y)
 
 
