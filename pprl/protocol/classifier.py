@@ -164,15 +164,21 @@ def train(
     extra = {} if caps is None else {"caps": caps}
     from sklearn.svm import SVC  # only training needs sklearn; importing it costs ~1 s
 
+    # A linear model learns on capped distances divided by their caps, each from 0 to 1, so
+    # that C means the same whatever the caps' scale; its weights are divided back.
+    scale = np.ones(x.shape[1])
+    if caps is not None and kind == "linear":
+        scale[: len(caps)] = caps
     svm = SVC(
         kernel=kind,
         C=DEFAULT_C[kind] if c is None else c,
         gamma="scale",
         class_weight=None if class_weight == "none" else class_weight,
-    ).fit(x, y)
+    ).fit(x / scale, y)
     bias = np.array(svm.intercept_[0], dtype=np.float64)
     if kind == "linear":
-        return Model("linear", {"weights": svm.coef_[0].astype(np.float64), "bias": bias, **extra})
+        weights = svm.coef_[0].astype(np.float64) / scale
+        return Model("linear", {"weights": weights, "bias": bias, **extra})
     rbf = Model(
         "rbf",
         {

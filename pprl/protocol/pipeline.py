@@ -20,8 +20,8 @@ import numpy as np
 
 from pprl.protocol import candidates, classifier, matching, noise, training
 from pprl.protocol.audit import AuditReport, Dictionary, audit_tensor
+from pprl.protocol.combined import base_names, combined_kinds, with_combined
 from pprl.protocol.features import Standardise
-from pprl.protocol.kinds import DEFAULT_KIND
 from pprl.protocol.method import MethodParams, agreement_description, agreement_digest
 from pprl.protocol.progress import Progress
 from pprl.protocol.randomness import GATE, RELEASE, SHUFFLE, TRAINING, Randomness
@@ -50,8 +50,11 @@ class Agreement:
         self.mapping = tuple(mapping)
         self.method = method
         # Each mapped attribute's kind (default: name); both parties must agree on them.
-        self.kinds = {a: (kinds or {}).get(a, DEFAULT_KIND) for a, _ in self.mapping}
-        self.reference = typed_reference(reference, self.mapping, self.kinds)
+        self.kinds = combined_kinds(self.mapping, kinds or {})
+        typed = typed_reference(reference, self.mapping, self.kinds)
+        columns = with_combined(typed.columns, [column for _, column in self.mapping])
+        lists = {name: list(values) for name, values in columns.items()}
+        self.reference = ReferenceSet(typed.path, lists, typed.lines)
 
     @classmethod
     def resolve(
@@ -110,7 +113,7 @@ class Agreement:
     ) -> np.ndarray:
         """Records smashed against the reference set as agreed, with the agreed noise."""
         return smash(
-            attributes,
+            with_combined(attributes, [attribute for attribute, _ in self.mapping]),
             self.reference.columns,
             self.mapping,
             self.method.clamp,
@@ -205,7 +208,7 @@ def training_sample(
 ) -> TrainingSample:
     """A sample of own records and their corrupted copies, released (Algorithm 2); the
     corruption is the agreed error model unless one is given."""
-    names = list(dict.fromkeys(attribute for attribute, _ in agreement.mapping))
+    names = base_names(attribute for attribute, _ in agreement.mapping)
     own, corrupted = training.corrupt_sample(
         attributes,
         names,

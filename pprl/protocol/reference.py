@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from pprl.protocol.combined import parts, with_combined
 from pprl.protocol.errors import InputError
 from pprl.protocol.kinds import DEFAULT_KIND, REFERENCE_DATE_FORMAT, BadValue, normalise_value
 from pprl.protocol.records import CsvTable, normalise, read_table
@@ -105,13 +106,13 @@ def validate_mapping(
     if not mapping:
         raise InputError("the mapping is empty; it needs at least one attribute->column entry")
     for attribute, column in mapping:
-        if attribute not in attributes:
+        if not set(parts(attribute)) <= set(attributes):
             message = (
                 f"mapping entry {attribute}->{column} names an attribute that is not configured "
                 f"(attributes: {', '.join(attributes)})"
             )
             raise InputError(message, field=attribute)
-        if column not in reference.columns:
+        if not set(parts(column)) <= set(reference.columns):
             message = (
                 f"mapping entry {attribute}->{column} names a column the reference set lacks "
                 f"(columns: {', '.join(reference.columns)})"
@@ -133,8 +134,10 @@ def reference_overlap(
     has a zero in its vector, which the privacy gate's attack on the release takes into
     account (docs/privacy.md)."""
     validate_mapping(mapping, list(attributes), reference)
+    records = with_combined(attributes, [attribute for attribute, _ in mapping])
+    columns = with_combined(reference.columns, [column for _, column in mapping])
     overlap = {}
     for attribute, column in mapping:
-        values = {value for value in attributes[attribute] if value}
-        overlap[f"{attribute}->{column}"] = len(values & set(reference.columns[column]))
+        values = {value for value in records[attribute] if value}
+        overlap[f"{attribute}->{column}"] = len(values & set(columns[column]))
     return overlap

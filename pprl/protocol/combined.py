@@ -1,0 +1,76 @@
+"""Combined entries: "first+middle+last" compares the sorted words of several attributes.
+
+Registers write a first and last name in each other's field, or a middle name as the first
+(Christen 2012 on values in the wrong field; the "swap" phenomenon of error_model). Each
+mapping entry compares an attribute with itself, so such a pair differs on two entries at
+once. A combined entry holds the attributes' non-empty values sorted and joined by a space,
+the same whatever field each was written in, and is smashed like any text attribute against
+a combined reference column ("first+last": the sorted words of those columns in each row).
+Both sides derive it from values already normalised, so it needs no configuration beyond
+the mapping entry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+from pprl.protocol.errors import InputError
+from pprl.protocol.kinds import DEFAULT_KIND
+
+SEPARATOR = "+"
+# Combined values are word lists compared by edit distance, as free text is.
+COMBINED_KIND = "text"
+# Kinds whose values can be combined: words, not dates or digit strings.
+COMBINABLE_KINDS = ("name", "text")
+
+
+def is_combined(name: str) -> bool:
+    return SEPARATOR in name
+
+
+def parts(name: str) -> list[str]:
+    """The attributes (or reference columns) a combined name joins; [name] for a plain one."""
+    return name.split(SEPARATOR)
+
+
+def base_names(names: Iterable[str]) -> list[str]:
+    """Every plain name the given names use, in first-use order."""
+    return list(dict.fromkeys(part for name in names for part in parts(name)))
+
+
+def combined_values(columns: Mapping[str, Sequence[str]], name: str) -> list[str]:
+    """Per row, the non-empty values of the parts, sorted and joined ("" when all are empty,
+    a missing value)."""
+    rows = zip(*(columns[part] for part in parts(name)), strict=True)
+    return [" ".join(sorted(value for value in row if value)) for row in rows]
+
+
+def with_combined(
+    columns: Mapping[str, Sequence[str]], names: Iterable[str]
+) -> dict[str, Sequence[str]]:
+    """The columns, plus each combined one of `names` derived from them."""
+    out: dict[str, Sequence[str]] = dict(columns)
+    for name in names:
+        if is_combined(name) and name not in out:
+            out[name] = combined_values(columns, name)
+    return out
+
+
+def combined_kinds(mapping: Sequence[tuple[str, str]], kinds: Mapping[str, str]) -> dict[str, str]:
+    """Each mapped attribute's kind (default: name); a combined one is text, and may join
+    only words: a date or a digit string has no word order to forget."""
+    out = {}
+    for attribute, column in mapping:
+        if not is_combined(attribute):
+            out[attribute] = kinds.get(attribute, DEFAULT_KIND)
+            continue
+        for part in parts(attribute):
+            kind = kinds.get(part, DEFAULT_KIND)
+            if kind not in COMBINABLE_KINDS:
+                message = (
+                    f"mapping entry {attribute}->{column} combines {part!r} of kind {kind!r}; "
+                    f"only kinds {', '.join(COMBINABLE_KINDS)} can be combined"
+                )
+                raise InputError(message, field=attribute)
+        out[attribute] = COMBINED_KIND
+    return out

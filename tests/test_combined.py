@@ -1,0 +1,87 @@
+"""Combined entries ("first+middle+last"): the sorted words of several attributes, so names
+written in each other's field still agree on one entry."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pprl.protocol import pipeline
+from pprl.protocol.combined import base_names, combined_kinds, combined_values, with_combined
+from pprl.protocol.errors import InputError
+from pprl.protocol.features import MISSING_CODE
+from pprl.protocol.method import method_params
+from pprl.protocol.reference import ReferenceSet, reference_overlap, validate_mapping
+
+MAPPING = [("first", "first"), ("last", "last"), ("first+middle+last", "first+last")]
+
+
+def test_combined_values_ignore_field_order_and_blanks() -> None:
+    columns = {
+        "first": ["ANNA", "SMITH", "", ""],
+        "middle": ["", "MAY", "", "JO"],
+        "last": ["SMITH", "ANNA", "", ""],
+    }
+    assert combined_values(columns, "first+middle+last") == [
+        "ANNA SMITH",
+        "ANNA MAY SMITH",
+        "",
+        "JO",
+    ]
+    assert combined_values(columns, "last+first") == ["ANNA SMITH", "ANNA SMITH", "", ""]
+    assert set(with_combined(columns, ["first", "first+last"])) == {
+        "first",
+        "middle",
+        "last",
+        "first+last",
+    }
+    assert base_names(["first", "first+middle+last", "last"]) == ["first", "middle", "last"]
+
+
+def test_only_words_can_be_combined() -> None:
+    kinds = combined_kinds(MAPPING, {"first": "name", "last": "text"})
+    assert kinds == {"first": "name", "last": "text", "first+middle+last": "text"}
+    with pytest.raises(InputError, match="'dob' of kind 'date'"):
+        combined_kinds([("first+dob", "first+dob")], {"dob": "date"})
+
+
+def _reference() -> ReferenceSet:
+    columns = {
+        "first": ["ERIK", "CONNIE", "FRANCES", "JOHN", "MARY", "PAUL"],
+        "last": ["ROSEN", "GARDNER", "BOYD", "SMITH", "JONES", "ANNA"],
+    }
+    return ReferenceSet("ref.csv", columns)
+
+
+def test_mapping_checks_every_part() -> None:
+    attributes = ["first", "middle", "last"]
+    validate_mapping(MAPPING, attributes, _reference())
+    with pytest.raises(InputError, match="not configured"):
+        validate_mapping([("first+suffix", "first+last")], attributes, _reference())
+    with pytest.raises(InputError, match="lacks"):
+        validate_mapping([("first+last", "first+town")], attributes, _reference())
+    # The combined entry's overlap counts combined values the combined column holds.
+    records = {"first": ["PAUL", "JOHN"], "middle": ["", ""], "last": ["ANNA", "DOE"]}
+    overlap = reference_overlap(records, _reference(), MAPPING)
+    assert overlap == {"first->first": 2, "last->last": 1, "first+middle+last->first+last": 1}
+
+
+def test_swapped_fields_agree_exactly_on_the_combined_entry() -> None:
+    agreement = pipeline.Agreement(_reference(), MAPPING, method_params(), None)
+    assert agreement.reference.columns["first+last"][5] == "ANNA PAUL"
+    records = {
+        "first": ["ANNA", "SMITH", "ANNA", ""],
+        "middle": ["", "", "", ""],
+        "last": ["SMITH", "ANNA", "SMYTH", ""],
+    }
+    tensor = agreement.smash(records, None)
+    assert tensor.shape == (4, 3, 6)
+    combined = tensor[:, 2, :]
+    np.testing.assert_array_equal(combined[0], combined[1])  # swapped: the same vector
+    assert not np.array_equal(tensor[0, 0], tensor[1, 0])  # ...while first differs
+    assert not np.array_equal(combined[0], combined[2])  # a typo still shows
+    assert (tensor[3] == MISSING_CODE).all()  # nothing at all: missing everywhere
+    # Training corrupts the plain attributes, then derives the combined value again.
+    sample = pipeline.training_sample(agreement, records, np.random.default_rng(0), size=3)
+    assert set(sample.corrupted) == {"first", "middle", "last"}
+    assert sample.corrupted_tensor.shape[1] == 3
