@@ -47,6 +47,7 @@ def main() -> None:
     records = schema.get("records", {})
     attributes = records_schema(records, args.schema)
     kinds = {attribute.name: attribute.kind for attribute in attributes}
+    scales = {a.name: a.scale for a in attributes if a.scale is not None}
     policy = records.get("on_bad_value", "error")
     alice = load_records(args.records_a, records.get("id_column", "id"), attributes, policy)
     bob = load_records(args.records_b, records.get("id_column", "id"), attributes, policy)
@@ -58,7 +59,8 @@ def main() -> None:
         for item in filter(None, variant.split(",")):
             key, _, value = item.partition("=")
             choices[key] = _value(value)
-        agreement = pipeline.Agreement(reference, mapping, method_params(**choices), kinds)
+        method = method_params(**choices)
+        agreement = pipeline.Agreement(reference, mapping, method, kinds, scales)
         began = time.perf_counter()
         seeds = (Randomness(args.seed, "alice"), Randomness(args.seed, "bob"))
         linkage = pipeline.link_in_process(agreement, alice.attributes, bob.attributes, seeds)

@@ -16,6 +16,7 @@ from pprl.party.config import (
     PartyConfig,
     TlsFiles,
     _Section,
+    attribute_scales,
     load_config,
     records_schema,
 )
@@ -704,6 +705,59 @@ def test_kinds_and_date_formats_give_each_attribute_its_schema(tmp_path: Path) -
 def test_bad_kinds_and_formats_name_the_key(
     tmp_path: Path, records: dict, field: str, words: str
 ) -> None:
+    data = minimal()
+    data["records"] |= {"attributes": ["first", "last"], **records}
+    with pytest.raises(InputError) as caught:
+        load_config(write(tmp_path, data))
+    assert caught.value.field == field
+    assert words in str(caught.value)
+
+
+def test_a_quantity_takes_its_scale_from_scales(tmp_path: Path) -> None:
+    data = minimal()
+    data["records"] |= {
+        "attributes": ["first", "height", "lat"],
+        "kinds": {"height": "quantity", "lat": "quantity"},
+        "scales": {"height": 0.5, "lat": 1},
+    }
+    config = load_config(write(tmp_path, data))
+    assert config.schema == (
+        Attribute("first"),
+        Attribute("height", "quantity", scale=0.5),
+        Attribute("lat", "quantity", scale=1.0),
+    )
+    assert attribute_scales(config) == {"height": 0.5, "lat": 1.0}
+
+
+@pytest.mark.parametrize(
+    ("records", "field", "words"),
+    [
+        (
+            {"kinds": {"first": "quantity"}},
+            "records.scales.first",
+            "quantity first needs its scale",
+        ),
+        ({"scales": {"first": 0.5}}, "records.scales.first", "first is a name, not a quantity"),
+        ({"scales": {"height": 0.5}}, "records.scales.height", "names no configured attribute"),
+        (
+            {"kinds": {"first": "quantity"}, "scales": {"first": 0}},
+            "records.scales.first",
+            "must be a positive number",
+        ),
+        (
+            {"kinds": {"first": "quantity"}, "scales": {"first": -0.5}},
+            "records.scales.first",
+            "must be a positive number",
+        ),
+        (
+            {"kinds": {"first": "quantity"}, "scales": {"first": "0.5"}},
+            "records.scales.first",
+            "must be a positive number",
+        ),
+        ({"scales": 0.5}, "records.scales", "must be a table of attribute = number"),
+    ],
+)
+def test_bad_scales_name_the_key(tmp_path: Path, records: dict, field: str, words: str) -> None:
     data = minimal()
     data["records"] |= {"attributes": ["first", "last"], **records}
     with pytest.raises(InputError) as caught:

@@ -23,7 +23,9 @@ from pprl.protocol.error_model import (
     digit_errors,
     error_model,
     name_variants,
+    quantity_errors,
     roles_of,
+    spread_edits,
     surname_pool,
 )
 from pprl.protocol.method import MethodParams, method_params
@@ -136,6 +138,16 @@ def test_digit_errors_substitute_transpose_or_drop_and_keep_digits() -> None:
     assert "transpose" not in digit_errors("777")
     assert "drop" not in digit_errors("7")
     assert digit_errors("12A") == {}
+
+
+def test_quantity_errors_are_keyed_digits_read_back_as_quantities() -> None:
+    errors = quantity_errors("175.5")
+    assert errors["transpose"] == ["157.5", "715.5"]
+    assert len(errors["substitute"]) == 4 * 9
+    assert {"176.5", "175.8", "75.5", "175"} <= set(errors["substitute"])  # 075.5, 175.0
+    assert quantity_errors("-0.05")["transpose"] == ["-0.5"]  # -0.50
+    assert "transpose" not in quantity_errors("7.7")
+    assert quantity_errors("175.50") == {} and quantity_errors("12,5") == {}  # not canonical
 
 
 def test_date_and_digit_errors_go_only_to_their_kinds_and_name_errors_only_to_names() -> None:
@@ -260,6 +272,55 @@ def test_training_corrupts_with_a_named_model_and_one_error_is_spread() -> None:
             )
         else:  # no middle name to drop: a typo instead
             assert [corrupted[n][i] for n in names] != [own[n][i] for n in names]
+
+
+def test_quantities_take_quantity_errors_and_no_other() -> None:
+    names, kinds = ("first", "last", "height"), ("name", "name", "quantity")
+    record = ("WILLIAM", "SMITH", "175.5")
+    for copy in draws("quantity", record, names, kinds):
+        assert copy[:2] == list(record[:2])
+        assert any(copy[2] in found for found in quantity_errors("175.5").values())
+    copies = draws("registers", record, names, kinds, n=1000)
+    assert all(c[2] == "" or float(c[2]) >= 0 for c in copies)  # always a number, or blank
+    touched = sum(c[2] not in ("", "175.5") for c in copies)
+    assert 10 < touched < 150  # weight 0.05 of about 1.5 errors a record
+
+
+def test_the_paper_edits_leave_quantities_numbers() -> None:
+    """One-error edits letters into any field; a quantity edited so would be no number, so it
+    keeps its value, and a record of quantities alone takes a quantity error instead."""
+    values, kinds = ["ANN", "", "165.5"], ["name", "name", "quantity"]
+    rng = np.random.default_rng(6)
+    copies = [spread_edits(Corrupter(rng), values, kinds, 2) for _ in range(200)]
+    assert all(copy[2] == "165.5" and copy[:2] != values[:2] for copy in copies)
+    alone = [spread_edits(Corrupter(rng), ["80", ""], ["quantity"] * 2, 1) for _ in range(50)]
+    errors = quantity_errors("80").values()
+    assert all(a[1] == "" and any(a[0] in found for found in errors) for a in alone)
+    # Without quantities, the draws of the paper's corruption itself.
+    names = [["ANN", "", "LEE"], ["JOHN", "PAUL", "SMITH"]] * 10
+    legacy = Corrupter(np.random.default_rng(5))
+    expected = [legacy.corrupt_record(r, n_errors=2) for r in names]
+    ours = Corrupter(np.random.default_rng(5))
+    assert [spread_edits(ours, r, ["name"] * 3, 2) for r in names] == expected
+    rng = np.random.default_rng(8)
+    model = error_model("one-error")
+    assert all(model.corrupt(values, rng, kinds=kinds)[2] == "165.5" for _ in range(50))
+
+
+def test_training_reads_quantity_kinds_whatever_the_corruption() -> None:
+    attributes = {
+        "first": ["ANN", "BOB", "CY", ""] * 10,
+        "height": ["165.5", "", "180", "172"] * 10,
+    }
+    kinds = {"height": "quantity"}
+    for corruption in ("one-error", "registers", "quantity"):
+        rng = np.random.default_rng(2)
+        own, corrupted = corrupt_sample(
+            attributes, ["first", "height"], size=40, rng=rng, corruption=corruption, kinds=kinds
+        )
+        assert all(h == "" or float(h) >= 0 for h in corrupted["height"]), corruption
+    # The quantity model alone changes every height there is (30 of 40 records have one).
+    assert sum(c != o for c, o in zip(corrupted["height"], own["height"], strict=True)) == 30
 
 
 def test_training_reads_date_kinds() -> None:

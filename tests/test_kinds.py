@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
+from pprl.protocol import distances
 from pprl.protocol.distances import kind_distances
-from pprl.protocol.kinds import BadValue, normalise_value, swap_day_month
+from pprl.protocol.features import MISSING_CODE
+from pprl.protocol.kinds import Attribute, BadValue, normalise_value, swap_day_month
+from pprl.protocol.smashing import distance_table, smash_values
 
 
 @pytest.mark.parametrize(
@@ -18,8 +22,16 @@ from pprl.protocol.kinds import BadValue, normalise_value, swap_day_month
         ("number", "(02) 6123-4567", "0261234567"),
         ("category", " nsw ", "NSW"),
         ("date", "1987-11-23", "19871123"),
+        ("quantity", " 175.50 ", "175.5"),
+        ("quantity", "+0.250", "0.25"),
+        ("quantity", ".5", "0.5"),
+        ("quantity", "-12.", "-12"),
+        ("quantity", "-0.0", "0"),
+        ("quantity", "1700", "1700"),
+        ("quantity", "-33.8688", "-33.8688"),
         ("name", "   ", None),
         ("date", "", None),
+        ("quantity", " ", None),
     ],
 )
 def test_canonical_forms(kind: str, raw: str, canonical: str | None) -> None:
@@ -49,3 +61,82 @@ def test_a_swapped_day_and_month_or_a_year_slip_stays_close() -> None:
     assert (abs(dated[0].astype(int) - dated[1].astype(int)) <= 1).all()
     assert (abs(dated[0].astype(int) - dated[2].astype(int)) <= 1).all()
     assert dated[1, 4] == 0 and dated[0, 4] == 1
+
+
+@pytest.mark.parametrize(
+    "raw",
+    ["12,5", "1,250", "abc", "1 000", "1e3", "nan", "inf", "1_000", "--5", "5-", "1.2.3", "١٢"],
+)
+def test_a_quantity_is_a_plain_decimal_and_nothing_ambiguous(raw: str) -> None:
+    """A decimal comma or a thousands separator could mean either, so both are refused."""
+    with pytest.raises(BadValue, match="not a decimal number"):
+        normalise_value("quantity", raw)
+
+
+def test_one_number_written_two_ways_is_one_canonical_quantity() -> None:
+    assert normalise_value("quantity", "0.10") == normalise_value("quantity", "+.1") == "0.1"
+    with pytest.raises(BadValue, match="too large"):
+        normalise_value("quantity", "1" + "0" * 400)
+
+
+def test_a_quantity_takes_its_scale_from_its_attribute() -> None:
+    assert Attribute("height", "quantity", scale=0.5).normalise("175.50") == "175.5"
+
+
+@pytest.mark.parametrize(
+    ("kind", "scale", "words"),
+    [
+        ("quantity", None, "a quantity, and only a quantity, has a scale"),
+        ("name", 1.0, "a quantity, and only a quantity, has a scale"),
+        ("quantity", 0.0, "must be a finite number > 0"),
+        ("quantity", -1.0, "must be a finite number > 0"),
+        ("quantity", float("nan"), "must be a finite number > 0"),
+        ("quantity", True, "must be a number"),
+    ],
+)
+def test_a_quantity_and_only_a_quantity_has_a_positive_scale(
+    kind: str, scale: float | None, words: str
+) -> None:
+    with pytest.raises(ValueError, match="'height'") as caught:
+        Attribute("height", kind, scale=scale)
+    assert words in str(caught.value)
+
+
+def test_a_quantity_distance_is_the_difference_in_units_of_the_scale() -> None:
+    table = kind_distances(["175.5", "170"], ["170", "160", "180.2", "-10"], "quantity", scale=0.5)
+    # 5.5/0.5, 15.5/0.5, 4.7/0.5 -> 9.4, and 185.5/0.5 = 371 clamped to 254
+    assert table.tolist() == [[11, 31, 9, 254], [0, 20, 20, 254]]
+    assert table.dtype == np.uint8
+    # 0.3 - 0.1 is 0.19999999999999998: rounded, not truncated, it is two tenths
+    assert kind_distances(["0.3"], ["0.1"], "quantity", scale=0.1).tolist() == [[2]]
+    assert kind_distances(["0.3"], ["0.1"], "quantity", scale=0.01).tolist() == [[20]]
+
+
+def test_a_quantity_distance_is_clamped_like_any_other() -> None:
+    table = kind_distances(["0"], ["3", "9", "10", "11", "500"], "quantity", clamp=10, scale=1)
+    assert table.tolist() == [[3, 9, 10, 10, 10]]
+
+
+def test_a_quantity_without_its_scale_has_no_distance() -> None:
+    with pytest.raises(ValueError, match="scale"):
+        kind_distances(["1"], ["2"], "quantity")
+
+
+def test_a_large_quantity_table_is_computed_in_blocks_alike(monkeypatch) -> None:
+    values = [str(v) for v in np.random.default_rng(3).uniform(-90, 90, size=37).round(3)]
+    reference = values[:11]
+    whole = kind_distances(values, reference, "quantity", scale=0.25)
+    monkeypatch.setattr(distances, "_QUANTITY_CELLS", 25)  # two rows of 11 at a time
+    assert (kind_distances(values, reference, "quantity", scale=0.25) == whole).all()
+    numbers = np.array([float(v) for v in values])
+    direct = np.minimum(np.rint(np.abs(numbers[:, None] - numbers[None, :11]) / 0.25), 254)
+    assert (whole == direct).all()
+
+
+def test_a_missing_quantity_is_released_as_the_missing_code() -> None:
+    reference = ["150", "175", "200"]
+    codes, _, table = distance_table(["175.5", "", "150"], reference, kind="quantity", scale=0.5)
+    assert table[codes[1]].tolist() == [MISSING_CODE] * 3
+    assert table[codes[0]].tolist() == [51, 1, 49]
+    smashed = smash_values(["", "150"], reference, kind="quantity", scale=0.5)
+    assert smashed.tolist() == [[MISSING_CODE] * 3, [0, 50, 100]]

@@ -213,3 +213,31 @@ def test_unreadable_cells_can_be_counted_as_missing(tmp_path: Path) -> None:
     assert table.attributes["zip"] == ["", "2000"]
     assert table.unreadable == {"dob": 1, "zip": 1}
     assert table.missing() == {"name": 0, "dob": 1, "zip": 1}
+
+
+def _weighed(tmp_path: Path, text: str, policy: str = "error"):
+    path = tmp_path / "weighed.csv"
+    path.write_text("id,name,weight\n" + text, encoding="utf-8")
+    schema = [Attribute("name"), Attribute("weight", "quantity", scale=0.5)]
+    return load_records(path, "id", schema, policy)
+
+
+def test_quantities_are_read_into_their_canonical_form(tmp_path: Path) -> None:
+    table = _weighed(tmp_path, "1,Ann,72.50\n2,Bo,\n3,Cy,+80\n")
+    assert table.attributes["weight"] == ["72.5", "", "80"]
+
+
+@pytest.mark.parametrize("cell", ['"72,5"', "heavy", "1e2"])
+def test_an_unreadable_quantity_names_file_row_and_field(tmp_path: Path, cell: str) -> None:
+    with pytest.raises(InputError) as caught:
+        _weighed(tmp_path, f"1,Ann,72.5\n2,Bo,{cell}\n3,Cy,80\n")
+    assert (caught.value.row, caught.value.field) == (3, "weight")
+    assert "not a decimal number" in str(caught.value) and "weighed.csv" in str(caught.value)
+    assert 'on_bad_value = "missing"' in str(caught.value)
+
+
+def test_unreadable_quantities_can_be_counted_as_missing(tmp_path: Path) -> None:
+    table = _weighed(tmp_path, '1,Ann,"72,5"\n2,Bo,heavy\n3,Cy,80\n4,Di,\n', "missing")
+    assert table.attributes["weight"] == ["", "", "80", ""]
+    assert table.unreadable == {"weight": 2}
+    assert table.missing() == {"name": 0, "weight": 3}

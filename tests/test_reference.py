@@ -285,3 +285,55 @@ def test_a_name_column_mapped_from_a_number_is_refused_at_its_row(tmp_path: Path
         typed_reference(reference(tmp_path), [("zip", "first")], {"zip": "number"})
     assert caught.value.row == 2 and caught.value.field == "first"
     assert "not a number" in str(caught.value)
+
+
+def test_digest_covers_a_quantity_scale_and_only_when_a_quantity_is_mapped(
+    tmp_path: Path,
+) -> None:
+    path = write(tmp_path, "first,height\nAda,165\nAlan,178.5\nGrace,160.25\n", "q.csv")
+    ref = load_reference(path)
+    mapping = [("first", "first"), ("height", "height")]
+    kinds = {"height": "quantity"}
+
+    def with_scale(scale: float) -> str:
+        return agreement_digest(ref, mapping, MethodParams(), kinds, {"height": scale})
+
+    assert with_scale(0.5) == with_scale(0.5) != with_scale(1.0)
+    assert with_scale(1) == with_scale(1.0)  # as the TOML file may write it either way
+    described = agreement_description(ref, mapping, MethodParams(), kinds, {"height": 0.5})
+    assert described["scales"] == {"height": 0.5}
+    other = agreement_description(ref, mapping, MethodParams(), kinds, {"height": 2.0})
+    assert "scales.height differs: ours 0.5, peer 2.0" in explain_mismatch(described, other)
+    # Without a quantity there is no scales entry at all: older descriptions are unchanged.
+    names = [("first", "first"), ("last", "last")]
+    plain = reference(tmp_path)
+    assert "scales" not in agreement_description(plain, names, MethodParams(), {}, {})
+    assert agreement_digest(plain, DEFAULT_MAPPING, MethodParams(), {}, {}) == GOLDEN_DIGEST
+    texts = {"first": "text"}
+    assert agreement_digest(plain, names, MethodParams(), texts, {}) == agreement_digest(
+        plain, names, MethodParams(), texts
+    )
+
+
+def test_a_quantity_column_is_read_as_quantities_and_bad_cells_are_named(tmp_path: Path) -> None:
+    path = write(tmp_path, "first,height\nAda,165.0\nAlan,+178.50\n", "q.csv")
+    mapping, kinds, scales = [("h", "height")], {"h": "quantity"}, {"h": 0.5}
+    typed = typed_reference(load_reference(path), mapping, kinds, scales)
+    assert typed.columns["height"] == ["165", "178.5"]
+    for cell, words in (('"178,5"', "not a decimal number"), ("", "a blank cell")):
+        write(tmp_path, f"first,height\nAda,165\nAlan,{cell}\nGrace,160\n", "q.csv")
+        with pytest.raises(InputError) as caught:
+            typed_reference(load_reference(path), mapping, kinds, scales)
+        assert (caught.value.row, caught.value.field, caught.value.path) == (3, "height", str(path))
+        assert words in str(caught.value) and "quantity" in str(caught.value)
+
+
+def test_a_column_mapped_from_quantities_of_two_scales_is_refused(tmp_path: Path) -> None:
+    path = write(tmp_path, "first,height\nAda,165\nAlan,178.5\n", "q.csv")
+    mapping = [("h1", "height"), ("h2", "height")]
+    kinds = {"h1": "quantity", "h2": "quantity"}
+    same = typed_reference(load_reference(path), mapping, kinds, {"h1": 0.5, "h2": 0.5})
+    assert same.columns["height"] == ["165", "178.5"]
+    with pytest.raises(InputError, match=r"scales 0\.5 and 1\.0") as caught:
+        typed_reference(load_reference(path), mapping, kinds, {"h1": 0.5, "h2": 1.0})
+    assert caught.value.field == "height"

@@ -38,6 +38,7 @@ SPEC = (
     "suburb=suburb",
     "state=category:NSW,VIC,QLD,SA,WA,TAS,NT,ACT",
     "sex=category:f, m",
+    "height=quantity:140-210",
 )
 ROWS = 300
 
@@ -84,8 +85,9 @@ def test_the_bytes_do_not_depend_on_the_process(tmp_path: Path) -> None:
 
 def test_the_bytes_are_pinned_across_versions() -> None:
     """Two parties may run different numpy releases: a change in numpy's streams (or in the
-    census lists) would make their sets differ, so a known spec's bytes are pinned here."""
-    text = reference_csv(build())
+    census lists) would make their sets differ, so a known spec's bytes are pinned here (the
+    columns pinned before quantities existed, then the quantity column on its own)."""
+    text = reference_csv(build(spec=SPEC[:-1]))
     assert text.splitlines()[1] == (
         "AUGUST,PRESEREN,1945-10-29,4202,8561339406,359857557,PW1DHR,BALTRIP ROAD,"
         "CREITZ GARDENS,VIC,F"
@@ -93,6 +95,7 @@ def test_the_bytes_are_pinned_across_versions() -> None:
     assert hashlib.sha256(text.encode("utf-8")).hexdigest() == (
         "a69e332e5780c9f9f30c3804dc2f20512b6102cb364c8d8798a49a1b0ca5044f"
     )
+    assert build(spec=SPEC[-1:])["height"][:5] == ["173.96", "207.1", "164.1", "153.39", "199.91"]
 
 
 def test_a_different_seed_gives_a_different_set() -> None:
@@ -196,6 +199,30 @@ def test_streets_and_suburbs_are_built_from_surnames() -> None:
     assert any(" " not in suburb for suburb in columns["suburb"])
 
 
+@pytest.mark.parametrize(
+    ("text", "low", "high", "decimals"),
+    [
+        ("h=quantity:140-210", 140, 210, 2),  # a range of 70: steps of 0.01
+        ("h=quantity:-90-90", -90, 90, 1),
+        ("h=quantity:-40--10", -40, -10, 2),
+        ("h=quantity:51.4-51.6", 51.4, 51.6, 4),
+        ("h=quantity:0-1000000", 0, 1_000_000, 0),
+    ],
+)
+def test_quantities_are_uniform_decimals_within_their_bounds(
+    text: str, low: float, high: float, decimals: int
+) -> None:
+    values = build(spec=(text,), rows=2000)["h"]
+    numbers = [float(value) for value in values]
+    assert low <= min(numbers) and max(numbers) <= high
+    assert max(len(value.partition(".")[2]) for value in values) == decimals
+    assert len(set(values)) > 800  # a grid of at least 1,000 steps, not a handful of values
+    middle = (low + high) / 2
+    assert 900 < sum(number < middle for number in numbers) < 1100
+    if decimals == 0:
+        assert all(number % 1000 == 0 for number in numbers)  # steps of 1,000 across a million
+
+
 def test_categories_are_the_given_values_uniformly() -> None:
     values = build(spec=("sex=category:F,M",), rows=2000)["sex"]
     assert set(values) == {"F", "M"}
@@ -231,6 +258,12 @@ def test_the_csv_loads_as_a_reference_set(tmp_path: Path) -> None:
         ("d=date:900-1000", "must lie within 1000-9999"),
         ("d=date:2010-1920", "needs low <= high"),
         ("f=first-name:3", "takes no parameter"),
+        ("h=quantity", "'' is not LOW-HIGH"),
+        ("h=quantity:170", "'170' is not LOW-HIGH"),
+        ("h=quantity:210-140", "needs low < high"),
+        ("h=quantity:5-5", "needs low < high"),
+        ("h=quantity:1,5-3", "is not LOW-HIGH"),
+        ("h=quantity:1.2.3-5", "'1.2.3' is not a decimal number"),
     ],
 )
 def test_a_bad_column_is_named(text: str, message: str) -> None:

@@ -21,8 +21,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     demo.add_argument(
         "--schema",
         metavar="TOML",
-        help="[records] attributes, kinds, date_formats; [reference] mapping; [method] keys, as "
-        "in a party's configuration, for records with other columns than first/middle/last",
+        help="[records] attributes, kinds, date_formats, scales; [reference] mapping; [method] "
+        "keys, as in a party's configuration, for records with other columns than "
+        "first/middle/last",
     )
     demo.add_argument(
         "--reference-rows", type=int, default=1000, help="rows of the built-in reference set"

@@ -32,7 +32,15 @@ DEFAULT_AUDIT_RECORDS = 200
 # refuse to read a key missing here, so a key added later cannot be left out.
 KNOWN_KEYS: dict[str, tuple[str, ...]] = {
     "": ("identity", "listen", "state_dir"),
-    "records": ("path", "id_column", "attributes", "kinds", "date_formats", "on_bad_value"),
+    "records": (
+        "path",
+        "id_column",
+        "attributes",
+        "kinds",
+        "date_formats",
+        "scales",
+        "on_bad_value",
+    ),
     "reference": ("path", "mapping"),
     "method": (
         "classifier",
@@ -101,7 +109,7 @@ class PartyConfig:
     # reference set's sigma0 (FedSim appendix A). None: noise_sigma as configured.
     attack_success: float | None = None
     privacy: PrivacySettings = field(default_factory=PrivacySettings)
-    # Each attribute's kind and date format; attributes not listed are names.
+    # Each attribute's kind, date format and scale; attributes not listed are names.
     schema: tuple[Attribute, ...] = ()
     # "error": a cell its kind cannot read stops the run; "missing": counted as missing.
     on_bad_value: str = "error"
@@ -120,6 +128,11 @@ def attribute_schema(config: PartyConfig) -> tuple[Attribute, ...]:
 
 def attribute_kinds(config: PartyConfig) -> dict[str, str]:
     return {attribute.name: attribute.kind for attribute in attribute_schema(config)}
+
+
+def attribute_scales(config: PartyConfig) -> dict[str, float]:
+    """The scale of each quantity attribute."""
+    return {a.name: a.scale for a in attribute_schema(config) if a.scale is not None}
 
 
 def _dotted(table: str, key: str) -> str:
@@ -239,7 +252,16 @@ class _Section:
         return dict(value)
 
     def number(self, key: str, default: float) -> float:
-        value = self._get(key, default)
+        return self._positive(key, self._get(key, default))
+
+    def table_of_numbers(self, key: str) -> dict[str, float]:
+        """attribute = positive number, each value checked under its own dotted key."""
+        value = self._get(key, {})
+        if not isinstance(value, dict):
+            raise self._error(key, "must be a table of attribute = number, e.g. { height = 0.5 }")
+        return {name: self._positive(f"{key}.{name}", v) for name, v in value.items()}
+
+    def _positive(self, key: str, value: Any) -> float:
         ok = isinstance(value, int | float) and not isinstance(value, bool)
         if not ok or not math.isfinite(value) or value <= 0:
             raise self._error(key, "must be a positive number")
@@ -334,10 +356,11 @@ def _method(section: _Section) -> MethodParams:
 
 
 def _schema(section: _Section, attributes: tuple[str, ...]) -> tuple[Attribute, ...]:
-    """Kinds and date formats of the configured attributes; both name only those."""
+    """Kinds, date formats and scales of the configured attributes; all name only those."""
     kinds = section.table_of_strings("kinds")
     formats = section.table_of_strings("date_formats")
-    for key, table in (("kinds", kinds), ("date_formats", formats)):
+    scales = section.table_of_numbers("scales")
+    for key, table in (("kinds", kinds), ("date_formats", formats), ("scales", scales)):
         stray = [name for name in table if name not in attributes]
         if stray:
             raise section._error(
@@ -358,8 +381,22 @@ def _schema(section: _Section, attributes: tuple[str, ...]) -> tuple[Attribute, 
         date_format = formats.get(name, DEFAULT_DATE_FORMAT)
         if kind == "date":
             _check_date_format(section, name, date_format)
-        schema.append(Attribute(name, kind, date_format))
+        _check_scale(section, name, kind, scales)
+        schema.append(Attribute(name, kind, date_format, scales.get(name)))
     return tuple(schema)
+
+
+def _check_scale(section: _Section, name: str, kind: str, scales: dict[str, float]) -> None:
+    """A quantity's distances are counted in its scale, so it needs one; any other kind has
+    none, so a scale set on the wrong attribute is told rather than ignored."""
+    if name in scales and kind != "quantity":
+        raise section._error(f"scales.{name}", f"is set but {name} is a {kind}, not a quantity")
+    if kind == "quantity" and name not in scales:
+        raise section._error(
+            f"scales.{name}",
+            f"missing: quantity {name} needs its scale, the difference that counts as one unit "
+            f"of distance (e.g. scales = {{ {name} = 0.5 }})",
+        )
 
 
 def records_schema(records: dict[str, Any], path: Path) -> tuple[Attribute, ...]:

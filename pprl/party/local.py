@@ -27,6 +27,7 @@ from pprl.party.config import (
     KNOWN_KEYS,
     TlsFiles,
     attribute_kinds,
+    attribute_scales,
     load_config,
     read_toml,
 )
@@ -113,7 +114,7 @@ def _toml(value: Any) -> str:
 
 # What a schema file may set, by table: the data's description, never paths or identities.
 SCHEMA_KEYS = {
-    "records": ("id_column", "attributes", "kinds", "date_formats", "on_bad_value"),
+    "records": ("id_column", "attributes", "kinds", "date_formats", "scales", "on_bad_value"),
     "reference": ("mapping",),
     "method": tuple(KNOWN_KEYS["method"]),
 }
@@ -233,7 +234,8 @@ def check_inputs(deployment: Deployment) -> None:
     for setup in deployment.parties.values():
         config = load_config(setup.config)
         inputs = load_inputs(config)
-        Agreement(inputs.reference, config.mapping, config.method, attribute_kinds(config))
+        kinds, scales = attribute_kinds(config), attribute_scales(config)
+        Agreement(inputs.reference, config.mapping, config.method, kinds, scales)
 
 
 def start_daemon(deployment: Deployment, name: str) -> subprocess.Popen:

@@ -30,7 +30,7 @@ from pprl.party.artifacts import (
     PEER_TENSOR,
     TensorFile,
 )
-from pprl.party.config import PartyConfig, attribute_kinds
+from pprl.party.config import PartyConfig, attribute_kinds, attribute_scales
 from pprl.party.inputs import Inputs, load_dictionary, load_inputs
 from pprl.party.peer import PeerClient
 from pprl.party.state import Artifact, RunStore, file_sha256
@@ -67,6 +67,7 @@ def resolve_agreement(config: PartyConfig, inputs: Inputs) -> pipeline.Agreement
             config.method,
             config.attack_success,
             kinds=attribute_kinds(config),
+            scales=attribute_scales(config),
         )
     except noise.CalibrationError as exc:
         raise PhaseFailed(f"[method] attack_success in {config.source}: {exc}") from None
@@ -145,6 +146,7 @@ class PhaseWork:
                 self.config.mapping,
                 MethodParams(**agreed["params"]),
                 agreed["kinds"],
+                agreed.get("scales"),  # only there when a quantity is mapped
             )
         return self._agreements[run_id]
 

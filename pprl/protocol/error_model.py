@@ -41,6 +41,9 @@ Phenomena, and where they come from:
 - digit (kind number): one digit substituted, two adjacent digits transposed, or a digit
   dropped (Damerau's four single errors on digit strings; FEBRL's identifier and phone
   modifications).
+- quantity (kind quantity): one digit of the written number substituted, or two adjacent
+  digits transposed, the point and sign kept (175.5 becomes 176.5, 175.8 or 157.5): a keying
+  error, as for numbers; a digit dropped would also move the point, so it is left out.
 
 Errors per record: the default is 1, 2 or 3 with weights 0.6, 0.3 and 0.1. The studies
 above count errors per word, and find one error in 80-95% of misspelt words; a record has
@@ -64,7 +67,7 @@ import numpy as np
 from nicknames import NickNamer
 
 from pprl.protocol.corruption import Corrupter
-from pprl.protocol.kinds import KINDS, swap_day_month
+from pprl.protocol.kinds import KINDS, BadValue, canonical_quantity, swap_day_month
 
 PHENOMENA: tuple[str, ...] = (
     "typo",
@@ -77,6 +80,7 @@ PHENOMENA: tuple[str, ...] = (
     "surname",
     "date",
     "digit",
+    "quantity",
 )
 ONE_ERROR = "one-error"
 """The paper's corruption: exactly one GeCo-style edit on any field (Corrupter, unchanged)."""
@@ -274,6 +278,28 @@ def digit_errors(value: str) -> dict[str, list[str]]:
     return {k: v for k, v in errors.items() if v}
 
 
+def quantity_errors(value: str) -> dict[str, list[str]]:
+    """Every quantity one digit error away from ``value`` (a canonical quantity), by kind of
+    error, each in canonical form (175.5 with its last digit made 0 is 175)."""
+    try:
+        if canonical_quantity(value) != value:
+            return {}
+    except BadValue:
+        return {}
+    digits = [i for i, c in enumerate(value) if c.isdigit()]
+    errors = {
+        "substitute": [
+            value[:i] + d + value[i + 1 :] for i in digits for d in string.digits if d != value[i]
+        ],
+        "transpose": [
+            value[:i] + value[i + 1] + value[i] + value[i + 2 :]
+            for i in digits
+            if i + 1 in digits and value[i] != value[i + 1]
+        ],
+    }
+    return {k: sorted({canonical_quantity(v) for v in vs}) for k, vs in errors.items() if vs}
+
+
 def _of_kind(kind: str, errors: Callable[[str], dict[str, list[str]]]) -> Options:
     def options(record: _Record) -> list[int]:
         return [
@@ -312,6 +338,7 @@ _PHENOMENA: dict[str, _Phenomenon] = {
     "surname": _Phenomenon(lambda record: record.fields("last"), _surname),
     "date": _Phenomenon(_of_kind("date", date_errors), _by_kind(date_errors)),
     "digit": _Phenomenon(_of_kind("number", digit_errors), _by_kind(digit_errors)),
+    "quantity": _Phenomenon(_of_kind("quantity", quantity_errors), _by_kind(quantity_errors)),
 }
 assert tuple(_PHENOMENA) == PHENOMENA
 
@@ -385,8 +412,6 @@ class ErrorModel:
         numbers. Nicknames and surnames never become a value in ``avoid``. A blanked field is
         "", the empty cell of a records file.
         """
-        if self.legacy:
-            return Corrupter(rng).corrupt_record(values, n_errors=1)
         n = len(values)
         kinds = tuple(kinds) if kinds is not None else ("name",) * n
         roles = roles_of(names) if names is not None else (None,) * n
@@ -395,6 +420,8 @@ class ErrorModel:
         unknown = sorted(set(kinds) - set(KINDS))
         if unknown:
             raise ValueError(f"unknown kinds {unknown}; expected some of {KINDS}")
+        if self.legacy:
+            return spread_edits(Corrupter(rng), values, kinds, n_errors=1)
         roles = tuple(r if k == "name" else None for r, k in zip(roles, kinds, strict=True))
         original = list(values)
         for _ in range(_MAX_RECORD_ATTEMPTS):
@@ -425,6 +452,23 @@ class ErrorModel:
         _PHENOMENA[name].apply(record, _pick(options, rng), rng)
 
 
+def spread_edits(
+    corrupter: Corrupter, values: Sequence[str], kinds: Sequence[str], n_errors: int
+) -> list[str]:
+    """The paper's edits (Corrupter.corrupt_record) on every field but quantities, which an
+    edit would leave no number; a record of quantities alone takes quantity errors instead.
+    Without quantities, the very draws of corrupt_record."""
+    editable = [j for j, kind in enumerate(kinds) if kind != "quantity"]
+    if not editable:
+        model = ErrorModel.mixture("quantity", {"quantity": 1.0}, {n_errors: 1.0})
+        return model.corrupt(values, corrupter.rng, kinds=kinds)
+    edited = corrupter.corrupt_record([values[j] for j in editable], n_errors)
+    record = list(values)
+    for j, value in zip(editable, edited, strict=True):
+        record[j] = value
+    return record
+
+
 # The default register mixture: typing errors most often, then the name variants registers
 # are known for. Weights are stated assumptions guided by FEBRL's given-name and surname
 # settings (typos about 0.6, misspelling/variant look-ups 0.3, phonetic 0.3, OCR 0.01,
@@ -440,6 +484,8 @@ REGISTERS_WEIGHTS: Mapping[str, float] = {
     "surname": 0.04,
     "date": 0.05,
     "digit": 0.05,
+    # Last, and applying to quantities only, so records without one draw as they always did.
+    "quantity": 0.05,
 }
 DEFAULT_MODEL = "registers"
 

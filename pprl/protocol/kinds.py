@@ -2,22 +2,26 @@
 
 Both parties must normalise alike, so the kind of every attribute is part of the agreement;
 the date format is not, because each party parses its own file into the same canonical form.
+A quantity's scale (the size of one unit of distance) is, because it sets the distances.
 A blank cell is a missing value (None), never the empty string: the features and the
 classifier see that it is missing instead of a distance to "".
 """
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from dataclasses import dataclass
 from datetime import datetime
+from decimal import Context, Decimal
 
 # name: person names; text: free text (street, suburb); date: calendar dates, canonical
 # YYYYMMDD; number: digit strings (postcode, house number, phone, SSN), letters refused;
 # code: letters and digits without punctuation (a UK postcode, a licence number);
-# category: a small set of values (sex, state).
-KINDS = ("name", "text", "date", "number", "code", "category")
+# category: a small set of values (sex, state); quantity: a real number (a latitude, a height,
+# a weight), compared by its absolute difference in units of the attribute's scale.
+KINDS = ("name", "text", "date", "number", "code", "category", "quantity")
 DEFAULT_KIND = "name"
 # The reference set's own date columns are written as ISO dates, whatever the records use.
 REFERENCE_DATE_FORMAT = "%Y-%m-%d"
@@ -26,6 +30,12 @@ DEFAULT_DATE_FORMAT = "%Y-%m-%d"
 _NUMBER_SEPARATORS = re.compile(r"[\s\-./()+]")
 _NOT_ALPHANUMERIC = re.compile(r"[^0-9A-Z]")
 _PUNCTUATION = re.compile(r"[^\w\s]")
+# A sign, digits and at most one decimal point; no comma, since "12,500" may be twelve and a
+# half or twelve thousand five hundred, and no exponent or thousands separator.
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)")
+# A double's shortest repr has at most 17 significant digits: this context never rounds it,
+# whatever another module makes of the thread's default context.
+_REPR_DIGITS = Context(prec=17)
 
 
 class BadValue(ValueError):
@@ -34,12 +44,14 @@ class BadValue(ValueError):
 
 @dataclass(frozen=True)
 class Attribute:
-    """One compared attribute: its column, its kind, and (dates only) the format it is written
-    in, as a strptime pattern."""
+    """One compared attribute: its column, its kind, (dates only) the format it is written
+    in, as a strptime pattern, and (quantities only) its scale, the difference that counts as
+    one unit of distance."""
 
     name: str
     kind: str = DEFAULT_KIND
     date_format: str = DEFAULT_DATE_FORMAT
+    scale: float | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -47,6 +59,12 @@ class Attribute:
                 f"attribute {self.name!r} has unknown kind {self.kind!r}; "
                 f"expected one of {', '.join(KINDS)}"
             )
+        if (self.kind == "quantity") != (self.scale is not None):
+            raise ValueError(
+                f"attribute {self.name!r}: a quantity, and only a quantity, has a scale"
+            )
+        if self.scale is not None:
+            check_scale(self.name, self.scale)
 
     def normalise(self, raw: str) -> str | None:
         """The canonical form both parties smash, or None when the cell is blank."""
@@ -74,7 +92,32 @@ def normalise_value(kind: str, raw: str, date_format: str = DEFAULT_DATE_FORMAT)
             return datetime.strptime(text, date_format).strftime("%Y%m%d")
         except ValueError:
             raise BadValue(f"{raw!r} is not a date in the format {date_format!r}") from None
+    if kind == "quantity":
+        return canonical_quantity(text)
     raise ValueError(f"unknown kind {kind!r}")
+
+
+def canonical_quantity(text: str) -> str:
+    """The shortest decimal that reads back as the same double, without exponent or trailing
+    zeros ("175.50" and "+175.5" are both 175.5; "-0" is 0): two parties writing one number
+    differently still compare equal, and the distance is computed from what it reads back."""
+    if not _DECIMAL.fullmatch(text):
+        raise BadValue(
+            f"{text!r} is not a decimal number (digits, an optional sign and decimal point; "
+            "no decimal comma or thousands separator)"
+        )
+    number = float(text) + 0.0
+    if not math.isfinite(number):
+        raise BadValue(f"{text!r} is too large a number")
+    return format(Decimal(repr(number)).normalize(_REPR_DIGITS), "f")
+
+
+def check_scale(name: str, scale: float) -> None:
+    """A quantity's scale divides every difference, so it must be a finite positive number."""
+    if isinstance(scale, bool) or not isinstance(scale, int | float):
+        raise ValueError(f"the scale of {name!r} must be a number, got {scale!r}")
+    if not math.isfinite(scale) or scale <= 0:
+        raise ValueError(f"the scale of {name!r} must be a finite number > 0, got {scale!r}")
 
 
 def _ascii_upper(text: str) -> str:

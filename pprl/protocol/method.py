@@ -126,11 +126,14 @@ def agreement_description(
     mapping: Sequence[MappingEntry],
     params: MethodParams,
     kinds: Mapping[str, str] | None = None,
+    scales: Mapping[str, float] | None = None,
 ) -> dict[str, Any]:
     """What the digest covers: a hash of the reference values, never the values; column order
     in the file does not matter, row order does. Each mapped attribute's kind decides how
-    both parties normalise and compare it, so it is covered too."""
-    return {
+    both parties normalise and compare it, and a quantity's scale its distances, so both are
+    covered too. Scales appear only when a quantity is mapped, so every description without
+    one (and its digest) stays what it was before quantities existed."""
+    description = {
         "kinds": {a: (kinds or {}).get(a, DEFAULT_KIND) for a, _ in mapping},
         "reference": {
             "columns": sorted(reference.columns),
@@ -141,6 +144,10 @@ def agreement_description(
         "params": params.to_dict(),
         "version": DESCRIPTION_VERSION,
     }
+    given = scales or {}
+    if mapped_scales := {a: float(given[a]) for a, _ in mapping if a in given}:
+        description["scales"] = mapped_scales
+    return description
 
 
 def reference_sha256(reference: ReferenceSet) -> str:
@@ -154,9 +161,10 @@ def agreement_digest(
     mapping: Sequence[MappingEntry],
     params: MethodParams,
     kinds: Mapping[str, str] | None = None,
+    scales: Mapping[str, float] | None = None,
 ) -> str:
     """Equal digests mean both parties would compute comparable features."""
-    description = agreement_description(reference, mapping, params, kinds)
+    description = agreement_description(reference, mapping, params, kinds, scales)
     return hashlib.sha256(_canonical(description)).hexdigest()
 
 

@@ -22,6 +22,7 @@ from pprl.protocol import candidates, classifier, matching, noise, training
 from pprl.protocol.audit import AuditReport, Dictionary, audit_tensor
 from pprl.protocol.combined import base_names, combined_kinds, with_combined
 from pprl.protocol.features import Standardise
+from pprl.protocol.kinds import check_scale
 from pprl.protocol.method import MethodParams, agreement_description, agreement_digest
 from pprl.protocol.progress import Progress
 from pprl.protocol.randomness import GATE, RELEASE, SHUFFLE, TRAINING, Randomness
@@ -46,12 +47,15 @@ class Agreement:
         mapping: Sequence[MappingEntry],
         method: MethodParams,
         kinds: Mapping[str, str] | None = None,
+        scales: Mapping[str, float] | None = None,
     ) -> None:
         self.mapping = tuple(mapping)
         self.method = method
-        # Each mapped attribute's kind (default: name); both parties must agree on them.
+        # Each mapped attribute's kind (default: name), and each quantity's scale; both
+        # parties must agree on them.
         self.kinds = combined_kinds(self.mapping, kinds or {})
-        typed = typed_reference(reference, self.mapping, self.kinds)
+        self.scales = quantity_scales(self.kinds, scales or {})
+        typed = typed_reference(reference, self.mapping, self.kinds, self.scales)
         columns = with_combined(typed.columns, [column for _, column in self.mapping])
         lists = {name: list(values) for name, values in columns.items()}
         self.reference = ReferenceSet(typed.path, lists, typed.lines)
@@ -64,14 +68,16 @@ class Agreement:
         method: MethodParams,
         attack_success: float | None = None,
         kinds: Mapping[str, str] | None = None,
+        scales: Mapping[str, float] | None = None,
     ) -> Agreement:
         """The agreement, with sigma solved from a target attack success when one is given
         (FedSim appendix A); raises noise.CalibrationError when no sigma reaches it."""
-        agreement = cls(reference, mapping, method, kinds)
+        agreement = cls(reference, mapping, method, kinds, scales)
         if attack_success is None:
             return agreement
         sigma = noise.sigma_for_success(attack_success, agreement.sigma0)
-        resolved = cls(reference, mapping, dataclasses.replace(method, noise_sigma=sigma), kinds)
+        noisy = dataclasses.replace(method, noise_sigma=sigma)
+        resolved = cls(reference, mapping, noisy, kinds, scales)
         resolved.__dict__["statistics"] = agreement.statistics  # same reference set
         return resolved
 
@@ -79,7 +85,11 @@ class Agreement:
     def statistics(self) -> ReferenceStatistics:
         """Centre, spread and sigma0; without the principal components."""
         return reference_statistics(
-            self.reference.columns, self.mapping, with_components=False, kinds=self.kinds
+            self.reference.columns,
+            self.mapping,
+            with_components=False,
+            kinds=self.kinds,
+            scales=self.scales,
         )
 
     @property
@@ -95,15 +105,17 @@ class Agreement:
         statistics = self.statistics
         if self.method.feature == "projected-cosine":
             statistics = reference_statistics(
-                self.reference.columns, self.mapping, kinds=self.kinds
+                self.reference.columns, self.mapping, kinds=self.kinds, scales=self.scales
             )
         return standardise(statistics, self.mapping, self.release, self.method.feature)
 
     def description(self) -> dict[str, Any]:
-        return agreement_description(self.reference, self.mapping, self.method, self.kinds)
+        return agreement_description(
+            self.reference, self.mapping, self.method, self.kinds, self.scales
+        )
 
     def digest(self) -> str:
-        return agreement_digest(self.reference, self.mapping, self.method, self.kinds)
+        return agreement_digest(self.reference, self.mapping, self.method, self.kinds, self.scales)
 
     def smash(
         self,
@@ -121,6 +133,7 @@ class Agreement:
             release=self.release,
             rng=rng,
             kinds=self.kinds,
+            scales=self.scales,
         )
 
     def noise_words(self) -> str:
@@ -128,6 +141,19 @@ class Agreement:
         per_attribute = max(sum(1 for a, _ in self.mapping if a == b) for b, _ in self.mapping)
         coordinates = per_attribute * len(self.reference)
         return noise.describe(self.method.noise_sigma, self.sigma0, coordinates)
+
+
+def quantity_scales(kinds: Mapping[str, str], scales: Mapping[str, float]) -> dict[str, float]:
+    """The scale of every quantity among `kinds`, refusing a quantity without one, and a scale
+    given for another kind, a mistake better told than ignored."""
+    for attribute, kind in kinds.items():
+        if kind == "quantity" and attribute not in scales:
+            raise ValueError(f"attribute {attribute!r} is a quantity and needs a scale")
+    for attribute, scale in scales.items():
+        if kinds.get(attribute, "quantity") != "quantity":
+            raise ValueError(f"attribute {attribute!r} has a scale but is a {kinds[attribute]}")
+        check_scale(attribute, scale)
+    return {a: float(scales[a]) for a, kind in kinds.items() if kind == "quantity"}
 
 
 @dataclass(frozen=True)

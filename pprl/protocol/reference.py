@@ -50,18 +50,30 @@ def load_reference(path: str | Path) -> ReferenceSet:
 
 
 def typed_reference(
-    reference: ReferenceSet, mapping: Sequence[MappingEntry], kinds: Mapping[str, str]
+    reference: ReferenceSet,
+    mapping: Sequence[MappingEntry],
+    kinds: Mapping[str, str],
+    scales: Mapping[str, float] | None = None,
 ) -> ReferenceSet:
     """The reference set with each mapped column in its kind's canonical form (dates written
-    as YYYY-MM-DD become YYYYMMDD), refusing a column two kinds share or a value its kind
+    as YYYY-MM-DD become YYYYMMDD), refusing a column two kinds (or two quantities of
+    different scales) share, since its statistics are one per column, or a value its kind
     cannot read."""
     column_kinds: dict[str, str] = {}
+    column_scales: dict[str, float | None] = {}
     for attribute, column in mapping:
         kind = kinds.get(attribute, DEFAULT_KIND)
         if column_kinds.setdefault(column, kind) != kind:
             message = (
                 f"reference column {column!r} is mapped from attributes of kinds "
                 f"{column_kinds[column]!r} and {kind!r}; a column holds values of one kind"
+            )
+            raise InputError(message, path=reference.path, field=column)
+        scale = (scales or {}).get(attribute)
+        if column_scales.setdefault(column, scale) != scale:
+            message = (
+                f"reference column {column!r} is mapped from quantities of scales "
+                f"{column_scales[column]!r} and {scale!r}; a column has one scale"
             )
             raise InputError(message, path=reference.path, field=column)
     if all(kind == DEFAULT_KIND for kind in column_kinds.values()):
@@ -84,6 +96,9 @@ def _typed_column(reference: ReferenceSet, column: str, kind: str) -> list[str]:
             if kind == "date":
                 message += f" (reference dates are written {REFERENCE_DATE_FORMAT})"
             raise InputError(message, path=reference.path, row=line, field=column) from None
+        if value is None and kind == "quantity":
+            message = "a blank cell: a column mapped from a quantity needs a number in every row"
+            raise InputError(message, path=reference.path, row=line, field=column)
         values.append(value or "")
     return values
 

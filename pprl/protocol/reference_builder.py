@@ -20,11 +20,12 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 
 import numpy as np
 
 from pprl.protocol.errors import InputError
-from pprl.protocol.kinds import REFERENCE_DATE_FORMAT, normalise_value
+from pprl.protocol.kinds import REFERENCE_DATE_FORMAT, BadValue, canonical_quantity, normalise_value
 from pprl.protocol.synthetic import census_names
 
 MIN_ROWS = 2
@@ -35,6 +36,10 @@ DEFAULT_YEARS = (1920, 2010)
 # strftime and strptime agree on four-digit years only.
 _YEAR_BOUNDS = (1000, 9999)
 _RANGE = re.compile(r"([0-9]+)(?:-([0-9]+))?")
+# LOW-HIGH with decimal, possibly negative bounds: -90-90, -40--10, 140.5-210.
+_BOUNDS = re.compile(r"([+-]?[0-9.]+)-([+-]?[0-9.]+)")
+# Quantities are drawn on a grid of 1,000 to 9,999 steps across their range.
+_GRID_DIGITS = 3
 _COLUMN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 # Domain separation, so a column stream never equals a stream drawn elsewhere from the seed.
 _STREAM_LABEL = b"pprl reference column\0"
@@ -60,13 +65,15 @@ _DIGITS = np.array(list("0123456789"))
 @dataclass(frozen=True)
 class ColumnSpec:
     """One column: its name, its generator, and the generator's parameter (a length or year
-    range, or the category values)."""
+    range, the category values, or a quantity's bounds, kept as canonical text so that no
+    binary fraction touches them)."""
 
     name: str
     generator: str
     low: int = 0
     high: int = 0
     values: tuple[str, ...] = ()
+    bounds: tuple[str, ...] = ()
 
     @property
     def kind(self) -> str:
@@ -77,6 +84,8 @@ class ColumnSpec:
         """The spec as the command line writes it, with defaults filled in."""
         if self.generator == "category":
             return f"{self.name}=category:{','.join(self.values)}"
+        if self.generator == "quantity":
+            return f"{self.name}=quantity:{self.bounds[0]}-{self.bounds[1]}"
         if GENERATORS[self.generator].parameter is None:
             return f"{self.name}={self.generator}"
         span = str(self.low) if self.low == self.high else f"{self.low}-{self.high}"
@@ -177,6 +186,18 @@ def _suburbs(spec: ColumnSpec, rng: np.random.Generator, rows: int) -> list[str]
     return values
 
 
+def _quantities(spec: ColumnSpec, rng: np.random.Generator, rows: int) -> list[str]:
+    """Decimals uniform on a grid across the bounds: the grid step is the range's leading
+    power of ten over 1,000 (140-210 gives two decimals, -90-90 one), fine enough for any
+    reference set's rows, and exact decimal arithmetic writes the same text everywhere."""
+    low, high = (Decimal(bound) for bound in spec.bounds)
+    step = Decimal(1).scaleb((high - low).adjusted() - _GRID_DIGITS)
+    first = (low / step).to_integral_value(ROUND_CEILING)
+    last = (high / step).to_integral_value(ROUND_FLOOR)
+    offsets = rng.integers(0, int(last - first) + 1, size=rows).tolist()
+    return [canonical_quantity(format((first + k) * step, "f")) for k in offsets]
+
+
 def _categories(spec: ColumnSpec, rng: np.random.Generator, rows: int) -> list[str]:
     """The user's values, each row drawn uniformly."""
     return [spec.values[i] for i in rng.integers(0, len(spec.values), size=rows).tolist()]
@@ -191,6 +212,9 @@ GENERATORS: dict[str, Generator] = {
     "street": Generator("text", None, "surname + street type: KINGSLEY ROAD", _streets),
     "suburb": Generator("text", None, "surname-derived place name: HARRISTON", _suburbs),
     "category": Generator("category", "values", "category:F,M, drawn uniformly", _categories),
+    "quantity": Generator(
+        "quantity", "bounds", "decimals uniform in quantity:LOW-HIGH, e.g. -90-90", _quantities
+    ),
 }
 
 
@@ -203,6 +227,21 @@ def parse_range(text: str, what: str, *, field: str | None = None) -> tuple[int,
     high = low if match[2] is None else int(match[2])
     if low > high:
         raise InputError(f"{what} {text!r} needs low <= high", field=field)
+    return low, high
+
+
+def parse_bounds(text: str, *, field: str | None = None) -> tuple[str, str]:
+    """A quantity range such as 140-210 or -90-90: two decimals, low < high, canonical."""
+    match = _BOUNDS.fullmatch(text.strip())
+    try:
+        if match is None:
+            raise BadValue(f"{text!r} is not LOW-HIGH")
+        low, high = canonical_quantity(match[1]), canonical_quantity(match[2])
+    except BadValue as error:
+        message = f"quantity range: {error} (e.g. quantity:140-210 or quantity:-90-90)"
+        raise InputError(message, field=field) from None
+    if Decimal(low) >= Decimal(high):
+        raise InputError(f"quantity range {text!r} needs low < high", field=field)
     return low, high
 
 
@@ -245,6 +284,8 @@ def parse_column(text: str, years: tuple[int, int] = DEFAULT_YEARS) -> ColumnSpe
             message = f"length {parameter!r} must lie within 1-{MAX_LENGTH}"
             raise InputError(message, field=name)
         return ColumnSpec(name, generator, low, high)
+    if takes == "bounds":
+        return ColumnSpec(name, generator, bounds=parse_bounds(parameter, field=name))
     return ColumnSpec(name, generator, values=_category_values(parameter, name))
 
 

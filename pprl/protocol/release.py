@@ -90,18 +90,22 @@ def reference_statistics(
     mapping: Sequence[tuple[str, str]],
     with_components: bool = True,
     kinds: Mapping[str, str] | None = None,
+    scales: Mapping[str, float] | None = None,
 ) -> ReferenceStatistics:
     """Statistics of the public reference set only, so both parties compute the same ones.
 
     A coordinate's statistics are over the distances from every other reference value of its
     column (the zero to itself is left out); sigma0 pools the columns the mapping uses.
-    `kinds` gives each mapped attribute's kind, and so the distance of its column.
+    `kinds` gives each mapped attribute's kind, and so the distance of its column, and
+    `scales` each quantity's scale.
     """
     centre, spread, components, pooled = {}, {}, {}, []
-    column_kinds = {column: (kinds or {}).get(a, DEFAULT_KIND) for a, column in mapping}
-    for column, kind in column_kinds.items():
+    comparisons = {
+        column: ((kinds or {}).get(a, DEFAULT_KIND), (scales or {}).get(a)) for a, column in mapping
+    }
+    for column, (kind, scale) in comparisons.items():
         values = list(reference_columns[column])
-        table = kind_distances(values, values, kind).astype(np.int32)
+        table = kind_distances(values, values, kind, scale=scale).astype(np.int32)
         if len(values) < 2:
             raise ValueError(f"reference column {column!r} needs at least two values")
         others = ~np.eye(len(values), dtype=bool)

@@ -1,10 +1,11 @@
 """Smashing: a record becomes its edit distances to every Reference Set value.
 
 Only these distance vectors leave a party, never the values themselves. The distance suits
-the attribute's kind (pprl.protocol.kinds): Levenshtein on the canonical text, and for dates
-the smaller of that and one more than the distance with day and month exchanged, so a date
-and its day/month swap get vectors within one edit of each other. A missing value (the empty
-string after normalisation) is released as MISSING_CODE in every coordinate.
+the attribute's kind (pprl.protocol.distances): Levenshtein on the canonical text, and for
+dates the smaller of that and one more than the distance with day and month exchanged, so a
+date and its day/month swap get vectors within one edit of each other; for quantities the
+absolute difference in units of the attribute's scale. A missing value (the empty string
+after normalisation) is released as MISSING_CODE in every coordinate.
 """
 
 from __future__ import annotations
@@ -37,11 +38,13 @@ def distance_table(
     clamp: int = 254,
     kind: str = DEFAULT_KIND,
     empty_is_missing: bool = True,
+    scale: float | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(codes_a, codes_b, table): distance(a[i], b[j]) = table[codes_a[i], codes_b[j]], uint8
     distances between distinct values; anything above `clamp` - 1 reads as `clamp`. A missing
     value of `values_a` (the empty string) gets MISSING_CODE in its whole row, unless
     `empty_is_missing` is False (the plain baseline compares the strings it is given).
+    `scale` is a quantity's unit of distance.
 
     Clamping keeps the wire format one byte per distance; names are far shorter than 254, and
     255 is left for missing values.
@@ -54,7 +57,7 @@ def distance_table(
     table = np.full((len(distinct_a), len(distinct_b)), MISSING_CODE, dtype=np.uint8)
     if present:
         values = [distinct_a[i] for i in present]
-        table[present] = kind_distances(values, distinct_b, kind, clamp)
+        table[present] = kind_distances(values, distinct_b, kind, clamp, scale)
     return codes_a, codes_b, table
 
 
@@ -65,11 +68,12 @@ def smash_values(
     release: Release | None = None,
     rng: np.random.Generator | None = None,
     kind: str = DEFAULT_KIND,
+    scale: float | None = None,
 ) -> np.ndarray:
     """(n, R) uint8 distances of each value to each reference value, or their released codes:
     `release` noises each distinct value once (see pprl.protocol.release). Missing values
     stay MISSING_CODE: there is no distance to noise."""
-    codes, ref_codes, table = distance_table(values, reference_values, clamp, kind)
+    codes, ref_codes, table = distance_table(values, reference_values, clamp, kind, scale=scale)
     if release is not None:
         missing = table[:, 0] == MISSING_CODE if table.size else np.zeros(0, dtype=bool)
         table = release.encode(table, rng)
@@ -86,12 +90,14 @@ def smash(
     release: Release | None = None,
     rng: np.random.Generator | None = None,
     kinds: Mapping[str, str] | None = None,
+    scales: Mapping[str, float] | None = None,
 ) -> np.ndarray:
     """(n, |M|, R) uint8: one distance vector (or its released codes) per record and entry.
 
     `attributes` and `reference_columns` are column-oriented (name -> values per row).
     `progress(done, total)` is called after each mapping entry, the unit of work that
-    deduplicates repeated names. `kinds` maps attributes to their kind (default: names).
+    deduplicates repeated names. `kinds` maps attributes to their kind (default: names), and
+    `scales` quantities to their scale.
     """
     sizes = {len(values) for values in reference_columns.values()}
     if len(sizes) != 1:
@@ -104,11 +110,9 @@ def smash(
     slices = []
     for attribute, column in mapping:
         kind = (kinds or {}).get(attribute, DEFAULT_KIND)
-        slices.append(
-            smash_values(
-                attributes[attribute], reference_columns[column], clamp, release, rng, kind
-            )
-        )
+        scale = (scales or {}).get(attribute)
+        values, reference_values = attributes[attribute], reference_columns[column]
+        slices.append(smash_values(values, reference_values, clamp, release, rng, kind, scale))
         if progress is not None:
             progress(len(slices), len(mapping))
     return np.stack(slices, axis=1)

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from pprl.protocol.corruption import Corrupter
-from pprl.protocol.error_model import MODEL_NAMES, ONE_ERROR, error_model
+from pprl.protocol.error_model import MODEL_NAMES, ONE_ERROR, error_model, spread_edits
 from pprl.protocol.features import Standardise, feature_count, pair_features, unit_vectors
 
 Columns = dict[str, list[str]]
@@ -38,12 +38,12 @@ def corrupt_sample(
     """Up to `size` own records (sampled without replacement, among those with any value) and
     their corrupted copies.
 
-    "spread" puts real edits (keyboard, OCR, phonetic, insert, delete, transpose) on any field;
-    "prototype" appends "!" to the last field only, as the published prototype did; it exists
-    to measure what that mistake costs. An error model's name corrupts with that model, which
-    reads the name parts from `names` and the attribute kinds from `kinds` (default: names);
-    "one-error" is "spread". `errors_per_record` applies to "spread" only, as a model draws
-    its own count.
+    "spread" puts real edits (keyboard, OCR, phonetic, insert, delete, transpose) on any field
+    but a quantity (see error_model.spread_edits); "prototype" appends "!" to the last field
+    only, as the published prototype did; it exists to measure what that mistake costs. An
+    error model's name corrupts with that model, which reads the name parts from `names` and
+    the attribute kinds from `kinds` (default: names); "one-error" is "spread".
+    `errors_per_record` applies to "spread" only, as a model draws its own count.
     """
     if corruption not in CORRUPTIONS:
         raise ValueError(f"unknown corruption {corruption!r}; expected one of {CORRUPTIONS}")
@@ -57,14 +57,14 @@ def corrupt_sample(
     else:
         sample = rng.choice(usable, size=min(size, len(usable)), replace=False)
     own = [[attributes[name][i] for name in names] for i in sample.tolist()]
+    field_kinds = [(kinds or {}).get(name, "name") for name in names]
     if corruption == "prototype":
         corrupted = [[*values[:-1], values[-1] + "!"] for values in own]
     elif corruption in ("spread", ONE_ERROR):
         corrupter = Corrupter(rng)
-        corrupted = [corrupter.corrupt_record(values, n_errors=errors_per_record) for values in own]
+        corrupted = [spread_edits(corrupter, v, field_kinds, errors_per_record) for v in own]
     else:
         model = error_model(corruption)
-        field_kinds = [(kinds or {}).get(name, "name") for name in names]
         corrupted = [model.corrupt(v, rng, names=names, kinds=field_kinds) for v in own]
     own_columns = {name: [row[j] for row in own] for j, name in enumerate(names)}
     corrupted_columns = {name: [row[j] for row in corrupted] for j, name in enumerate(names)}
