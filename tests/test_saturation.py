@@ -119,7 +119,7 @@ def test_candidates_with_caps_equal_all_pairs_scoring(caps: np.ndarray, bounded:
 
 def test_multi_error_models_saturate_by_default_and_one_error_does_not() -> None:
     assert method_params(error_model="registers").saturation == DEFAULT_SATURATION
-    assert method_params(error_model="registers").hard_negatives == 0
+    assert method_params(error_model="registers").hard_negatives == 2
     assert method_params().saturation == 0.0
     assert method_params().hard_negatives == 2
     assert method_params(error_model="registers", noise_sigma=1.0).saturation == 0.0

@@ -84,9 +84,8 @@ def method_params(
     record's nearest others look closer than its own noisy copy, so mined hard negatives
     teach the model the wrong sign: none by default. Errors of several kinds per record (any
     error model but one-error) leave some entries of true matches as far apart as strangers':
-    capped distances let the model accept the entries that agree, and hard negatives cost
-    recall there too (docs/results.md), so such models default to DEFAULT_SATURATION and no
-    hard negatives. `rest` takes any other MethodParams field.
+    capped distances let the model accept the entries that agree (docs/results.md), so such
+    models default to DEFAULT_SATURATION. `rest` takes any other MethodParams field.
     """
     defaults = MethodParams()
     noisy = noise_sigma > 0
@@ -105,7 +104,7 @@ def method_params(
     negatives = rest.get("negatives_per_positive", defaults.negatives_per_positive)
     several_errors = model != ONE_ERROR
     if hard_negatives is None:
-        hard_negatives = 0 if noisy or several_errors else min(defaults.hard_negatives, negatives)
+        hard_negatives = 0 if noisy else min(defaults.hard_negatives, negatives)
     if saturation is None:
         saturation = DEFAULT_SATURATION if several_errors and not noisy else 0.0
     if not 0.0 <= saturation <= 1.0:
