@@ -9,26 +9,15 @@ the agreed linkage per variant.
 from __future__ import annotations
 
 import argparse
-import time
 from pathlib import Path
 
+from pprl.bench.in_process import link_tables, method_choices
 from pprl.party.config import records_schema
 from pprl.party.local import load_schema, read_truth
 from pprl.protocol import pipeline
 from pprl.protocol.method import method_params
-from pprl.protocol.metrics import linkage_quality
-from pprl.protocol.randomness import Randomness
 from pprl.protocol.records import load_records
 from pprl.protocol.reference import load_reference
-
-
-def _value(text: str) -> object:
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
 
 
 def main() -> None:
@@ -55,21 +44,13 @@ def main() -> None:
     reference = load_reference(args.reference)
     mapping = [tuple(entry) for entry in schema["reference"]["mapping"]]
     for variant in args.variant or [""]:
-        choices = dict(schema.get("method", {}))
-        for item in filter(None, variant.split(",")):
-            key, _, value = item.partition("=")
-            choices[key] = _value(value)
-        method = method_params(**choices)
+        method = method_params(**method_choices(schema.get("method", {}), variant))
         agreement = pipeline.Agreement(reference, mapping, method, kinds, scales)
-        began = time.perf_counter()
-        seeds = (Randomness(args.seed, "alice"), Randomness(args.seed, "bob"))
-        linkage = pipeline.link_in_process(agreement, alice.attributes, bob.attributes, seeds)
-        found = {(alice.ids[a], bob.ids[b]) for a, b in linkage.agreed}
-        quality = linkage_quality(found, truth)
+        outcome = link_tables((alice, bob), truth, agreement, args.seed)
+        quality = outcome.quality
         print(
             f"{variant or 'schema defaults':45s} precision {quality.precision:.4f} "
-            f"recall {quality.recall:.4f} F1 {quality.f1:.4f} "
-            f"({time.perf_counter() - began:.1f} s)",
+            f"recall {quality.recall:.4f} F1 {quality.f1:.4f} ({outcome.seconds:.1f} s)",
             flush=True,
         )
 

@@ -9,10 +9,13 @@ import numpy as np
 import pytest
 from rapidfuzz.distance import DamerauLevenshtein, Levenshtein
 
+from pprl.protocol.corruption import Corrupter
+from pprl.protocol.error_model import error_model
 from pprl.protocol.synthetic import (
     MISSING_LOOKALIKES,
     Person,
     SyntheticData,
+    _corrupted_copy,
     census_names,
     default_reference,
     generate,
@@ -133,6 +136,23 @@ def test_missing_values_in_copies() -> None:
     )
     assert 150 <= emptied <= 250  # about 40% of 500
     assert all(any(bob[b]) for _, b in data.truth)
+
+
+def test_a_person_whose_every_variant_is_refused_gets_a_typo() -> None:
+    """Each of this person's three phonetic variants is another record: a phenomenon with so
+    few variants cannot stop the data from being generated."""
+    person = ("MARIE", "HOWARD", "DEAN")
+    variants = {
+        ("MARIE", "HOWARD", "DEEN"),
+        ("MARYE", "HOWARD", "DEAN"),
+        ("MARY", "HOWARD", "DEAN"),
+    }
+    taken = {person, *variants}
+    corrupter = Corrupter(np.random.default_rng(1))
+    model = error_model("phonetic")
+    copy = _corrupted_copy(corrupter, person, 1, False, taken, frozenset(), model)
+    assert copy not in variants and copy in taken
+    assert sum(DamerauLevenshtein.distance(x, y) for x, y in zip(copy, person, strict=True)) == 1
 
 
 def test_generate_is_deterministic() -> None:

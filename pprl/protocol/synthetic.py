@@ -210,19 +210,22 @@ def _corrupted_copy(
 ) -> Triple:
     """A corruption of ``person`` that is no other record and uses no held-out name; with
     ``blank``, one non-empty field is also emptied (a missing value, as GeCo makes them).
-    With an error ``model``, it corrupts instead of ``n_errors`` single edits."""
-    for _ in range(_MAX_CORRUPTION_ATTEMPTS):
-        if model is None:
-            values = corrupter.corrupt_record(person, n_errors)
-        else:
-            values = model.corrupt(person, corrupter.rng, names=ATTRIBUTES, avoid=banned)
-        if blank:
-            filled = [i for i, value in enumerate(values) if value]
-            values[filled[int(corrupter.rng.integers(len(filled)))]] = ""
-        copy = (values[0], values[1], values[2])
-        if copy not in taken and banned.isdisjoint(copy) and any(copy):
-            taken.add(copy)
-            return copy
+    With an error ``model``, it corrupts instead of ``n_errors`` single edits; a person whose
+    every corruption by the model is refused (a phenomenon with few variants, each another
+    record or a held-out name) gets a typo instead, as a record the model does not apply to."""
+    for chosen in [None] if model is None else [model, error_model("typo")]:
+        for _ in range(_MAX_CORRUPTION_ATTEMPTS):
+            if chosen is None:
+                values = corrupter.corrupt_record(person, n_errors)
+            else:
+                values = chosen.corrupt(person, corrupter.rng, names=ATTRIBUTES, avoid=banned)
+            if blank:
+                filled = [i for i, value in enumerate(values) if value]
+                values[filled[int(corrupter.rng.integers(len(filled)))]] = ""
+            copy = (values[0], values[1], values[2])
+            if copy not in taken and banned.isdisjoint(copy) and any(copy):
+                taken.add(copy)
+                return copy
     raise RuntimeError(f"no acceptable corruption of {person} in {_MAX_CORRUPTION_ATTEMPTS} tries")
 
 

@@ -1,0 +1,61 @@
+"""Our method on two record files in one process, under [method] variants.
+
+The benchmark scripts compare method choices on real or generated files without starting
+daemons: both parties run the daemons' own pipeline functions (pipeline.link_in_process), so
+a variant's figures are what a deployment with those [method] keys would link.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pprl.protocol import pipeline
+from pprl.protocol.metrics import Quality, linkage_quality
+from pprl.protocol.randomness import Randomness
+from pprl.protocol.records import RecordTable
+
+
+def _value(text: str) -> object:
+    """A [method] value as TOML would type it: a whole number, a number, else text."""
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def method_choices(base: Mapping[str, Any], variant: str) -> dict[str, Any]:
+    """`base` with the KEY=VALUE[,KEY=VALUE] changes of `variant` (empty: `base` itself)."""
+    choices = dict(base)
+    for item in filter(None, variant.split(",")):
+        key, _, value = item.partition("=")
+        choices[key] = _value(value)
+    return choices
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The agreed linkage's quality and the seconds both parties' phases took together."""
+
+    quality: Quality
+    seconds: float
+
+
+def link_tables(
+    tables: tuple[RecordTable, RecordTable],
+    truth: set[tuple[str, str]],
+    agreement: pipeline.Agreement,
+    seed: int = 1,
+) -> Outcome:
+    """Alice's and Bob's tables linked under `agreement`, scored on `truth`."""
+    alice, bob = tables
+    began = time.perf_counter()
+    seeds = (Randomness(seed, "alice"), Randomness(seed, "bob"))
+    linkage = pipeline.link_in_process(agreement, alice.attributes, bob.attributes, seeds)
+    seconds = time.perf_counter() - began
+    found = {(alice.ids[a], bob.ids[b]) for a, b in linkage.agreed}
+    return Outcome(linkage_quality(found, truth), seconds)

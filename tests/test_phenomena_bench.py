@@ -1,0 +1,64 @@
+"""benchmarks/phenomena.py on tiny data: a row per data set, ours and the peer's figures in
+each; skipped without the optional extra `peer`."""
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+pytest.importorskip("anonlink")
+if importlib.util.find_spec("clkhash") is None:
+    pytest.skip("clkhash is not installed (optional extra peer)", allow_module_level=True)
+
+SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "phenomena.py"
+
+
+def _script() -> ModuleType:
+    """The script as a module; registered first, as its dataclasses look their module up."""
+    if "phenomena" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("phenomena", SCRIPT)
+        assert spec is not None and spec.loader is not None
+        sys.modules["phenomena"] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(sys.modules["phenomena"])
+    return sys.modules["phenomena"]
+
+
+def _table(text: str) -> list[list[str]]:
+    """The markdown table's body rows as cells."""
+    lines = [line for line in text.splitlines() if line.startswith("| ")]
+    return [[cell.strip() for cell in line.strip("|").split("|")] for line in lines[1:]]
+
+
+def test_a_row_per_data_set_with_ours_and_the_peers_figures(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "figures.json"
+    arguments = ["--size", "200", "--phenomena", "nickname,overlap", "--json", str(out)]
+    assert _script().main([*arguments, "--out", str(tmp_path / "data")]) == 0
+    captured = capsys.readouterr()
+    rows = _table(captured.out)
+    assert [row[0] for row in rows] == ["nickname", "registers, 70% overlap, 30% namesakes"]
+    for row in rows:
+        ours, peer = [float(x) for x in row[1:4]], [float(x) for x in row[4:7]]
+        assert all(0.0 <= x <= 1.0 for x in ours + peer)
+        assert 0.5 <= float(row[7]) <= 0.99 and row[8].endswith(" s")
+    assert captured.err.count("peer F1") == 2  # one progress line per data set
+    assert (tmp_path / "data" / "nickname" / "truth.csv").is_file()
+    document = json.loads(out.read_text(encoding="utf-8"))
+    assert [row["data"] for row in document["rows"]] == ["nickname", "overlap"]
+    for row in document["rows"]:
+        assert {"precision", "recall", "f1"} <= set(row["ours"]) & set(row["peer"])
+
+
+def test_each_variant_gets_its_own_rows(tmp_path: Path, capsys) -> None:
+    arguments = ["--size", "200", "--phenomena", "swap", "--variant", "hard_negatives=0"]
+    assert _script().main([*arguments, "--variant", "error_model=one-error"]) == 0
+    rows = _table(capsys.readouterr().out)
+    assert [row[0] for row in rows] == ["swap (hard_negatives=0)", "swap (error_model=one-error)"]
+    assert rows[0][4:8] == rows[1][4:8]  # the peer runs once per data set
+
+
+def test_an_unknown_data_set_is_refused() -> None:
+    with pytest.raises(SystemExit):
+        _script().main(["--phenomena", "date"])
