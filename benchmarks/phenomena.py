@@ -50,6 +50,8 @@ DATA_SETS: dict[str, dict[str, Any]] = {
 }
 LABELS = {OVERLAP: "registers, 70% overlap, 30% namesakes"}
 PEER_FIELDS = ("first", "middle", "last")
+# The sorted words of the three names against those of the reference set's two columns.
+COMBINED = ("first+middle+last", "first+last")
 # Register training, as the FEBRL4 schemas choose: the data carry register errors.
 BASE_METHOD = {"error_model": "registers"}
 HEADER = (
@@ -111,6 +113,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--variant", action="append", default=[], help="KEY=VALUE[,KEY=VALUE] of [method]"
     )
+    parser.add_argument(
+        "--combined",
+        action="store_true",
+        help=f"add the combined entry {'->'.join(COMBINED)} to the default mapping",
+    )
     parser.add_argument("--out", type=Path, help="directory for the generated data")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     return parser
@@ -125,9 +132,10 @@ def _data_set(name: str, out: Path, args: argparse.Namespace, variants: Sequence
     reference = load_reference(folder / "reference.csv")
     peer = run_peer(folder / "alice.csv", folder / "bob.csv", truth, PEER_FIELDS)
     rows = []
+    mapping = [*DEFAULT_MAPPING, COMBINED] if args.combined else DEFAULT_MAPPING
     for variant in variants:
         method = method_params(**method_choices(BASE_METHOD, variant))
-        agreement = pipeline.Agreement(reference, DEFAULT_MAPPING, method)
+        agreement = pipeline.Agreement(reference, mapping, method)
         ours = link_tables(tables, truth, agreement, args.seed)
         rows.append(Row(name, variant, ours, peer))
     return rows
