@@ -36,6 +36,12 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+def _peer_command(data: Path, *arguments: str) -> list[str]:
+    """`pprl bench peer` on the generated files, with further arguments."""
+    files = ["--records-a", str(data / "alice.csv"), "--records-b", str(data / "bob.csv")]
+    return ["bench", "peer", *files, "--truth", str(data / "truth.csv"), *arguments]
+
+
 def _rows(path: Path) -> list[dict[str, str]]:
     with path.open(newline="", encoding="utf-8") as handle:
         return list(csv.DictReader(handle))
@@ -90,20 +96,7 @@ def test_one_solve_at_the_floor_gives_the_linkage_at_every_threshold(generated: 
 def test_the_peer_refuses_a_field_the_files_lack(generated: Path, capsys) -> None:
     with pytest.raises(InputError, match=r"field 'surname'.*no such column.*first, middle, last"):
         run_peer(generated / "alice.csv", generated / "bob.csv", set(), ["first", "surname"])
-    code = main(
-        [
-            "bench",
-            "peer",
-            "--records-a",
-            str(generated / "alice.csv"),
-            "--records-b",
-            str(generated / "bob.csv"),
-            "--truth",
-            str(generated / "truth.csv"),
-            "--fields",
-            "given_name",
-        ]
-    )
+    code = main(_peer_command(generated, "--fields", "given_name"))
     assert code == 2
     assert "field 'given_name': no such column" in capsys.readouterr().err
 
@@ -113,21 +106,7 @@ def test_the_command_prints_the_table_and_writes_json(
 ) -> None:
     out = tmp_path / "peer.json"
     arguments = ["--fields", "first,last", "--thresholds", "0.6:0.9:0.1", "--workers", "1"]
-    code = main(
-        [
-            "bench",
-            "peer",
-            "--records-a",
-            str(generated / "alice.csv"),
-            "--records-b",
-            str(generated / "bob.csv"),
-            "--truth",
-            str(generated / "truth.csv"),
-            *arguments,
-            "--json",
-            str(out),
-        ]
-    )
+    code = main(_peer_command(generated, *arguments, "--json", str(out)))
     assert code == 0
     assert "<- best F1" in capsys.readouterr().out
     document = json.loads(out.read_text(encoding="utf-8"))

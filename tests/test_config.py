@@ -688,6 +688,16 @@ def test_kinds_and_date_formats_give_each_attribute_its_schema(tmp_path: Path) -
     assert config.on_bad_value == "missing"
 
 
+def _assert_records_refused(tmp_path: Path, records: dict, field: str, words: str) -> None:
+    """A [records] table over first and last with `records` added is refused at `field`."""
+    data = minimal()
+    data["records"] |= {"attributes": ["first", "last"], **records}
+    with pytest.raises(InputError) as caught:
+        load_config(write(tmp_path, data))
+    assert caught.value.field == field
+    assert words in str(caught.value)
+
+
 @pytest.mark.parametrize(
     ("records", "field", "words"),
     [
@@ -705,12 +715,7 @@ def test_kinds_and_date_formats_give_each_attribute_its_schema(tmp_path: Path) -
 def test_bad_kinds_and_formats_name_the_key(
     tmp_path: Path, records: dict, field: str, words: str
 ) -> None:
-    data = minimal()
-    data["records"] |= {"attributes": ["first", "last"], **records}
-    with pytest.raises(InputError) as caught:
-        load_config(write(tmp_path, data))
-    assert caught.value.field == field
-    assert words in str(caught.value)
+    _assert_records_refused(tmp_path, records, field, words)
 
 
 def test_a_quantity_takes_its_scale_from_scales(tmp_path: Path) -> None:
@@ -758,12 +763,7 @@ def test_a_quantity_takes_its_scale_from_scales(tmp_path: Path) -> None:
     ],
 )
 def test_bad_scales_name_the_key(tmp_path: Path, records: dict, field: str, words: str) -> None:
-    data = minimal()
-    data["records"] |= {"attributes": ["first", "last"], **records}
-    with pytest.raises(InputError) as caught:
-        load_config(write(tmp_path, data))
-    assert caught.value.field == field
-    assert words in str(caught.value)
+    _assert_records_refused(tmp_path, records, field, words)
 
 
 def test_a_schema_file_records_table_reads_as_a_configuration_does(tmp_path: Path) -> None:

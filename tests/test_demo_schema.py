@@ -29,6 +29,12 @@ def _pprl(*args: str) -> subprocess.CompletedProcess:
     )
 
 
+def _demo(tmp_path: Path, *arguments: str) -> subprocess.CompletedProcess:
+    """`pprl demo` on the test's a.csv, b.csv and schema.toml, with further arguments."""
+    files = ["--records-a", str(tmp_path / "a.csv"), "--records-b", str(tmp_path / "b.csv")]
+    return _pprl("demo", *files, "--schema", str(tmp_path / "schema.toml"), *arguments)
+
+
 def _files(tmp_path: Path, n: int = 60) -> None:
     """Two files of the same people, Bob's with some dates' day and month swapped, some
     blanks and a namesake pair (same names, other date and postcode)."""
@@ -62,10 +68,9 @@ def test_a_schema_links_dates_numbers_and_namesakes_through_the_daemons(tmp_path
         "--column", "born=date:1930-2005", "--column", "zip=number:4",
     )  # fmt: skip
     assert built.returncode == 0, built.stderr
-    result = _pprl(
-        "demo", "--records-a", str(tmp_path / "a.csv"), "--records-b", str(tmp_path / "b.csv"),
-        "--truth", str(tmp_path / "truth.csv"), "--reference", str(tmp_path / "ref.csv"),
-        "--schema", str(tmp_path / "schema.toml"), "--json", str(tmp_path / "out.json"),
+    result = _demo(
+        tmp_path, "--truth", str(tmp_path / "truth.csv"), "--reference", str(tmp_path / "ref.csv"),
+        "--json", str(tmp_path / "out.json"),
     )  # fmt: skip
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr
     assert "2 records in 1 groups" not in result.stdout  # dates and postcodes tell them apart
@@ -78,10 +83,7 @@ def test_a_schema_links_dates_numbers_and_namesakes_through_the_daemons(tmp_path
 def test_a_schema_key_the_demo_cannot_set_is_named(tmp_path: Path) -> None:
     _files(tmp_path, 5)
     (tmp_path / "schema.toml").write_text(SCHEMA + '\n[tls]\ncert = "x.pem"\n')
-    result = _pprl(
-        "demo", "--records-a", str(tmp_path / "a.csv"), "--records-b", str(tmp_path / "b.csv"),
-        "--schema", str(tmp_path / "schema.toml"),
-    )  # fmt: skip
+    result = _demo(tmp_path)
     assert result.returncode == 2
     assert "schema.toml" in result.stderr and "tls" in result.stderr
 
@@ -90,10 +92,7 @@ def test_a_date_the_schema_cannot_read_stops_the_demo_before_any_daemon(tmp_path
     _files(tmp_path, 5)
     text = (tmp_path / "a.csv").read_text().replace("a2,", "a2,X,Y,1990-01-01,1234\nzz,", 1)
     (tmp_path / "a.csv").write_text(text)
-    result = _pprl(
-        "demo", "--records-a", str(tmp_path / "a.csv"), "--records-b", str(tmp_path / "b.csv"),
-        "--schema", str(tmp_path / "schema.toml"),
-    )  # fmt: skip
+    result = _demo(tmp_path)
     assert result.returncode == 2
     assert "a.csv" in result.stderr and "'born'" in result.stderr
     assert "not a date" in result.stderr
@@ -139,10 +138,9 @@ def test_a_quantity_tells_namesakes_apart_through_the_daemons(tmp_path: Path) ->
         "--column", "height=quantity:140-210",
     )  # fmt: skip
     assert built.returncode == 0, built.stderr
-    result = _pprl(
-        "demo", "--records-a", str(tmp_path / "a.csv"), "--records-b", str(tmp_path / "b.csv"),
-        "--truth", str(tmp_path / "truth.csv"), "--reference", str(tmp_path / "ref.csv"),
-        "--schema", str(tmp_path / "schema.toml"), "--json", str(tmp_path / "out.json"),
+    result = _demo(
+        tmp_path, "--truth", str(tmp_path / "truth.csv"), "--reference", str(tmp_path / "ref.csv"),
+        "--json", str(tmp_path / "out.json"),
     )  # fmt: skip
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr
     assert "unreadable cells counted as missing: height 1" in result.stdout

@@ -107,6 +107,11 @@ def full_weights(weights: np.ndarray, entries: int) -> np.ndarray:
     return weights
 
 
+def check_saturation(saturation: float) -> None:
+    if not 0.0 <= saturation <= 1.0:
+        raise ValueError(f"saturation must be a quantile in [0, 1], got {saturation}")
+
+
 def saturate(features: np.ndarray, caps: np.ndarray | None) -> np.ndarray:
     """(k, 3M) features with each entry's distance cut at its cap (a copy; None: as given)."""
     if caps is None:
@@ -157,8 +162,7 @@ def train(
     y = np.asarray(labels)
     if set(np.unique(y).tolist()) != {0, 1}:
         raise ValueError("training labels must contain both 0 (non-match) and 1 (match)")
-    if not 0.0 <= saturation <= 1.0:
-        raise ValueError(f"saturation must be a quantile in [0, 1], got {saturation}")
+    check_saturation(saturation)
     caps = saturation_caps(x, y, saturation) if saturation > 0 else None
     x = saturate(x, caps)
     extra = {} if caps is None else {"caps": caps}

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from pprl.protocol.classifier import CLASS_WEIGHTS, DEFAULT_C, KINDS
+from pprl.protocol.classifier import CLASS_WEIGHTS, DEFAULT_C, KINDS, check_saturation
 from pprl.protocol.error_model import MODEL_NAMES, ONE_ERROR
 from pprl.protocol.features import FEATURES
 from pprl.protocol.kinds import DEFAULT_KIND
@@ -107,8 +107,7 @@ def method_params(
         hard_negatives = 0 if noisy else min(defaults.hard_negatives, negatives)
     if saturation is None:
         saturation = DEFAULT_SATURATION if several_errors and not noisy else 0.0
-    if not 0.0 <= saturation <= 1.0:
-        raise ValueError(f"saturation must be a quantile in [0, 1], got {saturation}")
+    check_saturation(saturation)
     return MethodParams(
         feature=feature,
         noise_sigma=float(noise_sigma),
