@@ -24,7 +24,7 @@ from pprl.party.local import Privacy, prepare
 from pprl.protocol.errors import InputError
 from pprl.protocol.kinds import Attribute
 from pprl.protocol.method import MethodParams
-from pprl.protocol.reference import DEFAULT_MAPPING
+from pprl.protocol.reference import DEFAULT_MAPPING, REGISTER_MAPPING
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -373,6 +373,17 @@ def test_error_model_is_read_and_checked(tmp_path: Path) -> None:
     error = load_error(path)
     assert_located(error, path, "method.error_model")
     assert "registers" in str(error)
+
+
+def test_register_training_without_a_mapping_gets_the_combined_entry(tmp_path: Path) -> None:
+    config = load_config(write(tmp_path, minimal() | {"method": {"error_model": "registers"}}))
+    assert config.mapping == REGISTER_MAPPING
+    assert ("first+middle+last", "first+last") in config.mapping
+    assert ("middle", "last") not in config.mapping
+    given = [["first", "first"], ["last", "last"]]
+    data = minimal() | {"method": {"error_model": "registers"}}
+    data["reference"] = data["reference"] | {"mapping": given}
+    assert load_config(write(tmp_path, data)).mapping == (("first", "first"), ("last", "last"))
 
 
 @pytest.mark.parametrize(

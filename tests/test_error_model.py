@@ -198,6 +198,15 @@ def test_multi_makes_one_to_three_edits() -> None:
     assert distances[1] > distances[2] > distances[3] > 0
 
 
+def test_variants_has_name_variants_and_edits_but_no_blanks_swaps_or_new_surnames() -> None:
+    copies = draws("variants", n=2000)
+    assert any(c[1] == "J" for c in copies)  # middle initial
+    assert any(c[0] in name_variants("WILLIAM") for c in copies)  # nickname
+    assert all(c[0] and c[2] for c in copies)  # no blank first or last name
+    assert not any(c[0] == "SMITH" or "-" in c[2] for c in copies)  # no swap, no new surname
+    assert all(c != list(PERSON) for c in copies)
+
+
 def test_corrupting_is_deterministic_for_a_seed() -> None:
     for model in MODEL_NAMES:
         assert draws(model, n=50, seed=3) == draws(model, n=50, seed=3)

@@ -9,6 +9,8 @@ from types import ModuleType
 
 import pytest
 
+from pprl.protocol.reference import DEFAULT_MAPPING, REGISTER_MAPPING
+
 pytest.importorskip("anonlink")
 if importlib.util.find_spec("clkhash") is None:
     pytest.skip("clkhash is not installed (optional extra peer)", allow_module_level=True)
@@ -57,6 +59,17 @@ def test_each_variant_gets_its_own_rows(tmp_path: Path, capsys) -> None:
     rows = _table(capsys.readouterr().out)
     assert [row[0] for row in rows] == ["swap (hard_negatives=0)", "swap (error_model=one-error)"]
     assert rows[0][4:8] == rows[1][4:8]  # the peer runs once per data set
+
+
+def test_the_mapping_follows_the_error_model_unless_the_paper_one_is_asked_for() -> None:
+    script = _script()
+    assert script.chosen_mapping("default", "registers") == REGISTER_MAPPING
+    assert script.chosen_mapping("default", "one-error") == DEFAULT_MAPPING
+    assert script.chosen_mapping("paper", "registers") == DEFAULT_MAPPING
+    combined = script.chosen_mapping("paper+combined", "registers")
+    assert combined == (*DEFAULT_MAPPING, ("first+middle+last", "first+last"))
+    with pytest.raises(SystemExit):
+        script.main(["--mapping", "mine"])
 
 
 def test_an_unknown_data_set_is_refused() -> None:

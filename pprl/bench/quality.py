@@ -28,7 +28,7 @@ from pprl.protocol.method import MethodParams, method_params
 from pprl.protocol.metrics import linkage_quality
 from pprl.protocol.progress import Progress, rate_text
 from pprl.protocol.randomness import Randomness
-from pprl.protocol.reference import DEFAULT_MAPPING, ReferenceSet, reference_overlap
+from pprl.protocol.reference import ReferenceSet, default_mapping, reference_overlap
 
 Row = dict[str, Any]
 Log = Callable[[str], None]
@@ -282,7 +282,9 @@ def run_cell(
         raise ValueError(f"unknown matching {matching_mode!r}; expected one of {MATCHING}")
     method = method or method_params()
     agreement = pipeline.Agreement(
-        ReferenceSet("benchmark reference", dict(reference)), DEFAULT_MAPPING, method
+        ReferenceSet("benchmark reference", dict(reference)),
+        default_mapping(method.error_model),
+        method,
     )
     began = time.perf_counter()
     alice = _Party("alice", task.alice, agreement, seed)
@@ -315,7 +317,7 @@ def run_cell(
         time.perf_counter() - plain_began - plain_times.shared - sum(plain_times.selections)
     )
     both = {k: [*task.alice[k], *task.bob[k]] for k in task.alice}
-    overlap = reference_overlap(both, agreement.reference, DEFAULT_MAPPING)
+    overlap = reference_overlap(both, agreement.reference, agreement.mapping)
     rows = []
     for index, variant in enumerate(variants):
         _, _, train_a, train_b = models[index]

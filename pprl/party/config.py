@@ -20,7 +20,7 @@ from pprl.protocol.kinds import DEFAULT_DATE_FORMAT, DEFAULT_KIND, Attribute
 from pprl.protocol.kinds import KINDS as ATTRIBUTE_KINDS
 from pprl.protocol.method import MethodParams, method_params
 from pprl.protocol.records import BAD_VALUE_POLICIES
-from pprl.protocol.reference import DEFAULT_MAPPING, MappingEntry
+from pprl.protocol.reference import MappingEntry, default_mapping
 
 # The privacy gate refuses to release a tensor when a dictionary attack on a sample of it
 # re-identifies a larger share of records than this (see docs/privacy.md).
@@ -230,10 +230,10 @@ class _Section:
             raise self._error(key, "must be a non-empty list of strings")
         return tuple(value)
 
-    def mapping(self, key: str) -> tuple[MappingEntry, ...]:
+    def mapping(self, key: str, default: tuple[MappingEntry, ...]) -> tuple[MappingEntry, ...]:
         value = self._get(key)
         if value is None:
-            return DEFAULT_MAPPING
+            return default
         ok = isinstance(value, list) and bool(value)
         ok = ok and all(
             isinstance(e, list) and len(e) == 2 and all(isinstance(s, str) for s in e)
@@ -463,6 +463,7 @@ def load_config(path: str | Path) -> PartyConfig:
     coordinator = top.section("coordinator")
     method = top.section("method", required=False)
     attributes = records.strings("attributes", ["first", "middle", "last"])
+    method_params = _method(method)
     return PartyConfig(
         identity=top.string("identity"),
         listen=_address(top, "listen"),
@@ -473,12 +474,12 @@ def load_config(path: str | Path) -> PartyConfig:
         schema=_schema(records, attributes),
         on_bad_value=_choice(records, "on_bad_value", BAD_VALUE_POLICIES, "error"),
         reference_path=reference.file("path"),
-        mapping=reference.mapping("mapping"),
+        mapping=reference.mapping("mapping", default_mapping(method_params.error_model)),
         tls=TlsFiles(cert=tls.file("cert"), key=tls.file("key"), ca=tls.file("ca")),
         peer_identity=peer.string("identity"),
         peer_address=_address(peer, "address"),
         coordinator_identity=coordinator.string("identity"),
-        method=_method(method),
+        method=method_params,
         attack_success=method.share("attack_success", None, low_open=True),
         privacy=_privacy(top.section("privacy", required=False)),
         wire_log=_optional_file(top.section("wire_log", required=False), "path"),

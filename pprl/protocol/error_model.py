@@ -496,6 +496,13 @@ MODELS: dict[str, ErrorModel] = {
     "multi": ErrorModel.mixture(
         "multi", {"typo": 0.6, "phonetic": 0.25, "ocr": 0.15}, DEFAULT_COUNTS
     ),
+    # Name variants and edits, 1-3 per record, without blanks, swaps or changed surnames:
+    # the data of docs/results.md's register target (nicknames, middle names, 1-3 errors).
+    "variants": ErrorModel.mixture(
+        "variants",
+        {p: REGISTERS_WEIGHTS[p] for p in ("typo", "phonetic", "ocr", "nickname", "middle")},
+        DEFAULT_COUNTS,
+    ),
     **{p: ErrorModel.mixture(p, {p: 1.0}) for p in PHENOMENA},
 }
 MODEL_NAMES: tuple[str, ...] = tuple(MODELS)
