@@ -159,6 +159,9 @@ class Bounds:
     slack: float
     # (M,) the largest distance the model reads for an entry: its cap, or 2 without caps.
     tops: np.ndarray
+    # (M,) an entry's distance term when its value is missing: the distance a missing value
+    # is read as (1, or the cap when lower) times the entry's weight.
+    absent: np.ndarray
 
     def pattern_cuts(self, blocking: int, flags_a: np.ndarray, flags_b: np.ndarray) -> np.ndarray:
         """(P_a, P_b) float32 blocking cosines a candidate must reach, per pair of missing
@@ -170,8 +173,7 @@ class Bounds:
         one = flags_a[:, None, :] ^ flags_b[None, :, :]
         both = flags_a[:, None, :] & flags_b[None, :, :]
         present_best = np.maximum(0.0, self.tops * w)
-        absent = np.minimum(1.0, self.tops) * w
-        terms = np.where(both, absent + u, np.where(one, absent + v, present_best))
+        terms = np.where(both, self.absent + u, np.where(one, self.absent + v, present_best))
         rest = self.bias + terms.sum(axis=-1) - terms[..., blocking]
         cuts = np.empty(rest.shape, dtype=np.float64)
         missing = one[..., blocking] | both[..., blocking]
@@ -212,7 +214,8 @@ def bounds(model: Model, entries: int) -> Bounds:
     limits[negative] = rest[negative] / -w[negative]
     limits[limits >= tops] = np.inf
     slack = _SLACK * (1.0 + np.abs(weights).sum() + abs(bias))
-    return Bounds(limits, rest + missing_best > -slack, np.stack([w, v, u]), bias, slack, tops)
+    accepted = rest + missing_best > -slack
+    return Bounds(limits, accepted, np.stack([w, v, u]), bias, slack, tops, absent)
 
 
 def _missing_patterns(side: list[DistinctEntry]) -> tuple[np.ndarray, np.ndarray]:
@@ -415,18 +418,10 @@ def _decision(dots: np.ndarray, indicators: np.ndarray | None, model: Model) -> 
 
 
 def _envelope_decision(dots: np.ndarray, indicators: np.ndarray | None, model: Model) -> np.ndarray:
-    m = len(dots)
-    weights = full_weights(model.arrays["envelope_weights"], m)
-    distances = np.clip(1.0 - dots, 0.0, 2.0, dtype=np.float32)
-    if model.caps is not None:
-        np.minimum(distances, model.caps.astype(np.float32)[:, None], out=distances)
+    weights = full_weights(model.arrays["envelope_weights"], len(dots))
     slack = _SLACK * (1.0 + np.abs(weights).sum())  # float32 rounding never excludes a pair
-    out = weights[:m].astype(np.float32) @ distances + np.float32(
-        model.arrays["envelope_bias"] + slack
-    )
-    if indicators is not None:
-        out += weights[m:].astype(np.float32) @ indicators
-    return out
+    bias = float(model.arrays["envelope_bias"]) + slack
+    return linear_decision(weights, bias, dots, indicators, model.caps)
 
 
 def _estimated_pairs(
