@@ -35,6 +35,23 @@ def _demo(tmp_path: Path, *arguments: str) -> subprocess.CompletedProcess:
     return _pprl("demo", *files, "--schema", str(tmp_path / "schema.toml"), *arguments)
 
 
+def _link_with_built_reference(tmp_path: Path, *columns: str) -> subprocess.CompletedProcess:
+    """`pprl reference` for given name, surname and `columns`, then the demo on the files in
+    `tmp_path` with that set, its truth file and a JSON summary in out.json; both succeed."""
+    extra = [argument for column in columns for argument in ("--column", column)]
+    built = _pprl(
+        "reference", "--out", str(tmp_path / "ref.csv"), "--rows", "200", "--seed", "3",
+        "--column", "given=first-name", "--column", "surname=surname", *extra,
+    )  # fmt: skip
+    assert built.returncode == 0, built.stderr
+    result = _demo(
+        tmp_path, "--truth", str(tmp_path / "truth.csv"), "--reference", str(tmp_path / "ref.csv"),
+        "--json", str(tmp_path / "out.json"),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr
+    return result
+
+
 def _files(tmp_path: Path, n: int = 60) -> None:
     """Two files of the same people, Bob's with some dates' day and month swapped, some
     blanks and a namesake pair (same names, other date and postcode)."""
@@ -62,17 +79,7 @@ def _files(tmp_path: Path, n: int = 60) -> None:
 
 def test_a_schema_links_dates_numbers_and_namesakes_through_the_daemons(tmp_path: Path) -> None:
     _files(tmp_path)
-    built = _pprl(
-        "reference", "--out", str(tmp_path / "ref.csv"), "--rows", "200", "--seed", "3",
-        "--column", "given=first-name", "--column", "surname=surname",
-        "--column", "born=date:1930-2005", "--column", "zip=number:4",
-    )  # fmt: skip
-    assert built.returncode == 0, built.stderr
-    result = _demo(
-        tmp_path, "--truth", str(tmp_path / "truth.csv"), "--reference", str(tmp_path / "ref.csv"),
-        "--json", str(tmp_path / "out.json"),
-    )  # fmt: skip
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr
+    result = _link_with_built_reference(tmp_path, "born=date:1930-2005", "zip=number:4")
     assert "2 records in 1 groups" not in result.stdout  # dates and postcodes tell them apart
     assert "missing values: zip 5" in result.stdout
     summary = json.loads((tmp_path / "out.json").read_text())
@@ -132,17 +139,7 @@ def test_a_quantity_tells_namesakes_apart_through_the_daemons(tmp_path: Path) ->
     truth = ["alice_id,bob_id", *(f"a{i},b{i}" for i in range(2 * pairs))]
     (tmp_path / "truth.csv").write_text("\n".join(truth) + "\n")
     (tmp_path / "schema.toml").write_text(HEIGHTS)
-    built = _pprl(
-        "reference", "--out", str(tmp_path / "ref.csv"), "--rows", "200", "--seed", "3",
-        "--column", "given=first-name", "--column", "surname=surname",
-        "--column", "height=quantity:140-210",
-    )  # fmt: skip
-    assert built.returncode == 0, built.stderr
-    result = _demo(
-        tmp_path, "--truth", str(tmp_path / "truth.csv"), "--reference", str(tmp_path / "ref.csv"),
-        "--json", str(tmp_path / "out.json"),
-    )  # fmt: skip
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr
+    result = _link_with_built_reference(tmp_path, "height=quantity:140-210")
     assert "unreadable cells counted as missing: height 1" in result.stdout
     summary = json.loads((tmp_path / "out.json").read_text())
     assert summary["linkage"]["f1"] >= 0.95
