@@ -15,6 +15,7 @@ from pprl.bench.in_process import link_tables, method_choices
 from pprl.party.config import records_schema
 from pprl.party.local import load_schema, read_truth
 from pprl.protocol import pipeline
+from pprl.protocol.kinds import kinds_of, scales_of
 from pprl.protocol.method import method_params
 from pprl.protocol.records import load_records
 from pprl.protocol.reference import load_reference
@@ -35,8 +36,7 @@ def main() -> None:
     schema = load_schema(args.schema)
     records = schema.get("records", {})
     attributes = records_schema(records, args.schema)
-    kinds = {attribute.name: attribute.kind for attribute in attributes}
-    scales = {a.name: a.scale for a in attributes if a.scale is not None}
+    kinds, scales = kinds_of(attributes), scales_of(attributes)
     policy = records.get("on_bad_value", "error")
     alice = load_records(args.records_a, records.get("id_column", "id"), attributes, policy)
     bob = load_records(args.records_b, records.get("id_column", "id"), attributes, policy)

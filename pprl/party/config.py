@@ -16,7 +16,7 @@ from pprl.protocol.classifier import CLASS_WEIGHTS, DEFAULT_C, KINDS
 from pprl.protocol.error_model import MODEL_NAMES
 from pprl.protocol.errors import InputError
 from pprl.protocol.features import FEATURES
-from pprl.protocol.kinds import DEFAULT_DATE_FORMAT, DEFAULT_KIND, Attribute
+from pprl.protocol.kinds import DEFAULT_DATE_FORMAT, DEFAULT_KIND, Attribute, kinds_of, scales_of
 from pprl.protocol.kinds import KINDS as ATTRIBUTE_KINDS
 from pprl.protocol.method import MethodParams, method_params
 from pprl.protocol.records import BAD_VALUE_POLICIES
@@ -127,12 +127,11 @@ def attribute_schema(config: PartyConfig) -> tuple[Attribute, ...]:
 
 
 def attribute_kinds(config: PartyConfig) -> dict[str, str]:
-    return {attribute.name: attribute.kind for attribute in attribute_schema(config)}
+    return kinds_of(attribute_schema(config))
 
 
 def attribute_scales(config: PartyConfig) -> dict[str, float]:
-    """The scale of each quantity attribute."""
-    return {a.name: a.scale for a in attribute_schema(config) if a.scale is not None}
+    return scales_of(attribute_schema(config))
 
 
 def _dotted(table: str, key: str) -> str:

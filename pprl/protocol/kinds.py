@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Context, Decimal
@@ -69,6 +70,16 @@ class Attribute:
     def normalise(self, raw: str) -> str | None:
         """The canonical form both parties smash, or None when the cell is blank."""
         return normalise_value(self.kind, raw, self.date_format)
+
+
+def kinds_of(attributes: Sequence[Attribute]) -> dict[str, str]:
+    """Each attribute's kind, as the agreement takes them."""
+    return {attribute.name: attribute.kind for attribute in attributes}
+
+
+def scales_of(attributes: Sequence[Attribute]) -> dict[str, float]:
+    """The scale of each quantity attribute, as the agreement takes them."""
+    return {a.name: a.scale for a in attributes if a.scale is not None}
 
 
 def normalise_value(kind: str, raw: str, date_format: str = DEFAULT_DATE_FORMAT) -> str | None:
