@@ -375,6 +375,23 @@ def test_error_model_is_read_and_checked(tmp_path: Path) -> None:
     assert "registers" in str(error)
 
 
+def test_register_training_defaults_to_logistic_and_keeps_a_chosen_classifier(
+    tmp_path: Path,
+) -> None:
+    registers = {"error_model": "registers"}
+    assert load_config(write(tmp_path, minimal() | {"method": registers})).method.classifier == (
+        "logistic"
+    )
+    chosen = registers | {"classifier": "linear"}
+    assert load_config(write(tmp_path, minimal() | {"method": chosen})).method.classifier == (
+        "linear"
+    )
+    path = write(tmp_path, minimal() | {"method": {"classifier": "logit"}})
+    error = load_error(path)
+    assert_located(error, path, "method.classifier")
+    assert "logistic" in str(error)
+
+
 def test_register_training_without_a_mapping_gets_the_combined_entry(tmp_path: Path) -> None:
     config = load_config(write(tmp_path, minimal() | {"method": {"error_model": "registers"}}))
     assert config.mapping == REGISTER_MAPPING

@@ -126,3 +126,14 @@ def test_multi_error_models_saturate_by_default_and_one_error_does_not() -> None
     assert method_params(error_model="registers", saturation=0.1).saturation == 0.1
     with pytest.raises(ValueError, match="saturation"):
         method_params(saturation=1.5)
+
+
+def test_multi_error_models_train_a_logistic_regression_by_default() -> None:
+    assert method_params().classifier == "linear"
+    registers = method_params(error_model="registers")
+    assert registers.classifier == "logistic"
+    assert registers.c == 100.0
+    assert method_params(error_model="variants", classifier="linear").classifier == "linear"
+    assert method_params(classifier="logistic").classifier == "logistic"
+    with pytest.raises(ValueError, match="logistic"):
+        method_params(classifier="tree")

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from pprl.cli.summary import print_summary, write_json
+from pprl.protocol.classifier import TRAINERS
 from pprl.protocol.errors import InputError
 from pprl.protocol.features import FEATURES
 
@@ -28,7 +29,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     demo.add_argument(
         "--reference-rows", type=int, default=1000, help="rows of the built-in reference set"
     )
-    demo.add_argument("--classifier", choices=["linear", "rbf"], default="linear")
+    demo.add_argument(
+        "--classifier",
+        choices=TRAINERS,
+        help="default: the daemon's for the error model (linear SVM for one error per record)",
+    )
     demo.add_argument(
         "--noise-sigma", type=float, default=0.0, help="noise on released distances (standardised)"
     )

@@ -12,13 +12,13 @@ from pathlib import Path
 from typing import Any
 
 from pprl.protocol.audit import MEASURES
-from pprl.protocol.classifier import CLASS_WEIGHTS, DEFAULT_C, KINDS
+from pprl.protocol.classifier import CLASS_WEIGHTS, DEFAULT_C, TRAINERS
 from pprl.protocol.error_model import MODEL_NAMES
 from pprl.protocol.errors import InputError
 from pprl.protocol.features import FEATURES
 from pprl.protocol.kinds import DEFAULT_DATE_FORMAT, DEFAULT_KIND, Attribute, kinds_of, scales_of
 from pprl.protocol.kinds import KINDS as ATTRIBUTE_KINDS
-from pprl.protocol.method import MethodParams, method_params
+from pprl.protocol.method import MethodParams, default_classifier, method_params
 from pprl.protocol.records import BAD_VALUE_POLICIES
 from pprl.protocol.reference import MappingEntry, default_mapping
 
@@ -318,7 +318,6 @@ def _optional_file(section: _Section, key: str) -> Path | None:
 
 def _method(section: _Section) -> MethodParams:
     defaults = MethodParams()
-    classifier = _choice(section, "classifier", KINDS, defaults.classifier)
     negatives = section.count("negatives_per_positive", defaults.negatives_per_positive)
     sigma = section.data.get("noise_sigma", 0.0)
     ok = isinstance(sigma, int | float) and not isinstance(sigma, bool) and math.isfinite(sigma)
@@ -330,6 +329,7 @@ def _method(section: _Section) -> MethodParams:
     noisy = float(sigma) or (1.0 if section.has("attack_success") else 0.0)
     # Defaults that depend on the noise come from method_params, as for every other caller.
     error_model = _choice(section, "error_model", MODEL_NAMES, defaults.error_model)
+    classifier = _choice(section, "classifier", TRAINERS, default_classifier(error_model))
     implied = method_params(
         noise_sigma=noisy, negatives_per_positive=negatives, error_model=error_model
     )

@@ -174,14 +174,15 @@ def prepare(
     workdir: Path,
     records: dict[str, Path],
     reference: Path,
-    classifier: str = "linear",
+    classifier: str | None = None,
     wire_log: bool = False,
     privacy: Privacy | None = None,
     schema: dict[str, dict[str, Any]] | None = None,
 ) -> Deployment:
     privacy = privacy or Privacy()
     schema = schema or {}
-    method: dict[str, Any] = {"classifier": classifier}
+    # No classifier given: the daemon's default for the error model.
+    method: dict[str, Any] = {} if classifier is None else {"classifier": classifier}
     if privacy.feature:
         method["feature"] = privacy.feature
     if privacy.noise_sigma:
@@ -322,7 +323,7 @@ class DemoOptions:
     records_b: Path | None = None
     truth: Path | None = None
     reference: Path | None = None
-    classifier: str = "linear"
+    classifier: str | None = None
     workdir: Path | None = None
     reference_rows: int = DEFAULT_REFERENCE_ROWS
     privacy: Privacy = field(default_factory=lambda: Privacy())

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from pprl.protocol.classifier import CLASS_WEIGHTS, DEFAULT_C, KINDS, check_saturation
+from pprl.protocol.classifier import CLASS_WEIGHTS, DEFAULT_C, TRAINERS, check_saturation
 from pprl.protocol.error_model import MODEL_NAMES, ONE_ERROR
 from pprl.protocol.features import FEATURES
 from pprl.protocol.kinds import DEFAULT_KIND
@@ -72,7 +72,7 @@ def method_params(
     noise_sigma: float = 0.0,
     feature: str | None = None,
     hard_negatives: int | None = None,
-    classifier: str = "linear",
+    classifier: str | None = None,
     c: float | None = None,
     saturation: float | None = None,
     **rest: Any,
@@ -85,7 +85,9 @@ def method_params(
     teach the model the wrong sign: none by default. Errors of several kinds per record (any
     error model but one-error) leave some entries of true matches as far apart as strangers':
     capped distances let the model accept the entries that agree (docs/results.md), so such
-    models default to DEFAULT_SATURATION. `rest` takes any other MethodParams field.
+    models default to DEFAULT_SATURATION and to a logistic regression, which ranks the many
+    pairs such a model accepts better than the SVM (classifier.train). `rest` takes any other
+    MethodParams field.
     """
     defaults = MethodParams()
     noisy = noise_sigma > 0
@@ -93,8 +95,6 @@ def method_params(
         feature = "projected-cosine" if noisy else defaults.feature
     if feature not in FEATURES:
         raise ValueError(f"unknown feature {feature!r}; expected one of {', '.join(FEATURES)}")
-    if classifier not in KINDS:
-        raise ValueError(f"unknown classifier {classifier!r}; expected one of {KINDS}")
     class_weight = rest.get("class_weight", defaults.class_weight)
     if class_weight not in CLASS_WEIGHTS:
         raise ValueError(f"unknown class_weight {class_weight!r}; expected one of {CLASS_WEIGHTS}")
@@ -103,6 +103,10 @@ def method_params(
         raise ValueError(f"unknown error_model {model!r}; expected one of {', '.join(MODEL_NAMES)}")
     negatives = rest.get("negatives_per_positive", defaults.negatives_per_positive)
     several_errors = model != ONE_ERROR
+    if classifier is None:
+        classifier = default_classifier(model)
+    if classifier not in TRAINERS:
+        raise ValueError(f"unknown classifier {classifier!r}; expected one of {TRAINERS}")
     if hard_negatives is None:
         hard_negatives = 0 if noisy else min(defaults.hard_negatives, negatives)
     if saturation is None:
@@ -117,6 +121,11 @@ def method_params(
         saturation=float(saturation),
         **rest,
     )
+
+
+def default_classifier(error_model: str) -> str:
+    """The paper's linear SVM for its one-error training; a logistic regression otherwise."""
+    return "linear" if error_model == ONE_ERROR else "logistic"
 
 
 def agreement_description(

@@ -1,0 +1,102 @@
+"""What names alone allow without any privacy: two record files linked in plaintext by
+Jaro-Winkler similarity, one-to-one greedily, at the threshold the truth says is best.
+
+    python benchmarks/plain_names_ceiling.py --records-a A.csv --records-b B.csv \
+        --truth T.csv --fields given_name,surname
+
+A pair's score is the larger of the fields' summed similarities as written and with the
+first two fields exchanged (a swap); a blank on either side scores 0.5 for its field. No
+privacy-preserving method sees more than these strings, so its F1 is a yardstick for the
+method's (docs/results.md), not a bound on it: frequencies of values are not used here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+from pathlib import Path
+
+import numpy as np
+from rapidfuzz import process
+from rapidfuzz.distance import JaroWinkler
+
+from pprl.party.local import read_truth
+
+# Scores below this (out of one per field) are never links; it only bounds the greedy walk.
+_FLOOR_PER_FIELD = 0.6
+_BLANK = 0.5
+
+
+def _columns(path: Path, fields: list[str]) -> tuple[list[str], list[list[str]]]:
+    with path.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    ids = [row["id"] for row in rows]
+    return ids, [[row[field].strip().upper() for row in rows] for field in fields]
+
+
+def _similarity(a: list[str], b: list[str]) -> np.ndarray:
+    scores = process.cdist(a, b, scorer=JaroWinkler.normalized_similarity, dtype=np.float32)
+    blank = np.array([not v for v in a])[:, None] | np.array([not v for v in b])[None, :]
+    scores[blank] = _BLANK
+    return scores
+
+
+def best_threshold_f1(
+    scores: np.ndarray,
+    ids_a: list[str],
+    ids_b: list[str],
+    truth: set[tuple[str, str]],
+    floor: float,
+) -> tuple[float, float, float, float]:
+    """(threshold, precision, recall, F1) of greedy one-to-one links at the best threshold."""
+    rows, cols = np.nonzero(scores >= floor)
+    order = np.argsort(-scores[rows, cols], kind="stable")
+    used_a: set[int] = set()
+    used_b: set[int] = set()
+    links = []
+    for t in order.tolist():
+        a, b = int(rows[t]), int(cols[t])
+        if a not in used_a and b not in used_b:
+            used_a.add(a)
+            used_b.add(b)
+            links.append((float(scores[a, b]), (ids_a[a], ids_b[b]) in truth))
+    link_scores = np.array([s for s, _ in links])
+    correct = np.cumsum([c for _, c in links])
+    best = (floor, 0.0, 0.0, 0.0)
+    for k in range(1, len(links) + 1):
+        if k < len(links) and link_scores[k] == link_scores[k - 1]:
+            continue  # a threshold keeps all links of equal score
+        precision, recall = correct[k - 1] / k, correct[k - 1] / len(truth)
+        f1 = 2 * precision * recall / (precision + recall) if correct[k - 1] else 0.0
+        if f1 > best[3]:
+            best = (float(link_scores[k - 1]), float(precision), float(recall), float(f1))
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--records-a", type=Path, required=True)
+    parser.add_argument("--records-b", type=Path, required=True)
+    parser.add_argument("--truth", type=Path, required=True)
+    parser.add_argument("--fields", required=True, help="comma list of name fields")
+    args = parser.parse_args()
+    fields = args.fields.split(",")
+    ids_a, columns_a = _columns(args.records_a, fields)
+    ids_b, columns_b = _columns(args.records_b, fields)
+    scores = sum(_similarity(a, b) for a, b in zip(columns_a, columns_b, strict=True))
+    if len(fields) >= 2:
+        swapped = _similarity(columns_a[0], columns_b[1]) + _similarity(columns_a[1], columns_b[0])
+        swapped += sum(_similarity(a, b) for a, b in zip(columns_a[2:], columns_b[2:], strict=True))
+        scores = np.maximum(scores, swapped)
+    truth = read_truth(args.truth)
+    threshold, precision, recall, f1 = best_threshold_f1(
+        np.asarray(scores), ids_a, ids_b, truth, _FLOOR_PER_FIELD * len(fields)
+    )
+    print(
+        f"best threshold {threshold:.3f}: precision {precision:.4f} recall {recall:.4f} "
+        f"F1 {f1:.4f} ({len(truth):,} true pairs)"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,47 @@
+"""benchmarks/plain_names_ceiling.py: the greedy one-to-one walk and its best threshold."""
+
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import pytest
+
+SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "plain_names_ceiling.py"
+
+
+def _script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("plain_names_ceiling", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_greedy_links_and_the_threshold_that_maximises_f1() -> None:
+    ids_a, ids_b = ["a0", "a1", "a2"], ["b0", "b1", "b2"]
+    truth = {("a0", "b0"), ("a1", "b1"), ("a2", "b2")}
+    scores = np.array(
+        [
+            [1.9, 1.95, 0.0],  # a0's best is b1, which a1 needs: greedy takes it anyway
+            [0.0, 1.8, 0.0],
+            [0.0, 0.0, 1.5],  # a true link below the false one
+        ],
+        dtype=np.float32,
+    )
+    threshold, precision, recall, f1 = _script().best_threshold_f1(
+        scores, ids_a, ids_b, truth, floor=1.0
+    )
+    # Greedy: (a0, b1) 1.95 wrong, then a1 and b0 are left with nothing above the floor
+    # except a2-b2 at 1.5: links 1.95 (wrong) and 1.5 (right). Keeping both: P 1/2, R 1/3.
+    assert threshold == pytest.approx(1.5)
+    assert (precision, recall) == pytest.approx((0.5, 1 / 3))
+    assert f1 == pytest.approx(0.4)
+
+
+def test_equal_scores_are_kept_or_dropped_together() -> None:
+    ids = ["x0", "x1"]
+    truth = {("x0", "x0")}
+    scores = np.array([[1.0, 0.0], [0.0, 1.0]], dtype=np.float32)
+    _, precision, recall, _ = _script().best_threshold_f1(scores, ids, ids, truth, floor=0.5)
+    assert (precision, recall) == (0.5, 1.0)
