@@ -13,7 +13,6 @@ method's (docs/results.md), not a bound on it: frequencies of values are not use
 from __future__ import annotations
 
 import argparse
-import csv
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +20,8 @@ from rapidfuzz import process
 from rapidfuzz.distance import JaroWinkler
 
 from pprl.party.local import read_truth
+from pprl.protocol.matching import Matches, one_to_one
+from pprl.protocol.records import load_records
 
 # Scores below this (out of one per field) are never links; it only bounds the greedy walk.
 _FLOOR_PER_FIELD = 0.6
@@ -28,10 +29,9 @@ _BLANK = 0.5
 
 
 def _columns(path: Path, fields: list[str]) -> tuple[list[str], list[list[str]]]:
-    with path.open(newline="", encoding="utf-8") as handle:
-        rows = list(csv.DictReader(handle))
-    ids = [row["id"] for row in rows]
-    return ids, [[row[field].strip().upper() for row in rows] for field in fields]
+    """Ids and the fields' values, normalised as the method normalises names."""
+    table = load_records(path, "id", fields)
+    return list(table.ids), [list(table.attributes[field]) for field in fields]
 
 
 def _similarity(a: list[str], b: list[str]) -> np.ndarray:
@@ -50,21 +50,14 @@ def best_threshold_f1(
 ) -> tuple[float, float, float, float]:
     """(threshold, precision, recall, F1) of greedy one-to-one links at the best threshold."""
     rows, cols = np.nonzero(scores >= floor)
-    order = np.argsort(-scores[rows, cols], kind="stable")
-    used_a: set[int] = set()
-    used_b: set[int] = set()
-    links = []
-    for t in order.tolist():
-        a, b = int(rows[t]), int(cols[t])
-        if a not in used_a and b not in used_b:
-            used_a.add(a)
-            used_b.add(b)
-            links.append((float(scores[a, b]), (ids_a[a], ids_b[b]) in truth))
-    link_scores = np.array([s for s, _ in links])
-    correct = np.cumsum([c for _, c in links])
+    # one_to_one keeps its links in the order it took them: best score first.
+    links = one_to_one(Matches(rows, cols, scores[rows, cols]))
+    link_scores = links.scores
+    pairs = zip(links.rows_a.tolist(), links.rows_b.tolist(), strict=True)
+    correct = np.cumsum([(ids_a[a], ids_b[b]) in truth for a, b in pairs])
     best = (floor, 0.0, 0.0, 0.0)
-    for k in range(1, len(links) + 1):
-        if k < len(links) and link_scores[k] == link_scores[k - 1]:
+    for k in range(1, len(link_scores) + 1):
+        if k < len(link_scores) and link_scores[k] == link_scores[k - 1]:
             continue  # a threshold keeps all links of equal score
         precision, recall = correct[k - 1] / k, correct[k - 1] / len(truth)
         f1 = 2 * precision * recall / (precision + recall) if correct[k - 1] else 0.0

@@ -184,10 +184,10 @@ def train(
     if caps is not None and kind != "rbf":
         scale[: len(caps)] = caps
     weight = None if class_weight == "none" else class_weight
+    c = DEFAULT_C[kind] if c is None else c
     if kind == "logistic":
         from sklearn.linear_model import LogisticRegression
 
-        c = DEFAULT_C[kind] if c is None else c
         fitted = LogisticRegression(C=c, class_weight=weight, max_iter=_LOGISTIC_ITERATIONS)
         fitted = fitted.fit(x / scale, y)
         weights = fitted.coef_[0].astype(np.float64) / scale
@@ -195,7 +195,7 @@ def train(
         return Model("linear", {"weights": weights, "bias": bias, **extra})
     svm = SVC(
         kernel=kind,
-        C=DEFAULT_C[kind] if c is None else c,
+        C=c,
         gamma="scale",
         class_weight=weight,
     ).fit(x / scale, y)
