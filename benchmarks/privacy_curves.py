@@ -30,24 +30,38 @@ from pprl.protocol.audit import census_dictionary
 from pprl.protocol.method import method_params
 from pprl.protocol.metrics import linkage_quality
 from pprl.protocol.randomness import Randomness
-from pprl.protocol.reference import DEFAULT_MAPPING, ReferenceSet
+from pprl.protocol.reference import DEFAULT_MAPPING, ReferenceSet, load_reference
+from pprl.protocol.release import RELEASES
 
 ATTRIBUTES = ("first", "middle", "last")
+BUILT_IN = "built-in"
+KEY = ("size", "reference_rows", "sigma", "feature", "release", "reference", "seed")
+# Rows written before the projected release and reference files were options.
+KEY_DEFAULTS = {"release": "distances", "reference": BUILT_IN}
 
 
 def _columns(people: list) -> dict[str, list[str]]:
     return {name: [getattr(p, name) for p in people] for name in ATTRIBUTES}
 
 
-def point(size, rows, sigma, feature, seed, audit_rows, dictionaries, data_cache):
+def reference_columns(name: str, rows: int) -> dict[str, list[str]]:
+    """The built-in set of `rows` rows, or the first `rows` rows of a reference file."""
+    if name == BUILT_IN:
+        return synthetic.default_reference(rows)
+    columns = load_reference(name).columns
+    return {column: values[:rows] for column, values in columns.items()}
+
+
+def point(size, rows, sigma, feature, release, reference_name, seed, audit_rows, caches):
+    dictionaries, data_cache = caches
     if (size, seed) not in data_cache:
         data_cache[(size, seed)] = synthetic.generate(size, seed)
     data = data_cache[(size, seed)]
-    reference = synthetic.default_reference(rows)
+    reference = reference_columns(reference_name, rows)
     agreement = pipeline.Agreement(
-        ReferenceSet("built-in", reference),
+        ReferenceSet(reference_name, reference),
         DEFAULT_MAPPING,
-        method_params(noise_sigma=sigma, feature=feature),
+        method_params(noise_sigma=sigma, feature=feature, release=release),
     )
     alice, bob = _columns(data.alice), _columns(data.bob)
     randomness = (Randomness(seed, "alice"), Randomness(seed, "bob"))
@@ -57,11 +71,12 @@ def point(size, rows, sigma, feature, seed, audit_rows, dictionaries, data_cache
     agreed = {(ids_a[a], ids_b[b]) for a, b in linkage.agreed}
     quality = linkage_quality(agreed, data.truth)
     link_seconds = time.perf_counter() - began
-    if rows not in dictionaries:
-        dictionaries[rows] = census_dictionary(reference)
+    if (reference_name, rows) not in dictionaries:
+        dictionaries[reference_name, rows] = census_dictionary(reference)
+    dictionary = dictionaries[reference_name, rows]
     began = time.perf_counter()
     report = pipeline.audit_release(
-        agreement, linkage.alice.released, alice, dictionaries[rows], audit_rows, randomness[0]
+        agreement, linkage.alice.released, alice, dictionary, audit_rows, randomness[0]
     )
     audit_seconds = time.perf_counter() - began
     return {
@@ -71,6 +86,9 @@ def point(size, rows, sigma, feature, seed, audit_rows, dictionaries, data_cache
         "sigma0": agreement.sigma0,
         "noise_edits": agreement.release.noise,
         "feature": agreement.method.feature,
+        "release": release,
+        "reference": reference_name,
+        "bytes_per_party": int(linkage.alice.released.tensor.nbytes),
         "seed": seed,
         "precision": quality.precision,
         "recall": quality.recall,
@@ -172,6 +190,12 @@ def main() -> None:
     parser.add_argument(
         "--features", nargs="+", default=[None], help="default: the daemon's for the noise"
     )
+    parser.add_argument(
+        "--releases", nargs="+", default=["distances"], choices=RELEASES, help="what is sent"
+    )
+    parser.add_argument(
+        "--reference", default=BUILT_IN, help="a reference file (its first --reference-rows rows)"
+    )
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--audit-rows", type=int, default=500)
     parser.add_argument("--out", type=Path, required=True)
@@ -186,41 +210,38 @@ def main() -> None:
             print(table(rows))
         return
     done = json.loads(args.out.read_text()) if args.out.exists() else []
-    key = ("size", "reference_rows", "sigma", "feature", "seed")
-    seen = {tuple(row[k] for k in key) for row in done}
-    dictionaries: dict = {}
-    data_cache: dict = {}
-    for size in args.sizes:
-        for rows in args.reference_rows:
-            for chosen in args.features:
-                for sigma in args.sigmas:
-                    feature = method_params(noise_sigma=sigma, feature=chosen).feature
-                    if (size, rows, sigma, feature, args.seed) in seen:
-                        continue
-                    row = point(
-                        size,
-                        rows,
-                        sigma,
-                        feature,
-                        args.seed,
-                        args.audit_rows,
-                        dictionaries,
-                        data_cache,
-                    )
-                    done.append(row)
-                    write_text_atomic(args.out, json.dumps(done, indent=1))
-                    print(
-                        f"n={size} RS={rows} {feature} sigma={sigma:g} "
-                        f"({row['noise_edits']:.2f} edits): F1 {row['f1']:.4f} "
-                        f"(P {row['precision']:.4f} R {row['recall']:.4f}), re-identified "
-                        f"{row['record_reidentified']:.1%} "
-                        + " ".join(
-                            f"{a}:{v['nearest']:.0%}/{v['exact']:.0%}"
-                            for a, v in row["attributes"].items()
-                        )
-                        + f" [{row['link_seconds']:.0f}+{row['audit_seconds']:.0f} s]",
-                        flush=True,
-                    )
+    seen = {tuple(row.get(k, KEY_DEFAULTS.get(k)) for k in KEY) for row in done}
+    caches: tuple[dict, dict] = ({}, {})
+    grid = [
+        (size, rows, chosen, release, sigma)
+        for size in args.sizes
+        for rows in args.reference_rows
+        for chosen in args.features
+        for release in args.releases
+        for sigma in args.sigmas
+    ]
+    for size, rows, chosen, release, sigma in grid:
+        feature = method_params(noise_sigma=sigma, feature=chosen).feature
+        setting = (size, rows, sigma, feature, release, args.reference, args.seed)
+        if setting in seen:
+            continue
+        row = point(
+            size, rows, sigma, feature, release, args.reference, args.seed, args.audit_rows, caches
+        )
+        done.append(row)
+        write_text_atomic(args.out, json.dumps(done, indent=1))
+        print(
+            f"n={size} RS={rows} {feature} {release} sigma={sigma:g} "
+            f"({row['noise_edits']:.2f} edits): F1 {row['f1']:.4f} "
+            f"(P {row['precision']:.4f} R {row['recall']:.4f}), re-identified "
+            f"{row['record_reidentified']:.1%} "
+            + " ".join(
+                f"{a}:{v['nearest']:.0%}/{v['exact']:.0%}" for a, v in row["attributes"].items()
+            )
+            + f" [{row['link_seconds']:.0f}+{row['audit_seconds']:.0f} s, "
+            f"{row['bytes_per_party'] / 1e6:.1f} MB]",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

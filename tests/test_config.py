@@ -801,3 +801,24 @@ def test_a_schema_file_records_table_reads_as_a_configuration_does(tmp_path: Pat
     assert records_schema(records, tmp_path / "s.toml") == load_config(write(tmp_path, data)).schema
     with pytest.raises(InputError, match="must be one of"):
         records_schema({**records, "kinds": {"dob": "dates"}}, tmp_path / "s.toml")
+
+
+def test_noise_releases_projected_coordinates_unless_told_otherwise(tmp_path: Path) -> None:
+    noisy = minimal() | {"method": {"noise_sigma": 1.0}}
+    assert load_config(write(tmp_path, noisy)).method.release == "projected"
+    told = minimal() | {"method": {"noise_sigma": 1.0, "release": "distances"}}
+    assert load_config(write(tmp_path, told)).method.release == "distances"
+    assert load_config(write(tmp_path, minimal())).method.release == "distances"
+
+
+@pytest.mark.parametrize(
+    "method",
+    [
+        {"release": "bloom"},
+        {"release": "projected"},  # the paper's cosine, without noise
+        {"noise_sigma": 1.0, "feature": "centred-cosine", "release": "projected"},
+    ],
+)
+def test_a_release_the_features_cannot_use_is_refused(tmp_path: Path, method: dict) -> None:
+    path = write(tmp_path, minimal() | {"method": method})
+    assert_located(load_error(path), path, "method.release")

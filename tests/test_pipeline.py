@@ -136,8 +136,15 @@ def test_method_params_fill_the_defaults_the_noise_implies_and_refuse_unknown_ch
 def test_agreement_computes_the_svd_only_for_projected_features() -> None:
     reference = ReferenceSet("built-in", default_reference(80))
     plain = pipeline.Agreement(reference, DEFAULT_MAPPING, method_params())
-    projected = pipeline.Agreement(reference, DEFAULT_MAPPING, method_params(noise_sigma=1.0))
+    noisy = method_params(noise_sigma=1.0, release="distances")
+    projected = pipeline.Agreement(reference, DEFAULT_MAPPING, noisy)
     assert plain.standardise is None
     assert projected.sigma0 == plain.sigma0 and not projected.statistics.components
     assert projected.standardise is not None and projected.standardise.basis is not None
     assert projected.standardise.basis.shape == (4, 80, 30)  # max(30, sqrt(2R)) components
+    # Sending the projected coordinates: the basis goes into the release, the features only
+    # read the codes back.
+    short = pipeline.Agreement(reference, DEFAULT_MAPPING, method_params(noise_sigma=1.0))
+    assert not short.statistics.components
+    assert short.standardise is not None and short.standardise.basis is None
+    assert [grid.width for grid in short.releases] == [30] * 4

@@ -21,6 +21,7 @@ from pprl.protocol.kinds import KINDS as ATTRIBUTE_KINDS
 from pprl.protocol.method import MethodParams, default_classifier, method_params
 from pprl.protocol.records import BAD_VALUE_POLICIES
 from pprl.protocol.reference import MappingEntry, default_mapping
+from pprl.protocol.release import RELEASES
 
 # The privacy gate refuses to release a tensor when a dictionary attack on a sample of it
 # re-identifies a larger share of records than this (see docs/privacy.md).
@@ -53,6 +54,7 @@ KNOWN_KEYS: dict[str, tuple[str, ...]] = {
         "class_weight",
         "top_k",
         "feature",
+        "release",
         "noise_sigma",
         "attack_success",
     ),
@@ -334,6 +336,12 @@ def _method(section: _Section) -> MethodParams:
         noise_sigma=noisy, negatives_per_positive=negatives, error_model=error_model
     )
     feature = _choice(section, "feature", FEATURES, implied.feature)
+    implied_release = method_params(noise_sigma=noisy, feature=feature).release
+    release = _choice(section, "release", RELEASES, implied_release)
+    if release == "projected" and feature != "projected-cosine":
+        raise section._error(
+            "release", f'"projected" needs feature = "projected-cosine", not {feature!r}'
+        )
     hard = section.count("hard_negatives", implied.hard_negatives, minimum=0)
     if hard > negatives:
         raise section._error(
@@ -351,6 +359,7 @@ def _method(section: _Section) -> MethodParams:
         negatives_per_positive=negatives,
         class_weight=_choice(section, "class_weight", CLASS_WEIGHTS, defaults.class_weight),
         top_k=section.count("top_k", defaults.top_k),
+        release=release,
     )
 
 

@@ -36,7 +36,7 @@ class Expected:
     run_id: str
     digest: str
     mapping_entries: int
-    reference_rows: int
+    width: int  # coordinates per value: reference rows, or projected components
 
 
 def tensor_messages(
@@ -75,7 +75,7 @@ def _check_header(header: pb.TensorHeader, expected: Expected) -> tuple[int, int
     if header.dtype != DTYPE:
         raise TransferError(f"dtype {header.dtype!r}, expected {DTYPE!r}")
     shape = tuple(header.shape)
-    wanted = (expected.mapping_entries, expected.reference_rows)
+    wanted = (expected.mapping_entries, expected.width)
     if len(shape) != 3 or shape[1:] != wanted or not 0 < shape[0] <= MAX_RECORDS:
         raise TransferError(f"shape {shape}, expected (records, {wanted[0]}, {wanted[1]})")
     total = math.prod(shape)

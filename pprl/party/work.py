@@ -44,6 +44,7 @@ from pprl.protocol.phases import Phase
 from pprl.protocol.randomness import Randomness
 from pprl.protocol.records import RecordTable
 from pprl.protocol.reference import reference_overlap
+from pprl.protocol.release import released_width
 from pprl.wire.v1 import linkage_pb2 as pb
 
 # phase_progress(done, total, unit, message): what the Advance stream tells the coordinator.
@@ -154,7 +155,10 @@ class PhaseWork:
         """What a peer tensor must fit, taken from the stored agreement itself."""
         digest, description = self.store.run(run_id).agreement()
         agreed = json.loads(description)
-        return Expected(run_id, digest, len(agreed["mapping"]), agreed["reference"]["rows"])
+        width = released_width(
+            agreed["params"].get("release", "distances"), agreed["reference"]["rows"]
+        )
+        return Expected(run_id, digest, len(agreed["mapping"]), width)
 
     def _artifact(self, run_id: str, name: str) -> Artifact:
         """An artifact an earlier phase stored; the phase order guarantees it unless the state

@@ -24,7 +24,7 @@ import numpy as np
 from rapidfuzz.distance import Levenshtein
 
 from pprl.protocol import synthetic
-from pprl.protocol.release import Release
+from pprl.protocol.release import ProjectedRelease, Release
 from pprl.protocol.smashing import smash_values
 
 MEASURES = ("every-name", "any-name")
@@ -61,15 +61,20 @@ def audit_entry(
     dictionary: Sequence[str],
     dictionary_vectors: np.ndarray,
     tolerance: int = 0,
+    lookup: bool = True,
 ) -> EntryAudit:
     """Attack (n, D) released vectors in edit units with the (d, D) integer distance vectors of
-    the names `dictionary`."""
+    the names `dictionary`; without `lookup` (vectors that are not whole edits) by nearest
+    neighbour only, with no candidate counts."""
     if len(released) != len(truth):
         raise ValueError(f"{len(released)} vectors for {len(truth)} true values")
     if len(dictionary) != len(dictionary_vectors):
         raise ValueError(f"{len(dictionary)} names for {len(dictionary_vectors)} vectors")
     values = np.asarray(released, dtype=np.float64)
-    exact, candidates = _lookup(np.rint(values), truth, dictionary, dictionary_vectors)
+    if lookup:
+        exact, candidates = _lookup(np.rint(values), truth, dictionary, dictionary_vectors)
+    else:
+        exact, candidates = np.zeros(len(values), bool), np.zeros(len(values), np.int64)
     # A vector only the true name has is also nearest to it alone, at distance 0.
     nearest = exact.copy()
     rest = np.flatnonzero(~exact)
@@ -258,19 +263,47 @@ def attack(
     return audit_entry(released, truth, names, full(rows), tolerance)
 
 
+def attack_projected(
+    codes: np.ndarray,
+    truth: Sequence[str],
+    dictionary: Dictionary,
+    columns: Sequence[str],
+    releases: Sequence[ProjectedRelease],
+    tolerance: int,
+) -> EntryAudit:
+    """Nearest neighbour among every dictionary name's projected coordinates (no noise, no
+    grid: the attacker's best guess of each name's release) for (n, entries, k) codes."""
+    if len(releases) != len(columns):
+        raise ValueError("a projected attack needs every entry of the attribute projected")
+    released = np.concatenate(
+        [grid.decode(codes[:, j, :]) for j, grid in enumerate(releases)], axis=1
+    )
+    vectors = np.concatenate(
+        [grid.project(dictionary.vectors(c)) for c, grid in zip(columns, releases, strict=True)],
+        axis=1,
+    )
+    return audit_entry(released, truth, dictionary.names, vectors, tolerance, lookup=False)
+
+
 def audit_tensor(
     tensor: np.ndarray,
     truth: Mapping[str, Sequence[str]],
     mapping: Sequence[tuple[str, str]],
-    release: Release,
+    release: Release | Sequence[Release | ProjectedRelease],
     dictionary: Dictionary,
     tolerance: int = 1,
 ) -> AuditReport:
-    """Attack released (n, M, R) codes whose records hold the values `truth` (column-wise).
+    """Attack released (n, M, R) codes whose records hold the values `truth` (column-wise);
+    `release` is one for every entry or one per entry.
 
     Each attribute's entries are concatenated, as the attacker would: a middle name compared
-    with two reference columns gives it twice the coordinates.
+    with two reference columns gives it twice the coordinates. A projected release is
+    attacked in its own space: the attacker projects every dictionary name's distances as the
+    parties do, and takes the nearest (exact lookup has no meaning for real coordinates).
     """
+    releases = [release] * len(mapping) if isinstance(release, Release) else list(release)
+    if len(releases) != len(mapping):
+        raise ValueError(f"{len(releases)} releases for {len(mapping)} mapping entries")
     n = len(tensor)
     known = set(dictionary.names)
     exact_all = np.ones(n, dtype=bool)
@@ -281,9 +314,21 @@ def audit_tensor(
         entries = [m for m, (a, _) in enumerate(mapping) if a == attribute]
         values = np.asarray(truth[attribute], dtype=object)
         present = np.flatnonzero(values != "")
-        released = release.decode(tensor[present][:, entries, :].reshape(len(present), -1))
         columns = [mapping[m][1] for m in entries]
-        result = attack(released, list(values[present]), dictionary, columns, tolerance)
+        encoders = [releases[m] for m in entries]
+        projected = [grid for grid in encoders if isinstance(grid, ProjectedRelease)]
+        if projected:
+            result = attack_projected(
+                tensor[present][:, entries, :],
+                list(values[present]),
+                dictionary,
+                columns,
+                projected,
+                tolerance,
+            )
+        else:
+            released = encoders[0].decode(tensor[present][:, entries, :].reshape(len(present), -1))
+            result = attack(released, list(values[present]), dictionary, columns, tolerance)
         exact_all[present] &= result.exact
         found_all[present] &= result.exact | result.nearest
         found_any[present] |= result.exact | result.nearest

@@ -18,6 +18,7 @@ from pprl.protocol.error_model import MODEL_NAMES, ONE_ERROR
 from pprl.protocol.features import FEATURES
 from pprl.protocol.kinds import DEFAULT_KIND
 from pprl.protocol.reference import MappingEntry, ReferenceSet
+from pprl.protocol.release import RELEASES
 
 DESCRIPTION_VERSION = 2
 # The quantile of non-matching distances each entry saturates at, for multi-error models.
@@ -56,15 +57,22 @@ class MethodParams:
     top_k: int = 10
     assignment: str = "greedy-one-to-one"
     normalisation: str = "upper-collapse-whitespace"
+    # What a party sends per value (pprl.protocol.release.RELEASES).
+    release: str = "distances"
 
     def to_dict(self) -> dict[str, Any]:
-        """C, sigma and saturation as floats, so that 100 and 100.0 give the same digest."""
-        return {
+        """C, sigma and saturation as floats, so that 100 and 100.0 give the same digest; the
+        release only when it is not the paper's distances, so that every earlier description
+        (and its digest) stays what it was."""
+        out = {
             **asdict(self),
             "c": float(self.c),
             "noise_sigma": float(self.noise_sigma),
             "saturation": float(self.saturation),
         }
+        if self.release == "distances":
+            del out["release"]
+        return out
 
 
 def method_params(
@@ -86,8 +94,10 @@ def method_params(
     error model but one-error) leave some entries of true matches as far apart as strangers':
     capped distances let the model accept the entries that agree (docs/results.md), so such
     models default to DEFAULT_SATURATION and to a logistic regression, which ranks the many
-    pairs such a model accepts better than the SVM (classifier.train). `rest` takes any other
-    MethodParams field.
+    pairs such a model accepts better than the SVM (classifier.train). Projected features
+    need only the projected coordinates, so they are what is released by default (the same
+    features, far fewer bytes, less for a peer to attack: docs/privacy.md). `rest` takes any
+    other MethodParams field.
     """
     defaults = MethodParams()
     noisy = noise_sigma > 0
@@ -112,7 +122,17 @@ def method_params(
     if saturation is None:
         saturation = DEFAULT_SATURATION if several_errors and not noisy else 0.0
     check_saturation(saturation)
+    release = rest.pop("release", None)
+    if release is None:
+        release = "projected" if feature == "projected-cosine" else defaults.release
+    if release not in RELEASES:
+        raise ValueError(f"unknown release {release!r}; expected one of {', '.join(RELEASES)}")
+    if release == "projected" and feature != "projected-cosine":
+        raise ValueError(
+            f'release "projected" sends only what feature "projected-cosine" uses, not {feature!r}'
+        )
     return MethodParams(
+        release=release,
         feature=feature,
         noise_sigma=float(noise_sigma),
         classifier=classifier,

@@ -27,8 +27,16 @@ from pprl.protocol.method import MethodParams, agreement_description, agreement_
 from pprl.protocol.progress import Progress
 from pprl.protocol.randomness import GATE, RELEASE, SHUFFLE, TRAINING, Randomness
 from pprl.protocol.reference import MappingEntry, ReferenceSet, typed_reference
-from pprl.protocol.release import ReferenceStatistics, Release, reference_statistics, standardise
-from pprl.protocol.smashing import smash
+from pprl.protocol.release import (
+    ProjectedRelease,
+    ReferenceStatistics,
+    Release,
+    projected_release,
+    reference_statistics,
+    released_width,
+    standardise,
+)
+from pprl.protocol.smashing import Encoder, smash
 
 Columns = Mapping[str, Sequence[str]]
 Runner = Callable[[candidates.CandidatePlan, Progress | None], candidates.Outcome]
@@ -98,15 +106,49 @@ class Agreement:
 
     @cached_property
     def release(self) -> Release:
+        """The noise in edits; the distances' byte grid when the release sends distances."""
         return Release(noise=self.method.noise_sigma * self.sigma0)
 
     @cached_property
-    def standardise(self) -> Standardise | None:
-        statistics = self.statistics
-        if self.method.feature == "projected-cosine":
-            statistics = reference_statistics(
-                self.reference.columns, self.mapping, kinds=self.kinds, scales=self.scales
+    def _components(self) -> ReferenceStatistics:
+        return reference_statistics(
+            self.reference.columns, self.mapping, kinds=self.kinds, scales=self.scales
+        )
+
+    @cached_property
+    def releases(self) -> tuple[Encoder, ...]:
+        """What encodes each mapping entry's values for the peer."""
+        if self.method.release != "projected":
+            return (self.release,) * len(self.mapping)
+        statistics, noise = self._components, self.release.noise
+        by_column = {
+            column: projected_release(
+                noise,
+                statistics.centre[column],
+                statistics.components[column],
+                statistics.projections[column],
+                self.reference.columns[column],
             )
+            for _, column in self.mapping
+        }
+        return tuple(by_column[column] for _, column in self.mapping)
+
+    @property
+    def width(self) -> int:
+        """Coordinates per value on the wire: R distances, or k projected coordinates."""
+        return released_width(self.method.release, len(self.reference))
+
+    @cached_property
+    def standardise(self) -> Standardise | None:
+        if self.method.release == "projected":
+            # Codes read back into projected coordinates: (code - centre) / scale.
+            grids = [release for release in self.releases if isinstance(release, ProjectedRelease)]
+            centre = np.stack([-grid.low / grid.step for grid in grids]).astype(np.float32)
+            scale = np.stack([1.0 / grid.step for grid in grids]).astype(np.float32)
+            return Standardise(centre, scale)
+        statistics = (
+            self._components if self.method.feature == "projected-cosine" else self.statistics
+        )
         return standardise(statistics, self.mapping, self.release, self.method.feature)
 
     def description(self) -> dict[str, Any]:
@@ -130,7 +172,7 @@ class Agreement:
             self.mapping,
             self.method.clamp,
             progress=progress,
-            release=self.release,
+            release=self.releases,
             rng=rng,
             kinds=self.kinds,
             scales=self.scales,
@@ -204,7 +246,8 @@ def audit_release(
         return AuditReport(size, [], 0.0, 0.0, 0.0)
     mapping = [agreement.mapping[m] for m in entries]
     tensor = released.tensor[rows][:, entries, :]
-    return audit_tensor(tensor, truth, mapping, agreement.release, dictionary)
+    releases = [agreement.releases[m] for m in entries]
+    return audit_tensor(tensor, truth, mapping, releases, dictionary)
 
 
 def unaudited_attributes(agreement: Agreement) -> list[str]:

@@ -13,13 +13,23 @@ Noise is drawn once per distinct value and distinct reference value of each mapp
 every record with the same name shows the same noisy vector, and a reference value that
 occurs twice gives two equal coordinates, so a peer can average neither (it still sees which
 records share a value, as it does without noise).
+
+The projected release (`ProjectedRelease`) sends less: the "projected-cosine" feature only
+uses a value's centred distance vector projected onto the reference column's k leading
+components, so a party can send those k coordinates, with the noise added in that space,
+instead of all R noisy distances. Gaussian noise of one scale in every direction, projected
+onto orthonormal directions, is that same noise in k dimensions: the linkage sees features of
+the same distribution, while a peer loses the R - k other coordinates. Each coordinate is
+quantised to one byte on a grid that covers the reference values' own projections with room
+to spare; the basis and grid come from the public reference set only, so both parties derive
+the same ones.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -29,6 +39,10 @@ from pprl.protocol.kinds import DEFAULT_KIND
 
 _STEPS_PER_NOISE = 4
 _OFFSET_STEPS = 16
+# "distances": all R noisy distances per value (the paper's tensor); "projected": k
+# coordinates per value, for the "projected-cosine" feature only.
+RELEASES = ("distances", "projected")
+_GRID_NOISE_DEVIATIONS = 4
 
 
 def kept_components(reference_rows: int) -> int:
@@ -37,6 +51,13 @@ def kept_components(reference_rows: int) -> int:
     noise. Measured best among those tried: 30 at R = 200 (15, 20 and 60 were worse) and
     60 at R = 2,000 (30 and 120 were worse); sqrt(2R) with a floor of 30 gives both."""
     return min(reference_rows, max(30, round(math.sqrt(2 * reference_rows))))
+
+
+def released_width(release: str, reference_rows: int) -> int:
+    """Coordinates a party sends per value: every distance, or the kept components."""
+    if release not in RELEASES:
+        raise ValueError(f"unknown release {release!r}; expected one of {', '.join(RELEASES)}")
+    return kept_components(reference_rows) if release == "projected" else reference_rows
 
 
 @dataclass(frozen=True)
@@ -73,6 +94,72 @@ class Release:
         return ((np.asarray(codes, dtype=np.float32) - self.offset) * self.step).astype(np.float32)
 
 
+@dataclass(frozen=True, eq=False)
+class ProjectedRelease:
+    """Noise in edit units, the column's centre (R,) and basis (R, k), the byte grid of each of
+    the k projected coordinates (code = round((y - low) / step)), and the (D, k) rows of the
+    basis summed over each of the column's D distinct values: the distance release draws one
+    noise per distinct reference value, so its noise, projected, is N(0, noise^2) @ that."""
+
+    noise: float
+    centre: np.ndarray
+    basis: np.ndarray
+    low: np.ndarray
+    step: np.ndarray
+    noise_map: np.ndarray
+
+    @property
+    def width(self) -> int:
+        return int(self.basis.shape[1])
+
+    def project(self, distances: np.ndarray) -> np.ndarray:
+        """(n, k) float64 coordinates of (n, R) distances, without noise: what a peer who
+        knows the reference set computes for any name it guesses."""
+        return (np.asarray(distances, dtype=np.float64) - self.centre) @ self.basis
+
+    def encode(self, distances: np.ndarray, rng: np.random.Generator | None) -> np.ndarray:
+        """(n, k) uint8 codes of (n, R) distances; `rng` must be given when there is noise."""
+        values = self.project(distances)
+        if self.noise > 0:
+            if rng is None:
+                raise ValueError("noise needs a random generator")
+            draws = rng.normal(0.0, self.noise, size=(len(values), len(self.noise_map)))
+            values += draws @ self.noise_map
+        codes = np.rint((values - self.low) / self.step)
+        return np.clip(codes, 0, MISSING_CODE - 1).astype(np.uint8)
+
+    def decode(self, codes: np.ndarray) -> np.ndarray:
+        """(..., k) float32 projected coordinates in edit units, as the peer reads them."""
+        return (np.asarray(codes, dtype=np.float64) * self.step + self.low).astype(np.float32)
+
+
+def projected_release(
+    noise: float,
+    centre: np.ndarray,
+    basis: np.ndarray,
+    projections: np.ndarray,
+    reference_values: Sequence[str],
+) -> ProjectedRelease:
+    """The release of one column, its byte grid spanning the reference values' own (R, k)
+    `projections` widened by a quarter of their range and four noise deviations each side, so
+    that records' values, which are names like the reference set's, are seldom clipped.
+
+    The noise is the distance release's, projected: one draw per distinct reference value,
+    shared by its repeated coordinates, so both releases give features of one distribution.
+    """
+    if not np.isfinite(noise) or noise < 0:
+        raise ValueError(f"the noise scale must be a finite number >= 0, got {noise}")
+    low, high = projections.min(axis=0), projections.max(axis=0)
+    pad = 0.25 * (high - low) + _GRID_NOISE_DEVIATIONS * noise + 1.0
+    low, high = low - pad, high + pad
+    step = (high - low) / (MISSING_CODE - 1)
+    index: dict[str, int] = {}
+    codes = np.array([index.setdefault(value, len(index)) for value in reference_values])
+    noise_map = np.zeros((len(index), basis.shape[1]))
+    np.add.at(noise_map, codes, basis)
+    return ProjectedRelease(float(noise), centre, basis, low, step, noise_map)
+
+
 @dataclass(frozen=True)
 class ReferenceStatistics:
     """Per reference column: each coordinate's mean and spread of distances from the column's
@@ -81,8 +168,11 @@ class ReferenceStatistics:
     centre: dict[str, np.ndarray]  # column -> (R,) float64 edit units
     spread: dict[str, np.ndarray]  # column -> (R,) float64 edit units
     sigma0: float
-    # column -> (R, k) principal directions of the column's own centred distance vectors
+    # column -> (R, k) principal directions of the column's own centred distance vectors, each
+    # signed so that its largest coordinate is positive (both parties get the same basis), and
+    # (R, k) the column's own values projected onto them
     components: dict[str, np.ndarray]
+    projections: dict[str, np.ndarray] = field(default_factory=dict)
 
 
 def reference_statistics(
@@ -99,7 +189,7 @@ def reference_statistics(
     `kinds` gives each mapped attribute's kind, and so the distance of its column, and
     `scales` each quantity's scale.
     """
-    centre, spread, components, pooled = {}, {}, {}, []
+    centre, spread, components, projections, pooled = {}, {}, {}, {}, []
     comparisons = {
         column: ((kinds or {}).get(a, DEFAULT_KIND), (scales or {}).get(a)) for a, column in mapping
     }
@@ -117,10 +207,15 @@ def reference_statistics(
         spread[column] = np.sqrt(square)
         pooled.append(distances[others])
         if with_components:  # an SVD of R x R: seconds at R = 2,000, so only when needed
-            _, _, directions = np.linalg.svd(distances - mean, full_matrices=False)
-            components[column] = directions[: kept_components(len(values))].T
+            centred = distances - mean
+            _, _, directions = np.linalg.svd(centred, full_matrices=False)
+            basis = directions[: kept_components(len(values))].T
+            strongest = np.abs(basis).argmax(axis=0)
+            basis *= np.sign(basis[strongest, np.arange(basis.shape[1])])
+            components[column] = basis
+            projections[column] = centred @ basis
     sigma0 = float(np.concatenate(pooled).std())
-    return ReferenceStatistics(centre, spread, sigma0, components)
+    return ReferenceStatistics(centre, spread, sigma0, components, projections)
 
 
 def standardise(

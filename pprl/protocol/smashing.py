@@ -19,9 +19,10 @@ from pprl.protocol.distances import kind_distances
 from pprl.protocol.features import MISSING_CODE
 from pprl.protocol.kinds import DEFAULT_KIND
 from pprl.protocol.progress import Progress
-from pprl.protocol.release import Release
+from pprl.protocol.release import ProjectedRelease, Release
 
 Key = TypeVar("Key", bound=Hashable)
+Encoder = Release | ProjectedRelease
 
 
 def distinct_codes(values: Iterable[Key]) -> tuple[list[Key], np.ndarray]:
@@ -65,19 +66,25 @@ def smash_values(
     values: Sequence[str],
     reference_values: Sequence[str],
     clamp: int = 254,
-    release: Release | None = None,
+    release: Encoder | None = None,
     rng: np.random.Generator | None = None,
     kind: str = DEFAULT_KIND,
     scale: float | None = None,
 ) -> np.ndarray:
-    """(n, R) uint8 distances of each value to each reference value, or their released codes:
-    `release` noises each distinct value once (see pprl.protocol.release). Missing values
-    stay MISSING_CODE: there is no distance to noise."""
+    """(n, R) uint8 distances of each value to each reference value, or their released codes
+    ((n, k) for a projected release): `release` noises each distinct value once (see
+    pprl.protocol.release). Missing values stay MISSING_CODE: there is no distance to noise."""
     codes, ref_codes, table = distance_table(values, reference_values, clamp, kind, scale=scale)
-    if release is not None:
-        missing = table[:, 0] == MISSING_CODE if table.size else np.zeros(0, dtype=bool)
-        table = release.encode(table, rng)
-        table[missing] = MISSING_CODE
+    if release is None:
+        return table[np.ix_(codes, ref_codes)]
+    missing = table[:, 0] == MISSING_CODE if table.size else np.zeros(0, dtype=bool)
+    if isinstance(release, ProjectedRelease):
+        # The projection needs every coordinate, repeated reference values included.
+        released = release.encode(table[:, ref_codes], rng)
+        released[missing] = MISSING_CODE
+        return released[codes]
+    table = release.encode(table, rng)
+    table[missing] = MISSING_CODE
     return table[np.ix_(codes, ref_codes)]
 
 
@@ -87,7 +94,7 @@ def smash(
     mapping: Sequence[tuple[str, str]],
     clamp: int = 254,
     progress: Progress | None = None,
-    release: Release | None = None,
+    release: Encoder | Sequence[Encoder] | None = None,
     rng: np.random.Generator | None = None,
     kinds: Mapping[str, str] | None = None,
     scales: Mapping[str, float] | None = None,
@@ -96,8 +103,9 @@ def smash(
 
     `attributes` and `reference_columns` are column-oriented (name -> values per row).
     `progress(done, total)` is called after each mapping entry, the unit of work that
-    deduplicates repeated names. `kinds` maps attributes to their kind (default: names), and
-    `scales` quantities to their scale.
+    deduplicates repeated names. `release` is one for every entry or one per entry (a
+    projected release is per reference column, and makes the last axis k wide). `kinds` maps
+    attributes to their kind (default: names), and `scales` quantities to their scale.
     """
     sizes = {len(values) for values in reference_columns.values()}
     if len(sizes) != 1:
@@ -107,12 +115,18 @@ def smash(
             raise ValueError(f"mapping names attribute {attribute!r} the records lack")
         if column not in reference_columns:
             raise ValueError(f"mapping names reference column {column!r} the set lacks")
+    if release is None or isinstance(release, Release | ProjectedRelease):
+        releases: Sequence[Encoder | None] = [release] * len(mapping)
+    elif len(release) != len(mapping):
+        raise ValueError(f"{len(release)} releases for {len(mapping)} mapping entries")
+    else:
+        releases = release
     slices = []
-    for attribute, column in mapping:
+    for (attribute, column), encoder in zip(mapping, releases, strict=True):
         kind = (kinds or {}).get(attribute, DEFAULT_KIND)
         scale = (scales or {}).get(attribute)
         values, reference_values = attributes[attribute], reference_columns[column]
-        slices.append(smash_values(values, reference_values, clamp, release, rng, kind, scale))
+        slices.append(smash_values(values, reference_values, clamp, encoder, rng, kind, scale))
         if progress is not None:
             progress(len(slices), len(mapping))
     return np.stack(slices, axis=1)

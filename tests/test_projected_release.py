@@ -1,0 +1,123 @@
+"""The projected release: k coordinates per value in place of R noisy distances, with the
+same features, fewer bytes, and an attack run in its own space."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pprl.protocol import pipeline, synthetic
+from pprl.protocol.audit import Dictionary, audit_tensor
+from pprl.protocol.features import MISSING_CODE, unit_vectors
+from pprl.protocol.method import agreement_description, method_params
+from pprl.protocol.reference import DEFAULT_MAPPING, ReferenceSet
+from pprl.protocol.release import kept_components, projected_release, released_width
+
+ATTRIBUTES = ("first", "middle", "last")
+
+
+def _agreement(sigma: float, release: str, rows: int = 300) -> pipeline.Agreement:
+    reference = ReferenceSet("built-in", synthetic.default_reference(rows))
+    params = method_params(noise_sigma=sigma, feature="projected-cosine", release=release)
+    return pipeline.Agreement(reference, DEFAULT_MAPPING, params)
+
+
+def _columns(size: int = 300, seed: int = 5) -> dict[str, list[str]]:
+    people = synthetic.generate(size, seed).alice
+    return {name: [getattr(p, name) for p in people] for name in ATTRIBUTES}
+
+
+def test_noisy_projected_features_are_the_default_and_send_k_coordinates_per_value() -> None:
+    assert method_params(noise_sigma=1.0).release == "projected"
+    assert method_params().release == "distances"
+    agreement = _agreement(1.0, "projected")
+    tensor = agreement.smash(_columns(), np.random.default_rng(1))
+    k = kept_components(300)
+    assert agreement.width == released_width("projected", 300) == k
+    assert tensor.shape == (300, len(DEFAULT_MAPPING), k) and tensor.dtype == np.uint8
+    assert _agreement(1.0, "distances").width == 300
+
+
+def test_without_noise_projected_codes_give_the_distance_release_features() -> None:
+    columns = _columns()
+    full = _agreement(0.0, "distances")
+    short = _agreement(0.0, "projected")
+    rng = np.random.default_rng(2)
+    unit_full = unit_vectors(full.smash(columns, rng), full.standardise)
+    unit_short = unit_vectors(short.smash(columns, rng), short.standardise)
+    agreement = (unit_full * unit_short).sum(axis=-1)
+    present = np.abs(unit_full).sum(axis=-1) > 0
+    # Only the byte grid separates them: each vector keeps its direction to within 1%.
+    assert float(agreement[present].min()) > 0.99
+    # Missing middle names stay missing, as zero vectors, in both.
+    assert np.array_equal(present, np.abs(unit_short).sum(axis=-1) > 0)
+
+
+def test_projected_noise_is_the_distance_release_noise_projected() -> None:
+    """Same features, so the same linkage: the noisy/clean cosines of the two releases agree
+    entry by entry, including the entries whose reference column repeats values."""
+    columns = _columns(400)
+    cosines = {}
+    for release in ("distances", "projected"):
+        clean, noisy = _agreement(0.0, release), _agreement(2.0, release)
+        # The clean vectors in the noisy agreement's feature space: the same centre and basis.
+        base = unit_vectors(clean.smash(columns, None), clean.standardise)
+        unit = unit_vectors(noisy.smash(columns, np.random.default_rng(3)), noisy.standardise)
+        cosines[release] = (base * unit).sum(axis=-1).mean(axis=0)
+    assert np.allclose(cosines["distances"], cosines["projected"], atol=0.03)
+    assert float(cosines["projected"].max()) < 0.95  # the noise is really there
+
+
+def test_a_repeated_reference_value_shares_one_noise_draw() -> None:
+    rng = np.random.default_rng(4)
+    basis = np.linalg.qr(rng.normal(size=(3, 2)))[0]
+    grid = projected_release(1.0, np.zeros(3), basis, basis * 5.0, ["ANN", "BOB", "ANN"])
+    assert grid.noise_map.shape == (2, 2)
+    assert np.allclose(grid.noise_map[0], basis[0] + basis[2])
+    distances = np.zeros((20000, 3), dtype=np.uint8)
+    noise = grid.decode(grid.encode(distances, rng)) - grid.project(distances)
+    expected = grid.noise_map.T @ grid.noise_map
+    assert np.allclose(np.cov(noise.T), expected, atol=0.08)
+
+
+def test_codes_round_trip_on_the_grid_and_missing_values_stay_missing() -> None:
+    agreement = _agreement(0.0, "projected")
+    grid = agreement.releases[0]
+    columns = {"first": ["ANNA", ""], "middle": ["", ""], "last": ["SMITH", "JONES"]}
+    tensor = agreement.smash(columns, None)
+    assert (tensor[1, 0] == MISSING_CODE).all() and (tensor[:, 2] == MISSING_CODE).all()
+    assert (tensor[0, 0] < MISSING_CODE).all()
+    assert isinstance(grid, type(agreement.releases[1]))
+    with pytest.raises(ValueError, match="random generator"):
+        _agreement(1.0, "projected").smash(columns, None)
+
+
+def test_the_projected_release_needs_the_projected_feature_and_is_in_the_digest() -> None:
+    with pytest.raises(ValueError, match="projected-cosine"):
+        method_params(noise_sigma=1.0, feature="centred-cosine", release="projected")
+    with pytest.raises(ValueError, match="unknown release"):
+        method_params(release="bloom")
+    reference = ReferenceSet("built-in", synthetic.default_reference(50))
+    plain = agreement_description(reference, DEFAULT_MAPPING, method_params())
+    assert "release" not in plain["params"]  # earlier digests are unchanged
+    noisy = method_params(noise_sigma=1.0)
+    distances = method_params(noise_sigma=1.0, release="distances")
+    described = agreement_description(reference, DEFAULT_MAPPING, noisy)["params"]
+    assert described["release"] == "projected"
+    assert noisy.to_dict() != distances.to_dict()
+
+
+def test_without_noise_the_attack_on_the_projected_release_finds_every_name() -> None:
+    agreement = _agreement(0.0, "projected", rows=120)
+    columns = _columns(60)
+    tensor = agreement.smash(columns, None)
+    dictionary = Dictionary(
+        sorted({v for values in columns.values() for v in values if v} | {"ZED", "ALMA"}),
+        agreement.reference.columns,
+    )
+    report = audit_tensor(tensor, columns, DEFAULT_MAPPING, agreement.releases, dictionary)
+    assert report.record_reidentified == 1.0
+    noisy = _agreement(3.0, "projected", rows=120)
+    noisy_tensor = noisy.smash(columns, np.random.default_rng(6))
+    defended = audit_tensor(noisy_tensor, columns, DEFAULT_MAPPING, noisy.releases, dictionary)
+    assert defended.record_reidentified < 0.9
