@@ -72,3 +72,22 @@ def test_the_daemon_draws_randomness_only_from_the_secret_generator() -> None:
             if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "Randomness":
                 built.append(ast.unparse(node))
     assert built == ["Randomness(config.development_seed, config.identity)"]
+
+
+def test_the_default_noisy_release_sends_projected_coordinates_between_daemons(deploy):
+    """Projected features under noise: each daemon sends k = 45 coordinates per value of the
+    built-in 1,000-row set instead of 1,000 distances, the peer's check expects exactly that
+    width, and the run links."""
+    privacy = Privacy(noise_sigma=0.6, max_reidentification=1.0)
+    deployment = deploy(size=300, overlap=0.9, privacy=privacy)
+    path = deployment.workdir / "summary.json"
+    result = coordinate(deployment, "--json", str(path))
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(path.read_text())
+    assert summary["parties"]["alice"]["privacy"]["reidentified"] < 1.0
+    truth = read_truth(deployment.workdir / "data" / "truth.csv")
+    assert evaluate(deployment, summary["run_id"], truth)["linkage"]["f1"] >= 0.9
+    for name in PARTIES:
+        run = run_dir(deployment.parties[name].state_dir, summary["run_id"])
+        for tensor in (OWN_TENSOR, PEER_TENSOR):
+            assert (run / tensor).stat().st_size == 300 * 4 * 45
