@@ -24,13 +24,14 @@ import json
 import time
 from pathlib import Path
 
+from pprl.bench.data import read_reference
 from pprl.files import write_text_atomic
 from pprl.protocol import pipeline, synthetic
 from pprl.protocol.audit import census_dictionary
 from pprl.protocol.method import method_params
 from pprl.protocol.metrics import linkage_quality
 from pprl.protocol.randomness import Randomness
-from pprl.protocol.reference import DEFAULT_MAPPING, ReferenceSet, load_reference
+from pprl.protocol.reference import DEFAULT_MAPPING, ReferenceSet
 from pprl.protocol.release import RELEASES
 
 ATTRIBUTES = ("first", "middle", "last")
@@ -45,11 +46,14 @@ def _columns(people: list) -> dict[str, list[str]]:
 
 
 def reference_columns(name: str, rows: int) -> dict[str, list[str]]:
-    """The built-in set of `rows` rows, or the first `rows` rows of a reference file."""
-    if name == BUILT_IN:
-        return synthetic.default_reference(rows)
-    columns = load_reference(name).columns
-    return {column: values[:rows] for column, values in columns.items()}
+    """The built-in set of `rows` rows, or `rows` rows of a reference file (first,last CSV
+    or one FIRST_LAST per line, as `pprl bench quality --reference` reads it)."""
+    return read_reference(None if name == BUILT_IN else name, rows)
+
+
+def reference_label(name: str) -> str:
+    """How a row names its reference set: a file by its name alone, not where it lies."""
+    return name if name == BUILT_IN else Path(name).name
 
 
 def point(size, rows, sigma, feature, release, reference_name, seed, audit_rows, caches):
@@ -87,7 +91,7 @@ def point(size, rows, sigma, feature, release, reference_name, seed, audit_rows,
         "noise_edits": agreement.release.noise,
         "feature": agreement.method.feature,
         "release": release,
-        "reference": reference_name,
+        "reference": reference_label(reference_name),
         "bytes_per_party": int(linkage.alice.released.tensor.nbytes),
         "seed": seed,
         "precision": quality.precision,
@@ -222,7 +226,8 @@ def main() -> None:
     ]
     for size, rows, chosen, release, sigma in grid:
         feature = method_params(noise_sigma=sigma, feature=chosen).feature
-        setting = (size, rows, sigma, feature, release, args.reference, args.seed)
+        label = reference_label(args.reference)
+        setting = (size, rows, sigma, feature, release, label, args.seed)
         if setting in seen:
             continue
         row = point(

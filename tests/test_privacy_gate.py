@@ -71,7 +71,7 @@ def test_the_daemon_draws_randomness_only_from_the_secret_generator() -> None:
                 assert node.attr not in {"default_rng", "seed", "RandomState"}, path
             if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "Randomness":
                 built.append(ast.unparse(node))
-    assert built == ["Randomness(config.development_seed, config.identity)"]
+    assert built == ["Randomness(config.development_seed, config.identity, key)"]
 
 
 def test_the_default_noisy_release_sends_projected_coordinates_between_daemons(deploy):

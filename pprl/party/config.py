@@ -58,7 +58,7 @@ KNOWN_KEYS: dict[str, tuple[str, ...]] = {
         "noise_sigma",
         "attack_success",
     ),
-    "privacy": ("max_reidentification", "audit_records", "dictionary", "measure"),
+    "privacy": ("max_reidentification", "audit_records", "dictionary", "measure", "noise_key"),
     "tls": ("cert", "key", "ca"),
     "peer": ("identity", "address"),
     "coordinator": ("identity",),
@@ -87,6 +87,8 @@ class PrivacySettings:
     dictionary: Path | None = None
     # "every-name": a record counts when all its names are recovered; "any-name": when one is.
     measure: str = "every-name"
+    # The secret release noise is derived from (None: state_dir/noise.key, made on first start).
+    noise_key: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -435,6 +437,7 @@ def _privacy(section: _Section) -> PrivacySettings:
         audit_records=section.count("audit_records", DEFAULT_AUDIT_RECORDS),
         dictionary=_optional_file(section, "dictionary"),
         measure=_choice(section, "measure", MEASURES, "every-name"),
+        noise_key=_optional_file(section, "noise_key"),
     )
 
 

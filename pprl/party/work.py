@@ -32,6 +32,7 @@ from pprl.party.artifacts import (
 )
 from pprl.party.config import PartyConfig, attribute_kinds, attribute_scales
 from pprl.party.inputs import Inputs, load_dictionary, load_inputs
+from pprl.party.noise_key import party_noise_key
 from pprl.party.peer import PeerClient
 from pprl.party.state import Artifact, RunStore, file_sha256
 from pprl.party.transfer import Expected
@@ -120,7 +121,8 @@ class PhaseWork:
         self.config = config
         self.store = store
         self.peer = peer
-        self.randomness = Randomness(config.development_seed, config.identity)
+        key = party_noise_key(config.state_dir, config.privacy.noise_key)
+        self.randomness = Randomness(config.development_seed, config.identity, key)
         self._inputs: dict[str, Inputs] = {}
         self._agreements: dict[str, pipeline.Agreement] = {}
 

@@ -22,8 +22,14 @@ from pprl.protocol import candidates, classifier, matching, noise, training
 from pprl.protocol.audit import AuditReport, Dictionary, audit_tensor
 from pprl.protocol.combined import base_names, combined_kinds, with_combined
 from pprl.protocol.features import Standardise
+from pprl.protocol.keyed_noise import NoiseKey
 from pprl.protocol.kinds import check_scale
-from pprl.protocol.method import MethodParams, agreement_description, agreement_digest
+from pprl.protocol.method import (
+    MethodParams,
+    agreement_description,
+    agreement_digest,
+    reference_sha256,
+)
 from pprl.protocol.progress import Progress
 from pprl.protocol.randomness import GATE, RELEASE, SHUFFLE, TRAINING, Randomness
 from pprl.protocol.reference import MappingEntry, ReferenceSet, typed_reference
@@ -159,13 +165,24 @@ class Agreement:
     def digest(self) -> str:
         return agreement_digest(self.reference, self.mapping, self.method, self.kinds, self.scales)
 
+    def noise_labels(self) -> list[str]:
+        """Per mapping entry, everything its keyed noise must differ by: the reference
+        values, the entry and how it is compared, the noise and what is released."""
+        shared = f"{reference_sha256(self.reference)}|{self.release.noise!r}|{self.method.release}"
+        return [
+            f"{shared}|{attribute}->{column}|{self.kinds[attribute]}|{self.scales.get(attribute)}"
+            for attribute, column in self.mapping
+        ]
+
     def smash(
         self,
         attributes: Columns,
         rng: np.random.Generator | None,
         progress: Progress | None = None,
+        key: NoiseKey | None = None,
     ) -> np.ndarray:
-        """Records smashed against the reference set as agreed, with the agreed noise."""
+        """Records smashed against the reference set as agreed, with the agreed noise: keyed
+        by `key` when given (the same release in every run), else drawn from `rng`."""
         return smash(
             with_combined(attributes, [attribute for attribute, _ in self.mapping]),
             self.reference.columns,
@@ -176,6 +193,8 @@ class Agreement:
             rng=rng,
             kinds=self.kinds,
             scales=self.scales,
+            key=key,
+            labels=self.noise_labels() if key is not None else (),
         )
 
     def noise_words(self) -> str:
@@ -218,11 +237,14 @@ def release(
     randomness: Randomness,
     progress: Progress | None = None,
 ) -> Released:
-    """Shuffle the records, then smash them into released codes (with the agreed noise)."""
+    """Shuffle the records, then smash them into released codes (with the agreed noise, keyed
+    when the party has a noise key)."""
     n = len(next(iter(attributes.values()), []))
     order = randomness.generator(SHUFFLE).permutation(n)
     shuffled = {name: [values[i] for i in order] for name, values in attributes.items()}
-    tensor = agreement.smash(shuffled, randomness.generator(RELEASE), progress)
+    tensor = agreement.smash(
+        shuffled, randomness.generator(RELEASE), progress, key=randomness.noise_key
+    )
     return Released(order, tensor)
 
 

@@ -15,6 +15,8 @@ import zlib
 
 import numpy as np
 
+from pprl.protocol.keyed_noise import NoiseKey
+
 # The purposes a party draws for, one stream each.
 SHUFFLE = "shuffle"
 RELEASE = "release"
@@ -30,11 +32,23 @@ def secret_generator() -> np.random.Generator:
 class Randomness:
     """One party's random streams: secret ones, or replayable ones from a development seed."""
 
-    def __init__(self, seed: int | None = None, party: str = "") -> None:
+    def __init__(
+        self, seed: int | None = None, party: str = "", noise_key: NoiseKey | None = None
+    ) -> None:
         if seed is not None and seed < 0:
             raise ValueError(f"a seed must be >= 0, got {seed}")
         self.seed = seed
         self.party = party
+        self._noise_key = noise_key
+
+    @property
+    def noise_key(self) -> NoiseKey | None:
+        """The key release noise is derived from: for a replayable run one the seed gives (so
+        a daemon's release can be reproduced in one process), else the party's own; None draws
+        fresh noise each run (pprl.protocol.keyed_noise)."""
+        if self.seed is not None:
+            return NoiseKey.for_development(self.seed, self.party)
+        return self._noise_key
 
     @property
     def replayable(self) -> bool:

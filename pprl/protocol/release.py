@@ -78,14 +78,23 @@ class Release:
     def offset(self) -> int:
         return 0 if self.noise == 0 else _OFFSET_STEPS
 
-    def encode(self, distances: np.ndarray, rng: np.random.Generator | None) -> np.ndarray:
-        """uint8 codes of integer distances; `rng` must be given when there is noise."""
+    def encode(
+        self,
+        distances: np.ndarray,
+        rng: np.random.Generator | None,
+        draws: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """uint8 codes of integer distances. Noise needs `rng`, or `draws`: standard normals
+        of the distances' shape (keyed noise)."""
         if self.noise == 0:
             return np.asarray(distances, dtype=np.uint8)
-        if rng is None:
-            raise ValueError("noise needs a random generator")
         values = np.asarray(distances, dtype=np.float64)
-        values = values + rng.normal(0.0, self.noise, size=values.shape)
+        if draws is None:
+            if rng is None:
+                raise ValueError("noise needs a random generator")
+            values = values + rng.normal(0.0, self.noise, size=values.shape)
+        else:
+            values = values + self.noise * draws
         codes = np.rint(values / self.step) + self.offset
         return np.clip(codes, 0, MISSING_CODE - 1).astype(np.uint8)
 
@@ -117,14 +126,21 @@ class ProjectedRelease:
         knows the reference set computes for any name it guesses."""
         return (np.asarray(distances, dtype=np.float64) - self.centre) @ self.basis
 
-    def encode(self, distances: np.ndarray, rng: np.random.Generator | None) -> np.ndarray:
-        """(n, k) uint8 codes of (n, R) distances; `rng` must be given when there is noise."""
+    def encode(
+        self,
+        distances: np.ndarray,
+        rng: np.random.Generator | None,
+        draws: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """(n, k) uint8 codes of (n, R) distances. Noise needs `rng`, or `draws`: (n, D)
+        standard normals, one per distinct reference value (keyed noise)."""
         values = self.project(distances)
         if self.noise > 0:
-            if rng is None:
-                raise ValueError("noise needs a random generator")
-            draws = rng.normal(0.0, self.noise, size=(len(values), len(self.noise_map)))
-            values += draws @ self.noise_map
+            if draws is None:
+                if rng is None:
+                    raise ValueError("noise needs a random generator")
+                draws = rng.standard_normal((len(values), len(self.noise_map)))
+            values += (self.noise * draws) @ self.noise_map
         codes = np.rint((values - self.low) / self.step)
         return np.clip(codes, 0, MISSING_CODE - 1).astype(np.uint8)
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from pprl.protocol.distances import kind_distances
 from pprl.protocol.features import MISSING_CODE
+from pprl.protocol.keyed_noise import NoiseKey
 from pprl.protocol.kinds import DEFAULT_KIND
 from pprl.protocol.progress import Progress
 from pprl.protocol.release import ProjectedRelease, Release
@@ -70,20 +71,27 @@ def smash_values(
     rng: np.random.Generator | None = None,
     kind: str = DEFAULT_KIND,
     scale: float | None = None,
+    key: NoiseKey | None = None,
+    label: str = "",
 ) -> np.ndarray:
     """(n, R) uint8 distances of each value to each reference value, or their released codes
     ((n, k) for a projected release): `release` noises each distinct value once (see
-    pprl.protocol.release). Missing values stay MISSING_CODE: there is no distance to noise."""
+    pprl.protocol.release), with draws from `key` and `label` when a key is given
+    (pprl.protocol.keyed_noise), else from `rng`. Missing values stay MISSING_CODE: there is
+    no distance to noise."""
     codes, ref_codes, table = distance_table(values, reference_values, clamp, kind, scale=scale)
     if release is None:
         return table[np.ix_(codes, ref_codes)]
     missing = table[:, 0] == MISSING_CODE if table.size else np.zeros(0, dtype=bool)
+    draws = None
+    if key is not None and release.noise > 0:
+        draws = key.draws(label, distinct_codes(values)[0], table.shape[1])
     if isinstance(release, ProjectedRelease):
         # The projection needs every coordinate, repeated reference values included.
-        released = release.encode(table[:, ref_codes], rng)
+        released = release.encode(table[:, ref_codes], rng, draws)
         released[missing] = MISSING_CODE
         return released[codes]
-    table = release.encode(table, rng)
+    table = release.encode(table, rng, draws)
     table[missing] = MISSING_CODE
     return table[np.ix_(codes, ref_codes)]
 
@@ -98,6 +106,8 @@ def smash(
     rng: np.random.Generator | None = None,
     kinds: Mapping[str, str] | None = None,
     scales: Mapping[str, float] | None = None,
+    key: NoiseKey | None = None,
+    labels: Sequence[str] = (),
 ) -> np.ndarray:
     """(n, |M|, R) uint8: one distance vector (or its released codes) per record and entry.
 
@@ -106,6 +116,7 @@ def smash(
     deduplicates repeated names. `release` is one for every entry or one per entry (a
     projected release is per reference column, and makes the last axis k wide). `kinds` maps
     attributes to their kind (default: names), and `scales` quantities to their scale.
+    With a noise `key`, each entry's noise is keyed by its label in `labels`.
     """
     sizes = {len(values) for values in reference_columns.values()}
     if len(sizes) != 1:
@@ -121,12 +132,17 @@ def smash(
         raise ValueError(f"{len(release)} releases for {len(mapping)} mapping entries")
     else:
         releases = release
+    if key is not None and len(labels) != len(mapping):
+        raise ValueError(f"keyed noise needs a label per mapping entry, got {len(labels)}")
     slices = []
-    for (attribute, column), encoder in zip(mapping, releases, strict=True):
+    for m, ((attribute, column), encoder) in enumerate(zip(mapping, releases, strict=True)):
         kind = (kinds or {}).get(attribute, DEFAULT_KIND)
         scale = (scales or {}).get(attribute)
         values, reference_values = attributes[attribute], reference_columns[column]
-        slices.append(smash_values(values, reference_values, clamp, encoder, rng, kind, scale))
+        label = labels[m] if key is not None else ""
+        slices.append(
+            smash_values(values, reference_values, clamp, encoder, rng, kind, scale, key, label)
+        )
         if progress is not None:
             progress(len(slices), len(mapping))
     return np.stack(slices, axis=1)
