@@ -107,6 +107,7 @@ def test_full_config(tmp_path: Path) -> None:
         "c": 0.5,
         "training_records": 2000,
         "negatives_per_positive": 3,
+        "noise_sigma": 0,
     }
     data["wire_log"] = {"path": "logs/alice.wire.log"}
     path = write(conf, data)
@@ -158,12 +159,15 @@ def test_defaults_when_optional_keys_are_omitted(tmp_path: Path) -> None:
     assert config.id_column == "id"
     assert config.attributes == ("first", "middle", "last")
     assert config.mapping == DEFAULT_MAPPING
-    assert config.method == MethodParams()
+    # The gate is on (10%), so the noise is chosen at AGREE, with the noisy defaults.
+    assert config.method == MethodParams(
+        feature="projected-cosine", hard_negatives=0, release="projected"
+    )
+    assert config.auto_noise
     assert config.method.classifier == "linear"
     assert config.method.c == 100.0
     assert config.method.training_records == 5000
     assert config.method.negatives_per_positive == 4
-    assert config.method.hard_negatives == 2
     assert config.method.class_weight == "balanced"
     assert config.method.top_k == 10
     assert config.wire_log is None
@@ -361,7 +365,8 @@ def test_training_and_selection_keys(tmp_path: Path) -> None:
 
 
 def test_hard_negatives_default_never_exceeds_the_negatives(tmp_path: Path) -> None:
-    config = load_config(write(tmp_path, minimal() | {"method": {"negatives_per_positive": 1}}))
+    method = {"negatives_per_positive": 1, "noise_sigma": 0}
+    config = load_config(write(tmp_path, minimal() | {"method": method}))
     assert config.method.hard_negatives == 1
 
 
@@ -468,14 +473,43 @@ def test_a_bad_development_seed_names_its_key(tmp_path: Path, seed: Any) -> None
 # --- noise and the privacy gate ---------------------------------------------------------------
 
 
-def test_privacy_defaults_gate_at_ten_percent_with_no_noise(tmp_path: Path) -> None:
+def test_privacy_defaults_gate_at_ten_percent_with_automatic_noise(tmp_path: Path) -> None:
     config = load_config(write(tmp_path, minimal()))
     assert config.privacy.max_reidentification == 0.10
     assert config.privacy.audit_records == 200
     assert config.privacy.dictionary is None
-    assert config.method.noise_sigma == 0.0
-    assert config.method.feature == "cosine"
+    assert config.auto_noise
+    assert config.method.noise_sigma == 0.0  # until AGREE chooses it
+    assert config.method.feature == "projected-cosine"
+    assert config.method.release == "projected"
+    assert config.method.hard_negatives == 0
     assert config.attack_success is None
+
+
+def test_noise_is_automatic_only_when_asked_or_gated_and_unset(tmp_path: Path) -> None:
+    def auto(method: dict, privacy: dict | None = None) -> bool:
+        data = minimal() | {"method": method} | ({"privacy": privacy} if privacy else {})
+        return load_config(write(tmp_path, data)).auto_noise
+
+    assert auto({"noise_sigma": "auto"})
+    assert auto({"noise_sigma": "auto"}, {"max_reidentification": 1.0})
+    assert not auto({}, {"max_reidentification": 1.0})  # no gate: no noise unless asked
+    assert not auto({"noise_sigma": 0})
+    assert not auto({"noise_sigma": 1.5})
+    assert not auto({"attack_success": 0.3})
+
+
+@pytest.mark.parametrize(
+    ("method", "field"),
+    [
+        ({"noise_sigma": "automatic"}, "method.noise_sigma"),
+        ({"noise_sigma": "auto", "attack_success": 0.3}, "method.attack_success"),
+    ],
+)
+def test_bad_automatic_noise_settings_are_refused(tmp_path: Path, method: dict, field) -> None:
+    path = write(tmp_path, minimal() | {"method": method})
+    error = load_error(path)
+    assert_located(error, path, field)
 
 
 def test_noise_feature_and_gate_settings_are_read(tmp_path: Path) -> None:
@@ -659,7 +693,10 @@ def dotted_keys(data: dict[str, Any], prefix: str = "") -> set[str]:
 def test_the_readme_example_loads(tmp_path: Path) -> None:
     config = load_config(write(tmp_path, readme_config()))
     assert config.identity == "alice"
-    assert config.method == MethodParams()
+    assert config.auto_noise
+    assert config.method == MethodParams(
+        feature="projected-cosine", hard_negatives=0, release="projected"
+    )
     assert config.scheduler == "tcp://10.0.0.5:8786"
     assert config.development_seed is None  # shown commented out: never a default to copy
 
@@ -670,10 +707,13 @@ def test_the_readme_documents_every_known_key_and_each_of_them_loads(tmp_path: P
     documented = dotted_keys(tomllib.loads(text))
     known = {f"{t}.{k}" if t else k for t, keys in KNOWN_KEYS.items() for k in keys}
     assert documented == known
-    config = load_config(write(tmp_path, text))
+    # noise_sigma and attack_success are alternatives: each loads without the other.
+    target = re.sub(r"^noise_sigma = .*$", "", text, flags=re.MULTILINE)
+    config = load_config(write(tmp_path, target))
     assert config.privacy.dictionary == tmp_path / "names.csv"
     assert config.attack_success is not None
     assert config.development_seed == 42
+    assert load_config(write(tmp_path, re.sub(r"^attack_success = .*$", "", text, flags=re.M)))
 
 
 @pytest.mark.parametrize("name", ["alice", "bob"])
@@ -681,7 +721,8 @@ def test_the_deploy_configs_load(name: str) -> None:
     config = load_config(ROOT / "deploy" / f"{name}.toml")
     assert config.identity == name
     assert config.peer_identity == {"alice": "bob", "bob": "alice"}[name]
-    assert config.privacy.max_reidentification == 1.0
+    assert config.privacy.max_reidentification == 0.10
+    assert config.auto_noise  # private by default: the noise is chosen at AGREE
 
 
 @pytest.mark.parametrize("wire_log", [False, True])
@@ -808,14 +849,15 @@ def test_noise_releases_projected_coordinates_unless_told_otherwise(tmp_path: Pa
     assert load_config(write(tmp_path, noisy)).method.release == "projected"
     told = minimal() | {"method": {"noise_sigma": 1.0, "release": "distances"}}
     assert load_config(write(tmp_path, told)).method.release == "distances"
-    assert load_config(write(tmp_path, minimal())).method.release == "distances"
+    plain = minimal() | {"method": {"noise_sigma": 0}}
+    assert load_config(write(tmp_path, plain)).method.release == "distances"
 
 
 @pytest.mark.parametrize(
     "method",
     [
         {"release": "bloom"},
-        {"release": "projected"},  # the paper's cosine, without noise
+        {"noise_sigma": 0, "release": "projected"},  # the paper's cosine, without noise
         {"noise_sigma": 1.0, "feature": "centred-cosine", "release": "projected"},
     ],
 )

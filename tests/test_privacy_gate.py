@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pprl.party.artifacts import OWN_TENSOR, PEER_TENSOR
+from pprl.party.artifacts import NOISE_CHOICE, OWN_TENSOR, PEER_TENSOR
 from pprl.party.local import PARTIES, Privacy, evaluate, read_truth
 from pprl.party.state import run_dir
 from pprl.party.wire_log import read_wire_log
@@ -19,7 +19,8 @@ pytestmark = pytest.mark.integration
 
 
 def test_the_gate_refuses_a_raw_tensor_over_the_limit_and_nothing_is_sent(deploy):
-    deployment = deploy(size=200, wire_log=True, privacy=Privacy(max_reidentification=0.5))
+    privacy = Privacy(noise_sigma=0.0, max_reidentification=0.5)
+    deployment = deploy(size=200, wire_log=True, privacy=privacy)
     result = coordinate(deployment)
     assert result.returncode != 0
     output = result.stdout + result.stderr
@@ -91,3 +92,44 @@ def test_the_default_noisy_release_sends_projected_coordinates_between_daemons(d
         run = run_dir(deployment.parties[name].state_dir, summary["run_id"])
         for tensor in (OWN_TENSOR, PEER_TENSOR):
             assert (run / tensor).stat().st_size == 300 * 4 * 45
+
+
+def test_automatic_noise_takes_the_larger_of_the_two_choices_and_passes_both_gates(deploy):
+    privacy = Privacy(noise_sigma="auto", max_reidentification=0.10)
+    deployment = deploy(size=300, overlap=0.9, privacy=privacy)
+    path = deployment.workdir / "summary.json"
+    result = coordinate(deployment, "--json", str(path))
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(path.read_text())
+    own = {}
+    for name in PARTIES:
+        run = run_dir(deployment.parties[name].state_dir, summary["run_id"])
+        own[name] = json.loads((run / NOISE_CHOICE).read_text())
+    agreed = max(choice["sigma"] for choice in own.values())
+    assert agreed > 0  # census names: no noise would fail a 10% gate
+    for name in PARTIES:
+        privacy_report = summary["parties"][name]["privacy"]
+        assert privacy_report["noise_sigma"] == agreed
+        assert privacy_report["reidentified"] <= 0.10
+        assert f"noise chosen for this run: sigma {agreed:g}" in privacy_report["noise_choice"]
+        assert own[name]["rates"][f"{own[name]['sigma']:g}"] <= 0.10
+    assert "noise chosen for this run" in result.stdout
+    truth = read_truth(deployment.workdir / "data" / "truth.csv")
+    assert evaluate(deployment, summary["run_id"], truth)["linkage"]["f1"] >= 0.8
+
+
+def _bob_fixed_noise(deployment) -> None:
+    config = deployment.parties["bob"].config
+    text = config.read_text(encoding="utf-8").replace('noise_sigma = "auto"', "noise_sigma = 1.0")
+    config.write_text(text, encoding="utf-8")
+
+
+def test_automatic_noise_on_one_side_only_is_a_mismatch_named_at_agree(deploy):
+    privacy = Privacy(noise_sigma="auto", max_reidentification=0.10)
+    deployment = deploy(size=200, configure=_bob_fixed_noise, privacy=privacy)
+    result = coordinate(deployment)
+    assert result.returncode != 0
+    output = result.stdout + result.stderr
+    assert "agreement digests differ" in output and "noise" in output
+    for name in PARTIES:
+        assert not list(deployment.parties[name].state_dir.rglob(OWN_TENSOR))

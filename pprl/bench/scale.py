@@ -53,11 +53,15 @@ class ScaleOptions:
     classifier: str = "linear"
     noise_sigma: float = 0.0
     feature: str | None = None  # None: the daemon's default for the noise
+    release: str | None = None  # None: the daemon's default for the feature
 
     def method(self) -> MethodParams:
         """The method the daemons' configurations resolve to."""
         return method_params(
-            noise_sigma=self.noise_sigma, feature=self.feature, classifier=self.classifier
+            noise_sigma=self.noise_sigma,
+            feature=self.feature,
+            classifier=self.classifier,
+            release=self.release,
         )
 
 
@@ -73,7 +77,9 @@ def _end_to_end(workdir: Path, size: int, options: ScaleOptions, log: Log) -> di
     log(f"n={size}: data written in {time.perf_counter() - began:.1f} s; starting daemons")
     records = {n: data / f"{n}.csv" for n in PARTIES}
     # The gate is measured and reported, never a reason to stop a benchmark.
-    privacy = Privacy(options.noise_sigma, options.feature, max_reidentification=1.0)
+    privacy = Privacy(
+        options.noise_sigma, options.feature, max_reidentification=1.0, release=options.release
+    )
     deployment = prepare(
         workdir, records, data / "reference.csv", options.classifier, privacy=privacy
     )
@@ -168,13 +174,12 @@ def _compare(
     states = {n: run_dir(Path(end["state"][n]), end["run_id"]) for n in PARTIES}
     state = states["alice"]
     model = Model.from_bytes((state / MODEL).read_bytes())
-    reference = options.reference_rows
-    own = _tensor(state, OWN_TENSOR, (size, -1, reference))
-    peer = _tensor(state, PEER_TENSOR, (size, -1, reference))
-    truth = _truth_rows(workdir, states)
     agreement = pipeline.Agreement(
         load_reference(workdir / "data" / "reference.csv"), DEFAULT_MAPPING, options.method()
     )
+    own = _tensor(state, OWN_TENSOR, (size, -1, agreement.width))
+    peer = _tensor(state, PEER_TENSOR, (size, -1, agreement.width))
+    truth = _truth_rows(workdir, states)
     shift = agreement.standardise
     selection = matching.Selection(model, agreement.method.top_k)
 
@@ -230,7 +235,10 @@ def _compare(
     row: dict[str, Any] = {
         "size": size,
         "classifier": model.kind,
-        "reference_rows": reference,
+        "reference_rows": options.reference_rows,
+        "release": agreement.method.release,
+        "noise_sigma": agreement.method.noise_sigma,
+        "tensor_bytes_per_party": int(own.nbytes),
         "end_to_end_seconds": end["seconds"],
         "phases": end["phases"],
         "peak_rss_gib": end["peak_rss_gib"],

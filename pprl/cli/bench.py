@@ -24,6 +24,7 @@ from pprl.protocol.error_model import MODEL_NAMES
 from pprl.protocol.errors import InputError
 from pprl.protocol.features import FEATURES
 from pprl.protocol.method import MethodParams, method_params
+from pprl.protocol.release import RELEASES
 
 
 def _counts(text: str) -> list[int]:
@@ -220,6 +221,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     scale.add_argument(
         "--feature", choices=FEATURES, help="pair features (default: the daemon's for the noise)"
     )
+    scale.add_argument(
+        "--release", choices=RELEASES, help="what is sent (default: the daemon's for the feature)"
+    )
     scale.add_argument("--workdir", help="keep each size's data and daemon state here")
     scale.add_argument("--out", default="bench-results", help="directory for JSON and PNG")
     scale.add_argument("--name", default="scale", help="file stem of the outputs")
@@ -348,6 +352,7 @@ def run_scale_command(args: argparse.Namespace) -> int:
         classifier=args.classifier,
         noise_sigma=agreed_method(args).noise_sigma,
         feature=args.feature,
+        release=args.release,
     )
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from pprl.cli.summary import print_summary, write_json
+from pprl.party.config import DEFAULT_REIDENTIFICATION_LIMIT
 from pprl.protocol.classifier import TRAINERS
 from pprl.protocol.errors import InputError
 from pprl.protocol.features import FEATURES
@@ -35,7 +36,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="default: the daemon's for the error model (linear SVM for one error per record)",
     )
     demo.add_argument(
-        "--noise-sigma", type=float, default=0.0, help="noise on released distances (standardised)"
+        "--noise-sigma",
+        type=noise_sigma,
+        help='noise on released distances (standardised), or "auto" (the daemons\' default with '
+        "the gate on): the smallest at which each party's release passes its own gate",
     )
     demo.add_argument(
         "--feature", choices=FEATURES, help="pair features (default: the daemon's for the noise)"
@@ -43,12 +47,25 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     demo.add_argument(
         "--max-reidentification",
         type=float,
-        default=1.0,
-        help="privacy gate limit (the demo only reports by default; daemons default to 0.1)",
+        default=DEFAULT_REIDENTIFICATION_LIMIT,
+        help="privacy gate limit, as the daemons' default (1 only reports what the attack finds)",
     )
     demo.add_argument("--workdir", help="keep the run's files here (default: a temp dir)")
     demo.add_argument("--json", metavar="PATH", help="also write the summary as JSON")
     demo.set_defaults(handler=run)
+
+
+def noise_sigma(text: str) -> float | str:
+    """A sigma >= 0, or "auto"."""
+    if text == "auto":
+        return text
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f'expected a number >= 0 or "auto", got {text!r}')
+    return value
 
 
 def run(args: argparse.Namespace) -> int:

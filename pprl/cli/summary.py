@@ -35,6 +35,8 @@ def print_summary(summary: dict) -> None:
                 f"of {privacy['audited_records']} sampled released records (limit "
                 f"{privacy['limit']:.1%}); " + (f"noise {noise:.3g} edits" if noise else "no noise")
             )
+        if privacy.get("noise_choice"):
+            print(f"  {privacy['noise_choice']}")
         if party.get("peak_rss_bytes"):
             print(f"  daemon peak resident memory {party['peak_rss_bytes'] / 2**30:.2f} GiB")
     if "linkage" not in summary:

@@ -14,6 +14,8 @@ PEER_TENSOR = "peer_tensor.u8"
 ORDER = "order.npy"
 # What AGREE found in the data (shared reference values, repeated and missing values).
 DATA_REPORT = "data_report.json"
+# With noise_sigma = "auto": the rates measured, the sigma chosen, and the records attacked.
+NOISE_CHOICE = "noise_choice.json"
 MODEL = "model.npz"
 OWN_MATCHES = "own_matches.npz"
 PEER_MATCHES = "peer_matches.json"

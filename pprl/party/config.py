@@ -28,6 +28,8 @@ from pprl.protocol.release import RELEASES
 DEFAULT_REIDENTIFICATION_LIMIT = 0.10
 DEFAULT_AUDIT_RECORDS = 200
 
+# noise_sigma = "auto": chosen at AGREE (PartyConfig.auto_noise).
+AUTO = "auto"
 # Every key a party's file may hold, by table ("" is the top level). Loading refuses any other
 # key, so a typo fails instead of silently leaving a default in place; the _Section accessors
 # refuse to read a key missing here, so a key added later cannot be left out.
@@ -112,6 +114,10 @@ class PartyConfig:
     # A target attack success tau; the agreement turns it into method.noise_sigma with the
     # reference set's sigma0 (FedSim appendix A). None: noise_sigma as configured.
     attack_success: float | None = None
+    # noise_sigma = "auto": AGREE finds the smallest sigma at which this party's release
+    # passes its own gate, and both parties take the larger of their two (method.noise_sigma
+    # is 0 until then; the other noise-dependent defaults are already the noisy ones).
+    auto_noise: bool = False
     privacy: PrivacySettings = field(default_factory=PrivacySettings)
     # Each attribute's kind, date format and scale; attributes not listed are names.
     schema: tuple[Attribute, ...] = ()
@@ -320,17 +326,21 @@ def _optional_file(section: _Section, key: str) -> Path | None:
     return section.file(key) if section.has(key) else None
 
 
-def _method(section: _Section) -> MethodParams:
+def _method(section: _Section, gate_on: bool) -> MethodParams:
     defaults = MethodParams()
     negatives = section.count("negatives_per_positive", defaults.negatives_per_positive)
     sigma = section.data.get("noise_sigma", 0.0)
+    auto = is_auto_noise(section, gate_on)
+    if auto:
+        sigma = 0.0
     ok = isinstance(sigma, int | float) and not isinstance(sigma, bool) and math.isfinite(sigma)
     if not ok or sigma < 0:
-        raise section._error("noise_sigma", "must be a number >= 0")
-    if sigma and "attack_success" in section.data:
+        raise section._error("noise_sigma", 'must be a number >= 0 or "auto"')
+    if (sigma or auto) and "attack_success" in section.data:
         raise section._error("attack_success", "set either noise_sigma or attack_success, not both")
-    # A target attack success always means noise; its sigma is solved at AGREE.
-    noisy = float(sigma) or (1.0 if section.has("attack_success") else 0.0)
+    # A target attack success, or automatic noise, always means noise; its sigma is found at
+    # AGREE.
+    noisy = float(sigma) or (1.0 if section.has("attack_success") or auto else 0.0)
     # Defaults that depend on the noise come from method_params, as for every other caller.
     error_model = _choice(section, "error_model", MODEL_NAMES, defaults.error_model)
     classifier = _choice(section, "classifier", TRAINERS, default_classifier(error_model))
@@ -363,6 +373,14 @@ def _method(section: _Section) -> MethodParams:
         top_k=section.count("top_k", defaults.top_k),
         release=release,
     )
+
+
+def is_auto_noise(section: _Section, gate_on: bool) -> bool:
+    """noise_sigma = "auto", or, with the privacy gate on (a limit below 100%), no noise
+    setting at all: a release without noise fails any such gate on names (docs/privacy.md)."""
+    if "noise_sigma" in section.data:
+        return section.data["noise_sigma"] == AUTO
+    return gate_on and "attack_success" not in section.data
 
 
 def _schema(section: _Section, attributes: tuple[str, ...]) -> tuple[Attribute, ...]:
@@ -474,7 +492,9 @@ def load_config(path: str | Path) -> PartyConfig:
     coordinator = top.section("coordinator")
     method = top.section("method", required=False)
     attributes = records.strings("attributes", ["first", "middle", "last"])
-    method_params = _method(method)
+    privacy = _privacy(top.section("privacy", required=False))
+    gate_on = privacy.max_reidentification < 1
+    method_params = _method(method, gate_on)
     return PartyConfig(
         identity=top.string("identity"),
         listen=_address(top, "listen"),
@@ -492,7 +512,8 @@ def load_config(path: str | Path) -> PartyConfig:
         coordinator_identity=coordinator.string("identity"),
         method=method_params,
         attack_success=method.share("attack_success", None, low_open=True),
-        privacy=_privacy(top.section("privacy", required=False)),
+        auto_noise=is_auto_noise(method, gate_on),
+        privacy=privacy,
         wire_log=_optional_file(top.section("wire_log", required=False), "path"),
         scheduler=_scheduler(top.section("matching", required=False)),
         development_seed=_development_seed(top.section("development", required=False)),

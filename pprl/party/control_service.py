@@ -5,6 +5,7 @@ Only the configured coordinator gets here: the Authorise interceptor checks ever
 
 from __future__ import annotations
 
+import json
 import resource
 from collections.abc import Iterator
 from typing import Any
@@ -16,7 +17,14 @@ from pprl.party.phase_runner import PhaseRunner
 from pprl.party.reasons import abort
 from pprl.party.state import RunStore
 from pprl.party.wire_types import wire_phase
-from pprl.party.work import DATA_REPORT, LINKAGE_CSV, OWN_MATCHES, OWN_TENSOR, PEER_MATCHES
+from pprl.party.work import (
+    DATA_REPORT,
+    LINKAGE_CSV,
+    NOISE_CHOICE,
+    OWN_MATCHES,
+    OWN_TENSOR,
+    PEER_MATCHES,
+)
 from pprl.protocol.phases import Phase, PhaseOrderError, check_advance
 from pprl.wire.v1 import linkage_pb2 as pb
 from pprl.wire.v1 import linkage_pb2_grpc as rpc
@@ -73,8 +81,17 @@ class ControlService(rpc.ControlServicer):
             reidentified=meta(OWN_TENSOR, "reidentified", kind=float),
             reidentification_limit=self.config.privacy.max_reidentification,
             noise_edits=meta(OWN_TENSOR, "noise_edits", kind=float),
+            noise_sigma=self._noise_sigma(run.run_id),
+            noise_choice=meta(NOISE_CHOICE, "why", kind=str) or "",
             **self._data_report(run.run_id),
         )
+
+    def _noise_sigma(self, run_id: str) -> float:
+        """The agreed sigma, as stored with the agreement (0 before AGREE)."""
+        run = self.store.run(run_id)
+        if run.description is None:
+            return 0.0
+        return float(json.loads(run.description)["params"]["noise_sigma"])
 
     def _data_report(self, run_id: str) -> dict[str, Any]:
         """AGREE's report on the data, as status fields (empty before AGREE)."""

@@ -198,6 +198,8 @@ class Coordinator:
                         "reidentified": s.reidentified,
                         "limit": s.reidentification_limit,
                         "noise_edits": s.noise_edits,
+                        "noise_sigma": s.noise_sigma,
+                        "noise_choice": s.noise_choice,
                     },
                     "phase_seconds": {
                         p.name.lower(): round(s.phase_seconds[p.name.lower()], 3)

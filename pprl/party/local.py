@@ -162,12 +162,14 @@ class Deployment:
 
 @dataclass(frozen=True)
 class Privacy:
-    """The demo's noise and gate. It releases raw distances and only reports what a dictionary
-    attack recovers, unless told otherwise."""
+    """The noise and gate written into both daemons' configurations. By default the gate only
+    reports (a limit of 100%), so the daemons release raw distances; `pprl demo` sets the
+    daemons' own default limit, under which they choose their noise."""
 
-    noise_sigma: float = 0.0
+    noise_sigma: float | str | None = None  # None: the daemon's default; "auto": chosen at AGREE
     feature: str | None = None  # None: the daemon's default for the noise
     max_reidentification: float = 1.0
+    release: str | None = None  # None: the daemon's default for the feature
 
 
 def prepare(
@@ -185,8 +187,10 @@ def prepare(
     method: dict[str, Any] = {} if classifier is None else {"classifier": classifier}
     if privacy.feature:
         method["feature"] = privacy.feature
-    if privacy.noise_sigma:
+    if privacy.noise_sigma is not None:
         method["noise_sigma"] = privacy.noise_sigma
+    if privacy.release:
+        method["release"] = privacy.release
     method.update(schema.get("method", {}))
     certs = make_development_pki(workdir / "certs", [*PARTIES, "coordinator"])
     ports = {name: free_port() for name in PARTIES}

@@ -20,6 +20,12 @@ from pprl.wire.v1 import linkage_pb2_grpc as rpc
 _RETRYABLE = {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.FAILED_PRECONDITION}
 
 
+# How long AGREE waits for the peer's agreement: its own inputs' checks, or, with automatic
+# noise, also its noise choice (the gate's dictionary against the reference set, a few sigmas).
+AGREEMENT_WAIT_SECONDS = 120.0
+AUTO_NOISE_WAIT_SECONDS = 900.0
+
+
 class PeerError(PprlError):
     """The peer could not be reached or refused a request; `reason` is the peer's own, or
     PEER_UNAVAILABLE when it gave none."""
@@ -43,7 +49,7 @@ class PeerClient:
         return PeerError(f"{action} {self.peer}: {describe(error)}", reason)
 
     def agreement(
-        self, run_id: str, wait_seconds: float = 120.0
+        self, run_id: str, wait_seconds: float = AGREEMENT_WAIT_SECONDS
     ) -> tuple[pb.GetAgreementResponse, int]:
         """The peer's agreement; waits while the peer is still computing its own."""
         deadline = time.monotonic() + wait_seconds

@@ -21,6 +21,7 @@ from pprl.party.artifacts import (
     DATA_REPORT,
     LINKAGE_CSV,
     MODEL,
+    NOISE_CHOICE,
     ORDER,
     OWN_MATCHES,
     OWN_MATCHES_CSV,
@@ -33,14 +34,22 @@ from pprl.party.artifacts import (
 from pprl.party.config import PartyConfig, attribute_kinds, attribute_scales
 from pprl.party.inputs import Inputs, load_dictionary, load_inputs
 from pprl.party.noise_key import party_noise_key
-from pprl.party.peer import PeerClient
+from pprl.party.peer import AGREEMENT_WAIT_SECONDS, AUTO_NOISE_WAIT_SECONDS, PeerClient
 from pprl.party.state import Artifact, RunStore, file_sha256
 from pprl.party.transfer import Expected
 from pprl.party.versions import check_versions
 from pprl.protocol import candidates, classifier, noise, pipeline
-from pprl.protocol.audit import AuditReport
+from pprl.protocol.audit import AuditReport, Dictionary
 from pprl.protocol.errors import PprlError
-from pprl.protocol.method import MethodParams, explain_mismatch
+from pprl.protocol.method import (
+    MethodParams,
+    description_digest,
+    explain_mismatch,
+    reference_sha256,
+    with_auto_noise,
+    without_sigma,
+)
+from pprl.protocol.noise_choice import NoiseChoice
 from pprl.protocol.phases import Phase
 from pprl.protocol.randomness import Randomness
 from pprl.protocol.records import RecordTable
@@ -124,6 +133,7 @@ class PhaseWork:
         key = party_noise_key(config.state_dir, config.privacy.noise_key)
         self.randomness = Randomness(config.development_seed, config.identity, key)
         self._inputs: dict[str, Inputs] = {}
+        self._dictionary_cache: tuple[tuple[Path | None, str], Dictionary] | None = None
         self._agreements: dict[str, pipeline.Agreement] = {}
 
     # -- helpers -------------------------------------------------------------------------
@@ -190,21 +200,37 @@ class PhaseWork:
             tmp.write_text(json.dumps(report), encoding="utf-8")
         self.store.record_artifact(run_id, DATA_REPORT, report)
         progress(0, 1, "agreements", data_words(report))
-        description = agreement.description()
-        digest = agreement.digest()
-        canonical = json.dumps(description, sort_keys=True, separators=(",", ":"))
-        records_sha = file_sha256(self.config.records_path)
-        self.store.set_agreement(run_id, digest, canonical, records_sha)
+        choice = None
+        if self.config.auto_noise:
+            choice = self._choose_noise(run_id, agreement, inputs, progress)
+            agreement = agreement.with_noise(choice.sigma)
+        description, digest = self._set_agreement(run_id, agreement)
         self._inputs[run_id] = inputs
         self._agreements[run_id] = agreement
         progress(0, 1, "agreements", f"waiting for {self.peer.peer}'s agreement")
-        theirs, sent = self.peer.agreement(run_id)
+        # A peer choosing its noise takes as long as we do (the gate's dictionary, a few
+        # sigmas); waiting for it is part of AGREE.
+        wait = AUTO_NOISE_WAIT_SECONDS if choice else AGREEMENT_WAIT_SECONDS
+        theirs, sent = self.peer.agreement(run_id, wait_seconds=wait)
         self.store.add_counter(run_id, "bytes_sent", sent)
         mismatch = check_versions(__version__, theirs.software_version, self.peer.peer)
         if mismatch:
             raise PhaseFailed(mismatch, reason=pb.VERSION_MISMATCH)
-        if theirs.digest != digest:
-            why = explain_mismatch(description, json.loads(theirs.description))
+        peer_description = json.loads(theirs.description)
+        if choice is not None and without_sigma(peer_description) == without_sigma(description):
+            # Both chose their own noise: the larger protects both releases.
+            agreed = max(choice.sigma, float(peer_description["params"]["noise_sigma"]))
+            agreement = agreement.with_noise(agreed)
+            description, digest = self._set_agreement(run_id, agreement)
+            self._agreements[run_id] = agreement
+            words = (
+                f"noise chosen for this run: sigma {agreed:g} (here {choice.words()}; "
+                f"{self.peer.peer} proposed {peer_description['params']['noise_sigma']:g})"
+            )
+            self._store_noise(run_id, self._noise_meta(run_id) | {"agreed": agreed, "why": words})
+            progress(0, 1, "agreements", words)
+        elif theirs.digest != digest:
+            why = explain_mismatch(description, peer_description)
             raise PhaseFailed(
                 f"agreement digests differ ({why}); the run cannot go on",
                 reason=pb.DIGEST_MISMATCH,
@@ -222,6 +248,83 @@ class PhaseWork:
             f"digest {digest[:16]}… matches {self.peer.peer}'s; {agreement.noise_words()}{seeded}",
         )
 
+    def _set_agreement(
+        self, run_id: str, agreement: pipeline.Agreement
+    ) -> tuple[dict[str, Any], str]:
+        """Store what the peer will be shown: the description (marked when the noise is
+        chosen automatically) and its digest."""
+        description = agreement.description()
+        if self.config.auto_noise:
+            description = with_auto_noise(description)
+        digest = description_digest(description)
+        canonical = json.dumps(description, sort_keys=True, separators=(",", ":"))
+        records_sha = file_sha256(self.config.records_path)
+        self.store.set_agreement(run_id, digest, canonical, records_sha)
+        return description, digest
+
+    def _choose_noise(
+        self,
+        run_id: str,
+        agreement: pipeline.Agreement,
+        inputs: Inputs,
+        progress: PhaseProgress,
+    ) -> NoiseChoice:
+        """The smallest noise at which this party's own gate passes, measured on the records
+        the gate will attack at SMASH."""
+        settings = self.config.privacy
+        records = pipeline.gate_sample(len(inputs.records), settings.audit_records, self.randomness)
+        progress(
+            0,
+            1,
+            "agreements",
+            f"choosing the noise: the smallest sigma at which the gate's attack on {len(records)} "
+            f"sampled records stays within {settings.max_reidentification:.1%}",
+        )
+        try:
+            choice = pipeline.calibrate_noise(
+                agreement,
+                inputs.records.attributes,
+                records,
+                self._dictionary(inputs),
+                self.randomness,
+                settings.max_reidentification,
+                settings.measure,
+            )
+        except noise.CalibrationError as exc:
+            raise PhaseFailed(
+                f'noise_sigma = "auto" in {self.config.source}: {exc}; nothing was sent. Raise '
+                "[privacy] max_reidentification or use a larger reference set (docs/privacy.md)",
+                reason=pb.PRIVACY_GATE,
+            ) from None
+        meta = {
+            "sigma": choice.sigma,
+            "limit": choice.limit,
+            "rates": {f"{s:g}": r for s, r in choice.rates.items()},
+            "records": records.tolist(),
+            "words": choice.words(),
+        }
+        self._store_noise(run_id, meta)
+        progress(0, 1, "agreements", f"own noise: {choice.words()}")
+        return choice
+
+    def _store_noise(self, run_id: str, meta: dict[str, Any]) -> None:
+        with atomic_file(self.store.artifact_path(run_id, NOISE_CHOICE)) as tmp:
+            tmp.write_text(json.dumps(meta), encoding="utf-8")
+        self.store.record_artifact(run_id, NOISE_CHOICE, meta)
+
+    def _noise_meta(self, run_id: str) -> dict[str, Any]:
+        artifact = self.store.artifact(run_id, NOISE_CHOICE, verify=False)
+        return dict(artifact.meta) if artifact is not None else {}
+
+    def _dictionary(self, inputs: Inputs) -> Dictionary:
+        """The gate's dictionary, kept while the reference set stays the same: its vectors
+        against the reference set are most of what the gate costs."""
+        key = (self.config.privacy.dictionary, reference_sha256(inputs.reference))
+        if self._dictionary_cache is None or self._dictionary_cache[0] != key:
+            loaded = load_dictionary(self.config.privacy.dictionary, inputs.reference)
+            self._dictionary_cache = (key, loaded)
+        return self._dictionary_cache[1]
+
     def smash(self, run_id: str, progress: PhaseProgress) -> None:
         inputs = self.inputs(run_id)
         agreement = self.agreement(run_id)
@@ -233,7 +336,7 @@ class PhaseWork:
             self.randomness,
             progress=lambda done, total: progress(done, total, "mapping entries", ""),
         )
-        audit = self._privacy_gate(agreement, released, inputs, progress)
+        audit = self._privacy_gate(run_id, agreement, released, inputs, progress)
         with atomic_file(self.store.artifact_path(run_id, ORDER)) as tmp, tmp.open("wb") as out:
             np.save(out, released.order)
         with atomic_file(self.store.artifact_path(run_id, OWN_TENSOR)) as tmp:
@@ -253,6 +356,7 @@ class PhaseWork:
 
     def _privacy_gate(
         self,
+        run_id: str,
         agreement: pipeline.Agreement,
         released: pipeline.Released,
         inputs: Inputs,
@@ -261,15 +365,20 @@ class PhaseWork:
         """Attack a sample of the release as the peer could, before it is stored for EXCHANGE;
         refuse when more records fall than the configured limit allows."""
         settings = self.config.privacy
-        size = min(settings.audit_records, len(released.order))
+        chosen = self._noise_meta(run_id).get("records")
+        if chosen is not None:
+            # The records the noise was chosen on: where the shuffle put them.
+            position = np.empty(len(released.order), dtype=np.int64)
+            position[released.order] = np.arange(len(released.order))
+            rows = np.sort(position[np.asarray(chosen, dtype=np.int64)])
+        else:
+            rows = pipeline.gate_sample(
+                len(released.order), settings.audit_records, self.randomness
+            )
+        size = len(rows)
         progress(0, size, "records", "privacy gate: dictionary attack on a sample of the tensor")
-        report = pipeline.audit_release(
-            agreement,
-            released,
-            inputs.records.attributes,
-            load_dictionary(settings.dictionary, inputs.reference),
-            size,
-            self.randomness,
+        report = pipeline.audit_rows(
+            agreement, released, rows, inputs.records.attributes, self._dictionary(inputs)
         )
         detail = ", ".join(
             f"{a.attribute} {a.result.nearest_rate:.1%} nearest / {a.result.exact_rate:.1%} exact"

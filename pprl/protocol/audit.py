@@ -16,6 +16,7 @@ value of it falls to one of the two; it is exposed when at least one does.
 
 from __future__ import annotations
 
+import hashlib
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -169,6 +170,7 @@ class Dictionary:
         self._whole: dict[str, np.ndarray] = {}
         self._rows: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # (computed?, vectors)
         self._probes: dict[tuple[str, int], np.ndarray] = {}
+        self._projected: dict[tuple[str, bytes], np.ndarray] = {}
 
     def vectors(self, column: str, rows: np.ndarray | None = None) -> np.ndarray:
         """(d, R) distance vectors of every name, or of the names at `rows` (computed once
@@ -187,6 +189,22 @@ class Dictionary:
             store[missing] = smash_values([self.names[i] for i in missing], self._columns[column])
             computed[missing] = True
         return store[rows]
+
+    def projected(self, column: str, grid: ProjectedRelease) -> np.ndarray:
+        """(d, k) every name's coordinates in a projected release's space, computed a block of
+        names at a time (the whole distance table is never kept) and once per basis."""
+        key = (column, hashlib.sha256(grid.centre.tobytes() + grid.basis.tobytes()).digest())
+        if key not in self._projected:
+            blocks = [
+                grid.project(
+                    smash_values(
+                        self.names[start : start + _DICTIONARY_ROWS], self._columns[column]
+                    )
+                )
+                for start in range(0, len(self.names), _DICTIONARY_ROWS)
+            ]
+            self._projected[key] = np.concatenate(blocks)
+        return self._projected[key]
 
     def width(self, column: str) -> int:
         return len(self._columns[column])
@@ -279,8 +297,7 @@ def attack_projected(
         [grid.decode(codes[:, j, :]) for j, grid in enumerate(releases)], axis=1
     )
     vectors = np.concatenate(
-        [grid.project(dictionary.vectors(c)) for c, grid in zip(columns, releases, strict=True)],
-        axis=1,
+        [dictionary.projected(c, grid) for c, grid in zip(columns, releases, strict=True)], axis=1
     )
     return audit_entry(released, truth, dictionary.names, vectors, tolerance, lookup=False)
 

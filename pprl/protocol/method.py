@@ -191,8 +191,27 @@ def agreement_digest(
     scales: Mapping[str, float] | None = None,
 ) -> str:
     """Equal digests mean both parties would compute comparable features."""
-    description = agreement_description(reference, mapping, params, kinds, scales)
+    return description_digest(agreement_description(reference, mapping, params, kinds, scales))
+
+
+def description_digest(description: Mapping[str, Any]) -> str:
+    """The digest of a description as it stands (with automatic noise, after choosing it)."""
     return hashlib.sha256(_canonical(description)).hexdigest()
+
+
+# Marks a description whose noise is chosen at AGREE (noise_sigma = "auto"); absent otherwise,
+# so every other description and digest stays what it was.
+AUTO_NOISE_KEY = "noise"
+
+
+def with_auto_noise(description: Mapping[str, Any]) -> dict[str, Any]:
+    return {**description, AUTO_NOISE_KEY: "auto"}
+
+
+def without_sigma(description: Mapping[str, Any]) -> dict[str, Any]:
+    """What two automatic-noise proposals must share: everything but the proposed sigma."""
+    params = {k: v for k, v in description["params"].items() if k != "noise_sigma"}
+    return {**description, "params": params}
 
 
 def _canonical(value: object) -> bytes:

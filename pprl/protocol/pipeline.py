@@ -30,6 +30,7 @@ from pprl.protocol.method import (
     agreement_digest,
     reference_sha256,
 )
+from pprl.protocol.noise_choice import NoiseChoice, choose_sigma
 from pprl.protocol.progress import Progress
 from pprl.protocol.randomness import GATE, RELEASE, SHUFFLE, TRAINING, Randomness
 from pprl.protocol.reference import MappingEntry, ReferenceSet, typed_reference
@@ -65,6 +66,7 @@ class Agreement:
     ) -> None:
         self.mapping = tuple(mapping)
         self.method = method
+        self._given = (reference, dict(kinds or {}), dict(scales or {}))
         # Each mapped attribute's kind (default: name), and each quantity's scale; both
         # parties must agree on them.
         self.kinds = combined_kinds(self.mapping, kinds or {})
@@ -89,11 +91,17 @@ class Agreement:
         agreement = cls(reference, mapping, method, kinds, scales)
         if attack_success is None:
             return agreement
-        sigma = noise.sigma_for_success(attack_success, agreement.sigma0)
-        noisy = dataclasses.replace(method, noise_sigma=sigma)
-        resolved = cls(reference, mapping, noisy, kinds, scales)
-        resolved.__dict__["statistics"] = agreement.statistics  # same reference set
-        return resolved
+        return agreement.with_noise(noise.sigma_for_success(attack_success, agreement.sigma0))
+
+    def with_noise(self, sigma: float) -> Agreement:
+        """The same agreement at another noise scale, reusing the reference statistics."""
+        reference, kinds, scales = self._given
+        noisy = dataclasses.replace(self.method, noise_sigma=float(sigma))
+        other = Agreement(reference, self.mapping, noisy, kinds, scales)
+        for cached in ("statistics", "_components"):  # same reference set, same figures
+            if cached in self.__dict__:
+                other.__dict__[cached] = self.__dict__[cached]
+        return other
 
     @cached_property
     def statistics(self) -> ReferenceStatistics:
@@ -260,16 +268,54 @@ def audit_release(
 
     The dictionary holds names, so only attributes of kind name are attacked
     (`unaudited_attributes` lists the others; a report must say they were not measured)."""
-    size = min(size, len(released.order))
-    rows = np.sort(randomness.generator(GATE).choice(len(released.order), size, replace=False))
+    rows = gate_sample(len(released.order), size, randomness)
+    return audit_rows(agreement, released, rows, attributes, dictionary)
+
+
+def audit_rows(
+    agreement: Agreement,
+    released: Released,
+    rows: np.ndarray,
+    attributes: Columns,
+    dictionary: Dictionary,
+) -> AuditReport:
+    """The peer's dictionary attack on the given rows of a release."""
     truth = {name: [values[released.order[t]] for t in rows] for name, values in attributes.items()}
     entries = [m for m, (a, _) in enumerate(agreement.mapping) if agreement.kinds[a] == "name"]
     if not entries:
-        return AuditReport(size, [], 0.0, 0.0, 0.0)
+        return AuditReport(len(rows), [], 0.0, 0.0, 0.0)
     mapping = [agreement.mapping[m] for m in entries]
     tensor = released.tensor[rows][:, entries, :]
     releases = [agreement.releases[m] for m in entries]
     return audit_tensor(tensor, truth, mapping, releases, dictionary)
+
+
+def gate_sample(n: int, size: int, randomness: Randomness) -> np.ndarray:
+    """Sorted indices of the records a gate attacks."""
+    return np.sort(randomness.generator(GATE).choice(n, min(size, n), replace=False))
+
+
+def calibrate_noise(
+    agreement: Agreement,
+    attributes: Columns,
+    records: np.ndarray,
+    dictionary: Dictionary,
+    randomness: Randomness,
+    limit: float,
+    measure: str,
+) -> NoiseChoice:
+    """The smallest noise at which the gate's attack on `records` (indices into the columns)
+    stays within `limit`, each candidate released as the party will release it."""
+    sample = {name: [values[i] for i in records] for name, values in attributes.items()}
+    identity = np.arange(len(records))
+
+    def rate(sigma: float) -> float:
+        candidate = agreement.with_noise(sigma)
+        tensor = candidate.smash(sample, randomness.generator(RELEASE), key=randomness.noise_key)
+        report = audit_rows(candidate, Released(identity, tensor), identity, sample, dictionary)
+        return report.rate(measure)
+
+    return choose_sigma(rate, limit)
 
 
 def unaudited_attributes(agreement: Agreement) -> list[str]:

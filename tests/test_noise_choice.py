@@ -1,0 +1,66 @@
+"""Noise chosen for the user: the smallest sigma that passes the party's own gate, found by
+bisection on a grid, measured as the gate measures."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pprl.protocol import pipeline, synthetic
+from pprl.protocol.audit import census_dictionary
+from pprl.protocol.method import method_params
+from pprl.protocol.noise import CalibrationError
+from pprl.protocol.noise_choice import SIGMA_STEPS, choose_sigma
+from pprl.protocol.randomness import Randomness
+from pprl.protocol.reference import DEFAULT_MAPPING, ReferenceSet
+
+
+def test_the_smallest_passing_step_is_found_with_few_measurements() -> None:
+    asked: list[float] = []
+
+    def rate(sigma: float) -> float:
+        asked.append(sigma)
+        return max(0.0, 1.0 - sigma / 2.0)  # 10% is reached at sigma 1.8
+
+    choice = choose_sigma(rate, 0.10)
+    assert choice.sigma == 1.875  # the first eighth step at or past 1.8
+    assert len(asked) <= 8 < len(SIGMA_STEPS)
+    assert choice.rates[1.875] <= 0.10 < choice.rates[1.75]
+    assert choice.words() == "sigma 1.875 re-identified 6.2% (sigma 1.75: 12.5%); limit 10.0%"
+
+
+def test_no_noise_is_chosen_when_the_release_passes_without_it() -> None:
+    assert choose_sigma(lambda sigma: 0.0, 0.10).sigma == 0.0
+
+
+def test_a_gate_no_noise_on_the_grid_can_pass_is_refused() -> None:
+    with pytest.raises(CalibrationError, match=r"even sigma 8 re-identifies 50.0%.*10.0%"):
+        choose_sigma(lambda sigma: 0.5, 0.10)
+    with pytest.raises(ValueError, match="increasing"):
+        choose_sigma(lambda sigma: 0.0, 0.1, steps=[1.0, 0.5])
+
+
+def test_the_chosen_noise_passes_the_gate_on_the_sampled_records_and_a_step_less_does_not():
+    reference = synthetic.default_reference(300)
+    agreement = pipeline.Agreement(
+        ReferenceSet("built-in", reference), DEFAULT_MAPPING, method_params(noise_sigma=1.0)
+    )
+    people = synthetic.generate(400, 3).alice
+    columns = {name: [getattr(p, name) for p in people] for name in ("first", "middle", "last")}
+    randomness = Randomness(5, "alice")
+    records = pipeline.gate_sample(len(people), 150, randomness)
+    dictionary = census_dictionary(reference)
+    choice = pipeline.calibrate_noise(
+        agreement, columns, records, dictionary, randomness, 0.10, "every-name"
+    )
+    assert 0 < choice.sigma < 8
+    # Measured again the way SMASH's gate measures it: the whole release, the same records.
+    chosen = agreement.with_noise(choice.sigma)
+    released = pipeline.release(chosen, columns, randomness)
+    position = np.empty(len(released.order), dtype=np.int64)
+    position[released.order] = np.arange(len(released.order))
+    rows = np.sort(position[records])
+    report = pipeline.audit_rows(chosen, released, rows, columns, dictionary)
+    assert report.record_reidentified == choice.rates[choice.sigma] <= 0.10
+    below = choice.sigma - 0.125
+    assert choice.rates[below] > 0.10
