@@ -28,6 +28,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         default=0.0,
         help="share of Bob's people Alice lacks who share first and last name with one of hers",
     )
+    generate.add_argument(
+        "--reference-rows", type=int, default=1000, help="rows of the built-in reference set"
+    )
     generate.set_defaults(handler=run)
 
 
@@ -44,6 +47,7 @@ def run(args: argparse.Namespace) -> int:
         errors_per_row=1 if model else args.errors,
         error_model=model,
         namesakes=args.namesakes,
+        reference_rows=args.reference_rows,
     ):
         print(path)
     return 0

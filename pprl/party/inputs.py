@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pprl.party.config import PartyConfig, attribute_schema
 from pprl.protocol import reference
-from pprl.protocol.audit import Dictionary, census_dictionary
+from pprl.protocol.audit import Dictionary, ProjectionStore, census_dictionary
 from pprl.protocol.records import RecordTable, load_records, normalise, read_table
 
 
@@ -30,11 +30,13 @@ def load_inputs(config: PartyConfig, records_path: Path | None = None) -> Inputs
     return Inputs(records, ref)
 
 
-def load_dictionary(path: Path | None, reference_set: reference.ReferenceSet) -> Dictionary:
+def load_dictionary(
+    path: Path | None, reference_set: reference.ReferenceSet, store: ProjectionStore | None = None
+) -> Dictionary:
     """The attacker's name list: every value of a CSV (after its header row), or the census
-    first names and surnames."""
+    first names and surnames; `store` keeps its projected coordinates between runs."""
     if path is None:
-        return census_dictionary(reference_set.columns)
+        return census_dictionary(reference_set.columns, store)
     table = read_table(path)
     names = [normalise(field) for _, fields in table.rows for field in fields]
-    return Dictionary(names, reference_set.columns)
+    return Dictionary(names, reference_set.columns, store)

@@ -32,6 +32,7 @@ from pprl.party.artifacts import (
     TensorFile,
 )
 from pprl.party.config import PartyConfig, attribute_kinds, attribute_scales
+from pprl.party.gate_cache import CACHE_DIR, DiskProjections
 from pprl.party.inputs import Inputs, load_dictionary, load_inputs
 from pprl.party.noise_key import party_noise_key
 from pprl.party.peer import AGREEMENT_WAIT_SECONDS, AUTO_NOISE_WAIT_SECONDS, PeerClient
@@ -321,7 +322,8 @@ class PhaseWork:
         against the reference set are most of what the gate costs."""
         key = (self.config.privacy.dictionary, reference_sha256(inputs.reference))
         if self._dictionary_cache is None or self._dictionary_cache[0] != key:
-            loaded = load_dictionary(self.config.privacy.dictionary, inputs.reference)
+            store = DiskProjections(self.config.state_dir / CACHE_DIR)
+            loaded = load_dictionary(self.config.privacy.dictionary, inputs.reference, store)
             self._dictionary_cache = (key, loaded)
         return self._dictionary_cache[1]
 

@@ -20,6 +20,7 @@ import hashlib
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 from rapidfuzz.distance import Levenshtein
@@ -158,19 +159,34 @@ class AuditReport:
         return self.record_reidentified if measure == "every-name" else self.record_exposed
 
 
+class ProjectionStore(Protocol):
+    """Where a daemon keeps a dictionary's projected coordinates between runs: they depend
+    only on public inputs (the names, a reference column, its basis), named by `key`."""
+
+    def get(self, key: str) -> np.ndarray | None: ...
+
+    def put(self, key: str, value: np.ndarray) -> None: ...
+
+
 class Dictionary:
     """A public name list and its distance vectors per reference column, computed lazily:
     only for names a pruning step cannot rule out (see `attack`)."""
 
-    def __init__(self, names: Sequence[str], reference_columns: Mapping[str, Sequence[str]]):
+    def __init__(
+        self,
+        names: Sequence[str],
+        reference_columns: Mapping[str, Sequence[str]],
+        store: ProjectionStore | None = None,
+    ):
         self.names = sorted({name for name in names if name})
         if not self.names:
             raise ValueError("the dictionary holds no names")
+        self._store = store
         self._columns = reference_columns
         self._whole: dict[str, np.ndarray] = {}
         self._rows: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # (computed?, vectors)
         self._probes: dict[tuple[str, int], np.ndarray] = {}
-        self._projected: dict[tuple[str, bytes], np.ndarray] = {}
+        self._projected: dict[str, np.ndarray] = {}
 
     def vectors(self, column: str, rows: np.ndarray | None = None) -> np.ndarray:
         """(d, R) distance vectors of every name, or of the names at `rows` (computed once
@@ -193,8 +209,16 @@ class Dictionary:
     def projected(self, column: str, grid: ProjectedRelease) -> np.ndarray:
         """(d, k) every name's coordinates in a projected release's space, computed a block of
         names at a time (the whole distance table is never kept) and once per basis."""
-        key = (column, hashlib.sha256(grid.centre.tobytes() + grid.basis.tobytes()).digest())
-        if key not in self._projected:
+        digest = hashlib.sha256()
+        for part in ("\n".join(self.names), "\n".join(self._columns[column])):
+            digest.update(part.encode() + b"\0")
+        digest.update(grid.centre.astype(np.float64).tobytes())
+        digest.update(grid.basis.astype(np.float64).tobytes())
+        key = digest.hexdigest()
+        if key in self._projected:
+            return self._projected[key]
+        stored = self._store.get(key) if self._store is not None else None
+        if stored is None or stored.shape != (len(self.names), grid.width):
             blocks = [
                 grid.project(
                     smash_values(
@@ -203,8 +227,11 @@ class Dictionary:
                 )
                 for start in range(0, len(self.names), _DICTIONARY_ROWS)
             ]
-            self._projected[key] = np.concatenate(blocks)
-        return self._projected[key]
+            stored = np.concatenate(blocks)
+            if self._store is not None:
+                self._store.put(key, stored)
+        self._projected[key] = stored
+        return stored
 
     def width(self, column: str) -> int:
         return len(self._columns[column])
@@ -217,10 +244,12 @@ class Dictionary:
         return self._probes[column, width]
 
 
-def census_dictionary(reference_columns: Mapping[str, Sequence[str]]) -> Dictionary:
+def census_dictionary(
+    reference_columns: Mapping[str, Sequence[str]], store: ProjectionStore | None = None
+) -> Dictionary:
     """The default attacker's list: the census first names and surnames together."""
     census = synthetic.census_names()
-    return Dictionary([*census.first.names, *census.last.names], reference_columns)
+    return Dictionary([*census.first.names, *census.last.names], reference_columns, store)
 
 
 _PROBE = 64
