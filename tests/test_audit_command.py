@@ -73,7 +73,7 @@ def _audit_report(
 
 
 def test_raw_release_of_census_names_falls_entirely_and_fails_the_gate(data: Path) -> None:
-    result, report = _audit_report(data, _config(data), "raw", "--seed", "1")
+    result, report = _audit_report(data, _config(data, "noise_sigma = 0"), "raw", "--seed", "1")
     assert result.returncode == 1
     assert "the daemon's privacy gate would refuse it" in result.stderr
     (raw,) = report["results"]
@@ -134,3 +134,14 @@ def test_a_missing_dictionary_file_is_named_in_the_error(data: Path) -> None:
     assert result.returncode == 2
     assert str(missing) in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_automatic_noise_is_chosen_as_agree_would_and_its_release_passes(data: Path) -> None:
+    result, report = _audit_report(data, _config(data), "auto", "--seed", "3", "--sample", "60")
+    assert result.returncode == 0, result.stderr
+    raw, defended = report["results"]
+    assert raw["record_reidentified"] == 1.0
+    assert report["noise_sigma"] > 0 and report["release"] == "projected"
+    assert defended["record_reidentified"] <= 0.10
+    assert f"sigma {report['noise_sigma']:g} re-identified" in report["noise_choice"]
+    assert "noise chosen automatically" in result.stdout

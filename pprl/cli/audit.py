@@ -17,9 +17,11 @@ import numpy as np
 
 from pprl.cli.summary import write_json
 from pprl.party.config import load_config
+from pprl.protocol import pipeline
 from pprl.protocol.audit import AuditReport, audit_tensor
 from pprl.protocol.errors import InputError
-from pprl.protocol.randomness import secret_generator
+from pprl.protocol.noise import CalibrationError
+from pprl.protocol.randomness import Randomness, secret_generator
 from pprl.protocol.release import Release
 
 GATED = {"every-name": "record_reidentified", "any-name": "record_exposed"}
@@ -114,14 +116,35 @@ def run_audit(options: AuditOptions) -> dict[str, Any]:
     rows = np.sort(rng.choice(len(records), size, replace=False))
     truth = {name: [values[i] for i in rows] for name, values in records.attributes.items()}
     dictionary = load_dictionary(options.dictionary or config.privacy.dictionary, ref)
-    releases = {"raw": Release()}
+    randomness = Randomness(options.seed, "audit")
+    choice = None
+    if config.auto_noise:
+        print(f"choosing the noise as AGREE would, on {size:,} sampled records", flush=True)
+        try:
+            choice = pipeline.calibrate_noise(
+                agreement,
+                truth,
+                np.arange(size),
+                dictionary,
+                randomness,
+                config.privacy.max_reidentification,
+                config.privacy.measure,
+            )
+        except CalibrationError as exc:
+            raise InputError(f'noise_sigma = "auto": {exc}', path=str(options.config)) from None
+        agreement = agreement.with_noise(choice.sigma)
+        method, words = agreement.method, agreement.noise_words()
+    print(f"attacking {size:,} sampled records, raw release", flush=True)
+    raw = smash(truth, ref.columns, config.mapping, release=Release(), rng=rng)
+    results = [_row("raw", audit_tensor(raw, truth, config.mapping, Release(), dictionary))]
     if method.noise_sigma:
-        releases["defended"] = Release(method.noise_sigma * sigma0)
-    results = []
-    for name, release in releases.items():
-        print(f"attacking {size:,} sampled records, {name} release", flush=True)
-        tensor = smash(truth, ref.columns, config.mapping, release=release, rng=rng)
-        results.append(_row(name, audit_tensor(tensor, truth, config.mapping, release, dictionary)))
+        print(f"attacking {size:,} sampled records, defended release", flush=True)
+        # What the daemon would send: its release (projected or distances), its noise.
+        tensor = agreement.smash(truth, rng, key=randomness.noise_key)
+        identity = np.arange(size)
+        released = pipeline.Released(identity, tensor)
+        report = pipeline.audit_rows(agreement, released, identity, truth, dictionary)
+        results.append(_row("defended", report))
     return {
         "records": str(options.records),
         "config": str(options.config),
@@ -131,6 +154,8 @@ def run_audit(options: AuditOptions) -> dict[str, Any]:
         "noise_sigma": method.noise_sigma,
         "noise_edits": method.noise_sigma * sigma0,
         "noise": words,
+        "noise_choice": choice.words() if choice else "",
+        "release": method.release,
         "limit": config.privacy.max_reidentification,
         "measure": config.privacy.measure,
         "results": results,
@@ -142,6 +167,8 @@ def print_audit(report: dict[str, Any]) -> None:
         f"\ndictionary: {report['dictionary']} ({report['dictionary_names']:,} names); "
         f"reference set: {report['reference_rows']:,} rows\n{report['noise']}\n"
     )
+    if report["noise_choice"]:
+        print(f"noise chosen automatically: {report['noise_choice']}\n")
     print(
         f"{'release':<9} {'attribute':<10} {'values':>7} {'in dict':>8} {'exact':>7} "
         f"{'nearest':>8} {'median cands':>12}"
