@@ -43,6 +43,8 @@ def _row(name: str, report: AuditReport) -> dict[str, Any]:
         "record_exact": report.record_exact,
         "record_reidentified": report.record_reidentified,
         "record_exposed": report.record_exposed,
+        "attack": report.attack,
+        "by_attack": report.by_attack,
         "attributes": {
             a.attribute: {
                 "values": a.audited,
@@ -143,7 +145,9 @@ def run_audit(options: AuditOptions) -> dict[str, Any]:
         tensor = agreement.smash(truth, rng, key=randomness.noise_key)
         identity = np.arange(size)
         released = pipeline.Released(identity, tensor)
-        report = pipeline.audit_rows(agreement, released, identity, truth, dictionary)
+        report = pipeline.audit_rows(
+            agreement, released, identity, truth, dictionary, config.privacy.measure
+        )
         results.append(_row("defended", report))
     return {
         "records": str(options.records),
@@ -188,8 +192,13 @@ def print_audit(report: dict[str, Any]) -> None:
             f"({result['record_exposed']:.1%} lose at least one name; {rate:.1%} is "
             f"{verdict} the gate's limit of {report['limit']:.1%} on {report['measure']})"
         )
+        if len(result["by_attack"]) > 1:
+            rates = ", ".join(f"{a} {r:.1%}" for a, r in result["by_attack"].items())
+            print(f"{'':<20} strongest attacker: {result['attack']} ({rates})")
     print(
         "\nexact: the rounded vector names exactly one dictionary entry, the true one; nearest:"
         "\nthe closest dictionary vector is unique and within one edit of the true value; a"
-        "\nrecord counts when every non-empty value of it falls to one of the two."
+        "\nrecord counts when every non-empty value of it falls to one of the two. Under noise"
+        "\ntwo attackers run: every name equally likely (uniform), and names weighted by how"
+        "\ncommon they are (prior); the defended figures are the stronger one's."
     )

@@ -40,7 +40,7 @@ from pprl.party.state import Artifact, RunStore, file_sha256
 from pprl.party.transfer import Expected
 from pprl.party.versions import check_versions
 from pprl.protocol import candidates, classifier, noise, pipeline
-from pprl.protocol.audit import AuditReport, Dictionary
+from pprl.protocol.audit import ATTACK_NAMES, AuditReport, Dictionary
 from pprl.protocol.errors import PprlError
 from pprl.protocol.method import (
     MethodParams,
@@ -120,6 +120,14 @@ def data_words(report: dict[str, Any]) -> str:
         unreadable = ", ".join(f"{a} {n}" for a, n in report["unreadable_values"].items())
         parts.append(f"unreadable cells counted as missing: {unreadable}")
     return "; ".join(parts)
+
+
+def attack_words(report: AuditReport) -> str:
+    """Which attacker the rate is of, when more than one ran."""
+    if len(report.by_attack) < 2:
+        return ""
+    others = ", ".join(f"{a} {r:.1%}" for a, r in report.by_attack.items() if a != report.attack)
+    return f"; strongest attacker: {ATTACK_NAMES[report.attack]} (others: {others})"
 
 
 def _review(own_sharing: int, peer_sharing: int) -> str:
@@ -380,7 +388,12 @@ class PhaseWork:
         size = len(rows)
         progress(0, size, "records", "privacy gate: dictionary attack on a sample of the tensor")
         report = pipeline.audit_rows(
-            agreement, released, rows, inputs.records.attributes, self._dictionary(inputs)
+            agreement,
+            released,
+            rows,
+            inputs.records.attributes,
+            self._dictionary(inputs),
+            settings.measure,
         )
         detail = ", ".join(
             f"{a.attribute} {a.result.nearest_rate:.1%} nearest / {a.result.exact_rate:.1%} exact"
@@ -392,7 +405,7 @@ class PhaseWork:
         unaudited = pipeline.unaudited_attributes(agreement)
         words = (
             f"a dictionary attack re-identified {rate:.1%} of {size} sampled records "
-            f"({counted} recovered; {detail or 'no name attribute'})"
+            f"({counted} recovered; {detail or 'no name attribute'}{attack_words(report)})"
         )
         if unaudited:
             words += f"; not attacked (no dictionary of their kind): {', '.join(unaudited)}"

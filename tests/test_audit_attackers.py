@@ -1,0 +1,73 @@
+"""The gate's attackers: every name equally likely, or names weighted by how common they
+are; the gate reports whichever re-identifies more."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pprl.protocol import pipeline, synthetic
+from pprl.protocol.audit import Dictionary, audit_tensor, census_dictionary, prior_penalty
+from pprl.protocol.method import method_params
+from pprl.protocol.reference import DEFAULT_MAPPING, ReferenceSet
+
+ATTRIBUTES = ("first", "middle", "last")
+
+
+def test_a_name_listed_more_often_or_weighted_more_is_more_probable() -> None:
+    reference = {"first": ["ANN", "BOB"], "last": ["KING", "LEE"]}
+    listed = Dictionary(["ADA", "ADA", "BOB", ""], reference)
+    assert listed.names == ["ADA", "BOB"]
+    assert np.allclose(np.exp(listed.log_prior), [2 / 3, 1 / 3])
+    weighted = Dictionary(["ADA", "BOB"], reference, weights=[0.25, 0.75])
+    assert np.allclose(np.exp(weighted.log_prior), [0.25, 0.75])
+    census = census_dictionary(reference)
+    prior = dict(zip(census.names, census.log_prior, strict=True))
+    first = synthetic.census_names().first.names
+    assert prior[first[0]] > prior[first[-1]]  # the commonest first name against the rarest
+
+
+def test_the_prior_only_counts_under_noise() -> None:
+    dictionary = Dictionary(["ADA", "BOB", "BOB"], {"first": ["ANN", "BOB"]})
+    assert prior_penalty(dictionary, 2.0, "uniform") is None
+    assert prior_penalty(dictionary, 0.0, "prior") is None
+    penalty = prior_penalty(dictionary, 2.0, "prior")
+    assert penalty is not None and penalty[0] > penalty[1] > 0
+    with pytest.raises(ValueError, match="unknown attacker"):
+        prior_penalty(dictionary, 2.0, "oracle")
+
+
+@pytest.mark.parametrize("release", ["distances", "projected"])
+def test_on_census_like_records_the_prior_attacker_recovers_more(release) -> None:
+    reference = synthetic.default_reference(300)
+    people = synthetic.generate(500, 4).alice
+    columns = {name: [getattr(p, name) for p in people] for name in ATTRIBUTES}
+    params = method_params(noise_sigma=1.0, release=release)
+    agreement = pipeline.Agreement(ReferenceSet("built-in", reference), DEFAULT_MAPPING, params)
+    tensor = agreement.smash(columns, np.random.default_rng(1))
+    dictionary = census_dictionary(reference)
+    rates = {
+        attacker: audit_tensor(
+            tensor, columns, DEFAULT_MAPPING, agreement.releases, dictionary, attacker=attacker
+        ).record_reidentified
+        for attacker in ("uniform", "prior")
+    }
+    assert rates["prior"] > rates["uniform"] + 0.05
+    identity = np.arange(len(people))
+    released = pipeline.Released(identity, tensor)
+    gate = pipeline.audit_rows(agreement, released, identity, columns, dictionary)
+    assert gate.attack == "prior" and gate.by_attack == pytest.approx(rates)
+    assert gate.record_reidentified == rates["prior"]
+
+
+def test_without_noise_only_the_uniform_attacker_runs() -> None:
+    reference = synthetic.default_reference(100)
+    people = synthetic.generate(40, 2).alice
+    columns = {name: [getattr(p, name) for p in people] for name in ATTRIBUTES}
+    agreement = pipeline.Agreement(
+        ReferenceSet("built-in", reference), DEFAULT_MAPPING, method_params()
+    )
+    identity = np.arange(len(people))
+    released = pipeline.Released(identity, agreement.smash(columns, None))
+    gate = pipeline.audit_rows(agreement, released, identity, columns, census_dictionary(reference))
+    assert list(gate.by_attack) == ["uniform"] and gate.attack == "uniform"
