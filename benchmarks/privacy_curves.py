@@ -100,6 +100,8 @@ def point(size, rows, sigma, feature, release, reference_name, seed, audit_rows,
         "record_reidentified": report.record_reidentified,
         "record_exact": report.record_exact,
         "record_exposed": report.record_exposed,
+        "attack": report.attack,
+        "by_attack": report.by_attack,
         "attributes": {
             a.attribute: {
                 "exact": a.result.exact_rate,
@@ -166,21 +168,35 @@ def plot(rows: list[dict], path: Path) -> None:
     plt.close(figure)
 
 
+def attacker(row: dict) -> str:
+    """The attacker a row's rates are of, and the other's record rate when both ran (rows
+    written before the weighted attacker existed are the uniform one's)."""
+    others = {a: r for a, r in row.get("by_attack", {}).items() if a != row.get("attack")}
+    return row.get("attack", "uniform") + "".join(f" ({a} {r:.1%})" for a, r in others.items())
+
+
 def table(rows: list[dict]) -> str:
     """The results as a markdown table, in the order of the figure's curves."""
     lines = [
-        "| a side | RS | feature | sigma | noise (edits) | precision | recall | F1 "
-        "| records re-identified | first | middle | last | link s | audit s |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| a side | RS | feature | release | sigma | noise (edits) | precision | recall | F1 "
+        "| records re-identified | attacker | first | middle | last | MB sent | link s | audit s |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    order = sorted(rows, key=lambda r: (r["size"], r["reference_rows"], r["feature"], r["sigma"]))
-    for r in order:
+
+    def order(r: dict) -> tuple:
+        return (*tuple(r.get(k, KEY_DEFAULTS.get(k)) for k in KEY[:-1][::-1]), r["sigma"])
+
+    for r in sorted(rows, key=order):
         a = r["attributes"]
+        sent = f"{r['bytes_per_party'] / 1e6:.1f}" if "bytes_per_party" in r else "-"
+        label = r.get("reference", BUILT_IN)
         lines.append(
-            f"| {r['size']:,} | {r['reference_rows']:,} | {r['feature']} | {r['sigma']:g} "
+            f"| {r['size']:,} | {label} {r['reference_rows']:,} | {r['feature']} "
+            f"| {r.get('release', 'distances')} | {r['sigma']:g} "
             f"| {r['noise_edits']:.2f} | {r['precision']:.4f} | {r['recall']:.4f} "
-            f"| {r['f1']:.4f} | {r['record_reidentified']:.1%} | {a['first']['nearest']:.1%} "
-            f"| {a['middle']['nearest']:.1%} | {a['last']['nearest']:.1%} "
+            f"| {r['f1']:.4f} | {r['record_reidentified']:.1%} | {attacker(r)} "
+            f"| {a['first']['nearest']:.1%} "
+            f"| {a['middle']['nearest']:.1%} | {a['last']['nearest']:.1%} | {sent} "
             f"| {r['link_seconds']:.0f} | {r['audit_seconds']:.0f} |"
         )
     return "\n".join(lines)
