@@ -227,7 +227,9 @@ class PhaseWork:
             raise PhaseFailed(mismatch, reason=pb.VERSION_MISMATCH)
         peer_description = json.loads(theirs.description)
         if choice is not None and without_sigma(peer_description) == without_sigma(description):
-            # Both chose their own noise: the larger protects both releases.
+            # Both chose their own noise: the larger protects both releases. Each side
+            # derives the same final description from the two proposals, and the final
+            # digest is checked again on every tensor the peer pushes (EXCHANGE).
             agreed = max(choice.sigma, float(peer_description["params"]["noise_sigma"]))
             agreement = agreement.with_noise(agreed)
             description, digest = self._set_agreement(run_id, agreement)

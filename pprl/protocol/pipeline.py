@@ -103,6 +103,14 @@ class Agreement:
                 other.__dict__[cached] = self.__dict__[cached]
         return other
 
+    def share_statistics(self) -> None:
+        """Compute now the reference figures that do not depend on the noise (the distance
+        statistics, and the SVD projected features need), so that every agreement derived
+        from this one by with_noise shares them instead of computing them again."""
+        computed = [self.statistics]
+        if self.method.feature == "projected-cosine":
+            computed.append(self._components)
+
     @cached_property
     def statistics(self) -> ReferenceStatistics:
         """Centre, spread and sigma0; without the principal components."""
@@ -319,6 +327,7 @@ def calibrate_noise(
     stays within `limit`, each candidate released as the party will release it."""
     sample = {name: [values[i] for i in records] for name, values in attributes.items()}
     identity = np.arange(len(records))
+    agreement.share_statistics()
 
     def rate(sigma: float) -> float:
         candidate = agreement.with_noise(sigma)
