@@ -14,13 +14,16 @@ ATTRIBUTES = ("first", "middle", "last")
 Columns = dict[str, list[str]]
 
 
-def read_reference(path: str | Path | None, rows: int) -> Columns:
-    """The first `rows` rows of a reference set as {"first": [...], "last": [...]}.
+def read_reference(path: str | Path | None, rows: int | None) -> Columns:
+    """The first `rows` rows of a reference set (None: every row of a file) as
+    {"first": [...], "last": [...]}.
 
     Accepts the project's CSV (a header with first and last) or the paper's file: one
     FIRST_LAST name per line, no header. None means the built-in held-out census names.
     """
     if path is None:
+        if rows is None:
+            raise ValueError("the built-in reference set needs a number of rows")
         return default_reference(rows)
     path = Path(path)
     try:
@@ -38,6 +41,8 @@ def read_reference(path: str | Path | None, rows: int) -> Columns:
     else:
         columns = _read_underscore_names(path)
     available = len(columns["first"])
+    if rows is None:
+        return columns
     if rows > available:
         raise InputError(
             f"asked for {rows} reference rows, the file has {available}", path=str(path)

@@ -6,10 +6,20 @@ import argparse
 import sys
 
 from pprl import __version__
-from pprl.cli import audit, bench, certs, coordinate, demo, generate, party, reference
+from pprl.cli import (
+    assess,
+    audit,
+    bench,
+    certs,
+    coordinate,
+    demo,
+    generate,
+    party,
+    reference,
+)
 from pprl.protocol.errors import PprlError
 
-COMMANDS = (certs, generate, reference, party, coordinate, demo, audit, bench)
+COMMANDS = (certs, generate, reference, assess, party, coordinate, demo, audit, bench)
 
 
 def build_parser() -> argparse.ArgumentParser:
