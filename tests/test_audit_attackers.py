@@ -7,7 +7,13 @@ import numpy as np
 import pytest
 
 from pprl.protocol import pipeline, synthetic
-from pprl.protocol.audit import Dictionary, audit_tensor, census_dictionary, prior_penalty
+from pprl.protocol.audit import (
+    Dictionary,
+    audit_tensor,
+    census_dictionary,
+    prior_penalty,
+    vector_counts,
+)
 from pprl.protocol.method import method_params
 from pprl.protocol.reference import DEFAULT_MAPPING, ReferenceSet
 
@@ -38,26 +44,48 @@ def test_the_prior_only_counts_under_noise() -> None:
 
 
 @pytest.mark.parametrize("release", ["distances", "projected"])
-def test_on_census_like_records_the_prior_attacker_recovers_more(release) -> None:
+def test_on_census_like_records_weighted_attackers_recover_more(release) -> None:
     reference = synthetic.default_reference(300)
-    people = synthetic.generate(500, 4).alice
+    people = synthetic.generate(1500, 4).alice
     columns = {name: [getattr(p, name) for p in people] for name in ATTRIBUTES}
     params = method_params(noise_sigma=1.0, release=release)
     agreement = pipeline.Agreement(ReferenceSet("built-in", reference), DEFAULT_MAPPING, params)
     tensor = agreement.smash(columns, np.random.default_rng(1))
     dictionary = census_dictionary(reference)
-    rates = {
+    counts = vector_counts(tensor, DEFAULT_MAPPING)
+    reports = {
         attacker: audit_tensor(
-            tensor, columns, DEFAULT_MAPPING, agreement.releases, dictionary, attacker=attacker
-        ).record_reidentified
-        for attacker in ("uniform", "prior")
+            tensor,
+            columns,
+            DEFAULT_MAPPING,
+            agreement.releases,
+            dictionary,
+            attacker=attacker,
+            counts=counts,
+            records=len(tensor),
+        )
+        for attacker in ("uniform", "prior", "counts")
     }
+    rates = {attacker: report.record_reidentified for attacker, report in reports.items()}
     assert rates["prior"] > rates["uniform"] + 0.05
+    # First names repeat: how often a vector occurs tells the peer which common name it is.
+    first = {a: r.attributes[0].result.nearest_rate for a, r in reports.items()}
+    assert reports["counts"].attributes[0].attribute == "first"
+    assert first["counts"] > first["prior"] + 0.1
     identity = np.arange(len(people))
     released = pipeline.Released(identity, tensor)
     gate = pipeline.audit_rows(agreement, released, identity, columns, dictionary)
-    assert gate.attack == "prior" and gate.by_attack == pytest.approx(rates)
-    assert gate.record_reidentified == rates["prior"]
+    assert gate.by_attack == pytest.approx(rates)
+    assert gate.record_reidentified == max(rates.values())
+    assert gate.attack == max(rates, key=rates.__getitem__)
+
+
+def test_the_counts_of_a_sample_can_come_from_the_values_of_all_records() -> None:
+    columns = {"first": ["ADA", "BOB", "ADA", "ADA"], "middle": ["", "", "", ""]}
+    columns["last"] = ["KING", "KING", "LEE", "KING"]
+    counts = pipeline.value_counts(columns, DEFAULT_MAPPING, np.array([0, 1, 2]))
+    assert counts["first"].tolist() == [3, 1, 3]
+    assert counts["last"].tolist() == [3, 3, 1]
 
 
 def test_without_noise_only_the_uniform_attacker_runs() -> None:

@@ -14,7 +14,10 @@ necessarily, so both are reported. Nearest neighbour comes in two attackers (ATT
 "uniform" takes every dictionary name as equally likely; "prior" weighs each name by how
 common it is (the census frequencies, or how often a custom dictionary lists it) and takes
 the most probable name under the release's Gaussian noise, which favours common names where
-the noise leaves several close. The gate takes whichever re-identifies more. A record is
+the noise leaves several close; "counts" also uses how many of the party's records share
+the released vector (identical values share one): a vector that occurs c times among n
+records is likelier a name of frequency near c / n (a Poisson count), which the peer sees
+for free. The gate takes whichever re-identifies most. A record is
 re-identified when every non-empty attribute value of it falls to one of the two; it is
 exposed when at least one does.
 """
@@ -35,8 +38,12 @@ from pprl.protocol.release import ProjectedRelease, Release
 from pprl.protocol.smashing import smash_values
 
 MEASURES = ("every-name", "any-name")
-ATTACKS = ("uniform", "prior")
-ATTACK_NAMES = {"uniform": "every name equally likely", "prior": "names weighted by frequency"}
+ATTACKS = ("uniform", "prior", "counts")
+ATTACK_NAMES = {
+    "uniform": "every name equally likely",
+    "prior": "names weighted by frequency",
+    "counts": "names weighted by frequency and by how often the vector occurs",
+}
 _QUERY_ROWS = 512
 _DICTIONARY_ROWS = 8192
 # Distances are compared in float64, whose rounding at these sizes stays below 1e-8.
@@ -299,6 +306,15 @@ def prior_penalty(dictionary: Dictionary, noise: float, attacker: str) -> np.nda
     return -2.0 * noise * noise * dictionary.log_prior
 
 
+def count_penalty(dictionary: Dictionary, noise: float, count: int, records: int) -> np.ndarray:
+    """The "counts" attacker's addition for a vector seen `count` times among `records`:
+    2 noise^2 times minus the log of prior and Poisson likelihood (the count's factorial is
+    the same for every name and left out)."""
+    expected = records * np.exp(dictionary.log_prior)
+    log_likelihood = count * np.log(expected) - expected
+    return -2.0 * noise * noise * (dictionary.log_prior + log_likelihood)
+
+
 def attack(
     released: np.ndarray,
     truth: Sequence[str],
@@ -382,6 +398,46 @@ def attack_projected(
     return audit_entry(released, truth, dictionary.names, vectors, tolerance, False, penalty)
 
 
+def _attack_entries(
+    codes: np.ndarray,
+    truth: Sequence[str],
+    dictionary: Dictionary,
+    columns: Sequence[str],
+    encoders: Sequence[Release | ProjectedRelease],
+    tolerance: int,
+    penalty: np.ndarray | None,
+) -> EntryAudit:
+    """The attack on (n, entries, W) codes of one attribute, in the release's own space."""
+    projected = [grid for grid in encoders if isinstance(grid, ProjectedRelease)]
+    if projected:
+        return attack_projected(codes, truth, dictionary, columns, projected, tolerance, penalty)
+    released = encoders[0].decode(codes.reshape(len(codes), -1))
+    return attack(released, truth, dictionary, columns, tolerance, penalty)
+
+
+def _merged(groups: np.ndarray, parts: Mapping[int, EntryAudit]) -> EntryAudit:
+    """One EntryAudit in row order from the audits of the rows of each group."""
+    exact = np.zeros(len(groups), dtype=bool)
+    nearest = np.zeros(len(groups), dtype=bool)
+    candidates = np.zeros(len(groups), dtype=np.int64)
+    for group, part in parts.items():
+        where = groups == group
+        exact[where], nearest[where], candidates[where] = part.exact, part.nearest, part.candidates
+    return EntryAudit(exact, nearest, candidates)
+
+
+def vector_counts(tensor: np.ndarray, mapping: Sequence[tuple[str, str]]) -> dict[str, np.ndarray]:
+    """Per attribute, how many rows of the whole (n, M, W) release share each row's vector
+    (all of the attribute's entries together): what the peer can count."""
+    out = {}
+    for attribute in dict.fromkeys(a for a, _ in mapping):
+        entries = [m for m, (a, _) in enumerate(mapping) if a == attribute]
+        flat = np.ascontiguousarray(tensor[:, entries, :].reshape(len(tensor), -1))
+        _, inverse, sizes = np.unique(flat, axis=0, return_inverse=True, return_counts=True)
+        out[attribute] = sizes[inverse.reshape(-1)]
+    return out
+
+
 def audit_tensor(
     tensor: np.ndarray,
     truth: Mapping[str, Sequence[str]],
@@ -390,9 +446,13 @@ def audit_tensor(
     dictionary: Dictionary,
     tolerance: int = 1,
     attacker: str = "uniform",
+    counts: Mapping[str, np.ndarray] | None = None,
+    records: int = 0,
 ) -> AuditReport:
     """Attack released (n, M, R) codes whose records hold the values `truth` (column-wise);
-    `release` is one for every entry or one per entry; `attacker` is one of ATTACKS.
+    `release` is one for every entry or one per entry; `attacker` is one of ATTACKS. The
+    "counts" attacker needs, per attribute, how often each row's vector occurs among the
+    whole release's `records` rows (`counts`).
 
     Each attribute's entries are concatenated, as the attacker would: a middle name compared
     with two reference columns gives it twice the coordinates. A projected release is
@@ -414,22 +474,34 @@ def audit_tensor(
         present = np.flatnonzero(values != "")
         columns = [mapping[m][1] for m in entries]
         encoders = [releases[m] for m in entries]
-        projected = [grid for grid in encoders if isinstance(grid, ProjectedRelease)]
-        penalty = prior_penalty(dictionary, encoders[0].noise, attacker)
-        if projected:
-            result = attack_projected(
-                tensor[present][:, entries, :],
+        codes, noise = tensor[:, entries, :], encoders[0].noise
+        if attacker == "counts" and noise > 0:
+            if counts is None or records < 1:
+                raise ValueError("the counts attacker needs the vectors' counts in the release")
+            seen = np.asarray(counts[attribute])[present]
+            parts = {}
+            for count in np.unique(seen).tolist():
+                rows = present[seen == count]
+                parts[count] = _attack_entries(
+                    codes[rows],
+                    list(values[rows]),
+                    dictionary,
+                    columns,
+                    encoders,
+                    tolerance,
+                    count_penalty(dictionary, noise, count, records),
+                )
+            result = _merged(seen, parts)
+        else:
+            result = _attack_entries(
+                codes[present],
                 list(values[present]),
                 dictionary,
                 columns,
-                projected,
+                encoders,
                 tolerance,
-                penalty,
+                prior_penalty(dictionary, noise, attacker),
             )
-        else:
-            released = encoders[0].decode(tensor[present][:, entries, :].reshape(len(present), -1))
-            truths = list(values[present])
-            result = attack(released, truths, dictionary, columns, tolerance, penalty)
         exact_all[present] &= result.exact
         found_all[present] &= result.exact | result.nearest
         found_any[present] |= result.exact | result.nearest

@@ -19,7 +19,13 @@ from typing import Any
 import numpy as np
 
 from pprl.protocol import candidates, classifier, matching, noise, training
-from pprl.protocol.audit import ATTACKS, AuditReport, Dictionary, audit_tensor
+from pprl.protocol.audit import (
+    ATTACKS,
+    AuditReport,
+    Dictionary,
+    audit_tensor,
+    vector_counts,
+)
 from pprl.protocol.combined import base_names, combined_kinds, with_combined
 from pprl.protocol.features import Standardise
 from pprl.protocol.keyed_noise import NoiseKey
@@ -288,20 +294,35 @@ def audit_rows(
     attributes: Columns,
     dictionary: Dictionary,
     measure: str = "every-name",
+    counts: tuple[Mapping[str, np.ndarray], int] | None = None,
 ) -> AuditReport:
     """The peer's dictionary attacks on the given rows of a release: the report of the
     attacker (audit.ATTACKS) that re-identifies most by `measure`, with every attacker's
-    rate. Without noise the attackers agree, so only the uniform one runs."""
+    rate. Without noise the attackers agree, so only the uniform one runs. `counts` gives,
+    per attribute, how often each row's vector occurs in the whole release and that
+    release's size, when `released` holds only a sample of it."""
     truth = {name: [values[released.order[t]] for t in rows] for name, values in attributes.items()}
     entries = [m for m, (a, _) in enumerate(agreement.mapping) if agreement.kinds[a] == "name"]
     if not entries:
         return AuditReport(len(rows), [], 0.0, 0.0, 0.0)
     mapping = [agreement.mapping[m] for m in entries]
-    tensor = released.tensor[rows][:, entries, :]
+    whole = released.tensor[:, entries, :]
     releases = [agreement.releases[m] for m in entries]
     attackers = ATTACKS if agreement.release.noise > 0 else ATTACKS[:1]
+    if counts is None:
+        everywhere = vector_counts(whole, mapping)
+        counts = ({a: c[rows] for a, c in everywhere.items()}, len(whole))
     reports = [
-        audit_tensor(tensor, truth, mapping, releases, dictionary, attacker=attacker)
+        audit_tensor(
+            whole[rows],
+            truth,
+            mapping,
+            releases,
+            dictionary,
+            attacker=attacker,
+            counts=counts[0],
+            records=counts[1],
+        )
         for attacker in attackers
     ]
     rates = {report.attack: report.rate(measure) for report in reports}
@@ -328,15 +349,35 @@ def calibrate_noise(
     sample = {name: [values[i] for i in records] for name, values in attributes.items()}
     identity = np.arange(len(records))
     agreement.share_statistics()
+    # What the peer counts in the whole release: a distinct value has one vector, whatever
+    # the noise, so the counts are those of the values among all the records.
+    counts = (
+        value_counts(attributes, agreement.mapping, records),
+        len(next(iter(attributes.values()))),
+    )
 
     def rate(sigma: float) -> float:
         candidate = agreement.with_noise(sigma)
         tensor = candidate.smash(sample, randomness.generator(RELEASE), key=randomness.noise_key)
         released = Released(identity, tensor)
-        report = audit_rows(candidate, released, identity, sample, dictionary, measure)
+        report = audit_rows(candidate, released, identity, sample, dictionary, measure, counts)
         return report.rate(measure)
 
     return choose_sigma(rate, limit)
+
+
+def value_counts(
+    attributes: Columns, mapping: Sequence[MappingEntry], rows: np.ndarray
+) -> dict[str, np.ndarray]:
+    """Per mapped attribute, how many of all the records share the value of each of `rows`."""
+    out = {}
+    for attribute in dict.fromkeys(a for a, _ in mapping):
+        values = with_combined(attributes, [attribute])[attribute]
+        tally: dict[str, int] = {}
+        for value in values:
+            tally[value] = tally.get(value, 0) + 1
+        out[attribute] = np.array([tally[values[i]] for i in rows], dtype=np.int64)
+    return out
 
 
 def unaudited_attributes(agreement: Agreement) -> list[str]:
