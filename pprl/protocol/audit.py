@@ -10,7 +10,7 @@ dictionary's vectors. Two attacks are scored against the true values:
   `tolerance` edits of it; a tie counts as a failure. The gate and `pprl audit` use a tolerance
   of one edit: a peer who learns "SMITH" for a record holding "SMTIH" has learnt the name.
 Exact lookup is what raw integer distances allow; noise defeats it, nearest neighbour not
-necessarily, so both are reported. Nearest neighbour comes in two attackers (ATTACKS):
+necessarily, so both are reported. Nearest neighbour comes in three attackers (ATTACKS):
 "uniform" takes every dictionary name as equally likely; "prior" weighs each name by how
 common it is (the census frequencies, or how often a custom dictionary lists it) and takes
 the most probable name under the release's Gaussian noise, which favours common names where
