@@ -199,6 +199,7 @@ def print_audit(report: dict[str, Any]) -> None:
         "\nexact: the rounded vector names exactly one dictionary entry, the true one; nearest:"
         "\nthe closest dictionary vector is unique and within one edit of the true value; a"
         "\nrecord counts when every non-empty value of it falls to one of the two. Under noise"
-        "\ntwo attackers run: every name equally likely (uniform), and names weighted by how"
-        "\ncommon they are (prior); the defended figures are the stronger one's."
+        "\nthree attackers run: every name equally likely (uniform), names weighted by how"
+        "\ncommon they are (prior), and also by how often each vector occurs (counts); the"
+        "\ndefended figures are the strongest one's."
     )

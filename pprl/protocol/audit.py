@@ -34,7 +34,7 @@ import numpy as np
 from rapidfuzz.distance import Levenshtein
 
 from pprl.protocol import synthetic
-from pprl.protocol.release import ProjectedRelease, Release
+from pprl.protocol.release import ProjectedRelease, Release, per_entry
 from pprl.protocol.smashing import smash_values
 
 MEASURES = ("every-name", "any-name")
@@ -219,6 +219,8 @@ class Dictionary:
         self.log_prior = np.log(mass / mass.sum())
         self._store = store
         self._columns = reference_columns
+        # Part of every projection's cache key; the names never change.
+        self._names_digest = hashlib.sha256("\n".join(self.names).encode()).digest()
         self._whole: dict[str, np.ndarray] = {}
         self._rows: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # (computed?, vectors)
         self._probes: dict[tuple[str, int], np.ndarray] = {}
@@ -245,9 +247,8 @@ class Dictionary:
     def projected(self, column: str, grid: ProjectedRelease) -> np.ndarray:
         """(d, k) every name's coordinates in a projected release's space, computed a block of
         names at a time (the whole distance table is never kept) and once per basis."""
-        digest = hashlib.sha256()
-        for part in ("\n".join(self.names), "\n".join(self._columns[column])):
-            digest.update(part.encode() + b"\0")
+        digest = hashlib.sha256(self._names_digest)
+        digest.update("\n".join(self._columns[column]).encode() + b"\0")
         digest.update(grid.centre.astype(np.float64).tobytes())
         digest.update(grid.basis.astype(np.float64).tobytes())
         key = digest.hexdigest()
@@ -459,9 +460,7 @@ def audit_tensor(
     attacked in its own space: the attacker projects every dictionary name's distances as the
     parties do, and takes the nearest (exact lookup has no meaning for real coordinates).
     """
-    releases = [release] * len(mapping) if isinstance(release, Release) else list(release)
-    if len(releases) != len(mapping):
-        raise ValueError(f"{len(releases)} releases for {len(mapping)} mapping entries")
+    releases = per_entry(release, len(mapping))
     n = len(tensor)
     known = set(dictionary.names)
     exact_all = np.ones(n, dtype=bool)

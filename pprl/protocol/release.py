@@ -60,6 +60,29 @@ def released_width(release: str, reference_rows: int) -> int:
     return kept_components(reference_rows) if release == "projected" else reference_rows
 
 
+def standard_normals(
+    draws: np.ndarray | None, rng: np.random.Generator | None, shape: tuple[int, ...]
+) -> np.ndarray:
+    """The keyed draws when given, else fresh ones from `rng`: both releases' noise source."""
+    if draws is not None:
+        return draws
+    if rng is None:
+        raise ValueError("noise needs a random generator")
+    return rng.standard_normal(shape)
+
+
+def per_entry(
+    release: Release | ProjectedRelease | Sequence[Release | ProjectedRelease], entries: int
+) -> list[Release | ProjectedRelease]:
+    """One release for each of `entries` mapping entries: the one given for all, or the
+    sequence given, which must have one per entry."""
+    if isinstance(release, Release | ProjectedRelease):
+        return [release] * entries
+    if len(release) != entries:
+        raise ValueError(f"{len(release)} releases for {entries} mapping entries")
+    return list(release)
+
+
 @dataclass(frozen=True)
 class Release:
     """Noise in edit units and the byte grid its codes live on."""
@@ -89,12 +112,7 @@ class Release:
         if self.noise == 0:
             return np.asarray(distances, dtype=np.uint8)
         values = np.asarray(distances, dtype=np.float64)
-        if draws is None:
-            if rng is None:
-                raise ValueError("noise needs a random generator")
-            values = values + rng.normal(0.0, self.noise, size=values.shape)
-        else:
-            values = values + self.noise * draws
+        values = values + self.noise * standard_normals(draws, rng, values.shape)
         codes = np.rint(values / self.step) + self.offset
         return np.clip(codes, 0, MISSING_CODE - 1).astype(np.uint8)
 
@@ -136,11 +154,8 @@ class ProjectedRelease:
         standard normals, one per distinct reference value (keyed noise)."""
         values = self.project(distances)
         if self.noise > 0:
-            if draws is None:
-                if rng is None:
-                    raise ValueError("noise needs a random generator")
-                draws = rng.standard_normal((len(values), len(self.noise_map)))
-            values += (self.noise * draws) @ self.noise_map
+            shape = (len(values), len(self.noise_map))
+            values += (self.noise * standard_normals(draws, rng, shape)) @ self.noise_map
         codes = np.rint((values - self.low) / self.step)
         return np.clip(codes, 0, MISSING_CODE - 1).astype(np.uint8)
 

@@ -20,7 +20,7 @@ from pprl.protocol.features import MISSING_CODE
 from pprl.protocol.keyed_noise import NoiseKey
 from pprl.protocol.kinds import DEFAULT_KIND
 from pprl.protocol.progress import Progress
-from pprl.protocol.release import ProjectedRelease, Release
+from pprl.protocol.release import ProjectedRelease, Release, per_entry
 
 Key = TypeVar("Key", bound=Hashable)
 Encoder = Release | ProjectedRelease
@@ -126,12 +126,9 @@ def smash(
             raise ValueError(f"mapping names attribute {attribute!r} the records lack")
         if column not in reference_columns:
             raise ValueError(f"mapping names reference column {column!r} the set lacks")
-    if release is None or isinstance(release, Release | ProjectedRelease):
-        releases: Sequence[Encoder | None] = [release] * len(mapping)
-    elif len(release) != len(mapping):
-        raise ValueError(f"{len(release)} releases for {len(mapping)} mapping entries")
-    else:
-        releases = release
+    releases: Sequence[Encoder | None] = (
+        [None] * len(mapping) if release is None else per_entry(release, len(mapping))
+    )
     if key is not None and len(labels) != len(mapping):
         raise ValueError(f"keyed noise needs a label per mapping entry, got {len(labels)}")
     slices = []
