@@ -136,6 +136,15 @@ def test_a_missing_dictionary_file_is_named_in_the_error(data: Path) -> None:
     assert "Traceback" not in result.stderr
 
 
+def test_a_dictionary_without_names_is_named_in_the_error(data: Path) -> None:
+    empty = data / "empty-names.csv"
+    empty.write_text('name\n""\n" "\n', encoding="utf-8")
+    result = _audit(data, _config(data), "--dictionary", str(empty))
+    assert result.returncode == 2
+    assert str(empty) in result.stderr and "holds no names" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
 def test_automatic_noise_is_chosen_as_agree_would_and_its_release_passes(data: Path) -> None:
     result, report = _audit_report(data, _config(data), "auto", "--seed", "3", "--sample", "60")
     assert result.returncode == 0, result.stderr

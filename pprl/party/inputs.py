@@ -8,6 +8,7 @@ from pathlib import Path
 from pprl.party.config import PartyConfig, attribute_schema
 from pprl.protocol import reference
 from pprl.protocol.audit import Dictionary, ProjectionStore, census_dictionary
+from pprl.protocol.errors import InputError
 from pprl.protocol.records import RecordTable, load_records, normalise, read_table
 
 
@@ -39,4 +40,8 @@ def load_dictionary(
         return census_dictionary(reference_set.columns, store)
     table = read_table(path)
     names = [normalise(field) for _, fields in table.rows for field in fields]
+    if not any(names):
+        raise InputError(
+            "the dictionary holds no names (only a header or blank cells)", path=str(path)
+        )
     return Dictionary(names, reference_set.columns, store)
