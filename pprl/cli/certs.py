@@ -8,7 +8,9 @@ from pathlib import Path
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     certs = sub.add_parser("certs", help="make a development CA and a certificate per identity")
-    certs.add_argument("--out", required=True, help="directory for the PEM files")
+    certs.add_argument(
+        "--out", default="certs", help="directory for the PEM files (default: certs)"
+    )
     certs.add_argument("names", nargs="+", help="identities, e.g. alice bob coordinator")
     certs.set_defaults(handler=run)
 

@@ -7,6 +7,8 @@ from pathlib import Path
 
 from pprl.cli.summary import print_summary, write_json
 from pprl.party.config import TlsFiles
+from pprl.party.coordinator import DEFAULT_PHASE_TIMEOUT
+from pprl.party.run_ids import BadRunId, check_run_id
 from pprl.protocol.phases import LAST_PHASE, Phase
 
 
@@ -20,8 +22,27 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     coord.add_argument("--key", required=True)
     coord.add_argument("--ca", required=True)
     coord.add_argument("--wait", type=float, default=30.0, help="seconds to wait for daemons")
-    coord.add_argument("--run-id", help="resume this run (default: the unfinished one, if any)")
-    coord.add_argument("--new", action="store_true", help="start a new run even if one is open")
+    coord.add_argument(
+        "--run-id", type=_run_id, help="resume this run (default: the unfinished one, if any)"
+    )
+    coord.add_argument(
+        "--new",
+        action="store_true",
+        help="start a new run (refused while a daemon still has another run open)",
+    )
+    coord.add_argument(
+        "--abandon",
+        type=_run_id,
+        metavar="RUN_ID",
+        help="abandon this run on both daemons, so a new one may begin, and stop",
+    )
+    coord.add_argument(
+        "--phase-timeout",
+        type=float,
+        default=DEFAULT_PHASE_TIMEOUT,
+        metavar="SECONDS",
+        help=f"give a phase up after this long (default {DEFAULT_PHASE_TIMEOUT:g})",
+    )
     coord.add_argument(
         "--until",
         choices=[p.name.lower() for p in Phase if p],
@@ -32,9 +53,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     coord.set_defaults(handler=run)
 
 
+def _run_id(text: str) -> str:
+    try:
+        return check_run_id(text)
+    except BadRunId as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def run(args: argparse.Namespace) -> int:
     from pprl.party.coordinator import Coordinator, Endpoint
 
+    if args.phase_timeout <= 0:
+        raise SystemExit("pprl coordinate: error: --phase-timeout must be positive")
     tls = TlsFiles(Path(args.cert), Path(args.key), Path(args.ca))
     coordinator = Coordinator(
         [
@@ -42,9 +72,14 @@ def run(args: argparse.Namespace) -> int:
             Endpoint("bob", args.bob, args.bob_identity),
         ],
         tls,
+        phase_timeout=args.phase_timeout,
     )
     try:
         coordinator.wait_ready(args.wait)
+        if args.abandon:
+            for name, what in coordinator.abandon(args.abandon).items():
+                print(f"run {args.abandon}: {name}: {what}")
+            return 0
         summary = coordinator.run(run_id=args.run_id, new=args.new, until=Phase[args.until.upper()])
     finally:
         coordinator.close()

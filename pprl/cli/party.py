@@ -13,6 +13,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     serve = party_sub.add_parser("serve", help="serve until stopped")
     serve.add_argument("--config", required=True, help="the party's TOML file")
     serve.set_defaults(handler=run_serve)
+    check = party_sub.add_parser(
+        "check",
+        help="check configuration, certificates, state directory, records and reference set, "
+        "as start-up and AGREE would, without serving",
+    )
+    check.add_argument("--config", required=True, help="the party's TOML file")
+    check.set_defaults(handler=run_check)
 
 
 def run_serve(args: argparse.Namespace) -> int:
@@ -26,4 +33,23 @@ def run_serve(args: argparse.Namespace) -> int:
         stream=sys.stderr,
     )
     serve(config)
+    return 0
+
+
+def run_check(args: argparse.Namespace) -> int:
+    from pprl.party.config import load_config
+    from pprl.party.inputs import load_inputs
+    from pprl.party.startup import check_startup
+    from pprl.party.work import data_report, data_words, resolve_agreement
+
+    config = load_config(args.config)
+    check_startup(config)
+    inputs = load_inputs(config)
+    agreement = resolve_agreement(config, inputs)
+    print(
+        f"{config.identity}: configuration, certificate and state directory are fine; "
+        f"{len(inputs.records):,} records, {len(inputs.reference):,} reference rows, "
+        f"{len(agreement.mapping)} mapping entries"
+    )
+    print(f"{config.identity}: {data_words(data_report(inputs, agreement))}")
     return 0

@@ -27,6 +27,9 @@ from pprl.protocol.release import RELEASES
 # re-identifies a larger share of records than this (see docs/privacy.md).
 DEFAULT_REIDENTIFICATION_LIMIT = 0.10
 DEFAULT_AUDIT_RECORDS = 200
+# How long a daemon waits for its peer to answer a call, or to send the next chunk of a
+# stream, before the phase fails with TIMED_OUT ([peer] timeout_seconds).
+DEFAULT_PEER_TIMEOUT = 120.0
 
 # noise_sigma = "auto": chosen at AGREE (PartyConfig.auto_noise).
 AUTO = "auto"
@@ -62,7 +65,7 @@ KNOWN_KEYS: dict[str, tuple[str, ...]] = {
     ),
     "privacy": ("max_reidentification", "audit_records", "dictionary", "measure", "noise_key"),
     "tls": ("cert", "key", "ca"),
-    "peer": ("identity", "address"),
+    "peer": ("identity", "address", "timeout_seconds"),
     "coordinator": ("identity",),
     "wire_log": ("path",),
     "matching": ("scheduler",),
@@ -108,6 +111,7 @@ class PartyConfig:
     peer_address: str
     coordinator_identity: str
     method: MethodParams = field(default_factory=MethodParams)
+    peer_timeout: float = DEFAULT_PEER_TIMEOUT
     wire_log: Path | None = None
     # A Dask scheduler of this party's own cluster for the matching blocks; None: in-process.
     scheduler: str | None = None
@@ -473,7 +477,8 @@ def _choice(section: _Section, key: str, choices: tuple[str, ...], default: str)
 def read_toml(path: Path, what: str) -> dict[str, Any]:
     """A TOML file's tables, or an InputError naming the file (`what` it is when missing)."""
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        # utf-8-sig: editors on Windows start a file with a byte-order mark.
+        return tomllib.loads(path.read_text(encoding="utf-8-sig"))
     except FileNotFoundError:
         raise InputError(f"{what} not found", path=str(path)) from None
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
@@ -509,6 +514,7 @@ def load_config(path: str | Path) -> PartyConfig:
         tls=TlsFiles(cert=tls.file("cert"), key=tls.file("key"), ca=tls.file("ca")),
         peer_identity=peer.string("identity"),
         peer_address=_address(peer, "address"),
+        peer_timeout=peer.number("timeout_seconds", DEFAULT_PEER_TIMEOUT),
         coordinator_identity=coordinator.string("identity"),
         method=method_params,
         attack_success=method.share("attack_success", None, low_open=True),

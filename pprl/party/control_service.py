@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import resource
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -15,7 +16,8 @@ import grpc
 from pprl.party.config import PartyConfig
 from pprl.party.phase_runner import PhaseRunner
 from pprl.party.reasons import abort
-from pprl.party.state import RunStore
+from pprl.party.run_ids import BadRunId, check_run_id
+from pprl.party.state import Run, RunStore
 from pprl.party.wire_types import wire_phase
 from pprl.party.work import (
     DATA_REPORT,
@@ -48,10 +50,14 @@ class ControlService(rpc.ControlServicer):
         self.config = config
         self.store = store
         self.runner = runner
+        # Admitting a new run reads the open runs and creates the new one as one step.
+        self._admission = threading.Lock()
 
     def GetStatus(
         self, request: pb.GetStatusRequest, context: grpc.ServicerContext
     ) -> pb.GetStatusResponse:
+        if request.run_id:
+            _valid_run_id(request.run_id, context)
         run = self.store.get(request.run_id) if request.run_id else self.store.latest()
         if run is None:
             return pb.GetStatusResponse(identity=self.config.identity)
@@ -117,8 +123,9 @@ class ControlService(rpc.ControlServicer):
                 pb.BAD_INPUT,
                 "a run id and a phase are required",
             )
+        _valid_run_id(request.run_id, context)
         phase = Phase(request.phase)
-        run = self.store.create(request.run_id) if phase is Phase.AGREE else None
+        run = self._admit(request.run_id, context) if phase is Phase.AGREE else None
         run = run or self.store.get(request.run_id)
         if run is None:
             abort(
@@ -126,6 +133,13 @@ class ControlService(rpc.ControlServicer):
                 grpc.StatusCode.FAILED_PRECONDITION,
                 pb.UNKNOWN_RUN,
                 f"run {request.run_id!r} has not begun: {phase.name} comes after AGREE",
+            )
+        if run.abandoned:
+            abort(
+                context,
+                grpc.StatusCode.FAILED_PRECONDITION,
+                pb.ABANDONED,
+                f"run {run.run_id} was abandoned; start a new one with `pprl coordinate --new`",
             )
         try:
             todo = check_advance(run.completed, phase)
@@ -138,3 +152,58 @@ class ControlService(rpc.ControlServicer):
             )
             return
         yield from self.runner.run(run.run_id, phase, context)
+
+    def _admit(self, run_id: str, context: grpc.ServicerContext) -> Run:
+        """The run AGREE works on: the existing one, or a new one if no other is open here.
+
+        A second coordinator, or `--new` during a run, must not take the run in progress
+        away from its peer; a run that never completed AGREE here holds nothing to resume and
+        makes way by itself.
+        """
+        with self._admission:
+            existing = self.store.get(run_id)
+            if existing is not None:
+                return existing
+            for other in self.store.open_runs():
+                if other.completed is Phase.NEW and not self.runner.is_running(other.run_id):
+                    self.store.abandon(other.run_id)
+                    continue
+                doing = (
+                    "running AGREE"
+                    if other.completed is Phase.NEW
+                    else (f"completed {other.completed.name}")
+                )
+                message = (
+                    f"run {other.run_id} is still open here ({doing}): resume it with "
+                    f"`pprl coordinate --run-id {other.run_id}`, or abandon it with "
+                    f"`pprl coordinate --abandon {other.run_id}`"
+                )
+                self.runner.refuse_agreement(run_id, pb.RUN_OPEN, message)
+                abort(context, grpc.StatusCode.FAILED_PRECONDITION, pb.RUN_OPEN, message)
+            return self.store.create(run_id)
+
+    def Abandon(
+        self, request: pb.AbandonRequest, context: grpc.ServicerContext
+    ) -> pb.AbandonResponse:
+        _valid_run_id(request.run_id, context)
+        with self._admission:
+            run = self.store.get(request.run_id)
+            if run is None:
+                abort(
+                    context,
+                    grpc.StatusCode.NOT_FOUND,
+                    pb.UNKNOWN_RUN,
+                    f"run {request.run_id!r} has never begun here",
+                )
+            if run.open:
+                self.store.abandon(run.run_id)
+        return pb.AbandonResponse(
+            run_id=run.run_id, completed=wire_phase(run.completed), was_open=run.open
+        )
+
+
+def _valid_run_id(run_id: str, context: grpc.ServicerContext) -> None:
+    try:
+        check_run_id(run_id)
+    except BadRunId as error:
+        abort(context, grpc.StatusCode.INVALID_ARGUMENT, pb.BAD_INPUT, str(error))

@@ -9,7 +9,6 @@ from __future__ import annotations
 import sys
 import threading
 import time
-import uuid
 from dataclasses import dataclass
 from typing import Any, TextIO
 
@@ -17,6 +16,7 @@ import grpc
 
 from pprl.party.config import TlsFiles
 from pprl.party.reasons import describe, reason_name, reason_of
+from pprl.party.run_ids import check_run_id, new_run_id
 from pprl.party.tls import secure_channel
 from pprl.party.wire_types import wire_phase
 from pprl.protocol.errors import PprlError
@@ -69,9 +69,22 @@ class _Printer:
             self.line(f"      {name:<6} {text}")
 
 
+# How long one phase may take on a party before the coordinator gives it up (--phase-timeout).
+DEFAULT_PHASE_TIMEOUT = 3600.0
+# How often to ask again while a party is still running a phase begun by an earlier call.
+BUSY_POLL_SECONDS = 1.0
+
+
 class Coordinator:
-    def __init__(self, parties: list[Endpoint], tls: TlsFiles, out: TextIO = sys.stdout) -> None:
+    def __init__(
+        self,
+        parties: list[Endpoint],
+        tls: TlsFiles,
+        out: TextIO = sys.stdout,
+        phase_timeout: float = DEFAULT_PHASE_TIMEOUT,
+    ) -> None:
         self.parties = parties
+        self.phase_timeout = phase_timeout
         self._channels = {p.name: secure_channel(p.address, tls, p.identity) for p in parties}
         self._stubs = {name: rpc.ControlStub(ch) for name, ch in self._channels.items()}
         self._printer = _Printer(out)
@@ -103,8 +116,10 @@ class Coordinator:
 
     def _resume_point(self, run_id: str | None, new: bool) -> tuple[str, Phase]:
         """The run to drive and the last phase both parties completed in it."""
+        if run_id is not None:
+            check_run_id(run_id)
         if new:
-            return uuid.uuid4().hex, Phase.NEW
+            return new_run_id(), Phase.NEW
         statuses = [self._status(p, run_id or "") for p in self.parties]
         ids = {s.run_id for s in statuses}
         completed = Phase(min(s.completed for s in statuses))
@@ -112,19 +127,50 @@ class Coordinator:
             return run_id, completed if ids == {run_id} else Phase.NEW
         if len(ids) == 1 and "" not in ids and completed < LAST_PHASE:
             return ids.pop(), completed
-        return uuid.uuid4().hex, Phase.NEW
+        return new_run_id(), Phase.NEW
 
     def _advance(
         self, party: Endpoint, run_id: str, phase: Phase, errors: dict[str, grpc.RpcError]
     ) -> None:
+        """Run `phase` on `party`; if it is still running from a call that was cut off (the
+        coordinator restarted, a daemon was paused), wait for it rather than fail."""
         started = time.monotonic()
-        try:
-            for event in self._stubs[party.name].Advance(
-                pb.AdvanceRequest(run_id=run_id, phase=wire_phase(phase))
-            ):
-                self._printer.progress(party.name, event, started)
-        except grpc.RpcError as error:
-            errors[party.name] = error
+        deadline = started + self.phase_timeout
+        request = pb.AdvanceRequest(run_id=run_id, phase=wire_phase(phase))
+        while True:
+            try:
+                for event in self._stubs[party.name].Advance(
+                    request, timeout=max(1.0, deadline - time.monotonic())
+                ):
+                    self._printer.progress(party.name, event, started)
+                return
+            except grpc.RpcError as error:
+                if reason_of(error) != pb.BUSY or time.monotonic() >= deadline:
+                    errors[party.name] = error
+                    return
+            time.sleep(BUSY_POLL_SECONDS)
+
+    def abandon(self, run_id: str) -> dict[str, str]:
+        """Abandon `run_id` on every party; what each had completed in it."""
+        check_run_id(run_id)
+        done = {}
+        for party in self.parties:
+            try:
+                reply = self._stubs[party.name].Abandon(
+                    pb.AbandonRequest(run_id=run_id), timeout=10
+                )
+            except grpc.RpcError as error:
+                if error.code() is grpc.StatusCode.NOT_FOUND:
+                    done[party.name] = "never begun there"
+                    continue
+                raise CoordinatorError(
+                    f"{party.name} at {party.address}: {describe(error)}",
+                    reason_name(reason_of(error)),
+                ) from None
+            completed = Phase(reply.completed).name
+            closed = f"already closed ({completed})"
+            done[party.name] = f"abandoned after {completed}" if reply.was_open else closed
+        return done
 
     def run(
         self, run_id: str | None = None, new: bool = False, until: Phase = LAST_PHASE
@@ -153,13 +199,18 @@ class Coordinator:
                 thread.join()
             if errors:
                 failed = [p.name for p in self.parties if p.name in errors]
-                detail = "; ".join(f"{name}: {describe(errors[name])}" for name in failed)
+                detail = "; ".join(f"{name}: {self._describe(errors[name])}" for name in failed)
                 raise CoordinatorError(
                     f"run {run_id}: {phase.name} failed: {detail}",
                     reason_name(reason_of(errors[failed[0]])),
                 )
             wall[phase.name.lower()] = time.perf_counter() - phase_start
         return self._summary(run_id, completed, wall, time.perf_counter() - started)
+
+    def _describe(self, error: grpc.RpcError) -> str:
+        if error.code() is grpc.StatusCode.DEADLINE_EXCEEDED and not reason_of(error):
+            return f"the phase did not end within {self.phase_timeout:g} s (--phase-timeout)"
+        return describe(error)
 
     def _summary(
         self, run_id: str, resumed_after: Phase, wall: dict[str, float], total: float

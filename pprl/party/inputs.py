@@ -10,6 +10,7 @@ from pprl.protocol import reference
 from pprl.protocol.audit import Dictionary, ProjectionStore, census_dictionary
 from pprl.protocol.errors import InputError
 from pprl.protocol.records import RecordTable, load_records, normalise, read_table
+from pprl.protocol.training import MIN_TRAINING_RECORDS
 
 
 @dataclass
@@ -26,6 +27,12 @@ def load_inputs(config: PartyConfig, records_path: Path | None = None) -> Inputs
         attribute_schema(config),
         config.on_bad_value,
     )
+    if len(records) < MIN_TRAINING_RECORDS:
+        raise InputError(
+            f"holds {len(records)} record(s); TRAIN needs at least {MIN_TRAINING_RECORDS} of "
+            "the party's own to make matching and non-matching pairs",
+            path=records.path,
+        )
     ref = reference.load_reference(config.reference_path)
     reference.validate_mapping(config.mapping, config.attributes, ref)
     return Inputs(records, ref)

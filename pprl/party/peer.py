@@ -40,12 +40,19 @@ class PeerClient:
         self._channel = secure_channel(config.peer_address, config.tls, config.peer_identity)
         self._stub = rpc.PeerStub(self._channel)
         self.peer = config.peer_identity
+        self.timeout = config.peer_timeout
 
     def close(self) -> None:
         self._channel.close()
 
     def _fail(self, action: str, error: grpc.RpcError) -> PeerError:
         reason = reason_of(error) or pb.PEER_UNAVAILABLE
+        if error.code() is grpc.StatusCode.DEADLINE_EXCEEDED and not reason_of(error):
+            return PeerError(
+                f"{action} {self.peer}: no answer within {self.timeout:g} s "
+                "([peer] timeout_seconds)",
+                pb.TIMED_OUT,
+            )
         return PeerError(f"{action} {self.peer}: {describe(error)}", reason)
 
     def agreement(
@@ -56,7 +63,8 @@ class PeerClient:
         request = pb.GetAgreementRequest(run_id=run_id)
         while True:
             try:
-                return self._stub.GetAgreement(request, timeout=30), request.ByteSize()
+                reply = self._stub.GetAgreement(request, timeout=min(30.0, self.timeout))
+                return reply, request.ByteSize()
             except grpc.RpcError as error:
                 if error.code() not in _RETRYABLE or time.monotonic() > deadline:
                     raise self._fail("getting the agreement of", error) from None
@@ -86,7 +94,8 @@ class PeerClient:
                     progress(payload, total)
 
         try:
-            receipt = self._stub.PushTensor(counted())
+            # At least 1 MB/s, plus the time a peer may take to answer at all.
+            receipt = self._stub.PushTensor(counted(), timeout=self.timeout + total / 1e6)
         except grpc.RpcError as error:
             raise self._fail("sending the smashed tensor to", error) from None
         if receipt.sha256.hex() != sha256_hex:
@@ -95,7 +104,7 @@ class PeerClient:
 
     def push_matches(self, match_set: pb.PushMatchesRequest) -> tuple[pb.PushMatchesResponse, int]:
         try:
-            receipt = self._stub.PushMatches(match_set, timeout=300)
+            receipt = self._stub.PushMatches(match_set, timeout=self.timeout)
         except grpc.RpcError as error:
             raise self._fail("sending matches to", error) from None
         return receipt, match_set.ByteSize()

@@ -6,8 +6,10 @@ Only the configured peer gets here: the Authorise interceptor checks every call 
 from __future__ import annotations
 
 import itertools
+import json
 import logging
 import math
+import threading
 from collections.abc import Iterator
 
 import grpc
@@ -16,9 +18,10 @@ from pprl import __version__
 from pprl.party.config import PartyConfig
 from pprl.party.phase_runner import PhaseRunner
 from pprl.party.reasons import abort
+from pprl.party.run_ids import BadRunId, check_run_id
 from pprl.party.state import Run, RunStore
-from pprl.party.transfer import TransferError, receive_tensor
-from pprl.party.work import PEER_TENSOR, PhaseFailed, PhaseWork
+from pprl.party.transfer import StreamTimeout, TransferError, idle_limited, receive_tensor
+from pprl.party.work import PEER_MATCHES, PEER_TENSOR, PhaseFailed, PhaseWork, match_rows
 from pprl.protocol.phases import Phase
 from pprl.wire.v1 import linkage_pb2 as pb
 from pprl.wire.v1 import linkage_pb2_grpc as rpc
@@ -34,9 +37,16 @@ class PeerService(rpc.PeerServicer):
         self.store = store
         self.work = work
         self.runner = runner
+        # One tensor stream at a time: a peer opening many and sending nothing must not take
+        # every worker thread (and with them the coordinator's Status calls).
+        self._receiving = threading.Lock()
 
     def _current_run(self, context: grpc.ServicerContext, run_id: str, before: Phase) -> Run:
         """The latest run, if `run_id` names it and it has not yet completed `before`."""
+        try:
+            check_run_id(run_id)
+        except BadRunId as error:
+            abort(context, grpc.StatusCode.INVALID_ARGUMENT, pb.BAD_INPUT, str(error))
         run = self.store.latest()
         if run is None or run.digest is None:
             abort(
@@ -64,6 +74,10 @@ class PeerService(rpc.PeerServicer):
     def GetAgreement(
         self, request: pb.GetAgreementRequest, context: grpc.ServicerContext
     ) -> pb.GetAgreementResponse:
+        try:
+            check_run_id(request.run_id)
+        except BadRunId as error:
+            abort(context, grpc.StatusCode.INVALID_ARGUMENT, pb.BAD_INPUT, str(error))
         run = self.store.get(request.run_id)
         failed = self.runner.agreement_failure(request.run_id)
         if failed is not None and (run is None or run.digest is None):
@@ -92,25 +106,70 @@ class PeerService(rpc.PeerServicer):
     def PushTensor(
         self, request_iterator: Iterator[pb.PushTensorRequest], context: grpc.ServicerContext
     ) -> pb.PushTensorResponse:
-        first = next(request_iterator, None)
-        run_id = first.header.run_id if first is not None and first.HasField("header") else ""
-        run = self._current_run(context, run_id, Phase.MATCH)
+        if not self._receiving.acquire(blocking=False):
+            abort(
+                context,
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                pb.BUSY,
+                "a tensor stream is already being received; send one at a time",
+            )
+        try:
+            return self._receive_tensor(request_iterator, context)
+        finally:
+            self._receiving.release()
+
+    def _receive_tensor(
+        self, request_iterator: Iterator[pb.PushTensorRequest], context: grpc.ServicerContext
+    ) -> pb.PushTensorResponse:
+        messages = idle_limited(request_iterator, self.config.peer_timeout)
+        try:
+            first = next(messages, None)
+        except StreamTimeout as error:
+            abort(context, grpc.StatusCode.DEADLINE_EXCEEDED, pb.TIMED_OUT, f"tensor: {error}")
+        if first is None or not first.HasField("header"):
+            abort(
+                context,
+                grpc.StatusCode.INVALID_ARGUMENT,
+                pb.BAD_CHUNK,
+                "tensor refused: the stream must start with a tensor header",
+            )
+        run = self._current_run(context, first.header.run_id, Phase.MATCH)
+        held = self.store.artifact(run.run_id, PEER_TENSOR, verify=False)
+        if held is not None:
+            offered = first.header.sha256.hex()
+            return self._already_received(held.sha256, offered, held.size, context)
         dest = self.store.artifact_path(run.run_id, PEER_TENSOR)
         try:
             expected = self.work.expected_tensor(run.run_id)
-            shape, sha = receive_tensor(
-                itertools.chain([first] if first else [], request_iterator), expected, dest
-            )
+            shape, sha = receive_tensor(itertools.chain([first], messages), expected, dest)
+        except StreamTimeout as error:
+            log.warning("gave up a tensor from %s: %s", self.config.peer_identity, error)
+            abort(context, grpc.StatusCode.DEADLINE_EXCEEDED, pb.TIMED_OUT, f"tensor: {error}")
         except TransferError as error:
             log.warning("refused a tensor from %s: %s", self.config.peer_identity, error)
             abort(
                 context, grpc.StatusCode.INVALID_ARGUMENT, pb.BAD_CHUNK, f"tensor refused: {error}"
             )
         self.store.record_artifact(run.run_id, PEER_TENSOR, {"shape": list(shape)}, sha256=sha)
-        log.info("stored %s's tensor %s for run %s", self.config.peer_identity, shape, run_id)
+        log.info("stored %s's tensor %s for run %s", self.config.peer_identity, shape, run.run_id)
         reply = pb.PushTensorResponse(sha256=bytes.fromhex(sha), bytes_received=math.prod(shape))
         self.store.add_counter(run.run_id, "bytes_sent", reply.ByteSize())
         return reply
+
+    def _already_received(
+        self, held_sha: str, offered_sha: str, size: int, context: grpc.ServicerContext
+    ) -> pb.PushTensorResponse:
+        """A sender that resumes EXCHANGE sends the same tensor again: confirm it. Any other
+        tensor would replace one already checked, so it is refused."""
+        if offered_sha != held_sha:
+            log.warning("refused a second, different tensor from %s", self.config.peer_identity)
+            abort(
+                context,
+                grpc.StatusCode.ALREADY_EXISTS,
+                pb.ALREADY_RECEIVED,
+                "tensor refused: this run already holds a different tensor from you",
+            )
+        return pb.PushTensorResponse(sha256=bytes.fromhex(held_sha), bytes_received=size)
 
     def PushMatches(
         self, request: pb.PushMatchesRequest, context: grpc.ServicerContext
@@ -123,6 +182,17 @@ class PeerService(rpc.PeerServicer):
                 pb.DIGEST_MISMATCH,
                 "matches made under another digest",
             )
+        held = self.store.artifact(run.run_id, PEER_MATCHES, verify=False)
+        if held is not None:
+            stored = json.loads(held.path.read_text(encoding="utf-8"))["pairs"]
+            if stored != match_rows(request):
+                abort(
+                    context,
+                    grpc.StatusCode.ALREADY_EXISTS,
+                    pb.ALREADY_RECEIVED,
+                    "matches refused: this run already holds other matches from you",
+                )
+            return pb.PushMatchesResponse(pairs_received=len(stored))
         try:
             count = self.work.receive_matches(run.run_id, request)
         except PhaseFailed as error:

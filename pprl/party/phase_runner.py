@@ -26,6 +26,9 @@ from pprl.wire.v1 import linkage_pb2 as pb
 log = logging.getLogger("pprl.party")
 
 PROGRESS_INTERVAL = 0.5
+# A phase that reports nothing for this long sends a line saying what it is waiting for,
+# so the coordinator's operator never watches a silent phase.
+HEARTBEAT_SECONDS = 15.0
 # What a phase's exception ends the Advance call with; PhaseFailed and PeerError carry their
 # own reason, which replaces the one given here.
 _FAILURES: list[tuple[type[BaseException], grpc.StatusCode, pb.ErrorReason]] = [
@@ -56,6 +59,15 @@ class PhaseRunner:
         """Why this party's AGREE of `run_id` failed, if it did (and has not been retried)."""
         return self._failed_agreements.get(run_id)
 
+    def refuse_agreement(self, run_id: str, reason: pb.ErrorReason, message: str) -> None:
+        """AGREE of `run_id` was refused before it began: a peer asking for its agreement
+        learns why at once instead of waiting for one that will never come."""
+        self._failed_agreements[run_id] = pb.ErrorDetail(reason=reason, message=message)
+
+    def is_running(self, run_id: str) -> bool:
+        with self._busy_lock:
+            return self._busy is not None and self._busy[0] == run_id
+
     def run(
         self, run_id: str, phase: Phase, context: grpc.ServicerContext
     ) -> Iterator[pb.AdvanceResponse]:
@@ -78,9 +90,12 @@ class PhaseRunner:
         """Run the phase in a worker thread, so it completes even if the coordinator goes away."""
         events: queue.Queue = queue.Queue()
         last = [0.0]
+        doing = [f"{phase.name} started"]
 
         def progress(done: int, total: int, unit: str, message: str) -> None:
             now = time.monotonic()
+            if message:
+                doing[0] = message
             if message or done >= total or now - last[0] >= PROGRESS_INTERVAL:
                 last[0] = now
                 events.put(
@@ -123,8 +138,17 @@ class PhaseRunner:
                     self._busy = None
 
         threading.Thread(target=worker, name=f"{phase.name.lower()}-{run_id}", daemon=True).start()
+        began = time.monotonic()
         while True:
-            event = events.get()
+            try:
+                event = events.get(timeout=HEARTBEAT_SECONDS)
+            except queue.Empty:
+                waited = time.monotonic() - began
+                yield pb.AdvanceResponse(
+                    phase=wire_phase(phase),
+                    message=f"still working after {waited:.0f} s; last: {doing[0]}",
+                )
+                continue
             if isinstance(event, BaseException):
                 code, reason = failure(event)
                 abort(context, code, reason, f"{phase.name} failed: {event}")

@@ -15,17 +15,21 @@ from pprl.party.control_service import ControlService
 from pprl.party.peer import PeerClient
 from pprl.party.peer_service import PeerService
 from pprl.party.phase_runner import PhaseRunner
+from pprl.party.startup import check_startup
 from pprl.party.state import RunStore
-from pprl.party.tls import CHANNEL_OPTIONS, server_credentials
+from pprl.party.tls import SERVER_OPTIONS, server_credentials
 from pprl.party.wire_log import WireLog
 from pprl.party.work import PhaseWork
+from pprl.protocol.errors import InputError
 from pprl.wire.v1 import linkage_pb2_grpc as rpc
 
 log = logging.getLogger("pprl.party")
 
 
 def build_server(config: PartyConfig) -> tuple[grpc.Server, int, RunStore, PeerClient]:
+    check_startup(config)
     store = RunStore(config.state_dir)
+    store.remove_leftovers()
     peer = PeerClient(config)
     # Authorise comes first, so a refused call runs nothing else, not even the wire log.
     interceptors: list[grpc.ServerInterceptor] = [Authorise(party_audiences(config))]
@@ -34,15 +38,24 @@ def build_server(config: PartyConfig) -> tuple[grpc.Server, int, RunStore, PeerC
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=8),
         interceptors=interceptors,
-        options=CHANNEL_OPTIONS,
+        options=SERVER_OPTIONS,
     )
     work = PhaseWork(config, store, peer)
     runner = PhaseRunner(store, work)
     rpc.add_PeerServicer_to_server(PeerService(config, store, work, runner), server)
     rpc.add_ControlServicer_to_server(ControlService(config, store, runner), server)
-    port = server.add_secure_port(config.listen, server_credentials(config.tls))
+    try:
+        port = server.add_secure_port(config.listen, server_credentials(config.tls))
+    except RuntimeError:  # grpcio >= 1.60 raises where older versions returned 0
+        port = 0
     if port == 0:
-        raise OSError(f"cannot listen on {config.listen}")
+        store.close()
+        raise InputError(
+            f"cannot listen on {config.listen}: the port is taken (another daemon?) or the "
+            "address is not this machine's",
+            path=config.source or None,
+            field="listen",
+        )
     return server, port, store, peer
 
 

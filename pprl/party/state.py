@@ -14,8 +14,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from pprl.party.run_ids import check_run_id
 from pprl.protocol.errors import PprlError
-from pprl.protocol.phases import Phase
+from pprl.protocol.phases import LAST_PHASE, Phase
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -24,7 +25,8 @@ CREATE TABLE IF NOT EXISTS runs (
     completed INTEGER NOT NULL DEFAULT 0,
     digest TEXT,
     description TEXT,
-    records_sha256 TEXT
+    records_sha256 TEXT,
+    abandoned INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS phases (
     run_id TEXT NOT NULL,
@@ -60,6 +62,12 @@ class Run:
     digest: str | None
     description: str | None
     records_sha256: str | None
+    abandoned: bool = False
+
+    @property
+    def open(self) -> bool:
+        """Begun, not finished and not abandoned: the one run this daemon may work on."""
+        return not self.abandoned and self.completed < LAST_PHASE
 
     def agreement(self) -> tuple[str, str]:
         """(digest, description) of a run past AGREE; the later phases need both."""
@@ -89,7 +97,7 @@ def file_sha256(path: Path) -> str:
 
 
 def run_dir(state_dir: Path, run_id: str) -> Path:
-    return Path(state_dir) / "runs" / run_id
+    return Path(state_dir) / "runs" / check_run_id(run_id)
 
 
 class RunStore:
@@ -102,16 +110,29 @@ class RunStore:
         self._db = sqlite3.connect(self.state_dir / "state.db", check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.executescript(_SCHEMA)
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(runs)")}
+        if "abandoned" not in columns:  # a state directory from before runs could be abandoned
+            self._db.execute("ALTER TABLE runs ADD COLUMN abandoned INTEGER NOT NULL DEFAULT 0")
         self._db.commit()
 
     def close(self) -> None:
         with self._lock:
             self._db.close()
 
+    def remove_leftovers(self) -> int:
+        """Delete temporary files a killed writer left beside its artifacts (atomic_file
+        names them .NAME.*.tmp); none of them was ever an artifact. Returns how many."""
+        removed = 0
+        for leftover in self.state_dir.rglob(".*.tmp"):
+            leftover.unlink(missing_ok=True)
+            removed += 1
+        return removed
+
     def run_dir(self, run_id: str) -> Path:
         return run_dir(self.state_dir, run_id)
 
     def create(self, run_id: str) -> Run:
+        check_run_id(run_id)
         with self._lock, self._db:
             self._db.execute(
                 "INSERT OR IGNORE INTO runs (run_id, created) VALUES (?, ?)", (run_id, time.time())
@@ -129,18 +150,38 @@ class RunStore:
     def get(self, run_id: str) -> Run | None:
         with self._lock:
             row = self._db.execute(
-                "SELECT run_id, completed, digest, description, records_sha256 FROM runs"
-                " WHERE run_id = ?",
+                "SELECT run_id, completed, digest, description, records_sha256, abandoned"
+                " FROM runs WHERE run_id = ?",
                 (run_id,),
             ).fetchone()
-        return None if row is None else Run(row[0], Phase(row[1]), row[2], row[3], row[4])
+        if row is None:
+            return None
+        return Run(row[0], Phase(row[1]), row[2], row[3], row[4], bool(row[5]))
 
     def latest(self) -> Run | None:
+        """The last run begun here and not abandoned: the one a peer's calls must name."""
         with self._lock:
             row = self._db.execute(
-                "SELECT run_id FROM runs ORDER BY created DESC, rowid DESC LIMIT 1"
+                "SELECT run_id FROM runs WHERE abandoned = 0"
+                " ORDER BY created DESC, rowid DESC LIMIT 1"
             ).fetchone()
         return None if row is None else self.get(row[0])
+
+    def open_runs(self) -> list[Run]:
+        """Runs begun, not finished and not abandoned (at most one once admission checks)."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT run_id FROM runs WHERE abandoned = 0 AND completed < ?"
+                " ORDER BY created, rowid",
+                (int(LAST_PHASE),),
+            ).fetchall()
+        runs = [self.get(row[0]) for row in rows]
+        return [run for run in runs if run is not None]
+
+    def abandon(self, run_id: str) -> None:
+        """Mark a run abandoned: no phase of it runs again and a new run may begin."""
+        with self._lock, self._db:
+            self._db.execute("UPDATE runs SET abandoned = 1 WHERE run_id = ?", (run_id,))
 
     def set_agreement(
         self, run_id: str, digest: str, description: str, records_sha256: str

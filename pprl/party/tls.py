@@ -12,9 +12,27 @@ from pprl.protocol.errors import InputError
 CHUNK_BYTES = 4 << 20
 # A tensor chunk plus its envelope must fit; nothing else on the wire comes close.
 MAX_MESSAGE_BYTES = CHUNK_BYTES + (1 << 20)
+# A process that is stopped (SIGSTOP, a hung host) keeps its TCP connections open but
+# answers no HTTP/2 ping: every channel pings while a call is open and gives the call up
+# when a ping goes unanswered, so no call waits on a silent peer for ever.
+KEEPALIVE_MS = 10_000
 CHANNEL_OPTIONS = [
     ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
     ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+    ("grpc.keepalive_time_ms", KEEPALIVE_MS),
+    ("grpc.keepalive_timeout_ms", KEEPALIVE_MS),
+    ("grpc.http2.max_pings_without_data", 0),
+]
+SERVER_OPTIONS = [
+    ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+    ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+    # Two daemons on one port would split the connections between them: bind exclusively.
+    ("grpc.so_reuseport", 0),
+    # Accept the clients' keepalive pings during long phases that send no data.
+    ("grpc.http2.min_recv_ping_interval_without_data_ms", KEEPALIVE_MS // 2),
+    ("grpc.http2.max_ping_strikes", 0),
+    ("grpc.keepalive_time_ms", KEEPALIVE_MS),
+    ("grpc.keepalive_timeout_ms", KEEPALIVE_MS),
 ]
 
 

@@ -129,6 +129,44 @@ class _Sink:
         self._thread.join()
 
 
+class StreamTimeout(TransferError):
+    """The sender stopped sending in the middle of a stream."""
+
+
+_END = object()
+
+
+def idle_limited(messages: Iterator, seconds: float) -> Iterator:
+    """The messages of a stream, read in a helper thread, failing once none arrives for
+    `seconds`: a peer that opens a stream and goes quiet must not hold a worker for ever.
+
+    The helper stays blocked on the stream until gRPC ends the call, which the caller's
+    refusal does.
+    """
+    arrived: queue.Queue = queue.Queue(maxsize=4)
+
+    def read() -> None:
+        try:
+            for message in messages:
+                arrived.put(message)
+        except BaseException as error:  # the call was cancelled or ended
+            arrived.put(error)
+        else:
+            arrived.put(_END)
+
+    threading.Thread(target=read, name="stream-reader", daemon=True).start()
+    while True:
+        try:
+            item = arrived.get(timeout=seconds)
+        except queue.Empty:
+            raise StreamTimeout(f"no message for {seconds:g} s") from None
+        if item is _END:
+            return
+        if isinstance(item, BaseException):
+            raise item
+        yield item
+
+
 def receive_tensor(
     messages: Iterator[pb.PushTensorRequest], expected: Expected, dest: Path
 ) -> tuple[tuple[int, ...], str]:

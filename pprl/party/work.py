@@ -134,6 +134,14 @@ def _review(own_sharing: int, peer_sharing: int) -> str:
     return "yes" if own_sharing > 1 or peer_sharing > 1 else ""
 
 
+def match_rows(match_set: pb.PushMatchesRequest) -> list[list]:
+    """The peer's pairs as stored: [our row, their row, their id, records sharing values]."""
+    return [
+        [p.receiver_row, p.sender_row, p.sender_id, max(1, p.sender_sharing)]
+        for p in match_set.pairs
+    ]
+
+
 class PhaseWork:
     def __init__(self, config: PartyConfig, store: RunStore, peer: PeerClient) -> None:
         self.config = config
@@ -515,22 +523,24 @@ class PhaseWork:
         progress(len(pairs), len(pairs), "pairs", "peer received them")
 
     def receive_matches(self, run_id: str, match_set: pb.PushMatchesRequest) -> int:
-        """Store the peer's accepted pairs after checking every row is one we and they have."""
+        """Store the peer's accepted pairs after checking every row is one we and they have,
+        and that no row of either side appears twice: the peer's matching is one-to-one."""
         own_rows = self.store.artifact(run_id, OWN_TENSOR, verify=False)
         peer_rows = self.store.artifact(run_id, PEER_TENSOR, verify=False)
         if own_rows is None or peer_rows is None:
             raise PhaseFailed("matches arrived before both smashed tensors were in place")
         n_own, n_peer = own_rows.meta["shape"][0], peer_rows.meta["shape"][0]
-        seen: set[tuple[int, int]] = set()
+        ours: set[int] = set()
+        theirs: set[int] = set()
         for pair in match_set.pairs:
             key = (pair.receiver_row, pair.sender_row)
-            if pair.receiver_row >= n_own or pair.sender_row >= n_peer or key in seen:
-                raise PhaseFailed(f"pair {key} is out of range or repeated")
-            seen.add(key)
-        pairs = [
-            [p.receiver_row, p.sender_row, p.sender_id, max(1, p.sender_sharing)]
-            for p in match_set.pairs
-        ]
+            if pair.receiver_row >= n_own or pair.sender_row >= n_peer:
+                raise PhaseFailed(f"pair {key} is out of range")
+            if pair.receiver_row in ours or pair.sender_row in theirs:
+                raise PhaseFailed(f"pair {key} repeats a row: a linkage is one-to-one")
+            ours.add(pair.receiver_row)
+            theirs.add(pair.sender_row)
+        pairs = match_rows(match_set)
         with atomic_file(self.store.artifact_path(run_id, PEER_MATCHES)) as tmp:
             tmp.write_text(json.dumps({"pairs": pairs}), encoding="utf-8")
         self.store.record_artifact(run_id, PEER_MATCHES, {"pairs": len(pairs)})

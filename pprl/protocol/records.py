@@ -9,6 +9,7 @@ how many records share its values so the linkage output can mark them for review
 from __future__ import annotations
 
 import csv
+import unicodedata
 from collections import Counter
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
@@ -85,7 +86,18 @@ def read_table(path: str | Path) -> CsvTable:
         if len(fields) != len(header):
             message = f"has {len(fields)} fields but the header has {len(header)}"
             raise InputError(message, path=name, row=line)
+        _refuse_control_characters(name, line, header, fields)
     return CsvTable(name, header, header_row, records[1:])
+
+
+def _refuse_control_characters(path: str, line: int, header: list[str], fields: list[str]) -> None:
+    """A NUL or another control character in a value is a damaged file, not a name: it
+    would be compared as a letter. Tabs and line breaks are spacing and are normalised."""
+    for column, value in zip(header, fields, strict=True):
+        for char in value:
+            if unicodedata.category(char) == "Cc" and char not in "\t\n\r":
+                message = f"holds the control character U+{ord(char):04X}"
+                raise InputError(message, path=path, row=line, field=column)
 
 
 def _read_bytes(path: str) -> bytes:

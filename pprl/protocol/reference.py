@@ -31,6 +31,13 @@ REGISTER_MAPPING: tuple[MappingEntry, ...] = (
 )
 
 
+# Fewer distinct values in a mapped reference column leave every record's distance vector
+# nearly alike: a run would link nothing (1,000 identical rows did) or fail inside SMASH.
+# A category (sex, state) may have few values; names and text need more to be told apart.
+MIN_REFERENCE_VALUES = {"name": 10, "text": 10}
+MIN_OTHER_REFERENCE_VALUES = 2
+
+
 def default_mapping(error_model: str) -> tuple[MappingEntry, ...]:
     """The mapping a configuration without one gets, for its error model."""
     return DEFAULT_MAPPING if error_model == ONE_ERROR else REGISTER_MAPPING
@@ -92,6 +99,9 @@ def typed_reference(
                 f"{column_scales[column]!r} and {scale!r}; a column has one scale"
             )
             raise InputError(message, path=reference.path, field=column)
+    for column, kind in column_kinds.items():
+        for part in parts(column):
+            _check_distinct(reference, part, kind)
     if all(kind == DEFAULT_KIND for kind in column_kinds.values()):
         return reference
     columns = dict(reference.columns)
@@ -99,6 +109,20 @@ def typed_reference(
         if column in columns and kind != DEFAULT_KIND:
             columns[column] = _typed_column(reference, column, kind)
     return ReferenceSet(reference.path, columns, reference.lines)
+
+
+def _check_distinct(reference: ReferenceSet, column: str, kind: str) -> None:
+    if column not in reference.columns:
+        return  # validate_mapping names a missing column
+    least = MIN_REFERENCE_VALUES.get(kind, MIN_OTHER_REFERENCE_VALUES)
+    distinct = len({value for value in reference.columns[column] if value})
+    if distinct < least:
+        message = (
+            f"has {distinct} distinct value(s); a column mapped from a {kind} attribute needs "
+            f"at least {least} to tell records apart (the paper used 200 to 2,000 names; "
+            "see docs/reference-sets.md)"
+        )
+        raise InputError(message, path=reference.path, field=column)
 
 
 def _typed_column(reference: ReferenceSet, column: str, kind: str) -> list[str]:

@@ -21,6 +21,9 @@ Columns = dict[str, list[str]]
 # "spread" is the paper's single edit ("one-error" of the error model is the same); every
 # other error model name (pprl.protocol.error_model) corrupts as registers do.
 CORRUPTIONS = ("spread", "prototype", *MODEL_NAMES)
+# Fewer own records than this cannot give each match its non-matching partners: a party
+# with fewer is told at AGREE instead of failing inside TRAIN.
+MIN_TRAINING_RECORDS = 10
 _SIMILARITY_BLOCK_ROWS = 1024
 _FEATURE_ROWS = 2048
 

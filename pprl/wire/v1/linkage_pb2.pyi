@@ -34,6 +34,10 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     PEER_UNAVAILABLE: _ClassVar[ErrorReason]
     DATA_LOSS: _ClassVar[ErrorReason]
     INTERNAL: _ClassVar[ErrorReason]
+    ALREADY_RECEIVED: _ClassVar[ErrorReason]
+    TIMED_OUT: _ClassVar[ErrorReason]
+    ABANDONED: _ClassVar[ErrorReason]
+    RUN_OPEN: _ClassVar[ErrorReason]
 PHASE_UNSPECIFIED: Phase
 PHASE_AGREE: Phase
 PHASE_SMASH: Phase
@@ -56,6 +60,10 @@ BUSY: ErrorReason
 PEER_UNAVAILABLE: ErrorReason
 DATA_LOSS: ErrorReason
 INTERNAL: ErrorReason
+ALREADY_RECEIVED: ErrorReason
+TIMED_OUT: ErrorReason
+ABANDONED: ErrorReason
+RUN_OPEN: ErrorReason
 
 class ErrorDetail(_message.Message):
     __slots__ = ("reason", "message")
@@ -180,6 +188,22 @@ class AdvanceResponse(_message.Message):
     finished: bool
     seconds: float
     def __init__(self, phase: _Optional[_Union[Phase, str]] = ..., done: _Optional[int] = ..., total: _Optional[int] = ..., unit: _Optional[str] = ..., message: _Optional[str] = ..., finished: _Optional[bool] = ..., seconds: _Optional[float] = ...) -> None: ...
+
+class AbandonRequest(_message.Message):
+    __slots__ = ("run_id",)
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    run_id: str
+    def __init__(self, run_id: _Optional[str] = ...) -> None: ...
+
+class AbandonResponse(_message.Message):
+    __slots__ = ("run_id", "completed", "was_open")
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    COMPLETED_FIELD_NUMBER: _ClassVar[int]
+    WAS_OPEN_FIELD_NUMBER: _ClassVar[int]
+    run_id: str
+    completed: Phase
+    was_open: bool
+    def __init__(self, run_id: _Optional[str] = ..., completed: _Optional[_Union[Phase, str]] = ..., was_open: _Optional[bool] = ...) -> None: ...
 
 class GetStatusRequest(_message.Message):
     __slots__ = ("run_id",)

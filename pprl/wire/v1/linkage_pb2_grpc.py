@@ -209,6 +209,11 @@ class ControlStub:
                 request_serializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.GetStatusRequest.SerializeToString,
                 response_deserializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.GetStatusResponse.FromString,
                 _registered_method=True)
+        self.Abandon = channel.unary_unary(
+                '/pprl.wire.v1.Control/Abandon',
+                request_serializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.AbandonRequest.SerializeToString,
+                response_deserializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.AbandonResponse.FromString,
+                _registered_method=True)
 
 
 class ControlServicer:
@@ -229,6 +234,14 @@ class ControlServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Abandon(self, request, context):
+        """Give up a run: no phase of it runs again here, and a new run may begin. A daemon
+        begins no new run while another one is open (begun, not finished, not abandoned).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ControlServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -241,6 +254,11 @@ def add_ControlServicer_to_server(servicer, server):
                     servicer.GetStatus,
                     request_deserializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.GetStatusRequest.FromString,
                     response_serializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.GetStatusResponse.SerializeToString,
+            ),
+            'Abandon': grpc.unary_unary_rpc_method_handler(
+                    servicer.Abandon,
+                    request_deserializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.AbandonRequest.FromString,
+                    response_serializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.AbandonResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -298,6 +316,33 @@ class Control:
             '/pprl.wire.v1.Control/GetStatus',
             pprl_dot_wire_dot_v1_dot_linkage__pb2.GetStatusRequest.SerializeToString,
             pprl_dot_wire_dot_v1_dot_linkage__pb2.GetStatusResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Abandon(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/pprl.wire.v1.Control/Abandon',
+            pprl_dot_wire_dot_v1_dot_linkage__pb2.AbandonRequest.SerializeToString,
+            pprl_dot_wire_dot_v1_dot_linkage__pb2.AbandonResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,0 +1,257 @@
+"""What a hostile peer, a careless operator or a bad network did to a daemon, reproduced
+against live daemons over loopback, and what the daemon does about it now."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import grpc
+import numpy as np
+import pytest
+
+from pprl.party.artifacts import PEER_MATCHES, PEER_TENSOR
+from pprl.party.local import start_daemon, stop_daemon
+from pprl.party.reasons import reason_of
+from pprl.party.state import run_dir
+from pprl.wire.v1 import linkage_pb2 as pb
+from tests.conftest import coordinate, stub_as
+
+pytestmark = pytest.mark.integration
+
+RECORDS = 100
+
+
+def _error(call) -> grpc.RpcError:
+    with pytest.raises(grpc.RpcError) as caught:
+        call()
+    return caught.value
+
+
+def _summary(deployment, *extra: str) -> dict:
+    path = deployment.workdir / "summary.json"
+    path.unlink(missing_ok=True)
+    result = coordinate(deployment, *extra, "--json", str(path))
+    assert result.returncode == 0, result.stderr
+    return json.loads(path.read_text())
+
+
+def _set_in_config(deployment, name: str, table: str, line: str) -> None:
+    path = deployment.parties[name].config
+    text = path.read_text()
+    assert f"[{table}]\n" in text
+    path.write_text(text.replace(f"[{table}]\n", f"[{table}]\n{line}\n", 1))
+
+
+def _linkage(deployment, run_id: str) -> str:
+    return (run_dir(deployment.parties["alice"].state_dir, run_id) / "linkage.csv").read_text()
+
+
+def test_a_run_id_that_is_a_path_or_holds_nul_is_refused_and_nothing_is_written(deploy, tmp_path):
+    deployment = deploy(size=RECORDS)
+    target = tmp_path / "elsewhere"
+    result = coordinate(deployment, "--run-id", str(target))
+    assert result.returncode == 2
+    assert "invalid run id" in result.stderr
+    stub, channel = stub_as(deployment, "alice", "coordinator")
+    with channel:
+        for bad in (str(target), "../escape", "a\x00b", ""):
+            request = pb.AdvanceRequest(run_id=bad, phase=pb.PHASE_AGREE)
+            error = _error(lambda r=request: list(stub.control.Advance(r, timeout=10)))
+            assert error.code() == grpc.StatusCode.INVALID_ARGUMENT, repr(bad)
+            assert reason_of(error) == pb.BAD_INPUT, repr(bad)
+        status = stub.control.GetStatus(pb.GetStatusRequest(), timeout=10)
+    assert not target.exists()
+    assert status.run_id == ""  # no run was begun, so the next coordinator starts afresh
+    assert _summary(deployment)["parties"]["alice"]["agreed_matches"] > 0
+
+
+def test_a_second_coordinator_cannot_take_the_open_run_and_abandon_frees_the_daemons(deploy):
+    deployment = deploy(size=RECORDS)
+    first = _summary(deployment, "--until", "smash")
+    run_id = first["run_id"]
+    second = coordinate(deployment, "--new")
+    assert second.returncode != 0
+    assert "RUN_OPEN" in second.stderr and f"--abandon {run_id}" in second.stderr
+    # the refused run left no trace: the first run resumes and finishes
+    resumed = _summary(deployment)
+    assert resumed["run_id"] == run_id and resumed["resumed_after"] == "smash"
+    assert resumed["parties"]["alice"]["agreed_matches"] > 0
+    # a run abandoned half-way frees the daemons for a new one, and stays abandoned
+    third = _summary(deployment, "--new", "--until", "train")["run_id"]
+    gone = coordinate(deployment, "--abandon", third)
+    assert gone.returncode == 0, gone.stderr
+    assert f"run {third}: alice: abandoned after TRAIN" in gone.stdout
+    again = coordinate(deployment, "--run-id", third)
+    assert again.returncode != 0 and "ABANDONED" in again.stderr
+    fourth = _summary(deployment)
+    assert fourth["run_id"] not in {run_id, third} and fourth["resumed_after"] is None
+
+
+def test_a_second_daemon_on_a_taken_port_exits_with_the_reason(deploy):
+    deployment = deploy(size=RECORDS)
+    config = deployment.parties["alice"].config
+    second = subprocess.run(
+        [sys.executable, "-m", "pprl", "party", "serve", "--config", str(config)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert second.returncode == 2
+    assert "cannot listen on 127.0.0.1:" in second.stderr and "port is taken" in second.stderr
+    assert _summary(deployment)["parties"]["bob"]["agreed_matches"] > 0
+
+
+def test_streams_that_go_quiet_time_out_and_do_not_starve_the_coordinator(deploy):
+    deployment = deploy(
+        size=RECORDS, configure=lambda d: _set_in_config(d, "alice", "peer", "timeout_seconds = 3")
+    )
+    run_id = _summary(deployment, "--until", "agree")["run_id"]
+    stub, channel = stub_as(deployment, "alice", "bob")
+    release = threading.Event()
+    with channel:
+        digest = stub.peer.GetAgreement(pb.GetAgreementRequest(run_id=run_id), timeout=10).digest
+
+        shape = [RECORDS, 4, 1000]
+        total = RECORDS * 4 * 1000
+
+        def header_then_silence():
+            header = pb.TensorHeader(
+                run_id=run_id,
+                digest=digest,
+                shape=shape,
+                dtype="uint8",
+                total_bytes=total,
+                chunk_count=1,
+                sha256=hashlib.sha256(bytes(total)).digest(),
+            )
+            yield pb.PushTensorRequest(header=header)
+            release.wait(60)
+
+        outcomes: list[grpc.RpcError] = []
+
+        def push() -> None:
+            try:
+                stub.peer.PushTensor(header_then_silence(), timeout=60)
+            except grpc.RpcError as error:
+                outcomes.append(error)
+
+        began = time.monotonic()
+        pushers = [threading.Thread(target=push) for _ in range(8)]
+        for thread in pushers:
+            thread.start()
+        time.sleep(1)
+        control, control_channel = stub_as(deployment, "alice", "coordinator")
+        with control_channel:
+            status = control.control.GetStatus(pb.GetStatusRequest(), timeout=5)
+        assert status.identity == "alice"
+        for thread in pushers:
+            thread.join(30)
+        release.set()
+    assert time.monotonic() - began < 30
+    reasons = sorted(reason_of(error) for error in outcomes)
+    assert len(reasons) == 8
+    assert reasons.count(pb.TIMED_OUT) >= 1 and set(reasons) <= {pb.TIMED_OUT, pb.BUSY}
+    assert not (run_dir(deployment.parties["alice"].state_dir, run_id) / PEER_TENSOR).exists()
+
+
+def test_a_stopped_peer_fails_the_phase_instead_of_hanging_and_the_run_resumes(deploy):
+    deployment = deploy(
+        size=RECORDS, configure=lambda d: _set_in_config(d, "alice", "peer", "timeout_seconds = 5")
+    )
+    run_id = _summary(deployment, "--until", "train")["run_id"]
+    bob = deployment.processes["bob"]
+    bob.send_signal(signal.SIGSTOP)
+    try:
+        began = time.monotonic()
+        stuck = coordinate(deployment, "--wait", "5")
+        assert time.monotonic() - began < 60
+        assert stuck.returncode != 0 and "bob at 127.0.0.1:" in stuck.stderr
+        # alice's EXCHANGE pushes to the stopped bob: it fails within its deadline
+        stub, channel = stub_as(deployment, "alice", "coordinator")
+        with channel:
+            request = pb.AdvanceRequest(run_id=run_id, phase=pb.PHASE_EXCHANGE)
+            began = time.monotonic()
+            error = _error(lambda: list(stub.control.Advance(request, timeout=120)))
+            waited = time.monotonic() - began
+    finally:
+        bob.send_signal(signal.SIGCONT)
+    assert reason_of(error) in {pb.PEER_UNAVAILABLE, pb.TIMED_OUT}, error.details()
+    assert "EXCHANGE failed" in error.details() and "bob" in error.details()
+    assert waited < 60, f"waited {waited:.0f} s for a stopped peer"
+    finished = _summary(deployment)
+    assert finished["run_id"] == run_id and finished["resumed_after"] == "train"
+    assert finished["parties"]["alice"]["agreed_matches"] > 0
+
+
+def _push_tensor(stub, run_id, digest, data, shape):
+    header = pb.TensorHeader(
+        run_id=run_id,
+        digest=digest,
+        shape=list(shape),
+        dtype="uint8",
+        total_bytes=len(data),
+        chunk_count=1,
+        sha256=hashlib.sha256(data).digest(),
+    )
+    chunk = pb.TensorChunk(index=0, data=data, sha256=hashlib.sha256(data).digest())
+    stream = iter([pb.PushTensorRequest(header=header), pb.PushTensorRequest(chunk=chunk)])
+    return stub.peer.PushTensor(stream, timeout=30)
+
+
+def test_what_the_peer_sent_cannot_be_replaced_and_its_matches_must_be_one_to_one(deploy):
+    deployment = deploy(size=RECORDS)
+    run_id = _summary(deployment, "--until", "train")["run_id"]
+    alice_run = run_dir(deployment.parties["alice"].state_dir, run_id)
+    shape = (RECORDS, 4, 1000)
+    rng = np.random.default_rng(0)
+    data = rng.integers(0, 12, size=shape, dtype=np.uint8).tobytes()
+    other = rng.integers(0, 12, size=shape, dtype=np.uint8).tobytes()
+    stub, channel = stub_as(deployment, "alice", "bob")
+    with channel:
+        digest = stub.peer.GetAgreement(pb.GetAgreementRequest(run_id=run_id), timeout=10).digest
+        empty = _error(lambda: stub.peer.PushTensor(iter([]), timeout=10))
+        assert reason_of(empty) == pb.BAD_CHUNK and "tensor header" in empty.details()
+        _push_tensor(stub, run_id, digest, data, shape)
+        # the same tensor again (a resumed EXCHANGE) is confirmed; another one is refused
+        again = _push_tensor(stub, run_id, digest, data, shape)
+        assert again.sha256 == hashlib.sha256(data).digest()
+        error = _error(lambda: _push_tensor(stub, run_id, digest, other, shape))
+        assert error.code() == grpc.StatusCode.ALREADY_EXISTS
+        assert reason_of(error) == pb.ALREADY_RECEIVED
+        assert (alice_run / PEER_TENSOR).read_bytes() == data
+        # alice's own tensor is in place (her SMASH made it), so matches may now arrive
+        pairs = [pb.MatchedPair(sender_row=i, receiver_row=i, sender_id=f"B{i}") for i in (0, 1)]
+        twice = [*pairs, pb.MatchedPair(sender_row=2, receiver_row=1, sender_id="B2")]
+        error = _error(
+            lambda: stub.peer.PushMatches(
+                pb.PushMatchesRequest(run_id=run_id, digest=digest, pairs=twice), timeout=10
+            )
+        )
+        assert reason_of(error) == pb.BAD_MATCHES and "one-to-one" in error.details()
+        first = pb.PushMatchesRequest(run_id=run_id, digest=digest, pairs=pairs)
+        assert stub.peer.PushMatches(first, timeout=10).pairs_received == 2
+        assert stub.peer.PushMatches(first, timeout=10).pairs_received == 2
+        changed = pb.PushMatchesRequest(run_id=run_id, digest=digest, pairs=pairs[:1])
+        error = _error(lambda: stub.peer.PushMatches(changed, timeout=10))
+        assert reason_of(error) == pb.ALREADY_RECEIVED
+    stored = json.loads((alice_run / PEER_MATCHES).read_text())["pairs"]
+    assert [row[:3] for row in stored] == [[0, 0, "B0"], [1, 1, "B1"]]
+
+
+def test_temporary_files_a_kill_left_behind_are_removed_at_start(deploy):
+    deployment = deploy(size=RECORDS)
+    run_id = _summary(deployment, "--until", "agree")["run_id"]
+    leftover = run_dir(deployment.parties["bob"].state_dir, run_id) / ".peer_tensor.u8.x1.tmp"
+    leftover.write_bytes(b"half a tensor")
+    stop_daemon(deployment, "bob", signal.SIGKILL)
+    start_daemon(deployment, "bob")
+    finished = _summary(deployment)
+    assert finished["run_id"] == run_id
+    assert not leftover.exists()
+    assert _linkage(deployment, run_id).count("\n") > 1
