@@ -8,6 +8,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from pprl import failpoints
+
 
 @contextmanager
 def atomic_file(path: Path, mode: int | None = None) -> Iterator[Path]:
@@ -16,6 +18,7 @@ def atomic_file(path: Path, mode: int | None = None) -> Iterator[Path]:
     The temporary file starts private (0o600) and gets `mode` before anything is written to it,
     so a key never exists with a looser mode; an interrupted writer leaves the old file whole.
     """
+    failpoints.before_write(path.name)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     tmp_path = Path(tmp)

@@ -46,7 +46,7 @@ def test_the_prior_only_counts_under_noise() -> None:
 @pytest.mark.parametrize("release", ["distances", "projected"])
 def test_on_census_like_records_weighted_attackers_recover_more(release) -> None:
     reference = synthetic.default_reference(300)
-    people = synthetic.generate(1500, 4).alice
+    people = synthetic.generate(600, 4).alice
     columns = {name: [getattr(p, name) for p in people] for name in ATTRIBUTES}
     params = method_params(noise_sigma=1.0, release=release)
     agreement = pipeline.Agreement(ReferenceSet("built-in", reference), DEFAULT_MAPPING, params)

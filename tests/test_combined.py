@@ -47,8 +47,30 @@ def test_only_words_can_be_combined() -> None:
 
 def _reference() -> ReferenceSet:
     columns = {
-        "first": ["ERIK", "CONNIE", "FRANCES", "JOHN", "MARY", "PAUL"],
-        "last": ["ROSEN", "GARDNER", "BOYD", "SMITH", "JONES", "ANNA"],
+        "first": [
+            "ERIK",
+            "CONNIE",
+            "FRANCES",
+            "JOHN",
+            "MARY",
+            "PAUL",
+            "OLGA",
+            "IVAN",
+            "RUTH",
+            "HUGO",
+        ],
+        "last": [
+            "ROSEN",
+            "GARDNER",
+            "BOYD",
+            "SMITH",
+            "JONES",
+            "ANNA",
+            "PIKE",
+            "HALE",
+            "MOSS",
+            "REED",
+        ],
     }
     return ReferenceSet("ref.csv", columns)
 
@@ -75,7 +97,7 @@ def test_swapped_fields_agree_exactly_on_the_combined_entry() -> None:
         "last": ["SMITH", "ANNA", "SMYTH", ""],
     }
     tensor = agreement.smash(records, None)
-    assert tensor.shape == (4, 3, 6)
+    assert tensor.shape == (4, 3, 10)
     combined = tensor[:, 2, :]
     np.testing.assert_array_equal(combined[0], combined[1])  # swapped: the same vector
     assert not np.array_equal(tensor[0, 0], tensor[1, 0])  # ...while first differs

@@ -343,7 +343,9 @@ def test_training_reads_date_kinds() -> None:
 
 
 def test_the_agreed_error_model_corrupts_the_training_sample() -> None:
-    reference = ReferenceSet("reference", {"first": ["AMY", "ZED"], "last": ["OAK", "ASH"]})
+    firsts = ["AMY", "ZED", "BO", "CY", "DI", "ED", "FAY", "GUS", "HAL", "IDA"]
+    lasts = ["OAK", "ASH", "ELM", "FIR", "YEW", "BAY", "BOX", "FIG", "LIME", "PINE"]
+    reference = ReferenceSet("reference", {"first": firsts, "last": lasts})
     mapping = (("first", "first"), ("last", "last"), ("middle", "first"))
     agreement = Agreement(reference, mapping, method_params(error_model="middle"))
     sample = training_sample(agreement, ATTRIBUTES, np.random.default_rng(4), size=50)

@@ -46,7 +46,7 @@ def test_averaging_ten_runs_helps_against_fresh_noise_and_not_against_keyed(rele
     reference = synthetic.default_reference(300)
     params = method_params(noise_sigma=3.0, feature="projected-cosine", release=release)
     agreement = pipeline.Agreement(ReferenceSet("built-in", reference), DEFAULT_MAPPING, params)
-    people = synthetic.generate(300, 9).alice
+    people = synthetic.generate(120, 9).alice
     columns = {name: [getattr(p, name) for p in people] for name in ATTRIBUTES}
     dictionary = census_dictionary(reference)
     key = NoiseKey(bytes(KEY_BYTES))

@@ -52,6 +52,8 @@ def test_noise_lowers_the_measured_rate_and_the_run_still_links(deploy):
     assert alice["audited_records"] == 200
     assert alice["noise_edits"] > 0.5
     assert alice["reidentified"] < 1.0  # raw, every one of them falls (test above)
+    assert alice["noise_choice"] == ""  # the noise was set, not chosen: no reason to print
+    assert "\n  0\n" not in result.stdout
     assert "privacy gate: a dictionary attack re-identified" in result.stdout
     assert "Gaussian mechanism epsilon" in result.stdout
     truth = read_truth(deployment.workdir / "data" / "truth.csv")

@@ -58,7 +58,10 @@ def test_a_partys_training_set() -> None:
         "last": ["KING", "MILLER", "SMITH", "JONES", "BROWN"],
         "unused": ["1", "2", "3", "4", "5"],
     }
-    reference = {"first": ["CHARLIE", "JAY", "ANNA"], "last": ["ADLER", "ADLER", "SMITH"]}
+    reference = {
+        "first": ["CHARLIE", "JAY", "ANNA", "BO", "CY", "DI", "ED", "FAY", "GUS", "HAL", "IDA"],
+        "last": ["ADLER", "ADLER", "SMITH", "OAK", "ASH", "ELM", "FIR", "YEW", "BAY", "BOX", "FIG"],
+    }
     x, y = training_set(
         attributes,
         reference,

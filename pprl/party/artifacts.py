@@ -22,6 +22,11 @@ PEER_MATCHES = "peer_matches.json"
 LINKAGE_CSV = "linkage.csv"
 OWN_MATCHES_CSV = "own_matches.csv"
 PEER_MATCHES_CSV = "peer_matches.csv"
+# What a closed run no longer needs and what takes the room: both smashed tensors (the
+# peer's is its data, kept no longer than useful), the shuffle, the model, the scores.
+BULK = (OWN_TENSOR, PEER_TENSOR, ORDER, MODEL, OWN_MATCHES)
+# Closed runs whose bulk files stay, for inspection; older ones are pruned when a run begins.
+KEEP_CLOSED_RUNS = 2
 
 
 class TensorFile:

@@ -13,6 +13,7 @@ from typing import Any
 
 import grpc
 
+from pprl.party.artifacts import BULK, KEEP_CLOSED_RUNS
 from pprl.party.config import PartyConfig
 from pprl.party.phase_runner import PhaseRunner
 from pprl.party.reasons import abort
@@ -64,9 +65,10 @@ class ControlService(rpc.ControlServicer):
 
         def meta(name: str, key: str, index: int | None = None, kind: type = int):
             artifact = self.store.artifact(run.run_id, name, verify=False)
-            if artifact is None:
-                return kind(0)
-            value = artifact.meta.get(key, 0)  # runs stored by older versions lack some keys
+            # runs stored by older versions, and fixed noise, lack some keys: the kind's zero
+            if artifact is None or key not in artifact.meta:
+                return kind()
+            value = artifact.meta[key]
             return kind(value[index] if index is not None else value)
 
         return pb.GetStatusResponse(
@@ -180,6 +182,7 @@ class ControlService(rpc.ControlServicer):
                 )
                 self.runner.refuse_agreement(run_id, pb.RUN_OPEN, message)
                 abort(context, grpc.StatusCode.FAILED_PRECONDITION, pb.RUN_OPEN, message)
+            self.store.prune(BULK, KEEP_CLOSED_RUNS)
             return self.store.create(run_id)
 
     def Abandon(

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import grpc
 
+from pprl import failpoints
 from pprl.party.config import PartyConfig
 from pprl.party.reasons import describe, reason_of
 from pprl.party.tls import secure_channel
@@ -89,6 +90,8 @@ class PeerClient:
             for message in tensor_messages(run_id, digest, path, shape, sha256_hex):
                 sent += message.ByteSize()
                 yield message
+                if message.HasField("header"):
+                    failpoints.mid_stream()
                 if progress is not None and message.HasField("chunk"):
                     payload += len(message.chunk.data)
                     progress(payload, total)

@@ -150,6 +150,9 @@ class PeerService(rpc.PeerServicer):
             abort(
                 context, grpc.StatusCode.INVALID_ARGUMENT, pb.BAD_CHUNK, f"tensor refused: {error}"
             )
+        except OSError as error:
+            log.error("could not store %s's tensor: %s", self.config.peer_identity, error)
+            abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, pb.STORAGE, _unstored(error))
         self.store.record_artifact(run.run_id, PEER_TENSOR, {"shape": list(shape)}, sha256=sha)
         log.info("stored %s's tensor %s for run %s", self.config.peer_identity, shape, run.run_id)
         reply = pb.PushTensorResponse(sha256=bytes.fromhex(sha), bytes_received=math.prod(shape))
@@ -195,6 +198,9 @@ class PeerService(rpc.PeerServicer):
             return pb.PushMatchesResponse(pairs_received=len(stored))
         try:
             count = self.work.receive_matches(run.run_id, request)
+        except OSError as error:
+            log.error("could not store %s's matches: %s", self.config.peer_identity, error)
+            abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, pb.STORAGE, _unstored(error))
         except PhaseFailed as error:
             abort(
                 context,
@@ -205,3 +211,8 @@ class PeerService(rpc.PeerServicer):
         reply = pb.PushMatchesResponse(pairs_received=count)
         self.store.add_counter(run.run_id, "bytes_sent", reply.ByteSize())
         return reply
+
+
+def _unstored(error: OSError) -> str:
+    """The receiver's own storage failed: the sender is told why, without a path of ours."""
+    return f"the receiver could not store it: {error.strerror or error}"

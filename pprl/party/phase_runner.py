@@ -14,6 +14,7 @@ from collections.abc import Iterator
 
 import grpc
 
+from pprl import failpoints
 from pprl.party.peer import PeerError
 from pprl.party.reasons import abort, reason_name
 from pprl.party.state import ArtifactError, RunStore
@@ -36,6 +37,7 @@ _FAILURES: list[tuple[type[BaseException], grpc.StatusCode, pb.ErrorReason]] = [
     (PhaseFailed, grpc.StatusCode.FAILED_PRECONDITION, pb.BAD_INPUT),
     (PeerError, grpc.StatusCode.UNAVAILABLE, pb.PEER_UNAVAILABLE),
     (ArtifactError, grpc.StatusCode.DATA_LOSS, pb.DATA_LOSS),
+    (OSError, grpc.StatusCode.RESOURCE_EXHAUSTED, pb.STORAGE),
 ]
 
 
@@ -110,6 +112,7 @@ class PhaseRunner:
             try:
                 log.info("run %s: %s started", run_id, phase.name)
                 self.work.run(phase, run_id, progress)
+                failpoints.after_phase(phase.name.lower())
                 seconds = time.perf_counter() - started
                 self.store.complete_phase(run_id, phase, seconds)
                 log.info("run %s: %s completed in %.2f s", run_id, phase.name, seconds)

@@ -178,6 +178,24 @@ class RunStore:
         runs = [self.get(row[0]) for row in rows]
         return [run for run in runs if run is not None]
 
+    def prune(self, names: tuple[str, ...], keep: int) -> int:
+        """Delete the files `names` of closed runs (finished or abandoned) older than the
+        `keep` newest ones; their rows, reports and results stay. Returns files deleted."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT run_id FROM runs WHERE abandoned = 1 OR completed >= ?"
+                " ORDER BY created DESC, rowid DESC",
+                (int(LAST_PHASE),),
+            ).fetchall()
+        deleted = 0
+        for (run_id,) in rows[keep:]:
+            for name in names:
+                path = self.artifact_path(run_id, name)
+                if path.exists():
+                    path.unlink()
+                    deleted += 1
+        return deleted
+
     def abandon(self, run_id: str) -> None:
         """Mark a run abandoned: no phase of it runs again and a new run may begin."""
         with self._lock, self._db:

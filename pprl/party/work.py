@@ -163,7 +163,8 @@ class PhaseWork:
                     f"{self.config.records_path} changed since this run's agreement; "
                     "start a new run"
                 )
-            self._inputs[run_id] = load_inputs(self.config)
+            # Only the run being worked on is kept: fifty runs must not hold fifty copies.
+            self._inputs = {run_id: load_inputs(self.config)}
         return self._inputs[run_id]
 
     def agreement(self, run_id: str) -> pipeline.Agreement:
@@ -171,6 +172,7 @@ class PhaseWork:
         if run_id not in self._agreements:
             _, description = self.store.run(run_id).agreement()
             agreed = json.loads(description)
+            self._agreements = {}
             self._agreements[run_id] = pipeline.Agreement(
                 self.inputs(run_id).reference,
                 self.config.mapping,
@@ -222,8 +224,8 @@ class PhaseWork:
             choice = self._choose_noise(run_id, agreement, inputs, progress)
             agreement = agreement.with_noise(choice.sigma)
         description, digest = self._set_agreement(run_id, agreement)
-        self._inputs[run_id] = inputs
-        self._agreements[run_id] = agreement
+        self._inputs = {run_id: inputs}
+        self._agreements = {run_id: agreement}
         progress(0, 1, "agreements", f"waiting for {self.peer.peer}'s agreement")
         # A peer choosing its noise takes as long as we do (the gate's dictionary, a few
         # sigmas); waiting for it is part of AGREE.

@@ -38,6 +38,7 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     TIMED_OUT: _ClassVar[ErrorReason]
     ABANDONED: _ClassVar[ErrorReason]
     RUN_OPEN: _ClassVar[ErrorReason]
+    STORAGE: _ClassVar[ErrorReason]
 PHASE_UNSPECIFIED: Phase
 PHASE_AGREE: Phase
 PHASE_SMASH: Phase
@@ -64,6 +65,7 @@ ALREADY_RECEIVED: ErrorReason
 TIMED_OUT: ErrorReason
 ABANDONED: ErrorReason
 RUN_OPEN: ErrorReason
+STORAGE: ErrorReason
 
 class ErrorDetail(_message.Message):
     __slots__ = ("reason", "message")

@@ -1,0 +1,54 @@
+"""Deliberate failures for the fault-injection tests (tests/faults), armed by one environment
+variable when a daemon starts; unset, every check here is a dictionary lookup that finds
+nothing.
+
+    PPRL_FAILPOINT=kill-after:<phase>   SIGKILL itself once a phase's work is done, before the
+                                        phase is recorded as completed (the worst moment)
+    PPRL_FAILPOINT=stop-after:<phase>   SIGSTOP itself at the same point (a paused host)
+    PPRL_FAILPOINT=kill-mid-stream      SIGKILL itself after sending a tensor header
+    PPRL_FAILPOINT=disk-full:<file>     writing that artifact fails with ENOSPC
+
+Each fires once per process.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+import signal
+import threading
+
+FAILPOINT_ENV = "PPRL_FAILPOINT"
+log = logging.getLogger("pprl.party")
+_fired: set[str] = set()
+_lock = threading.Lock()
+
+
+def _take(name: str) -> bool:
+    """Whether `name` is armed and has not fired yet; marks it fired."""
+    if os.environ.get(FAILPOINT_ENV) != name:
+        return False
+    with _lock:
+        if name in _fired:
+            return False
+        _fired.add(name)
+    log.warning("failpoint %s fires", name)
+    return True
+
+
+def after_phase(phase: str) -> None:
+    if _take(f"kill-after:{phase}"):
+        os.kill(os.getpid(), signal.SIGKILL)
+    if _take(f"stop-after:{phase}"):
+        os.kill(os.getpid(), signal.SIGSTOP)
+
+
+def mid_stream() -> None:
+    if _take("kill-mid-stream"):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def before_write(file_name: str) -> None:
+    if _take(f"disk-full:{file_name}"):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), file_name)
