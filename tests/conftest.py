@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -23,6 +24,7 @@ from pprl.party.local import (
     write_demo_data,
 )
 from pprl.party.tls import secure_channel
+from pprl.wire.v1 import linkage_pb2 as pb
 from pprl.wire.v1 import linkage_pb2_grpc as rpc
 
 SEED = 11
@@ -68,11 +70,28 @@ def deploy(tmp_path_factory) -> Iterator[Callable[..., Deployment]]:
             stop_daemon(deployment, name)
 
 
+def configured(
+    workdir: Path, size: int, seed: int, reference_rows: int, overlap: float = 1.0
+) -> Deployment:
+    """Two parties' generated files, certificates and configurations; no daemon started."""
+    data = workdir / "data"
+    write_demo_data(data, size, seed, overlap=overlap, reference_rows=reference_rows)
+    return prepare(
+        workdir, {name: data / f"{name}.csv" for name in PARTIES}, data / "reference.csv"
+    )
+
+
 def coordinate(deployment: Deployment, *extra: str) -> subprocess.CompletedProcess:
     """`pprl coordinate` as its own process, as an operator would run it."""
+    command = coordinate_command(deployment, *extra)
+    return subprocess.run(command, capture_output=True, text=True, timeout=300)
+
+
+def coordinate_command(deployment: Deployment, *extra: str) -> list[str]:
+    """The `pprl coordinate` command line for a local deployment."""
     tls = deployment.coordinator_tls
     alice, bob = (deployment.parties[n].port for n in PARTIES)
-    command = [
+    return [
         sys.executable,
         "-m",
         "pprl",
@@ -89,7 +108,6 @@ def coordinate(deployment: Deployment, *extra: str) -> subprocess.CompletedProce
         str(tls.ca),
         *extra,
     ]
-    return subprocess.run(command, capture_output=True, text=True, timeout=300)
 
 
 class Stubs(NamedTuple):
@@ -114,3 +132,18 @@ def stub_as(
     )
     channel = secure_channel(f"127.0.0.1:{deployment.parties[target].port}", tls, target)
     return Stubs(rpc.PeerStub(channel), rpc.ControlStub(channel)), channel
+
+
+def tensor_stream(run_id, digest, shape, data, chunk_sha=None):
+    """A PushTensor stream of one chunk: a header and the data (its checksum may be forged)."""
+    header = pb.TensorHeader(
+        run_id=run_id,
+        digest=digest,
+        shape=list(shape),
+        dtype="uint8",
+        total_bytes=len(data),
+        chunk_count=1,
+        sha256=hashlib.sha256(data).digest(),
+    )
+    chunk = pb.TensorChunk(index=0, data=data, sha256=chunk_sha or hashlib.sha256(data).digest())
+    return iter([pb.PushTensorRequest(header=header), pb.PushTensorRequest(chunk=chunk)])

@@ -11,21 +11,15 @@ import pytest
 
 from pprl.party.config import attribute_kinds, attribute_scales, load_config
 from pprl.party.inputs import load_inputs
-from pprl.party.local import prepare, write_demo_data
 from pprl.protocol.errors import InputError
 from pprl.protocol.pipeline import Agreement
 from pprl.protocol.training import MIN_TRAINING_RECORDS
+from tests.conftest import configured
 
 
 @pytest.fixture(scope="module")
 def deployment(tmp_path_factory):
-    workdir = tmp_path_factory.mktemp("degenerate")
-    write_demo_data(workdir / "data", 40, 3, reference_rows=60)
-    return prepare(
-        workdir,
-        {"alice": workdir / "data" / "alice.csv", "bob": workdir / "data" / "bob.csv"},
-        workdir / "data" / "reference.csv",
-    )
+    return configured(tmp_path_factory.mktemp("degenerate"), 40, 3, reference_rows=60)
 
 
 @pytest.fixture

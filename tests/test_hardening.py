@@ -20,7 +20,7 @@ from pprl.party.local import start_daemon, stop_daemon
 from pprl.party.reasons import reason_of
 from pprl.party.state import run_dir
 from pprl.wire.v1 import linkage_pb2 as pb
-from tests.conftest import coordinate, stub_as
+from tests.conftest import coordinate, stub_as, tensor_stream
 
 pytestmark = pytest.mark.integration
 
@@ -190,18 +190,7 @@ def test_a_stopped_peer_fails_the_phase_instead_of_hanging_and_the_run_resumes(d
 
 
 def _push_tensor(stub, run_id, digest, data, shape):
-    header = pb.TensorHeader(
-        run_id=run_id,
-        digest=digest,
-        shape=list(shape),
-        dtype="uint8",
-        total_bytes=len(data),
-        chunk_count=1,
-        sha256=hashlib.sha256(data).digest(),
-    )
-    chunk = pb.TensorChunk(index=0, data=data, sha256=hashlib.sha256(data).digest())
-    stream = iter([pb.PushTensorRequest(header=header), pb.PushTensorRequest(chunk=chunk)])
-    return stub.peer.PushTensor(stream, timeout=30)
+    return stub.peer.PushTensor(tensor_stream(run_id, digest, shape, data), timeout=30)
 
 
 def test_what_the_peer_sent_cannot_be_replaced_and_its_matches_must_be_one_to_one(deploy):

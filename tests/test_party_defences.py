@@ -20,7 +20,7 @@ from pprl.party.coordinator import Coordinator, CoordinatorError
 from pprl.party.reasons import reason_of
 from pprl.party.state import run_dir
 from pprl.wire.v1 import linkage_pb2 as pb
-from tests.conftest import coordinate, stub_as
+from tests.conftest import coordinate, stub_as, tensor_stream
 
 pytestmark = pytest.mark.integration
 
@@ -170,20 +170,6 @@ def test_the_unversioned_wire_is_gone(agreed):
         )
 
 
-def _tensor_stream(run_id, digest, shape, data, chunk_sha=None):
-    header = pb.TensorHeader(
-        run_id=run_id,
-        digest=digest,
-        shape=list(shape),
-        dtype="uint8",
-        total_bytes=len(data),
-        chunk_count=1,
-        sha256=hashlib.sha256(data).digest(),
-    )
-    chunk = pb.TensorChunk(index=0, data=data, sha256=chunk_sha or hashlib.sha256(data).digest())
-    return iter([pb.PushTensorRequest(header=header), pb.PushTensorRequest(chunk=chunk)])
-
-
 def test_bad_tensor_chunks_are_refused_with_their_reason_and_nothing_is_stored(agreed):
     deployment, run_id = agreed
     stub, channel = stub_as(deployment, "alice", "bob")
@@ -196,12 +182,12 @@ def test_bad_tensor_chunks_are_refused_with_their_reason_and_nothing_is_stored(a
         assert agreement.software_version == __version__
         digest = agreement.digest
         attempts = {
-            "bad checksum": _tensor_stream(run_id, digest, shape, data, chunk_sha=b"\0" * 32),
-            "wrong shape": _tensor_stream(
+            "bad checksum": tensor_stream(run_id, digest, shape, data, chunk_sha=b"\0" * 32),
+            "wrong shape": tensor_stream(
                 run_id, digest, (RECORDS * 2, MAPPING_ENTRIES, REFERENCE_ROWS // 2), data
             ),
-            "stale run id": _tensor_stream(uuid.uuid4().hex, digest, shape, data),
-            "other digest": _tensor_stream(run_id, "0" * 64, shape, data),
+            "stale run id": tensor_stream(uuid.uuid4().hex, digest, shape, data),
+            "other digest": tensor_stream(run_id, "0" * 64, shape, data),
         }
         reasons = {
             "bad checksum": pb.BAD_CHUNK,
@@ -218,7 +204,7 @@ def test_bad_tensor_chunks_are_refused_with_their_reason_and_nothing_is_stored(a
             assert reason_of(error) == reasons[why], why
             left = [p.name for p in alice_run.iterdir() if PEER_TENSOR in p.name]
             assert left == [], why
-        receipt = stub.peer.PushTensor(_tensor_stream(run_id, digest, shape, data), timeout=30)
+        receipt = stub.peer.PushTensor(tensor_stream(run_id, digest, shape, data), timeout=30)
     assert receipt.sha256 == hashlib.sha256(data).digest()
     assert (alice_run / PEER_TENSOR).read_bytes() == data
 

@@ -13,20 +13,14 @@ import pytest
 
 from pprl.party.certs import make_development_pki
 from pprl.party.config import PartyConfig, TlsFiles, load_config
-from pprl.party.local import prepare, write_demo_data
 from pprl.party.startup import check_certificate, check_roles, check_startup, check_state_dir
 from pprl.protocol.errors import InputError
+from tests.conftest import configured
 
 
 @pytest.fixture(scope="module")
 def deployment(tmp_path_factory):
-    workdir = tmp_path_factory.mktemp("startup")
-    write_demo_data(workdir / "data", 20, 1, reference_rows=50)
-    return prepare(
-        workdir,
-        {"alice": workdir / "data" / "alice.csv", "bob": workdir / "data" / "bob.csv"},
-        workdir / "data" / "reference.csv",
-    )
+    return configured(tmp_path_factory.mktemp("startup"), 20, 1, reference_rows=50)
 
 
 @pytest.fixture

@@ -257,3 +257,23 @@ def test_a_missing_artifact_raises(store: RunStore) -> None:
     path.unlink()
     with pytest.raises(ArtifactError, match="missing"):
         store.artifact("run-1", "smashed.bin")
+
+
+def test_prune_deletes_bulk_files_of_closed_runs_beyond_the_newest_kept(store: RunStore) -> None:
+    for index, closed in enumerate(["finished", "abandoned", "finished", "open"]):
+        run_id = f"run-{index}"
+        store.create(run_id)
+        for name in ("tensor.u8", "linkage.csv"):
+            (store.run_dir(run_id) / name).write_text(run_id)
+        if closed == "finished":
+            for phase in Phase:
+                if phase:
+                    store.complete_phase(run_id, phase, 0.1)
+        elif closed == "abandoned":
+            store.abandon(run_id)
+    assert store.prune(("tensor.u8",), keep=1) == 2  # run-2 is the newest closed run; run-3 open
+    left = {p.parent.name for p in store.state_dir.rglob("tensor.u8")}
+    assert left == {"run-2", "run-3"}
+    assert len(list(store.state_dir.rglob("linkage.csv"))) == 4  # results are not bulk
+    assert store.get("run-0") is not None  # the run's row stays
+    assert store.prune(("tensor.u8",), keep=1) == 0

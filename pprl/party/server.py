@@ -12,6 +12,7 @@ import grpc
 from pprl.party.authorise import Authorise, party_audiences
 from pprl.party.config import PartyConfig
 from pprl.party.control_service import ControlService
+from pprl.party.malloc import limit_malloc_arenas
 from pprl.party.peer import PeerClient
 from pprl.party.peer_service import PeerService
 from pprl.party.phase_runner import PhaseRunner
@@ -61,6 +62,7 @@ def build_server(config: PartyConfig) -> tuple[grpc.Server, int, RunStore, PeerC
 
 def serve(config: PartyConfig) -> None:
     """Serve until SIGTERM or SIGINT, then finish in-flight RPCs for a few seconds."""
+    limit_malloc_arenas()
     server, port, store, peer = build_server(config)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):

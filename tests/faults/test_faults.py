@@ -13,7 +13,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -35,13 +34,12 @@ from pprl.party.coordinator import Coordinator
 from pprl.party.local import (
     PARTIES,
     Deployment,
-    prepare,
     start_daemon,
     stop_daemon,
-    write_demo_data,
 )
 from pprl.party.state import run_dir
 from pprl.protocol.phases import Phase
+from tests.conftest import configured, coordinate_command
 from tests.faults.proxy import Proxy
 
 pytestmark = [pytest.mark.integration, pytest.mark.faults]
@@ -64,11 +62,8 @@ class Pair:
     """Two daemons on generated data with a development seed, restarted as a case needs."""
 
     def __init__(self, workdir: Path) -> None:
-        write_demo_data(workdir / "data", RECORDS, SEED, overlap=0.9, reference_rows=REFERENCE_ROWS)
-        self.deployment: Deployment = prepare(
-            workdir,
-            {name: workdir / "data" / f"{name}.csv" for name in PARTIES},
-            workdir / "data" / "reference.csv",
+        self.deployment: Deployment = configured(
+            workdir, RECORDS, SEED, reference_rows=REFERENCE_ROWS, overlap=0.9
         )
         for setup in self.deployment.parties.values():
             text = setup.config.read_text()
@@ -119,29 +114,9 @@ class Pair:
         self._wait_ready()
 
     def coordinator(self, *extra: str) -> subprocess.Popen:
-        tls = self.deployment.coordinator_tls
-        alice, bob = (self.deployment.parties[n].port for n in PARTIES)
-        command = [
-            sys.executable,
-            "-m",
-            "pprl",
-            "coordinate",
-            "--alice",
-            f"127.0.0.1:{alice}",
-            "--bob",
-            f"127.0.0.1:{bob}",
-            "--cert",
-            str(tls.cert),
-            "--key",
-            str(tls.key),
-            "--ca",
-            str(tls.ca),
-            "--wait",
-            "20",
-            "--phase-timeout",
-            "120",
-            *extra,
-        ]
+        command = coordinate_command(
+            self.deployment, "--wait", "20", "--phase-timeout", "120", *extra
+        )
         return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
     def coordinate(self, *extra: str) -> tuple[int, str, str]:
@@ -322,23 +297,21 @@ def test_a_full_disk_in_any_phase_is_a_clear_error_and_nothing_half_written(
     _resumed_equals(fresh, undisturbed, _run_id(out))
 
 
-def _through_proxy(pair: Pair, proxy: Proxy) -> None:
-    """alice reaches bob through the proxy from her next start on."""
+def _route_alice(pair: Pair, old_port: int, new_port: int) -> None:
+    """From her next start on, alice reaches bob at `new_port` instead of `old_port`."""
     config = pair.deployment.parties["alice"].config
-    bob = pair.deployment.parties["bob"].port
     text = config.read_text()
     config.write_text(
-        text.replace(f'address = "127.0.0.1:{bob}"', f'address = "127.0.0.1:{proxy.port}"')
+        text.replace(f'address = "127.0.0.1:{old_port}"', f'address = "127.0.0.1:{new_port}"')
     )
+
+
+def _through_proxy(pair: Pair, proxy: Proxy) -> None:
+    _route_alice(pair, pair.deployment.parties["bob"].port, proxy.port)
 
 
 def _direct(pair: Pair, proxy: Proxy) -> None:
-    config = pair.deployment.parties["alice"].config
-    bob = pair.deployment.parties["bob"].port
-    text = config.read_text()
-    config.write_text(
-        text.replace(f'address = "127.0.0.1:{proxy.port}"', f'address = "127.0.0.1:{bob}"')
-    )
+    _route_alice(pair, proxy.port, pair.deployment.parties["bob"].port)
 
 
 def test_a_slow_network_path_gives_the_same_linkage(fresh, undisturbed):
