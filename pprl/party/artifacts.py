@@ -23,8 +23,9 @@ LINKAGE_CSV = "linkage.csv"
 OWN_MATCHES_CSV = "own_matches.csv"
 PEER_MATCHES_CSV = "peer_matches.csv"
 # What a closed run no longer needs and what takes the room: both smashed tensors (the
-# peer's is its data, kept no longer than useful), the shuffle, the model, the scores.
-BULK = (OWN_TENSOR, PEER_TENSOR, ORDER, MODEL, OWN_MATCHES)
+# peer's is its data, kept no longer than useful), the shuffle, the model, the scores, and
+# the peer's matches as received (peer_matches.csv keeps them). The result files stay.
+BULK = (OWN_TENSOR, PEER_TENSOR, ORDER, MODEL, OWN_MATCHES, PEER_MATCHES)
 # Closed runs whose bulk files stay, for inspection; older ones are pruned when a run begins.
 KEEP_CLOSED_RUNS = 2
 

@@ -22,7 +22,9 @@ import pytest
 
 from pprl.failpoints import FAILPOINT_ENV
 from pprl.party.artifacts import (
+    BULK,
     DATA_REPORT,
+    KEEP_CLOSED_RUNS,
     LINKAGE_CSV,
     MODEL,
     OWN_MATCHES,
@@ -342,3 +344,16 @@ def test_a_dropped_connection_is_a_clear_error_and_the_run_resumes(fresh, undist
             _direct(fresh, proxy)
     assert fresh.linkage(run_id) == undisturbed
     fresh.restart("alice")
+
+
+def test_after_many_runs_only_the_newest_closed_runs_keep_their_bulk(fresh, undisturbed):
+    """Each new run prunes the bulk files of closed runs but the newest; results stay."""
+    for _ in range(KEEP_CLOSED_RUNS + 2):
+        fresh.finish()
+    for name in PARTIES:
+        state = fresh.deployment.parties[name].state_dir
+        runs = [path for path in (state / "runs").iterdir() if path.is_dir()]
+        assert len(runs) >= KEEP_CLOSED_RUNS + 4
+        for bulk in BULK:
+            assert len(list(state.rglob(bulk))) <= KEEP_CLOSED_RUNS + 1, bulk
+        assert len(list(state.rglob(LINKAGE_CSV))) == len(runs)  # results stay
