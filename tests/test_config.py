@@ -397,6 +397,20 @@ def test_register_training_defaults_to_logistic_and_keeps_a_chosen_classifier(
     assert "logistic" in str(error)
 
 
+def test_the_assignment_follows_the_error_model_unless_chosen(tmp_path: Path) -> None:
+    def assignment(method: dict) -> str:
+        return load_config(write(tmp_path, minimal() | {"method": method})).method.assignment
+
+    assert assignment({}) == "greedy-one-to-one"  # the paper's one-error training
+    assert assignment({"error_model": "registers"}) == "optimal-one-to-one"
+    chosen = {"error_model": "registers", "assignment": "greedy-one-to-one"}
+    assert assignment(chosen) == "greedy-one-to-one"
+    path = write(tmp_path, minimal() | {"method": {"assignment": "hungarian"}})
+    error = load_error(path)
+    assert_located(error, path, "method.assignment")
+    assert "optimal-one-to-one" in str(error)
+
+
 def test_register_training_without_a_mapping_gets_the_combined_entry(tmp_path: Path) -> None:
     config = load_config(write(tmp_path, minimal() | {"method": {"error_model": "registers"}}))
     assert config.mapping == REGISTER_MAPPING

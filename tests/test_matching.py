@@ -1,10 +1,13 @@
 import numpy as np
 import pytest
+from scipy.optimize import linear_sum_assignment
 
 from pprl.protocol.classifier import Model, train
 from pprl.protocol.corruption import Corrupter
 from pprl.protocol.features import unit_vectors
 from pprl.protocol.matching import (
+    GREEDY,
+    OPTIMAL,
     Matches,
     exact_scores,
     one_to_one,
@@ -127,6 +130,52 @@ def test_one_to_one_is_greedy() -> None:
         key = (-float(s), int(a), int(b))
         winners = [best.get(row) for best, row in ((best_a, int(a)), (best_b, int(b)))]
         assert any(w is not None and w <= key for w in winners)
+
+
+def test_the_optimal_assignment_weighs_both_records_alternatives() -> None:
+    # a0's best pair is b0, which is also a1's only pair: greedy strands a1, optimal does not.
+    pairs = Matches(
+        rows_a=np.array([0, 0, 1], dtype=np.int64),
+        rows_b=np.array([0, 1, 0], dtype=np.int64),
+        scores=np.array([10.0, 9.0, 9.0], dtype=np.float32),
+    )
+    greedy = one_to_one(pairs, GREEDY)
+    optimal = one_to_one(pairs, OPTIMAL)
+    assert sorted(zip(greedy.rows_a.tolist(), greedy.rows_b.tolist(), strict=True)) == [(0, 0)]
+    assert sorted(zip(optimal.rows_a.tolist(), optimal.rows_b.tolist(), strict=True)) == [
+        (0, 1),
+        (1, 0),
+    ]
+    assert one_to_one(pairs) == greedy  # greedy unless asked
+    empty = Matches(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float32))
+    assert len(one_to_one(empty, OPTIMAL)) == 0
+    with pytest.raises(ValueError, match="assignment"):
+        one_to_one(pairs, "stable-marriage")
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_optimal_assignment_has_the_largest_total_score_of_any_one_to_one_subset(seed) -> None:
+    rng = np.random.default_rng(seed)
+    n_a, n_b, kept = 25, 30, 120
+    cells = rng.choice(n_a * n_b, size=kept, replace=False)
+    pairs = Matches(
+        rows_a=(cells // n_b + 100).astype(np.int64),  # row numbers need not start at 0
+        rows_b=(cells % n_b).astype(np.int64),
+        scores=rng.integers(1, 12, size=kept).astype(np.float32),  # ties on purpose
+    )
+    chosen = one_to_one(pairs, OPTIMAL)
+    assert len(set(chosen.rows_a.tolist())) == len(set(chosen.rows_b.tolist())) == len(chosen)
+    given = {
+        (a, b): score for a, b, score in zip(pairs.rows_a, pairs.rows_b, pairs.scores, strict=True)
+    }
+    picked = zip(chosen.rows_a, chosen.rows_b, chosen.scores, strict=True)
+    assert all(given[(a, b)] == score for a, b, score in picked)  # accepted pairs, own scores
+    # The best total by a dense solver over the same pairs (absent pairs weigh nothing).
+    dense = np.zeros((n_a, n_b))
+    dense[cells // n_b, cells % n_b] = pairs.scores
+    best_rows, best_cols = linear_sum_assignment(dense, maximize=True)
+    assert float(chosen.scores.sum()) == pytest.approx(dense[best_rows, best_cols].sum())
+    assert float(chosen.scores.sum()) >= float(one_to_one(pairs, GREEDY).scores.sum())
 
 
 def _made_up_names(rng: np.random.Generator, n: int) -> list[str]:

@@ -47,6 +47,7 @@ class Variant:
     class_weight: str = "none"
     top_k: int | None = None
     one_to_one: bool = False
+    assignment: str = matching.GREEDY
 
     def but(self, name: str, **changes: Any) -> Variant:
         return dataclasses.replace(self, name=name, **changes)
@@ -79,7 +80,8 @@ def default_variant(params: MethodParams | None = None) -> Variant:
         hard_negatives=params.hard_negatives,
         class_weight=params.class_weight,
         top_k=params.top_k,
-        one_to_one=params.assignment == "greedy-one-to-one",
+        one_to_one=True,
+        assignment=params.assignment,
     )
 
 
@@ -186,7 +188,7 @@ def _pairs(found: matching.Matches) -> set[tuple[int, int]]:
 def _finish(found: matching.Matches, variant: Variant) -> tuple[matching.Matches, float]:
     began = time.perf_counter()
     if variant.one_to_one:
-        found = matching.one_to_one(found)
+        found = matching.one_to_one(found, variant.assignment)
     return found, time.perf_counter() - began
 
 

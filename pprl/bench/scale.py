@@ -195,7 +195,7 @@ def _compare(
     outcome = work.run()
     times["blocks"] = time.perf_counter() - began
     began = time.perf_counter()
-    ours = matching.one_to_one(outcome.matches)
+    ours = matching.one_to_one(outcome.matches, agreement.method.assignment)
     times["one_to_one"] = time.perf_counter() - began
     ours_seconds = sum(times.values())
     rows_a, rows_b = np.array(sorted(truth)).T
@@ -258,7 +258,7 @@ def _compare(
         "f1": _f1(ours, truth),
     }
     if full:
-        row["oracle_f1"] = _f1(matching.one_to_one(exact), truth)
+        row["oracle_f1"] = _f1(matching.one_to_one(exact, agreement.method.assignment), truth)
     return row
 
 

@@ -12,6 +12,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import min_weight_full_bipartite_matching
 
 from pprl.protocol.classifier import Model, full_weights
 from pprl.protocol.errors import PprlError
@@ -296,7 +298,21 @@ def score_pairs(
     )
 
 
-def one_to_one(matches: Matches) -> Matches:
+GREEDY = "greedy-one-to-one"
+OPTIMAL = "optimal-one-to-one"
+ASSIGNMENTS = (GREEDY, OPTIMAL)
+
+
+def one_to_one(matches: Matches, assignment: str = GREEDY) -> Matches:
+    """Each row used at most once: greedy by score, or the matching of largest total score."""
+    if assignment == GREEDY:
+        return greedy_one_to_one(matches)
+    if assignment == OPTIMAL:
+        return optimal_one_to_one(matches)
+    raise ValueError(f"unknown assignment {assignment!r}; expected one of {', '.join(ASSIGNMENTS)}")
+
+
+def greedy_one_to_one(matches: Matches) -> Matches:
     """Greedy by descending score, ties by (rows_a, rows_b): each row used at most once.
 
     Greedy is inherently sequential; it only walks the few pairs the selection kept.
@@ -313,6 +329,38 @@ def one_to_one(matches: Matches) -> Matches:
             used_b.add(b)
             chosen.append(t)
     picked = np.asarray(chosen, dtype=np.int64)
+    return Matches(matches.rows_a[picked], matches.rows_b[picked], matches.scores[picked])
+
+
+def optimal_one_to_one(matches: Matches) -> Matches:
+    """The one-to-one subset of the (distinct) accepted pairs with the largest sum of scores.
+
+    Why: a record's best pair may be its partner's second best. Greedy gives the pair to
+    whoever scores it highest first; the sum of decision values (log-odds for a logistic
+    model) weighs both records' alternatives. On FEBRL4 names this kept about 150 fewer
+    false pairs for some 40 fewer true ones (docs/results.md).
+
+    As a minimum-cost full matching on a sparse graph: left nodes are A's rows and one stand-in
+    per B row, right nodes B's rows and one stand-in per A row. An accepted pair (a, b) costs
+    K - score, and so does nothing else: leaving a or b unmatched (its own stand-in) costs K,
+    and the two stand-ins of a chosen pair match each other at cost K. Every full matching
+    then costs K * (rows of A + rows of B) - the chosen pairs' scores, so the cheapest one
+    holds the pairs of largest total score. Only accepted pairs are edges: the work follows
+    how many pairs were kept, never n_a x n_b.
+    """
+    if len(matches) == 0:
+        return matches
+    rows_a, index_a = np.unique(matches.rows_a, return_inverse=True)
+    rows_b, index_b = np.unique(matches.rows_b, return_inverse=True)
+    n_a, n_b = len(rows_a), len(rows_b)
+    scores = matches.scores.astype(np.float64)
+    top = float(scores.max()) + 1.0  # K: every cost at least 1, so no edge reads as absent
+    left = np.concatenate([index_a, np.arange(n_a), n_a + index_b, n_a + np.arange(n_b)])
+    right = np.concatenate([index_b, n_b + np.arange(n_a), n_b + index_a, np.arange(n_b)])
+    cost = np.concatenate([top - scores, np.full(n_a + len(matches) + n_b, top)])
+    graph = csr_matrix((cost, (left, right)), shape=(n_a + n_b, n_a + n_b))
+    _, matched = min_weight_full_bipartite_matching(graph)
+    picked = np.flatnonzero(matched[index_a] == index_b)
     return Matches(matches.rows_a[picked], matches.rows_b[picked], matches.scores[picked])
 
 

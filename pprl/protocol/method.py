@@ -17,6 +17,7 @@ from pprl.protocol.classifier import CLASS_WEIGHTS, DEFAULT_C, TRAINERS, check_s
 from pprl.protocol.error_model import MODEL_NAMES, ONE_ERROR
 from pprl.protocol.features import FEATURES
 from pprl.protocol.kinds import DEFAULT_KIND
+from pprl.protocol.matching import ASSIGNMENTS, GREEDY, OPTIMAL
 from pprl.protocol.reference import MappingEntry, ReferenceSet
 from pprl.protocol.release import RELEASES
 
@@ -55,7 +56,7 @@ class MethodParams:
     saturation: float = 0.0
     class_weight: str = "balanced"
     top_k: int = 10
-    assignment: str = "greedy-one-to-one"
+    assignment: str = GREEDY
     normalisation: str = "upper-collapse-whitespace"
     # What a party sends per value (pprl.protocol.release.RELEASES).
     release: str = "distances"
@@ -122,6 +123,9 @@ def method_params(
     if saturation is None:
         saturation = DEFAULT_SATURATION if several_errors and not noisy else 0.0
     check_saturation(saturation)
+    assignment = rest.pop("assignment", None) or default_assignment(model)
+    if assignment not in ASSIGNMENTS:
+        raise ValueError(f"unknown assignment {assignment!r}; expected one of {ASSIGNMENTS}")
     release = rest.pop("release", None)
     if release is None:
         release = "projected" if feature == "projected-cosine" else defaults.release
@@ -132,6 +136,7 @@ def method_params(
             f'release "projected" sends only what feature "projected-cosine" uses, not {feature!r}'
         )
     return MethodParams(
+        assignment=assignment,
         release=release,
         feature=feature,
         noise_sigma=float(noise_sigma),
@@ -146,6 +151,13 @@ def method_params(
 def default_classifier(error_model: str) -> str:
     """The paper's linear SVM for its one-error training; a logistic regression otherwise."""
     return "linear" if error_model == ONE_ERROR else "logistic"
+
+
+def default_assignment(error_model: str) -> str:
+    """Greedy for one-error training, where true pairs stand out; otherwise the optimal
+    assignment: saturated distances leave many accepted pairs per record with equal or close
+    scores, and the total score chooses among them better than first-come (docs/results.md)."""
+    return GREEDY if error_model == ONE_ERROR else OPTIMAL
 
 
 def agreement_description(

@@ -488,13 +488,14 @@ def match(
     progress: Progress | None = None,
 ) -> Matched:
     """Algorithm 3 on candidates: the pairs scoring all pairs would keep (best `top_k` per own
-    row), then the one-to-one assignment. `run` executes the candidate blocks (here, or on
+    row), then the agreed one-to-one assignment. `run` executes the candidate blocks (here, or on
     the party's own cluster)."""
     selection = matching.Selection(model, agreement.method.top_k)
     outcome = candidates.accepted_pairs(
         own, peer, selection, run=run, progress=progress, standardise=agreement.standardise
     )
-    return Matched(matching.one_to_one(outcome.matches), outcome.candidates)
+    assigned = matching.one_to_one(outcome.matches, agreement.method.assignment)
+    return Matched(assigned, outcome.candidates)
 
 
 @dataclass(frozen=True)
