@@ -45,3 +45,15 @@ def test_equal_scores_are_kept_or_dropped_together() -> None:
     scores = np.array([[1.0, 0.0], [0.0, 1.0]], dtype=np.float32)
     _, precision, recall, _ = _script().best_threshold_f1(scores, ids, ids, truth, floor=0.5)
     assert (precision, recall) == (0.5, 1.0)
+
+
+def test_the_optimal_assignment_finds_what_greedy_gives_away() -> None:
+    ids_a, ids_b = ["a0", "a1", "a2"], ["b0", "b1", "b2"]
+    truth = {("a0", "b0"), ("a1", "b1"), ("a2", "b2")}
+    scores = np.array([[1.9, 1.95, 0.0], [0.0, 1.8, 0.0], [0.0, 0.0, 1.5]], dtype=np.float32)
+    threshold, precision, recall, f1 = _script().best_threshold_f1_optimal(
+        scores, ids_a, ids_b, truth, floor=1.0
+    )
+    # a0-b0 plus a1-b1 (3.7) outweighs a0-b1 alone (1.95): every link is right.
+    assert (precision, recall, f1) == pytest.approx((1.0, 1.0, 1.0))
+    assert threshold <= 1.5
