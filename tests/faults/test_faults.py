@@ -32,10 +32,11 @@ from pprl.party.artifacts import (
     PEER_MATCHES,
     PEER_TENSOR,
 )
-from pprl.party.coordinator import Coordinator
+from pprl.party.coordinator import Coordinator, CoordinatorError
 from pprl.party.local import (
     PARTIES,
     Deployment,
+    log_tail,
     start_daemon,
     stop_daemon,
 )
@@ -75,11 +76,13 @@ class Pair:
                 .replace("[privacy]\n", "[privacy]\naudit_records = 1\n")
                 + "[development]\nseed = 11\n"
             )
+        self._failpoints: dict[str, str | None] = {}
         for name in PARTIES:
             self._launch(name)
         self._wait_ready()
 
     def _launch(self, name: str, failpoint: str | None = None) -> subprocess.Popen:
+        self._failpoints[name] = failpoint
         saved = os.environ.pop(FAILPOINT_ENV, None)
         if failpoint:
             os.environ[FAILPOINT_ENV] = failpoint
@@ -90,10 +93,28 @@ class Pair:
             if saved is not None:
                 os.environ[FAILPOINT_ENV] = saved
 
-    def _wait_ready(self) -> None:
+    def _wait_ready(self, seconds: float = 60) -> None:
+        """Until both daemons answer. A daemon that exits at start (its port taken in the
+        moment between a kill and the restart, say) is started once more, and if it exits
+        again the test fails with its log instead of waiting out the deadline."""
+        deadline = time.monotonic() + seconds
+        relaunched: set[str] = set()
         coordinator = Coordinator(self.deployment.endpoints(), self.deployment.coordinator_tls)
         try:
-            coordinator.wait_ready(60)
+            while True:
+                try:
+                    coordinator.wait_ready(1)
+                    return
+                except CoordinatorError:
+                    if time.monotonic() > deadline:
+                        raise
+                for name, process in list(self.deployment.processes.items()):
+                    if process.poll() is None:
+                        continue
+                    log = log_tail(self.deployment, name)
+                    assert name not in relaunched, f"{name} exited at start twice:\n{log}"
+                    relaunched.add(name)
+                    self._launch(name, self._failpoints.get(name))
         finally:
             coordinator.close()
 
