@@ -161,7 +161,10 @@ def test_defaults_when_optional_keys_are_omitted(tmp_path: Path) -> None:
     assert config.mapping == DEFAULT_MAPPING
     # The gate is on (10%), so the noise is chosen at AGREE, with the noisy defaults.
     assert config.method == MethodParams(
-        feature="projected-cosine", hard_negatives=0, release="projected"
+        feature="projected-cosine",
+        hard_negatives=0,
+        release="projected",
+        assignment="optimal-one-to-one",
     )
     assert config.auto_noise
     assert config.method.classifier == "linear"
@@ -397,11 +400,14 @@ def test_register_training_defaults_to_logistic_and_keeps_a_chosen_classifier(
     assert "logistic" in str(error)
 
 
-def test_the_assignment_follows_the_error_model_unless_chosen(tmp_path: Path) -> None:
-    def assignment(method: dict) -> str:
-        return load_config(write(tmp_path, minimal() | {"method": method})).method.assignment
+def test_the_assignment_follows_the_error_model_and_the_noise_unless_chosen(tmp_path: Path) -> None:
+    def assignment(method: dict, limit: float = 1.0) -> str:
+        data = minimal() | {"method": method, "privacy": {"max_reidentification": limit}}
+        return load_config(write(tmp_path, data)).method.assignment
 
-    assert assignment({}) == "greedy-one-to-one"  # the paper's one-error training
+    assert assignment({}) == "greedy-one-to-one"  # the paper's setting: one error, no noise
+    assert assignment({}, limit=0.1) == "optimal-one-to-one"  # the gate's automatic noise
+    assert assignment({"noise_sigma": 1.5}) == "optimal-one-to-one"
     assert assignment({"error_model": "registers"}) == "optimal-one-to-one"
     chosen = {"error_model": "registers", "assignment": "greedy-one-to-one"}
     assert assignment(chosen) == "greedy-one-to-one"
@@ -709,7 +715,10 @@ def test_the_readme_example_loads(tmp_path: Path) -> None:
     assert config.identity == "alice"
     assert config.auto_noise
     assert config.method == MethodParams(
-        feature="projected-cosine", hard_negatives=0, release="projected"
+        feature="projected-cosine",
+        hard_negatives=0,
+        release="projected",
+        assignment="optimal-one-to-one",
     )
     assert config.scheduler == "tcp://10.0.0.5:8786"
     assert config.development_seed is None  # shown commented out: never a default to copy

@@ -19,12 +19,7 @@ from pprl.protocol.features import FEATURES
 from pprl.protocol.kinds import DEFAULT_DATE_FORMAT, DEFAULT_KIND, Attribute, kinds_of, scales_of
 from pprl.protocol.kinds import KINDS as ATTRIBUTE_KINDS
 from pprl.protocol.matching import ASSIGNMENTS
-from pprl.protocol.method import (
-    MethodParams,
-    default_assignment,
-    default_classifier,
-    method_params,
-)
+from pprl.protocol.method import MethodParams, default_classifier, method_params
 from pprl.protocol.records import BAD_VALUE_POLICIES
 from pprl.protocol.reference import MappingEntry, default_mapping
 from pprl.protocol.release import RELEASES
@@ -382,7 +377,7 @@ def _method(section: _Section, gate_on: bool) -> MethodParams:
         negatives_per_positive=negatives,
         class_weight=_choice(section, "class_weight", CLASS_WEIGHTS, defaults.class_weight),
         top_k=section.count("top_k", defaults.top_k),
-        assignment=_choice(section, "assignment", ASSIGNMENTS, default_assignment(error_model)),
+        assignment=_choice(section, "assignment", ASSIGNMENTS, implied.assignment),
         release=release,
     )
 

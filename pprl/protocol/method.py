@@ -123,7 +123,7 @@ def method_params(
     if saturation is None:
         saturation = DEFAULT_SATURATION if several_errors and not noisy else 0.0
     check_saturation(saturation)
-    assignment = rest.pop("assignment", None) or default_assignment(model)
+    assignment = rest.pop("assignment", None) or default_assignment(model, noisy)
     if assignment not in ASSIGNMENTS:
         raise ValueError(f"unknown assignment {assignment!r}; expected one of {ASSIGNMENTS}")
     release = rest.pop("release", None)
@@ -153,11 +153,12 @@ def default_classifier(error_model: str) -> str:
     return "linear" if error_model == ONE_ERROR else "logistic"
 
 
-def default_assignment(error_model: str) -> str:
-    """Greedy for one-error training, where true pairs stand out; otherwise the optimal
-    assignment: saturated distances leave many accepted pairs per record with equal or close
-    scores, and the total score chooses among them better than first-come (docs/results.md)."""
-    return GREEDY if error_model == ONE_ERROR else OPTIMAL
+def default_assignment(error_model: str, noisy: bool = False) -> str:
+    """Greedy in the paper's setting (one-error training, exact distances), where true pairs
+    stand out; otherwise the optimal assignment: saturated distances, and noise, leave many
+    accepted pairs per record with equal or close scores, and the total score chooses among
+    them better than first-come (docs/results.md, docs/privacy.md)."""
+    return GREEDY if error_model == ONE_ERROR and not noisy else OPTIMAL
 
 
 def agreement_description(
