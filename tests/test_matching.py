@@ -12,6 +12,7 @@ from pprl.protocol.matching import (
     exact_scores,
     one_to_one,
 )
+from pprl.protocol.method import method_params
 from pprl.protocol.metrics import linkage_quality
 from pprl.protocol.smashing import smash
 from tests.oracles import brute_greedy, candidate_pairs, match, pair_list, training_set
@@ -151,6 +152,11 @@ def test_the_optimal_assignment_weighs_both_records_alternatives() -> None:
     assert len(one_to_one(empty, OPTIMAL)) == 0
     with pytest.raises(ValueError, match="assignment"):
         one_to_one(pairs, "stable-marriage")
+    with pytest.raises(ValueError, match="assignment"):
+        method_params(assignment="stable-marriage")
+    assert method_params().assignment == GREEDY  # the paper's setting
+    assert method_params(noise_sigma=1.0).assignment == OPTIMAL
+    assert method_params(error_model="registers").assignment == OPTIMAL
 
 
 @pytest.mark.parametrize("seed", range(6))
