@@ -46,8 +46,8 @@ class Variant:
     hard_negatives: int = 0
     class_weight: str = "none"
     top_k: int | None = None
-    one_to_one: bool = False
-    assignment: str = matching.GREEDY
+    # The one-to-one step (matching.ASSIGNMENTS), or None: each pair judged alone.
+    assignment: str | None = None
 
     def but(self, name: str, **changes: Any) -> Variant:
         return dataclasses.replace(self, name=name, **changes)
@@ -80,7 +80,6 @@ def default_variant(params: MethodParams | None = None) -> Variant:
         hard_negatives=params.hard_negatives,
         class_weight=params.class_weight,
         top_k=params.top_k,
-        one_to_one=True,
         assignment=params.assignment,
     )
 
@@ -92,7 +91,7 @@ def ablation_variants(params: MethodParams | None = None) -> list[Variant]:
     return [
         base,
         base.but("paper, prototype corruption (last name + '!')", corruption="prototype"),
-        base.but("paper + one-to-one", top_k=ours.top_k, one_to_one=True),
+        base.but("paper + one-to-one", top_k=ours.top_k, assignment=matching.GREEDY),
         base.but(
             "paper + negatives and weights",
             negatives_per_positive=ours.negatives_per_positive,
@@ -107,7 +106,7 @@ def ablation_variants(params: MethodParams | None = None) -> list[Variant]:
             negatives_per_positive=1,
             hard_negatives=0,
         ),
-        ours.but("default without one-to-one", top_k=None, one_to_one=False),
+        ours.but("default without one-to-one", top_k=None, assignment=None),
         ours.but("default, prototype corruption", corruption="prototype"),
     ]
 
@@ -187,7 +186,7 @@ def _pairs(found: matching.Matches) -> set[tuple[int, int]]:
 
 def _finish(found: matching.Matches, variant: Variant) -> tuple[matching.Matches, float]:
     began = time.perf_counter()
-    if variant.one_to_one:
+    if variant.assignment is not None:
         found = matching.one_to_one(found, variant.assignment)
     return found, time.perf_counter() - began
 
