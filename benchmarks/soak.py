@@ -20,7 +20,13 @@ from pathlib import Path
 import grpc
 
 from pprl.party.coordinator import Coordinator
-from pprl.party.local import PARTIES, prepare, start_daemon, stop_daemon, write_demo_data
+from pprl.party.local import (
+    DEFAULT_REFERENCE_ROWS,
+    PARTIES,
+    generated_deployment,
+    start_daemon,
+    stop_daemon,
+)
 from pprl.party.tls import secure_channel
 from pprl.wire.v1 import linkage_pb2 as pb
 from pprl.wire.v1 import linkage_pb2_grpc as rpc
@@ -119,12 +125,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="pprl-soak-"))
-    write_demo_data(workdir / "data", args.records, 7, overlap=0.9)
-    deployment = prepare(
-        workdir,
-        {name: workdir / "data" / f"{name}.csv" for name in PARTIES},
-        workdir / "data" / "reference.csv",
-    )
+    deployment = generated_deployment(workdir, args.records, 7, DEFAULT_REFERENCE_ROWS, overlap=0.9)
     for name in PARTIES:
         start_daemon(deployment, name)
     try:

@@ -70,17 +70,6 @@ def deploy(tmp_path_factory) -> Iterator[Callable[..., Deployment]]:
             stop_daemon(deployment, name)
 
 
-def configured(
-    workdir: Path, size: int, seed: int, reference_rows: int, overlap: float = 1.0
-) -> Deployment:
-    """Two parties' generated files, certificates and configurations; no daemon started."""
-    data = workdir / "data"
-    write_demo_data(data, size, seed, overlap=overlap, reference_rows=reference_rows)
-    return prepare(
-        workdir, {name: data / f"{name}.csv" for name in PARTIES}, data / "reference.csv"
-    )
-
-
 def coordinate(deployment: Deployment, *extra: str) -> subprocess.CompletedProcess:
     """`pprl coordinate` as its own process, as an operator would run it."""
     command = coordinate_command(deployment, *extra)

@@ -16,7 +16,7 @@ from cryptography.x509.oid import NameOID
 
 from pprl.cli import main
 from pprl.party.certs import make_development_pki
-from tests.conftest import configured
+from pprl.party.local import generated_deployment
 
 HERE = Path(__file__).parent / "bad_inputs"
 CASES = tomllib.loads((HERE / "cases.toml").read_text(encoding="utf-8"))["case"]
@@ -26,7 +26,7 @@ CASES = tomllib.loads((HERE / "cases.toml").read_text(encoding="utf-8"))["case"]
 def working(tmp_path_factory) -> tuple[str, Path]:
     """A configuration `pprl party check` accepts, and its certificate directory."""
     workdir = tmp_path_factory.mktemp("corpus")
-    deployment = configured(workdir, 40, 5, reference_rows=60)
+    deployment = generated_deployment(workdir, 40, 5, reference_rows=60)
     return deployment.parties["alice"].config.read_text(), workdir / "certs"
 
 

@@ -11,15 +11,15 @@ import pytest
 
 from pprl.party.config import attribute_kinds, attribute_scales, load_config
 from pprl.party.inputs import load_inputs
+from pprl.party.local import generated_deployment
 from pprl.protocol.errors import InputError
 from pprl.protocol.pipeline import Agreement
 from pprl.protocol.training import MIN_TRAINING_RECORDS
-from tests.conftest import configured
 
 
 @pytest.fixture(scope="module")
 def deployment(tmp_path_factory):
-    return configured(tmp_path_factory.mktemp("degenerate"), 40, 3, reference_rows=60)
+    return generated_deployment(tmp_path_factory.mktemp("degenerate"), 40, 3, reference_rows=60)
 
 
 @pytest.fixture

@@ -13,14 +13,14 @@ import pytest
 
 from pprl.party.certs import make_development_pki
 from pprl.party.config import PartyConfig, TlsFiles, load_config
+from pprl.party.local import generated_deployment
 from pprl.party.startup import check_certificate, check_roles, check_startup, check_state_dir
 from pprl.protocol.errors import InputError
-from tests.conftest import configured
 
 
 @pytest.fixture(scope="module")
 def deployment(tmp_path_factory):
-    return configured(tmp_path_factory.mktemp("startup"), 20, 1, reference_rows=50)
+    return generated_deployment(tmp_path_factory.mktemp("startup"), 20, 1, reference_rows=50)
 
 
 @pytest.fixture

@@ -243,6 +243,18 @@ def check_inputs(deployment: Deployment) -> None:
         Agreement(inputs.reference, config.mapping, config.method, kinds, scales)
 
 
+def generated_deployment(
+    workdir: Path, size: int, seed: int, reference_rows: int, overlap: float = 1.0
+) -> Deployment:
+    """Built-in data for both parties with certificates and configurations; no daemon
+    started (the tests' and the soak benchmark's deployments)."""
+    data = workdir / "data"
+    write_demo_data(data, size, seed, overlap=overlap, reference_rows=reference_rows)
+    return prepare(
+        workdir, {name: data / f"{name}.csv" for name in PARTIES}, data / "reference.csv"
+    )
+
+
 def start_daemon(deployment: Deployment, name: str) -> subprocess.Popen:
     party = deployment.parties[name]
     # Both daemons share this machine: one BLAS thread each (unless the caller chose) keeps

@@ -151,8 +151,7 @@ class PeerService(rpc.PeerServicer):
                 context, grpc.StatusCode.INVALID_ARGUMENT, pb.BAD_CHUNK, f"tensor refused: {error}"
             )
         except OSError as error:
-            log.error("could not store %s's tensor: %s", self.config.peer_identity, error)
-            abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, pb.STORAGE, _unstored(error))
+            self._unstored(context, "tensor", error)
         self.store.record_artifact(run.run_id, PEER_TENSOR, {"shape": list(shape)}, sha256=sha)
         log.info("stored %s's tensor %s for run %s", self.config.peer_identity, shape, run.run_id)
         reply = pb.PushTensorResponse(sha256=bytes.fromhex(sha), bytes_received=math.prod(shape))
@@ -199,8 +198,7 @@ class PeerService(rpc.PeerServicer):
         try:
             count = self.work.receive_matches(run.run_id, request)
         except OSError as error:
-            log.error("could not store %s's matches: %s", self.config.peer_identity, error)
-            abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, pb.STORAGE, _unstored(error))
+            self._unstored(context, "matches", error)
         except PhaseFailed as error:
             abort(
                 context,
@@ -212,7 +210,9 @@ class PeerService(rpc.PeerServicer):
         self.store.add_counter(run.run_id, "bytes_sent", reply.ByteSize())
         return reply
 
-
-def _unstored(error: OSError) -> str:
-    """The receiver's own storage failed: the sender is told why, without a path of ours."""
-    return f"the receiver could not store it: {error.strerror or error}"
+    def _unstored(self, context: grpc.ServicerContext, what: str, error: OSError) -> None:
+        """Our own storage failed (disk full, permissions): logged here, and the sender is
+        told why without a path of ours."""
+        log.error("could not store %s's %s: %s", self.config.peer_identity, what, error)
+        message = f"the receiver could not store it: {error.strerror or error}"
+        abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, pb.STORAGE, message)

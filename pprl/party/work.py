@@ -172,14 +172,16 @@ class PhaseWork:
         if run_id not in self._agreements:
             _, description = self.store.run(run_id).agreement()
             agreed = json.loads(description)
-            self._agreements = {}
-            self._agreements[run_id] = pipeline.Agreement(
-                self.inputs(run_id).reference,
-                self.config.mapping,
-                MethodParams(**agreed["params"]),
-                agreed["kinds"],
-                agreed.get("scales"),  # only there when a quantity is mapped
-            )
+            # Only the run being worked on is kept, as with its inputs.
+            self._agreements = {
+                run_id: pipeline.Agreement(
+                    self.inputs(run_id).reference,
+                    self.config.mapping,
+                    MethodParams(**agreed["params"]),
+                    agreed["kinds"],
+                    agreed.get("scales"),  # only there when a quantity is mapped
+                )
+            }
         return self._agreements[run_id]
 
     def expected_tensor(self, run_id: str) -> Expected:

@@ -36,13 +36,14 @@ from pprl.party.coordinator import Coordinator, CoordinatorError
 from pprl.party.local import (
     PARTIES,
     Deployment,
+    generated_deployment,
     log_tail,
     start_daemon,
     stop_daemon,
 )
 from pprl.party.state import run_dir
 from pprl.protocol.phases import Phase
-from tests.conftest import configured, coordinate_command
+from tests.conftest import coordinate_command
 from tests.faults.proxy import Proxy
 
 pytestmark = [pytest.mark.integration, pytest.mark.faults]
@@ -65,7 +66,7 @@ class Pair:
     """Two daemons on generated data with a development seed, restarted as a case needs."""
 
     def __init__(self, workdir: Path) -> None:
-        self.deployment: Deployment = configured(
+        self.deployment: Deployment = generated_deployment(
             workdir, RECORDS, SEED, reference_rows=REFERENCE_ROWS, overlap=0.9
         )
         for setup in self.deployment.parties.values():
