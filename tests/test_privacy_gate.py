@@ -42,7 +42,7 @@ def test_the_gate_refuses_a_raw_tensor_over_the_limit_and_nothing_is_sent(deploy
 
 
 def test_noise_lowers_the_measured_rate_and_the_run_still_links(deploy):
-    privacy = Privacy(noise_sigma=0.6, feature="standardised-cosine", max_reidentification=1.0)
+    privacy = Privacy(noise_sigma=1.0, feature="standardised-cosine", max_reidentification=1.0)
     deployment = deploy(size=300, overlap=0.9, privacy=privacy)
     path = deployment.workdir / "summary.json"
     result = coordinate(deployment, "--json", str(path))
@@ -51,7 +51,8 @@ def test_noise_lowers_the_measured_rate_and_the_run_still_links(deploy):
     alice = summary["parties"]["alice"]["privacy"]
     assert alice["audited_records"] == 200
     assert alice["noise_edits"] > 0.5
-    assert alice["reidentified"] < 1.0  # raw, every one of them falls (test above)
+    # Raw, every one of them falls (test above); at this sigma 60-67% did in five runs.
+    assert alice["reidentified"] < 0.85
     assert alice["noise_choice"] == ""  # the noise was set, not chosen: no reason to print
     assert "\n  0\n" not in result.stdout
     assert "privacy gate: a dictionary attack re-identified" in result.stdout
