@@ -103,6 +103,18 @@ def test_noise_defeats_exact_lookup_and_is_reported_beside_the_raw_release(data:
     assert "Gaussian mechanism epsilon" in result.stdout
 
 
+def test_register_mappings_are_audited_on_their_name_entries(data: Path) -> None:
+    """Register training maps derived entries (the combined names, initials): the raw audit
+    attacks the plain name entries as the gate does, instead of failing on the others."""
+    config = _config(data, 'error_model = "registers"\nnoise_sigma = 0')
+    result, report = _audit_report(data, config, "registers", "--seed", "1")
+    assert result.returncode == 1, result.stderr  # raw census names: over the default limit
+    assert "Traceback" not in result.stderr
+    (raw,) = report["results"]
+    assert set(raw["attributes"]) == {"first", "middle", "last"}
+    assert raw["record_reidentified"] == 1.0
+
+
 def test_bad_sample_size_is_refused_with_a_message(data: Path) -> None:
     result = _audit(data, _config(data), "--sample", "0")
     assert result.returncode == 2

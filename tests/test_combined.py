@@ -107,3 +107,42 @@ def test_swapped_fields_agree_exactly_on_the_combined_entry() -> None:
     sample = pipeline.training_sample(agreement, records, np.random.default_rng(0), size=3)
     assert set(sample.corrupted) == {"first", "middle", "last"}
     assert sample.corrupted_tensor.shape[1] == 3
+
+
+INITIAL_MAPPING = [("first", "first"), ("middle", "first"), ("middle:initial", "first")]
+
+
+def test_an_initial_entry_holds_the_first_letter_and_keeps_its_kind() -> None:
+    columns = {"middle": ["JOHN", "J", "", "MARY"]}
+    assert combined_values(columns, "middle:initial") == ["J", "J", "", "M"]
+    assert base_names(["first", "middle:initial"]) == ["first", "middle"]
+    kinds = combined_kinds(INITIAL_MAPPING, {"middle": "text"})
+    assert kinds["middle:initial"] == "text"
+    with pytest.raises(InputError, match="takes the initial of 'dob' of kind 'date'"):
+        combined_kinds([("dob:initial", "dob")], {"dob": "date"})
+    with pytest.raises(InputError, match="not configured"):
+        validate_mapping([("suffix:initial", "first")], ["first", "middle"], _reference())
+
+
+def test_the_initial_tells_a_cut_middle_name_from_another_one() -> None:
+    """JOHN against J is one person's middle name cut to its initial; against MARY it is a
+    namesake. The full middle names' vectors differ in both cases, the initials' only in the
+    second; a missing middle name is missing on the initial entry too."""
+    agreement = pipeline.Agreement(_reference(), INITIAL_MAPPING, method_params(), None)
+    records = {"first": ["ANNA"] * 4, "middle": ["JOHN", "J", "MARY", ""]}
+    tensor = agreement.smash(records, None)
+    assert tensor.shape == (4, 3, 10)
+    assert not np.array_equal(tensor[0, 1], tensor[1, 1])
+    np.testing.assert_array_equal(tensor[0, 2], tensor[1, 2])
+    assert not np.array_equal(tensor[0, 2], tensor[2, 2])
+    assert (tensor[3, 1:] == MISSING_CODE).all()
+    # Training corrupts the middle name, then takes the initial of what it became.
+    sample = pipeline.training_sample(agreement, records, np.random.default_rng(0), size=4)
+    assert set(sample.corrupted) == {"first", "middle"}
+    assert sample.corrupted_tensor.shape[1] == 3
+
+
+def test_the_gate_does_not_attack_an_initial_and_says_so() -> None:
+    agreement = pipeline.Agreement(_reference(), INITIAL_MAPPING, method_params(), None)
+    assert pipeline.attacked_entries(agreement) == [0, 1]
+    assert pipeline.unaudited_attributes(agreement) == ["middle:initial (initial, readable)"]

@@ -417,10 +417,13 @@ def test_the_assignment_follows_the_error_model_and_the_noise_unless_chosen(tmp_
     assert "optimal-one-to-one" in str(error)
 
 
-def test_register_training_without_a_mapping_gets_the_combined_entry(tmp_path: Path) -> None:
+def test_register_training_without_a_mapping_gets_the_combined_and_initial_entries(
+    tmp_path: Path,
+) -> None:
     config = load_config(write(tmp_path, minimal() | {"method": {"error_model": "registers"}}))
     assert config.mapping == REGISTER_MAPPING
     assert ("first+middle+last", "first+last") in config.mapping
+    assert ("middle:initial", "first") in config.mapping
     assert ("middle", "last") not in config.mapping
     given = [["first", "first"], ["last", "last"]]
     data = minimal() | {"method": {"error_model": "registers"}}

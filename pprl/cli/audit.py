@@ -137,8 +137,9 @@ def run_audit(options: AuditOptions) -> dict[str, Any]:
         agreement = agreement.with_noise(choice.sigma)
         method, words = agreement.method, agreement.noise_words()
     print(f"attacking {size:,} sampled records, raw release", flush=True)
-    raw = smash(truth, ref.columns, config.mapping, release=Release(), rng=rng)
-    results = [_row("raw", audit_tensor(raw, truth, config.mapping, Release(), dictionary))]
+    attacked = [agreement.mapping[m] for m in pipeline.attacked_entries(agreement)]
+    raw = smash(truth, agreement.reference.columns, attacked, release=Release(), rng=rng)
+    results = [_row("raw", audit_tensor(raw, truth, attacked, Release(), dictionary))]
     if method.noise_sigma:
         print(f"attacking {size:,} sampled records, defended release", flush=True)
         # What the daemon would send: its release (projected or distances), its noise.

@@ -422,7 +422,7 @@ class PhaseWork:
             f"({counted} recovered; {detail or 'no name attribute'}{attack_words(report)})"
         )
         if unaudited:
-            words += f"; not attacked (no dictionary of their kind): {', '.join(unaudited)}"
+            words += f"; not attacked by the name dictionary: {', '.join(unaudited)}"
         if rate > limit:
             raise PhaseFailed(
                 f"privacy gate: {words}, above the limit of {limit:.1%} "

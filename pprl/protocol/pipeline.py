@@ -26,7 +26,7 @@ from pprl.protocol.audit import (
     audit_tensor,
     vector_counts,
 )
-from pprl.protocol.combined import base_names, combined_kinds, with_combined
+from pprl.protocol.combined import base_names, combined_kinds, is_initial, with_combined
 from pprl.protocol.features import Standardise
 from pprl.protocol.keyed_noise import NoiseKey
 from pprl.protocol.kinds import check_scale
@@ -302,7 +302,7 @@ def audit_rows(
     per attribute, how often each row's vector occurs in the whole release and that
     release's size, when `released` holds only a sample of it."""
     truth = {name: [values[released.order[t]] for t in rows] for name, values in attributes.items()}
-    entries = [m for m, (a, _) in enumerate(agreement.mapping) if agreement.kinds[a] == "name"]
+    entries = attacked_entries(agreement)
     if not entries:
         return AuditReport(len(rows), [], 0.0, 0.0, 0.0)
     mapping = [agreement.mapping[m] for m in entries]
@@ -380,9 +380,24 @@ def value_counts(
     return out
 
 
+def _attacked(agreement: Agreement, attribute: str) -> bool:
+    """Whether the name-dictionary attack judges this attribute: names, but not an initial,
+    which is one of 26 letters and taken as read by the peer."""
+    return agreement.kinds[attribute] == "name" and not is_initial(attribute)
+
+
+def attacked_entries(agreement: Agreement) -> list[int]:
+    """The mapping entries the name-dictionary attack judges."""
+    return [m for m, (a, _) in enumerate(agreement.mapping) if _attacked(agreement, a)]
+
+
 def unaudited_attributes(agreement: Agreement) -> list[str]:
     """Attributes the name-dictionary attack cannot judge, with their kinds."""
-    return [f"{a} ({kind})" for a, kind in agreement.kinds.items() if kind != "name"]
+    return [
+        f"{a} ({'initial, readable' if is_initial(a) else kind})"
+        for a, kind in agreement.kinds.items()
+        if not _attacked(agreement, a)
+    ]
 
 
 @dataclass(frozen=True)

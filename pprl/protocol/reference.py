@@ -22,12 +22,16 @@ DEFAULT_MAPPING: tuple[MappingEntry, ...] = (
 # With register errors (any error model but the paper's one-error), the combined entry
 # compares the sorted words of the three names, which finds values written in the wrong
 # field; the paper's middle->last entry then only adds a second vote for a middle name that
-# differs, and cost namesake data 0.025 of F1 (docs/results.md, "Each phenomenon").
+# differs, and cost namesake data 0.025 of F1 (docs/results.md, "Each phenomenon"). The
+# initials tell a middle name cut to its initial from a namesake's other middle name, and
+# keep a nickname that shares the first name's initial (JIM, JAMES) close (combined.py).
 REGISTER_MAPPING: tuple[MappingEntry, ...] = (
     ("first", "first"),
     ("last", "last"),
     ("middle", "first"),
     ("first+middle+last", "first+last"),
+    ("middle:initial", "first"),
+    ("first:initial", "first"),
 )
 
 
