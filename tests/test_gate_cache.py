@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pprl.party.gate_cache import DiskProjections
+from pprl.party.gate_cache import DiskProjections, read_noise_hint, write_noise_hint
 from pprl.protocol import pipeline, synthetic
 from pprl.protocol.audit import Dictionary
 from pprl.protocol.method import method_params
@@ -61,3 +61,38 @@ def test_an_unreadable_or_misshapen_file_is_computed_again(tmp_path: Path) -> No
     assert np.allclose(Dictionary(NAMES, reference, store).projected("first", grid), expected)
     with pytest.raises(ValueError, match="not a cache key"):
         store.get("../../etc/passwd")
+
+
+def test_the_reference_sets_principal_directions_are_kept_and_read_back(tmp_path: Path) -> None:
+    """An SVD per reference column per run cost seconds at 2,000 rows; a daemon keeps the
+    directions in its cache, and a later agreement on the same set reads them."""
+    reference = ReferenceSet("built-in", synthetic.default_reference(60))
+    store = DiskProjections(tmp_path)
+
+    def agreed() -> pipeline.Agreement:
+        method = method_params(noise_sigma=1.0)
+        return pipeline.Agreement(reference, DEFAULT_MAPPING, method, store=store)
+
+    first = agreed().releases
+    files = sorted(tmp_path.glob("*.npy"))
+    assert len(files) == 2  # one per mapped column: first and last
+    uncached = pipeline.Agreement(reference, DEFAULT_MAPPING, method_params(noise_sigma=1.0))
+    for ours, theirs in zip(first, uncached.releases, strict=True):
+        assert np.array_equal(ours.basis, theirs.basis)
+    planted = np.load(files[0])[::-1]  # the same directions, reordered: read, not recomputed
+    np.save(files[0], planted)
+    again = agreed().releases
+    assert any(not np.array_equal(a.basis, b.basis) for a, b in zip(again, first, strict=True))
+    files[1].write_bytes(b"not numpy")  # unreadable: computed again, and rewritten
+    assert agreed().releases[1].basis.shape == first[1].basis.shape
+    assert np.load(files[1]).shape == planted.shape
+
+
+def test_the_noise_hint_is_read_back_and_a_bad_one_is_no_hint(tmp_path: Path) -> None:
+    assert read_noise_hint(tmp_path) is None
+    write_noise_hint(tmp_path / "cache", 2.25)
+    assert read_noise_hint(tmp_path / "cache") == 2.25
+    hint = tmp_path / "cache" / "last-noise.json"
+    for text in ("not json", '{"sigma": "high"}', "[]", "{}"):
+        hint.write_text(text, encoding="utf-8")
+        assert read_noise_hint(tmp_path / "cache") is None

@@ -26,7 +26,9 @@ def test_the_smallest_passing_step_is_found_with_few_measurements() -> None:
     assert choice.sigma == 1.875  # the first eighth step at or past 1.8
     assert len(asked) <= 8 < len(SIGMA_STEPS)
     assert choice.rates[1.875] <= 0.10 < choice.rates[1.75]
-    assert choice.words() == "sigma 1.875 re-identified 6.2% (sigma 1.75: 12.5%); limit 10.0%"
+    assert (
+        choice.words() == "sigma 1.875 re-identified 6.2% (sigma 1.75: at least 12.5%); limit 10.0%"
+    )
 
 
 def test_no_noise_is_chosen_when_the_release_passes_without_it() -> None:
@@ -64,3 +66,52 @@ def test_the_chosen_noise_passes_the_gate_on_the_sampled_records_and_a_step_less
     assert report.record_reidentified == choice.rates[choice.sigma] <= 0.10
     below = choice.sigma - 0.125
     assert choice.rates[below] > 0.10
+
+
+@pytest.mark.parametrize("hint", [1.875, 1.75, 2.0, 0.5, 6.0, 1.8, None])
+def test_a_hint_changes_how_many_steps_are_measured_not_the_choice(hint) -> None:
+    asked: list[float] = []
+
+    def rate(sigma: float) -> float:
+        asked.append(sigma)
+        return max(0.0, 1.0 - sigma / 2.0)
+
+    choice = choose_sigma(rate, 0.10, hint=hint)
+    assert choice.sigma == 1.875
+    assert choice.rates[1.875] <= 0.10 < choice.rates[1.75]
+    if hint in (1.875, 1.75):  # the previous run's choice, or a step below it
+        assert asked[:2] == [hint, 1.875 if hint == 1.75 else 1.75] and len(asked) == 2
+    if hint == 1.8:  # off the grid: ignored
+        assert asked[0] == 8.0
+    assert len(asked) <= 9
+
+
+def test_a_hint_at_a_failing_last_step_still_refuses() -> None:
+    with pytest.raises(CalibrationError, match="even sigma 8"):
+        choose_sigma(lambda sigma: 0.5, 0.10, hint=8.0)
+    assert choose_sigma(lambda sigma: 0.0, 0.10, hint=8.0).sigma == 0.0
+
+
+def test_an_attack_that_may_stop_early_fails_the_same_releases() -> None:
+    """The noise choice stops at the first attacker over the limit: the rate it records is
+    a lower bound of the full gate's, over the limit exactly when the full gate's is."""
+    reference = synthetic.default_reference(300)
+    people = synthetic.generate(300, 4).alice
+    columns = {name: [getattr(p, name) for p in people] for name in ("first", "middle", "last")}
+    dictionary = census_dictionary(reference)
+    randomness = Randomness(6, "alice")
+    for sigma in (1.0, 4.0):
+        agreement = pipeline.Agreement(
+            ReferenceSet("built-in", reference), DEFAULT_MAPPING, method_params(noise_sigma=sigma)
+        )
+        released = pipeline.release(agreement, columns, randomness)
+        rows = np.arange(120)
+        full = pipeline.audit_rows(agreement, released, rows, columns, dictionary)
+        early = pipeline.audit_rows(agreement, released, rows, columns, dictionary, stop_above=0.10)
+        assert len(full.by_attack) == 3
+        assert (early.record_reidentified > 0.10) == (full.record_reidentified > 0.10)
+        assert early.record_reidentified <= full.record_reidentified
+        if full.record_reidentified > 0.10:
+            assert len(early.by_attack) < 3 or early.attack == "uniform"
+        else:
+            assert early.record_reidentified == full.record_reidentified

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from pprl.party.artifacts import NOISE_CHOICE, OWN_TENSOR, PEER_TENSOR
+from pprl.party.gate_cache import CACHE_DIR, NOISE_HINT
 from pprl.party.local import PARTIES, Privacy, evaluate, read_truth
 from pprl.party.state import run_dir
 from pprl.party.wire_log import read_wire_log
@@ -119,6 +120,10 @@ def test_automatic_noise_takes_the_larger_of_the_two_choices_and_passes_both_gat
     assert "noise chosen for this run" in result.stdout
     truth = read_truth(deployment.workdir / "data" / "truth.csv")
     assert evaluate(deployment, summary["run_id"], truth)["linkage"]["f1"] >= 0.8
+    # Each daemon remembers its own choice, where its next run's search starts.
+    for name in PARTIES:
+        hint = deployment.parties[name].state_dir / CACHE_DIR / NOISE_HINT
+        assert json.loads(hint.read_text(encoding="utf-8")) == {"sigma": own[name]["sigma"]}
 
 
 def _bob_fixed_noise(deployment) -> None:

@@ -8,6 +8,7 @@ computed again, never trusted half-written.
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from pathlib import Path
@@ -22,7 +23,7 @@ _KEY = re.compile(r"[0-9a-f]{64}")
 
 
 class DiskProjections:
-    """A ProjectionStore of .npy files in one directory."""
+    """An ArrayStore of .npy files in one directory."""
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
@@ -45,3 +46,26 @@ class DiskProjections:
     def put(self, key: str, value: np.ndarray) -> None:
         with atomic_file(self._path(key)) as tmp, tmp.open("wb") as out:
             np.save(out, value, allow_pickle=False)
+
+
+NOISE_HINT = "last-noise.json"
+
+
+def read_noise_hint(directory: Path) -> float | None:
+    """The noise this daemon chose last, where its next choice starts looking (two
+    measurements instead of about seven when little changed); None when there is none or
+    it cannot be read: the hint never decides a choice, the measurements do."""
+    path = directory / NOISE_HINT
+    try:
+        sigma = json.loads(path.read_text(encoding="utf-8"))["sigma"]
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        log.warning("ignoring an unreadable noise hint %s: %s", path, error)
+        return None
+    return float(sigma) if isinstance(sigma, int | float) else None
+
+
+def write_noise_hint(directory: Path, sigma: float) -> None:
+    with atomic_file(directory / NOISE_HINT) as tmp:
+        tmp.write_text(json.dumps({"sigma": sigma}), encoding="utf-8")

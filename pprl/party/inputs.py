@@ -7,9 +7,10 @@ from pathlib import Path
 
 from pprl.party.config import PartyConfig, attribute_schema
 from pprl.protocol import reference
-from pprl.protocol.audit import Dictionary, ProjectionStore, census_dictionary
+from pprl.protocol.audit import Dictionary, census_dictionary
 from pprl.protocol.errors import InputError
 from pprl.protocol.records import RecordTable, load_records, normalise, read_table
+from pprl.protocol.release import ArrayStore
 from pprl.protocol.training import MIN_TRAINING_RECORDS
 
 
@@ -39,7 +40,7 @@ def load_inputs(config: PartyConfig, records_path: Path | None = None) -> Inputs
 
 
 def load_dictionary(
-    path: Path | None, reference_set: reference.ReferenceSet, store: ProjectionStore | None = None
+    path: Path | None, reference_set: reference.ReferenceSet, store: ArrayStore | None = None
 ) -> Dictionary:
     """The attacker's name list: every value of a CSV (after its header row), or the census
     first names and surnames; `store` keeps its projected coordinates between runs."""

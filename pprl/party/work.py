@@ -32,7 +32,7 @@ from pprl.party.artifacts import (
     TensorFile,
 )
 from pprl.party.config import PartyConfig, attribute_kinds, attribute_scales
-from pprl.party.gate_cache import CACHE_DIR, DiskProjections
+from pprl.party.gate_cache import CACHE_DIR, DiskProjections, read_noise_hint, write_noise_hint
 from pprl.party.inputs import Inputs, load_dictionary, load_inputs
 from pprl.party.noise_key import party_noise_key
 from pprl.party.peer import AGREEMENT_WAIT_SECONDS, AUTO_NOISE_WAIT_SECONDS, PeerClient
@@ -80,6 +80,7 @@ def resolve_agreement(config: PartyConfig, inputs: Inputs) -> pipeline.Agreement
             config.attack_success,
             kinds=attribute_kinds(config),
             scales=attribute_scales(config),
+            store=DiskProjections(config.state_dir / CACHE_DIR),
         )
     except noise.CalibrationError as exc:
         raise PhaseFailed(f"[method] attack_success in {config.source}: {exc}") from None
@@ -312,6 +313,7 @@ class PhaseWork:
                 self.randomness,
                 settings.max_reidentification,
                 settings.measure,
+                hint=read_noise_hint(self.config.state_dir / CACHE_DIR),
             )
         except noise.CalibrationError as exc:
             raise PhaseFailed(
@@ -327,6 +329,7 @@ class PhaseWork:
             "words": choice.words(),
         }
         self._store_noise(run_id, meta)
+        write_noise_hint(self.config.state_dir / CACHE_DIR, choice.sigma)
         progress(0, 1, "agreements", f"own noise: {choice.words()}")
         return choice
 

@@ -28,13 +28,12 @@ import hashlib
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
 
 import numpy as np
 from rapidfuzz.distance import Levenshtein
 
 from pprl.protocol import synthetic
-from pprl.protocol.release import ProjectedRelease, Release, per_entry
+from pprl.protocol.release import ArrayStore, ProjectedRelease, Release, per_entry
 from pprl.protocol.smashing import smash_values
 
 MEASURES = ("every-name", "any-name")
@@ -79,11 +78,13 @@ def audit_entry(
     tolerance: int = 0,
     lookup: bool = True,
     penalty: np.ndarray | None = None,
+    squares: np.ndarray | None = None,
 ) -> EntryAudit:
     """Attack (n, D) released vectors in edit units with the (d, D) integer distance vectors of
     the names `dictionary`; without `lookup` (vectors that are not whole edits) by nearest
     neighbour only, with no candidate counts. `penalty` (d,) is added to each name's squared
-    distance: 2 noise^2 (-log prior) makes the nearest the most probable name."""
+    distance: 2 noise^2 (-log prior) makes the nearest the most probable name. `squares`
+    (d,): the vectors' squared lengths, when the caller keeps them."""
     if len(released) != len(truth):
         raise ValueError(f"{len(released)} vectors for {len(truth)} true values")
     if len(dictionary) != len(dictionary_vectors):
@@ -96,7 +97,7 @@ def audit_entry(
     # A vector only the true name has is also nearest to it alone, at distance 0.
     nearest = exact.copy()
     rest = np.flatnonzero(~exact)
-    winners, unique = _nearest(values[rest], dictionary_vectors, penalty)
+    winners, unique = _nearest(values[rest], dictionary_vectors, penalty, squares)
     for row, winner, alone in zip(rest.tolist(), winners.tolist(), unique, strict=True):
         guess = dictionary[winner]
         close = Levenshtein.distance(guess, truth[row], score_cutoff=tolerance) <= tolerance
@@ -127,25 +128,37 @@ def _lookup(
 
 
 def _nearest(
-    values: np.ndarray, vectors: np.ndarray, penalty: np.ndarray | None = None
+    values: np.ndarray,
+    vectors: np.ndarray,
+    penalty: np.ndarray | None = None,
+    lengths: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(n,) index of each value's closest dictionary vector, and whether it is the only one
-    that close. The dictionary is converted in blocks, so its float copy is never whole."""
+    that close. The dictionary is converted in blocks, so its float copy is never whole
+    (unless it is float64 already); `lengths` are its squared lengths, if known."""
     n = len(values)
     best = np.full(n, np.inf)
     winner = np.zeros(n, dtype=np.int64)
     ties = np.zeros(n, dtype=np.int64)
+    if not n:
+        return winner, ties == 1
     for start in range(0, len(vectors), _DICTIONARY_ROWS):
         block = np.asarray(vectors[start : start + _DICTIONARY_ROWS], dtype=np.float64)
-        squares = np.einsum("dr,dr->d", block, block)
+        stop = start + len(block)
+        squares = np.einsum("dr,dr->d", block, block) if lengths is None else lengths[start:stop]
         if penalty is not None:
-            squares = squares + penalty[start : start + _DICTIONARY_ROWS]
+            squares = squares + penalty[start:stop]
         for first in range(0, n, _QUERY_ROWS):
             rows = slice(first, first + _QUERY_ROWS)
-            distances = squares[None, :] - 2.0 * values[rows] @ block.T  # + |x|^2, same per row
-            low = distances.min(axis=1)
-            count = (distances <= low[:, None] + _TIE).sum(axis=1)
-            here = distances.argmin(axis=1) + start
+            # |v|^2 - 2 x.v (+ |x|^2, the same for every name of a row), in place: the
+            # passes over this (rows, block) table are most of the attack's time.
+            distances = values[rows] @ block.T
+            distances *= -2.0
+            distances += squares[None, :]
+            here = distances.argmin(axis=1)
+            low = distances[np.arange(len(here)), here]
+            count = np.count_nonzero(distances <= low[:, None] + _TIE, axis=1)
+            here += start
             better = low < best[rows] - _TIE
             level = np.abs(low - best[rows]) <= _TIE
             ties[rows] = np.where(better, count, np.where(level, ties[rows] + count, ties[rows]))
@@ -182,15 +195,6 @@ class AuditReport:
         return self.record_reidentified if measure == "every-name" else self.record_exposed
 
 
-class ProjectionStore(Protocol):
-    """Where a daemon keeps a dictionary's projected coordinates between runs: they depend
-    only on public inputs (the names, a reference column, its basis), named by `key`."""
-
-    def get(self, key: str) -> np.ndarray | None: ...
-
-    def put(self, key: str, value: np.ndarray) -> None: ...
-
-
 class Dictionary:
     """A public name list and its distance vectors per reference column, computed lazily:
     only for names a pruning step cannot rule out (see `attack`)."""
@@ -199,7 +203,7 @@ class Dictionary:
         self,
         names: Sequence[str],
         reference_columns: Mapping[str, Sequence[str]],
-        store: ProjectionStore | None = None,
+        store: ArrayStore | None = None,
         weights: Sequence[float] | None = None,
     ):
         """`weights` per given name (summed over repeats); by default each listing counts
@@ -225,6 +229,7 @@ class Dictionary:
         self._rows: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # (computed?, vectors)
         self._probes: dict[tuple[str, int], np.ndarray] = {}
         self._projected: dict[str, np.ndarray] = {}
+        self._spaces: dict[tuple[str, ...], tuple[np.ndarray, np.ndarray]] = {}
 
     def vectors(self, column: str, rows: np.ndarray | None = None) -> np.ndarray:
         """(d, R) distance vectors of every name, or of the names at `rows` (computed once
@@ -244,14 +249,30 @@ class Dictionary:
             computed[missing] = True
         return store[rows]
 
-    def projected(self, column: str, grid: ProjectedRelease) -> np.ndarray:
-        """(d, k) every name's coordinates in a projected release's space, computed a block of
-        names at a time (the whole distance table is never kept) and once per basis."""
+    def _projection_key(self, column: str, grid: ProjectedRelease) -> str:
         digest = hashlib.sha256(self._names_digest)
         digest.update("\n".join(self._columns[column]).encode() + b"\0")
         digest.update(grid.centre.astype(np.float64).tobytes())
         digest.update(grid.basis.astype(np.float64).tobytes())
-        key = digest.hexdigest()
+        return digest.hexdigest()
+
+    def projected_space(
+        self, columns: Sequence[str], grids: Sequence[ProjectedRelease]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(d, K) float64 coordinates of every name over an attribute's entries side by side,
+        and their squared lengths. Kept: the gate attacks the same space at every noise level
+        it tries and with every attacker, and the counts attacker once per group of rows."""
+        key = tuple(self._projection_key(c, g) for c, g in zip(columns, grids, strict=True))
+        if key not in self._spaces:
+            parts = [self.projected(c, g) for c, g in zip(columns, grids, strict=True)]
+            vectors = np.concatenate(parts, axis=1).astype(np.float64, copy=False)
+            self._spaces[key] = (vectors, np.einsum("dr,dr->d", vectors, vectors))
+        return self._spaces[key]
+
+    def projected(self, column: str, grid: ProjectedRelease) -> np.ndarray:
+        """(d, k) every name's coordinates in a projected release's space, computed a block of
+        names at a time (the whole distance table is never kept) and once per basis."""
+        key = self._projection_key(column, grid)
         if key in self._projected:
             return self._projected[key]
         stored = self._store.get(key) if self._store is not None else None
@@ -282,7 +303,7 @@ class Dictionary:
 
 
 def census_dictionary(
-    reference_columns: Mapping[str, Sequence[str]], store: ProjectionStore | None = None
+    reference_columns: Mapping[str, Sequence[str]], store: ArrayStore | None = None
 ) -> Dictionary:
     """The default attacker's list: the census first names and surnames together."""
     census = synthetic.census_names()
@@ -393,10 +414,10 @@ def attack_projected(
     released = np.concatenate(
         [grid.decode(codes[:, j, :]) for j, grid in enumerate(releases)], axis=1
     )
-    vectors = np.concatenate(
-        [dictionary.projected(c, grid) for c, grid in zip(columns, releases, strict=True)], axis=1
+    vectors, squares = dictionary.projected_space(columns, releases)
+    return audit_entry(
+        released, truth, dictionary.names, vectors, tolerance, False, penalty, squares
     )
-    return audit_entry(released, truth, dictionary.names, vectors, tolerance, False, penalty)
 
 
 def _attack_entries(

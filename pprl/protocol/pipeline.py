@@ -41,6 +41,7 @@ from pprl.protocol.progress import Progress
 from pprl.protocol.randomness import GATE, RELEASE, SHUFFLE, TRAINING, Randomness
 from pprl.protocol.reference import MappingEntry, ReferenceSet, typed_reference
 from pprl.protocol.release import (
+    ArrayStore,
     ProjectedRelease,
     ReferenceStatistics,
     Release,
@@ -69,10 +70,13 @@ class Agreement:
         method: MethodParams,
         kinds: Mapping[str, str] | None = None,
         scales: Mapping[str, float] | None = None,
+        store: ArrayStore | None = None,
     ) -> None:
         self.mapping = tuple(mapping)
         self.method = method
         self._given = (reference, dict(kinds or {}), dict(scales or {}))
+        # Keeps the reference set's principal directions between runs (public inputs only).
+        self._store = store
         # Each mapped attribute's kind (default: name), and each quantity's scale; both
         # parties must agree on them.
         self.kinds = combined_kinds(self.mapping, kinds or {})
@@ -91,10 +95,11 @@ class Agreement:
         attack_success: float | None = None,
         kinds: Mapping[str, str] | None = None,
         scales: Mapping[str, float] | None = None,
+        store: ArrayStore | None = None,
     ) -> Agreement:
         """The agreement, with sigma solved from a target attack success when one is given
         (FedSim appendix A); raises noise.CalibrationError when no sigma reaches it."""
-        agreement = cls(reference, mapping, method, kinds, scales)
+        agreement = cls(reference, mapping, method, kinds, scales, store)
         if attack_success is None:
             return agreement
         return agreement.with_noise(noise.sigma_for_success(attack_success, agreement.sigma0))
@@ -103,7 +108,7 @@ class Agreement:
         """The same agreement at another noise scale, reusing the reference statistics."""
         reference, kinds, scales = self._given
         noisy = dataclasses.replace(self.method, noise_sigma=float(sigma))
-        other = Agreement(reference, self.mapping, noisy, kinds, scales)
+        other = Agreement(reference, self.mapping, noisy, kinds, scales, self._store)
         for cached in ("statistics", "_components"):  # same reference set, same figures
             if cached in self.__dict__:
                 other.__dict__[cached] = self.__dict__[cached]
@@ -140,7 +145,11 @@ class Agreement:
     @cached_property
     def _components(self) -> ReferenceStatistics:
         return reference_statistics(
-            self.reference.columns, self.mapping, kinds=self.kinds, scales=self.scales
+            self.reference.columns,
+            self.mapping,
+            kinds=self.kinds,
+            scales=self.scales,
+            store=self._store,
         )
 
     @cached_property
@@ -295,12 +304,16 @@ def audit_rows(
     dictionary: Dictionary,
     measure: str = "every-name",
     counts: tuple[Mapping[str, np.ndarray], int] | None = None,
+    stop_above: float | None = None,
 ) -> AuditReport:
     """The peer's dictionary attacks on the given rows of a release: the report of the
     attacker (audit.ATTACKS) that re-identifies most by `measure`, with every attacker's
     rate. Without noise the attackers agree, so only the uniform one runs. `counts` gives,
     per attribute, how often each row's vector occurs in the whole release and that
-    release's size, when `released` holds only a sample of it."""
+    release's size, when `released` holds only a sample of it. With `stop_above`, the
+    attackers run strongest-first (measured: counts, then prior) and the first whose rate
+    exceeds it is returned: enough to know a release fails (its rate is then a lower bound
+    of the strongest's), at a third of the cost."""
     truth = {name: [values[released.order[t]] for t in rows] for name, values in attributes.items()}
     entries = attacked_entries(agreement)
     if not entries:
@@ -309,11 +322,14 @@ def audit_rows(
     whole = released.tensor[:, entries, :]
     releases = [agreement.releases[m] for m in entries]
     attackers = ATTACKS if agreement.release.noise > 0 else ATTACKS[:1]
+    if stop_above is not None:
+        attackers = attackers[::-1]
     if counts is None:
         everywhere = vector_counts(whole, mapping)
         counts = ({a: c[rows] for a, c in everywhere.items()}, len(whole))
-    reports = [
-        audit_tensor(
+    reports = []
+    for attacker in attackers:
+        report = audit_tensor(
             whole[rows],
             truth,
             mapping,
@@ -323,8 +339,9 @@ def audit_rows(
             counts=counts[0],
             records=counts[1],
         )
-        for attacker in attackers
-    ]
+        reports.append(report)
+        if stop_above is not None and report.rate(measure) > stop_above:
+            break
     rates = {report.attack: report.rate(measure) for report in reports}
     strongest = max(reports, key=lambda report: report.rate(measure))
     return dataclasses.replace(strongest, by_attack=rates)
@@ -343,9 +360,12 @@ def calibrate_noise(
     randomness: Randomness,
     limit: float,
     measure: str,
+    hint: float | None = None,
 ) -> NoiseChoice:
     """The smallest noise at which the gate's attack on `records` (indices into the columns)
-    stays within `limit`, each candidate released as the party will release it."""
+    stays within `limit`, each candidate released as the party will release it; `hint` is
+    where the search starts (noise_choice.choose_sigma). A candidate that fails is known to
+    fail once one attacker exceeds the limit, so its recorded rate may be a lower bound."""
     sample = {name: [values[i] for i in records] for name, values in attributes.items()}
     identity = np.arange(len(records))
     agreement.share_statistics()
@@ -360,10 +380,12 @@ def calibrate_noise(
         candidate = agreement.with_noise(sigma)
         tensor = candidate.smash(sample, randomness.generator(RELEASE), key=randomness.noise_key)
         released = Released(identity, tensor)
-        report = audit_rows(candidate, released, identity, sample, dictionary, measure, counts)
+        report = audit_rows(
+            candidate, released, identity, sample, dictionary, measure, counts, stop_above=limit
+        )
         return report.rate(measure)
 
-    return choose_sigma(rate, limit)
+    return choose_sigma(rate, limit, hint=hint)
 
 
 def value_counts(

@@ -27,9 +27,11 @@ the same ones.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 
@@ -191,6 +193,38 @@ def projected_release(
     return ProjectedRelease(float(noise), centre, basis, low, step, noise_map)
 
 
+class ArrayStore(Protocol):
+    """Where a daemon keeps arrays computed from public inputs only (a reference column's
+    principal directions, a dictionary's projected coordinates), named by a hash of those
+    inputs, so that its later runs read them instead of computing them again."""
+
+    def get(self, key: str) -> np.ndarray | None: ...
+
+    def put(self, key: str, value: np.ndarray) -> None: ...
+
+
+def _directions(
+    centred: np.ndarray,
+    values: Sequence[str],
+    kind: str,
+    scale: float | None,
+    store: ArrayStore | None,
+) -> np.ndarray:
+    """(k, R) leading right singular vectors of a column's centred distance table: an SVD of
+    R x R, seconds at R = 2,000, so kept in `store` when one is given."""
+    k = kept_components(len(values))
+    digest = hashlib.sha256(f"directions-v1\0{kind}\0{scale!r}\0".encode())
+    digest.update("\n".join(values).encode())
+    key = digest.hexdigest()
+    stored = store.get(key) if store is not None else None
+    if stored is not None and stored.shape == (k, len(values)):
+        return stored
+    _, _, directions = np.linalg.svd(centred, full_matrices=False)
+    if store is not None:
+        store.put(key, directions[:k])
+    return directions[:k]
+
+
 @dataclass(frozen=True)
 class ReferenceStatistics:
     """Per reference column: each coordinate's mean and spread of distances from the column's
@@ -212,13 +246,14 @@ def reference_statistics(
     with_components: bool = True,
     kinds: Mapping[str, str] | None = None,
     scales: Mapping[str, float] | None = None,
+    store: ArrayStore | None = None,
 ) -> ReferenceStatistics:
     """Statistics of the public reference set only, so both parties compute the same ones.
 
     A coordinate's statistics are over the distances from every other reference value of its
     column (the zero to itself is left out); sigma0 pools the columns the mapping uses.
     `kinds` gives each mapped attribute's kind, and so the distance of its column, and
-    `scales` each quantity's scale.
+    `scales` each quantity's scale; `store` keeps the principal directions between runs.
     """
     centre, spread, components, projections, pooled = {}, {}, {}, {}, []
     comparisons = {
@@ -239,8 +274,7 @@ def reference_statistics(
         pooled.append(distances[others])
         if with_components:  # an SVD of R x R: seconds at R = 2,000, so only when needed
             centred = distances - mean
-            _, _, directions = np.linalg.svd(centred, full_matrices=False)
-            basis = directions[: kept_components(len(values))].T
+            basis = _directions(centred, values, kind, scale, store).T.copy()
             strongest = np.abs(basis).argmax(axis=0)
             basis *= np.sign(basis[strongest, np.arange(basis.shape[1])])
             components[column] = basis
