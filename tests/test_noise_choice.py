@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from pprl.protocol import pipeline, synthetic
-from pprl.protocol.audit import census_dictionary
+from pprl.protocol.audit import ATTACKS, audit_tensor, census_dictionary
 from pprl.protocol.method import method_params
 from pprl.protocol.noise import CalibrationError
 from pprl.protocol.noise_choice import SIGMA_STEPS, choose_sigma
@@ -115,3 +115,29 @@ def test_an_attack_that_may_stop_early_fails_the_same_releases() -> None:
             assert len(early.by_attack) < 3 or early.attack == "uniform"
         else:
             assert early.record_reidentified == full.record_reidentified
+
+
+@pytest.mark.parametrize("measure", ["every-name", "any-name"])
+def test_the_record_rate_alone_equals_the_full_attacks(measure: str) -> None:
+    """Attacking later attributes only for records they can still change gives the same
+    record figure as attacking every value, for either measure and every attacker."""
+    reference = synthetic.default_reference(300)
+    people = synthetic.generate(300, 8).alice
+    columns = {name: [getattr(p, name) for p in people] for name in ("first", "middle", "last")}
+    dictionary = census_dictionary(reference)
+    agreement = pipeline.Agreement(
+        ReferenceSet("built-in", reference), DEFAULT_MAPPING, method_params(noise_sigma=1.5)
+    )
+    released = pipeline.release(agreement, columns, Randomness(2, "alice"))
+    truth = {name: [values[i] for i in released.order] for name, values in columns.items()}
+    counts = pipeline.vector_counts(released.tensor, agreement.mapping)
+    rates = set()
+    for attacker in ATTACKS:
+        kwargs = {"attacker": attacker, "counts": counts, "records": len(people)}
+        args = (released.tensor, truth, agreement.mapping, agreement.releases, dictionary)
+        full = audit_tensor(*args, **kwargs)
+        alone = audit_tensor(*args, **kwargs, only=measure)
+        assert alone.rate(measure) == full.rate(measure)
+        assert alone.attributes == [] and len(full.attributes) == 3
+        rates.add(full.rate(measure))
+    assert all(0 < rate < 1 for rate in rates)  # some records decided early, some not

@@ -470,11 +470,17 @@ def audit_tensor(
     attacker: str = "uniform",
     counts: Mapping[str, np.ndarray] | None = None,
     records: int = 0,
+    only: str | None = None,
 ) -> AuditReport:
     """Attack released (n, M, R) codes whose records hold the values `truth` (column-wise);
     `release` is one for every entry or one per entry; `attacker` is one of ATTACKS. The
     "counts" attacker needs, per attribute, how often each row's vector occurs among the
     whole release's `records` rows (`counts`).
+
+    With `only` (a measure), just the record figure of that measure is wanted: each attribute
+    after the first is attacked only for the records it can still change (for "every-name",
+    those whose every value so far fell), which at useful noise is a fraction of them. The
+    report then holds no per-attribute figures, and only `rate(only)` is measured.
 
     Each attribute's entries are concatenated, as the attacker would: a middle name compared
     with two reference columns gives it twice the coordinates. A projected release is
@@ -488,10 +494,15 @@ def audit_tensor(
     found_all = np.ones(n, dtype=bool)
     found_any = np.zeros(n, dtype=bool)
     attributes = []
+    if only is not None and only not in MEASURES:
+        raise ValueError(f"unknown measure {only!r}; expected one of {MEASURES}")
     for attribute in dict.fromkeys(a for a, _ in mapping):
         entries = [m for m, (a, _) in enumerate(mapping) if a == attribute]
         values = np.asarray(truth[attribute], dtype=object)
         present = np.flatnonzero(values != "")
+        if only is not None:
+            open_rows = found_all if only == "every-name" else ~found_any
+            present = present[open_rows[present]]
         columns = [mapping[m][1] for m in entries]
         encoders = [releases[m] for m in entries]
         codes, noise = tensor[:, entries, :], encoders[0].noise
@@ -525,8 +536,9 @@ def audit_tensor(
         exact_all[present] &= result.exact
         found_all[present] &= result.exact | result.nearest
         found_any[present] |= result.exact | result.nearest
-        share = float(np.mean([v in known for v in values[present]])) if len(present) else 0.0
-        attributes.append(AttributeAudit(attribute, len(present), share, result))
+        if only is None:
+            share = float(np.mean([v in known for v in values[present]])) if present.size else 0.0
+            attributes.append(AttributeAudit(attribute, len(present), share, result))
     return AuditReport(
         records=n,
         attributes=attributes,

@@ -310,10 +310,11 @@ def audit_rows(
     attacker (audit.ATTACKS) that re-identifies most by `measure`, with every attacker's
     rate. Without noise the attackers agree, so only the uniform one runs. `counts` gives,
     per attribute, how often each row's vector occurs in the whole release and that
-    release's size, when `released` holds only a sample of it. With `stop_above`, the
+    release's size, when `released` holds only a sample of it. With `stop_above`, only the
+    rate by `measure` is wanted (no per-attribute figures: audit.audit_tensor's `only`), the
     attackers run strongest-first (measured: counts, then prior) and the first whose rate
     exceeds it is returned: enough to know a release fails (its rate is then a lower bound
-    of the strongest's), at a third of the cost."""
+    of the strongest's), at a fraction of the cost."""
     truth = {name: [values[released.order[t]] for t in rows] for name, values in attributes.items()}
     entries = attacked_entries(agreement)
     if not entries:
@@ -338,6 +339,7 @@ def audit_rows(
             attacker=attacker,
             counts=counts[0],
             records=counts[1],
+            only=None if stop_above is None else measure,
         )
         reports.append(report)
         if stop_above is not None and report.rate(measure) > stop_above:
