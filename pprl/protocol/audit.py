@@ -265,7 +265,10 @@ class Dictionary:
         key = tuple(self._projection_key(c, g) for c, g in zip(columns, grids, strict=True))
         if key not in self._spaces:
             parts = [self.projected(c, g) for c, g in zip(columns, grids, strict=True)]
-            vectors = np.concatenate(parts, axis=1).astype(np.float64, copy=False)
+            # One entry's coordinates serve as they are: a copy of 91,907 x k floats per
+            # attribute would stay in the daemon as long as the dictionary does.
+            joined = parts[0] if len(parts) == 1 else np.concatenate(parts, axis=1)
+            vectors = joined.astype(np.float64, copy=False)
             self._spaces[key] = (vectors, np.einsum("dr,dr->d", vectors, vectors))
         return self._spaces[key]
 
