@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pprl.protocol import pipeline, synthetic
+from pprl.protocol import audit, pipeline, synthetic
 from pprl.protocol.audit import (
     Dictionary,
     audit_tensor,
@@ -99,3 +99,25 @@ def test_without_noise_only_the_uniform_attacker_runs() -> None:
     released = pipeline.Released(identity, agreement.smash(columns, None))
     gate = pipeline.audit_rows(agreement, released, identity, columns, census_dictionary(reference))
     assert list(gate.by_attack) == ["uniform"] and gate.attack == "uniform"
+
+
+def test_one_pass_with_a_penalty_per_group_finds_what_a_pass_per_group_finds() -> None:
+    """The counts attacker adds a different penalty per vector count; one pass over the
+    dictionary serves every group (a pass per group read the whole dictionary each time)."""
+    rng = np.random.default_rng(3)
+    vectors = rng.integers(0, 6, size=(500, 8)).astype(np.float64)
+    vectors[7] = vectors[3]  # a tie: two names with one vector
+    values = vectors[rng.integers(0, 500, 40)] + rng.normal(0, 0.8, (40, 8))
+    values[0] = vectors[3]
+    penalties = rng.uniform(0, 4, (3, 500))
+    penalties[:, [3, 7]] = 0.0  # row 0 is at distance 0 of both, and of no other name
+    groups = rng.integers(0, 3, 40)
+    together = audit._nearest(values, vectors, penalties, None, groups)
+    for group in range(3):
+        rows = groups == group
+        alone = audit._nearest(values[rows], vectors, penalties[group])
+        assert np.array_equal(together[0][rows], alone[0])
+        assert np.array_equal(together[1][rows], alone[1])
+    assert not together[1][0]  # the tie is found: not a vacuous comparison
+    with pytest.raises(ValueError, match="group of every row"):
+        audit._nearest(values, vectors, penalties)

@@ -34,7 +34,8 @@ def test_scale_bench_compares_candidates_with_the_oracle(tmp_path: Path, capsys)
         # completeness is near 1, not always 1; what is kept is the same either way.
         assert row["kept_pairs_equal_oracle"] and row["oracle_pairs_missed"] == 0
         assert row["pair_completeness"] >= 0.99
-        assert 0 < row["candidates"] < row["size"] ** 2
+        # At these sizes one product over all pairs may cost less than the join (PAIR_COST).
+        assert 0 < row["candidates"] <= row["size"] ** 2
         assert row["reduction_ratio"] == pytest.approx(1 - row["candidates"] / row["size"] ** 2)
         assert row["f1"] >= 0.95 and row["end_to_end_f1"]["linkage"] >= 0.95
         assert set(row["peak_rss_gib"]) == {"alice", "bob"}

@@ -7,7 +7,7 @@ from functools import cache
 import numpy as np
 import pytest
 
-from pprl.protocol import candidates
+from pprl.protocol import candidates, plans
 from pprl.protocol.candidates import CandidatesUnavailable, accepted_pairs, distinct_entries
 from pprl.protocol.classifier import Model, train
 from pprl.protocol.features import unit_vectors
@@ -91,10 +91,10 @@ def test_candidate_path_equals_all_pairs_scoring(rows_of: str, top_k: int | None
     selection = Selection(models["linear"], top_k, rows_of)
     expected = _oracle(tensor_a, tensor_b, selection)
     side_a, side_b = distinct_entries(tensor_a), distinct_entries(tensor_b)
-    work = candidates.plan(side_a, side_b, selection, block_bytes=4096)
+    work = candidates.plan(side_a, side_b, selection, block_bytes=4096, dense=False)
     work.pairs_per_chunk = 50  # many chunks per block, many blocks
     assert len(work.blocks) > 5
-    got = work.run()
+    got = plans.run_here(work)
     assert pair_list(got.matches) == pair_list(expected)  # same pairs, same order
     np.testing.assert_allclose(got.matches.scores, expected.scores, rtol=1e-4, atol=1e-3)
     # It scored a minority of the 160,000 pairs (tiny data repeats few names).
@@ -104,7 +104,10 @@ def test_candidate_path_equals_all_pairs_scoring(rows_of: str, top_k: int | None
 def test_candidates_keep_every_true_match() -> None:
     tensor_a, tensor_b, truth, models = _linkage()
     work = candidates.plan(
-        distinct_entries(tensor_a), distinct_entries(tensor_b), Selection(models["linear"])
+        distinct_entries(tensor_a),
+        distinct_entries(tensor_b),
+        Selection(models["linear"]),
+        dense=False,
     )
     rows_a, rows_b = np.array(sorted(truth)).T
     assert work.is_candidate(rows_a, rows_b).all()
@@ -138,6 +141,7 @@ def test_mixed_sign_weights_still_bound_exactly() -> None:
 
 
 def test_no_bounding_weight_falls_back_to_all_pairs() -> None:
+    """A linear model is then scored by one product over all pairs (dense_scores)."""
     rng = np.random.default_rng(5)
     tensor_a = rng.integers(0, 6, size=(20, 2, 5), dtype=np.uint8)
     tensor_b = rng.integers(0, 6, size=(15, 2, 5), dtype=np.uint8)
@@ -145,7 +149,7 @@ def test_no_bounding_weight_falls_back_to_all_pairs() -> None:
     with pytest.raises(CandidatesUnavailable):
         candidates.plan(distinct_entries(tensor_a), distinct_entries(tensor_b), Selection(model))
     got = accepted_pairs(tensor_a, tensor_b, Selection(model, None))
-    assert got.candidates is None
+    assert got.candidates == 20 * 15
     assert pair_list(got.matches) == pair_list(_oracle(tensor_a, tensor_b, Selection(model, None)))
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from pprl.party import engine
 from pprl.party.engine import EngineError
-from pprl.protocol import candidates
+from pprl.protocol import candidates, plans
 from pprl.protocol.candidates import distinct_entries
 from pprl.protocol.matching import Selection
 from tests.oracles import pair_list
@@ -29,10 +29,14 @@ def test_dask_blocks_give_the_local_pairs(scheduler: str, rows_of: str) -> None:
     tensor_a, tensor_b, _, models = _linkage()
     selection = Selection(models["linear"], 10, rows_of)
     work = candidates.plan(
-        distinct_entries(tensor_a), distinct_entries(tensor_b), selection, block_bytes=4096
+        distinct_entries(tensor_a),
+        distinct_entries(tensor_b),
+        selection,
+        block_bytes=4096,
+        dense=False,
     )
     assert len(work.blocks) > 5
-    local = work.run()
+    local = plans.run_here(work)
     seen = []
     remote = engine.on_dask(scheduler)(work, lambda done, total: seen.append((done, total)))
     # Same pairs and scores; workers may run BLAS on fewer threads, so allow rounding.

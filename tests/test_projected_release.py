@@ -3,13 +3,16 @@ same features, fewer bytes, and an attack run in its own space."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
-from pprl.protocol import pipeline, synthetic
+from pprl.protocol import pipeline, release, synthetic
 from pprl.protocol.audit import Dictionary, audit_tensor
 from pprl.protocol.features import MISSING_CODE, unit_vectors
 from pprl.protocol.method import agreement_description, method_params
+from pprl.protocol.randomness import Randomness
 from pprl.protocol.reference import DEFAULT_MAPPING, ReferenceSet
 from pprl.protocol.release import kept_components, projected_release, released_width
 
@@ -57,15 +60,49 @@ def test_projected_noise_is_the_distance_release_noise_projected() -> None:
     """Same features, so the same linkage: the noisy/clean cosines of the two releases agree
     entry by entry, including the entries whose reference column repeats values."""
     columns = _columns(400)
-    cosines = {}
-    for release in ("distances", "projected"):
-        clean, noisy = _agreement(0.0, release), _agreement(2.0, release)
-        # The clean vectors in the noisy agreement's feature space: the same centre and basis.
+    cosines, constants = {}, {}
+    for kind in ("distances", "projected"):
+        clean, noisy = _agreement(0.0, kind), _agreement(2.0, kind)
+        # The clean vectors in the noisy agreement's feature space: the same centre and basis
+        # (without the constant coordinate, which only noise brings).
+        shift = noisy.standardise
+        assert shift is not None and shift.constant is not None
+        constants[kind] = shift.constant
         base = unit_vectors(clean.smash(columns, None), clean.standardise)
-        unit = unit_vectors(noisy.smash(columns, np.random.default_rng(3)), noisy.standardise)
-        cosines[release] = (base * unit).sum(axis=-1).mean(axis=0)
+        noisy_codes = noisy.smash(columns, np.random.default_rng(3))
+        unit = unit_vectors(noisy_codes, dataclasses.replace(shift, constant=None))
+        cosines[kind] = (base * unit).sum(axis=-1).mean(axis=0)
     assert np.allclose(cosines["distances"], cosines["projected"], atol=0.03)
     assert float(cosines["projected"].max()) < 0.95  # the noise is really there
+    assert np.array_equal(constants["distances"], constants["projected"])
+
+
+@pytest.mark.parametrize("seeds", [(3, 4), (5, 6)])
+def test_under_noise_the_constant_coordinate_links_better(
+    seeds: tuple[int, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """1 - cosine of centred projections ignores how far apart two noisy vectors are; with
+    the constant coordinate it reads that too. Same data, same releases, same seeds: F1
+    0.957 / 0.948 without it, 0.980 / 0.984 with it when this test was written."""
+    data = synthetic.generate(500, 4)
+    row_a = {p.id: i for i, p in enumerate(data.alice)}
+    row_b = {p.id: i for i, p in enumerate(data.bob)}
+    truth = {(row_a[a], row_b[b]) for a, b in data.truth}
+
+    def f1() -> float:
+        agreement = _agreement(1.5, "projected", rows=500)
+        alice = {name: [getattr(p, name) for p in data.alice] for name in ATTRIBUTES}
+        bob = {name: [getattr(p, name) for p in data.bob] for name in ATTRIBUTES}
+        randomness = (Randomness(seeds[0], "alice"), Randomness(seeds[1], "bob"))
+        agreed = pipeline.link_in_process(agreement, alice, bob, randomness).agreed
+        found = len(agreed & truth)
+        return 2 * found / (len(agreed) + len(truth))
+
+    with_constant = f1()
+    monkeypatch.setattr(release, "LENGTH_WEIGHT", 0.0)  # a zero coordinate: plain cosine
+    assert _agreement(1.5, "projected", rows=500).standardise.constant.max() == 0.0
+    without = f1()
+    assert with_constant > without + 0.015
 
 
 def test_a_repeated_reference_value_shares_one_noise_draw() -> None:

@@ -32,7 +32,7 @@ from pprl.party.local import (
     write_demo_data,
 )
 from pprl.party.state import run_dir
-from pprl.protocol import candidates, matching, pipeline
+from pprl.protocol import candidates, matching, pipeline, plans
 from pprl.protocol.classifier import Model
 from pprl.protocol.features import indicator_features, missing_units, unit_vectors
 from pprl.protocol.method import MethodParams, method_params
@@ -192,7 +192,7 @@ def _compare(
     work = candidates.plan(side_a, side_b, selection)
     times["plan"] = time.perf_counter() - began
     began = time.perf_counter()
-    outcome = work.run()
+    outcome = plans.run_here(work)
     times["blocks"] = time.perf_counter() - began
     began = time.perf_counter()
     ours = matching.one_to_one(outcome.matches, agreement.method.assignment)

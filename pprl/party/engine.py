@@ -6,8 +6,8 @@ and runs its independent blocks; Dask does the scheduling.
 
 from __future__ import annotations
 
-from pprl.protocol.candidates import BlockResult, CandidatePlan, Outcome
 from pprl.protocol.errors import PprlError
+from pprl.protocol.plans import BlockResult, Outcome, Plan
 from pprl.protocol.progress import Progress
 
 CONNECT_SECONDS = 30
@@ -17,14 +17,14 @@ class EngineError(PprlError):
     """The configured Dask scheduler cannot be used; the message names it."""
 
 
-def _block(plan: CandidatePlan, index: int) -> BlockResult:
+def _block(plan: Plan, index: int) -> BlockResult:
     return plan.block(index)
 
 
 def on_dask(scheduler: str):
     """A runner for candidates.accepted_pairs that sends each block to `scheduler`."""
 
-    def run(plan: CandidatePlan, progress: Progress | None) -> Outcome:
+    def run(plan: Plan, progress: Progress | None) -> Outcome:
         try:
             from dask.distributed import Client, as_completed
         except ImportError:
@@ -43,7 +43,7 @@ def on_dask(scheduler: str):
                 for index in range(len(plan.blocks))
             }
             parts = []
-            done, total = 0, len(plan.grouped_a.order)
+            done, total = 0, sum(plan.block_records(block) for block in plan.blocks)
             for future in as_completed(futures):
                 parts.append(future.result())
                 done += plan.block_records(plan.blocks[futures[future]])

@@ -39,7 +39,7 @@ from pprl.party.peer import AGREEMENT_WAIT_SECONDS, AUTO_NOISE_WAIT_SECONDS, Pee
 from pprl.party.state import Artifact, RunStore, file_sha256
 from pprl.party.transfer import Expected
 from pprl.party.versions import check_versions
-from pprl.protocol import candidates, classifier, noise, pipeline
+from pprl.protocol import classifier, noise, pipeline, plans
 from pprl.protocol.audit import ATTACK_NAMES, AuditReport, Dictionary
 from pprl.protocol.errors import PprlError
 from pprl.protocol.method import (
@@ -484,9 +484,7 @@ class PhaseWork:
             own,
             peer,
             model,
-            run=engine.on_dask(self.config.scheduler)
-            if self.config.scheduler
-            else candidates.CandidatePlan.run,
+            run=engine.on_dask(self.config.scheduler) if self.config.scheduler else plans.run_here,
             progress=lambda done, total: progress(done, total, "records", ""),
         )
         found = matched.matches

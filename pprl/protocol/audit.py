@@ -79,12 +79,14 @@ def audit_entry(
     lookup: bool = True,
     penalty: np.ndarray | None = None,
     squares: np.ndarray | None = None,
+    groups: np.ndarray | None = None,
 ) -> EntryAudit:
     """Attack (n, D) released vectors in edit units with the (d, D) integer distance vectors of
     the names `dictionary`; without `lookup` (vectors that are not whole edits) by nearest
     neighbour only, with no candidate counts. `penalty` (d,) is added to each name's squared
-    distance: 2 noise^2 (-log prior) makes the nearest the most probable name. `squares`
-    (d,): the vectors' squared lengths, when the caller keeps them."""
+    distance: 2 noise^2 (-log prior) makes the nearest the most probable name; a (g, d)
+    penalty gives each row the one its `groups` (n,) entry picks. `squares` (d,): the
+    vectors' squared lengths, when the caller keeps them."""
     if len(released) != len(truth):
         raise ValueError(f"{len(released)} vectors for {len(truth)} true values")
     if len(dictionary) != len(dictionary_vectors):
@@ -97,7 +99,8 @@ def audit_entry(
     # A vector only the true name has is also nearest to it alone, at distance 0.
     nearest = exact.copy()
     rest = np.flatnonzero(~exact)
-    winners, unique = _nearest(values[rest], dictionary_vectors, penalty, squares)
+    picks = None if groups is None else groups[rest]
+    winners, unique = _nearest(values[rest], dictionary_vectors, penalty, squares, picks)
     for row, winner, alone in zip(rest.tolist(), winners.tolist(), unique, strict=True):
         guess = dictionary[winner]
         close = Levenshtein.distance(guess, truth[row], score_cutoff=tolerance) <= tolerance
@@ -132,22 +135,30 @@ def _nearest(
     vectors: np.ndarray,
     penalty: np.ndarray | None = None,
     lengths: np.ndarray | None = None,
+    groups: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(n,) index of each value's closest dictionary vector, and whether it is the only one
     that close. The dictionary is converted in blocks, so its float copy is never whole
-    (unless it is float64 already); `lengths` are its squared lengths, if known."""
+    (unless it is float64 already); `lengths` are its squared lengths, if known. A (g, d)
+    `penalty` is added per row as `groups` picks: one pass over the dictionary serves rows
+    of every group (each pass reads all of it, which is most of a small group's cost)."""
     n = len(values)
     best = np.full(n, np.inf)
     winner = np.zeros(n, dtype=np.int64)
     ties = np.zeros(n, dtype=np.int64)
     if not n:
         return winner, ties == 1
+    shared, per_row = penalty, None
+    if penalty is not None and penalty.ndim == 2:
+        if groups is None or len(groups) != n:
+            raise ValueError("a penalty per group needs the group of every row")
+        shared, per_row = None, (penalty, groups)
     for start in range(0, len(vectors), _DICTIONARY_ROWS):
         block = np.asarray(vectors[start : start + _DICTIONARY_ROWS], dtype=np.float64)
         stop = start + len(block)
         squares = np.einsum("dr,dr->d", block, block) if lengths is None else lengths[start:stop]
-        if penalty is not None:
-            squares = squares + penalty[start:stop]
+        if shared is not None:
+            squares = squares + shared[start:stop]
         for first in range(0, n, _QUERY_ROWS):
             rows = slice(first, first + _QUERY_ROWS)
             # |v|^2 - 2 x.v (+ |x|^2, the same for every name of a row), in place: the
@@ -155,6 +166,8 @@ def _nearest(
             distances = values[rows] @ block.T
             distances *= -2.0
             distances += squares[None, :]
+            if per_row is not None:
+                distances += per_row[0][per_row[1][rows], start:stop]
             here = distances.argmin(axis=1)
             low = distances[np.arange(len(here)), here]
             count = np.count_nonzero(distances <= low[:, None] + _TIE, axis=1)
@@ -331,13 +344,16 @@ def prior_penalty(dictionary: Dictionary, noise: float, attacker: str) -> np.nda
     return -2.0 * noise * noise * dictionary.log_prior
 
 
-def count_penalty(dictionary: Dictionary, noise: float, count: int, records: int) -> np.ndarray:
-    """The "counts" attacker's addition for a vector seen `count` times among `records`:
-    2 noise^2 times minus the log of prior and Poisson likelihood (the count's factorial is
-    the same for every name and left out)."""
+def count_penalty(
+    dictionary: Dictionary, noise: float, counts: np.ndarray, records: int
+) -> np.ndarray:
+    """The "counts" attacker's additions, (len(counts), d), for vectors seen each of `counts`
+    times among `records`: 2 noise^2 times minus the log of prior and Poisson likelihood (the
+    count's factorial is the same for every name and left out)."""
     expected = records * np.exp(dictionary.log_prior)
-    log_likelihood = count * np.log(expected) - expected
-    return -2.0 * noise * noise * (dictionary.log_prior + log_likelihood)
+    seen = np.asarray(counts, dtype=np.float64)[:, None]
+    log_likelihood = seen * np.log(expected)[None, :] - expected[None, :]
+    return -2.0 * noise * noise * (dictionary.log_prior[None, :] + log_likelihood)
 
 
 def attack(
@@ -409,9 +425,11 @@ def attack_projected(
     releases: Sequence[ProjectedRelease],
     tolerance: int,
     penalty: np.ndarray | None = None,
+    groups: np.ndarray | None = None,
 ) -> EntryAudit:
     """Nearest neighbour among every dictionary name's projected coordinates (no noise, no
-    grid: the attacker's best guess of each name's release) for (n, entries, k) codes."""
+    grid: the attacker's best guess of each name's release) for (n, entries, k) codes;
+    `penalty` and `groups` as audit_entry takes them."""
     if len(releases) != len(columns):
         raise ValueError("a projected attack needs every entry of the attribute projected")
     released = np.concatenate(
@@ -419,7 +437,7 @@ def attack_projected(
     )
     vectors, squares = dictionary.projected_space(columns, releases)
     return audit_entry(
-        released, truth, dictionary.names, vectors, tolerance, False, penalty, squares
+        released, truth, dictionary.names, vectors, tolerance, False, penalty, squares, groups
     )
 
 
@@ -431,23 +449,35 @@ def _attack_entries(
     encoders: Sequence[Release | ProjectedRelease],
     tolerance: int,
     penalty: np.ndarray | None,
+    groups: np.ndarray | None = None,
 ) -> EntryAudit:
-    """The attack on (n, entries, W) codes of one attribute, in the release's own space."""
+    """The attack on (n, entries, W) codes of one attribute, in the release's own space;
+    `penalty` and `groups` as audit_entry takes them."""
     projected = [grid for grid in encoders if isinstance(grid, ProjectedRelease)]
     if projected:
-        return attack_projected(codes, truth, dictionary, columns, projected, tolerance, penalty)
+        return attack_projected(
+            codes, truth, dictionary, columns, projected, tolerance, penalty, groups
+        )
     released = encoders[0].decode(codes.reshape(len(codes), -1))
-    return attack(released, truth, dictionary, columns, tolerance, penalty)
-
-
-def _merged(groups: np.ndarray, parts: Mapping[int, EntryAudit]) -> EntryAudit:
-    """One EntryAudit in row order from the audits of the rows of each group."""
-    exact = np.zeros(len(groups), dtype=bool)
-    nearest = np.zeros(len(groups), dtype=bool)
-    candidates = np.zeros(len(groups), dtype=np.int64)
-    for group, part in parts.items():
-        where = groups == group
-        exact[where], nearest[where], candidates[where] = part.exact, part.nearest, part.candidates
+    if penalty is None or penalty.ndim == 1:
+        return attack(released, truth, dictionary, columns, tolerance, penalty)
+    # The distance release's pruning bounds hold for one penalty: one attack per group.
+    if groups is None:
+        raise ValueError("a penalty per group needs the group of every row")
+    exact = np.zeros(len(codes), dtype=bool)
+    nearest = np.zeros(len(codes), dtype=bool)
+    candidates = np.zeros(len(codes), dtype=np.int64)
+    for group in np.unique(groups).tolist():
+        rows = np.flatnonzero(groups == group)
+        part = attack(
+            released[rows],
+            [truth[i] for i in rows.tolist()],
+            dictionary,
+            columns,
+            tolerance,
+            penalty[group],
+        )
+        exact[rows], nearest[rows], candidates[rows] = part.exact, part.nearest, part.candidates
     return EntryAudit(exact, nearest, candidates)
 
 
@@ -512,30 +542,20 @@ def audit_tensor(
         if attacker == "counts" and noise > 0:
             if counts is None or records < 1:
                 raise ValueError("the counts attacker needs the vectors' counts in the release")
-            seen = np.asarray(counts[attribute])[present]
-            parts = {}
-            for count in np.unique(seen).tolist():
-                rows = present[seen == count]
-                parts[count] = _attack_entries(
-                    codes[rows],
-                    list(values[rows]),
-                    dictionary,
-                    columns,
-                    encoders,
-                    tolerance,
-                    count_penalty(dictionary, noise, count, records),
-                )
-            result = _merged(seen, parts)
+            seen, groups = np.unique(np.asarray(counts[attribute])[present], return_inverse=True)
+            penalty: np.ndarray | None = count_penalty(dictionary, noise, seen, records)
         else:
-            result = _attack_entries(
-                codes[present],
-                list(values[present]),
-                dictionary,
-                columns,
-                encoders,
-                tolerance,
-                prior_penalty(dictionary, noise, attacker),
-            )
+            groups, penalty = None, prior_penalty(dictionary, noise, attacker)
+        result = _attack_entries(
+            codes[present],
+            list(values[present]),
+            dictionary,
+            columns,
+            encoders,
+            tolerance,
+            penalty,
+            groups,
+        )
         exact_all[present] &= result.exact
         found_all[present] &= result.exact | result.nearest
         found_any[present] |= result.exact | result.nearest

@@ -38,10 +38,16 @@ class Standardise:
     # (M, R, k) orthonormal columns to project onto after centring, or None. Cosines depend
     # only on the projector basis @ basis.T, so the parties' bases may differ in sign.
     basis: np.ndarray | None = None
+    # (M,) a constant coordinate appended to each entry's vectors before they are scaled to
+    # unit length, or None. Cosine alone ignores the vectors' lengths; with the constant,
+    # 1 - cosine blends in their squared Euclidean distance (its limit, over 2 constant^2,
+    # as the constant grows), which under Gaussian noise separates matches much better.
+    constant: np.ndarray | None = None
 
     def entry(self, m: int) -> Standardise:
         basis = None if self.basis is None else self.basis[m]
-        return Standardise(self.centre[m], self.scale[m], basis)
+        constant = None if self.constant is None else self.constant[m : m + 1]
+        return Standardise(self.centre[m], self.scale[m], basis, constant)
 
 
 def unit_vectors(tensor: np.ndarray, standardise: Standardise | None = None) -> np.ndarray:
@@ -59,6 +65,9 @@ def unit_vectors(tensor: np.ndarray, standardise: Standardise | None = None) -> 
             basis = standardise.basis.astype(np.float32, copy=False)
             pattern = "...r,rk->...k" if basis.ndim == 2 else "...mr,mrk->...mk"
             values = np.einsum(pattern, values, basis, dtype=np.float32)
+        if standardise.constant is not None:
+            extra = np.broadcast_to(standardise.constant[..., None], (*values.shape[:-1], 1))
+            values = np.concatenate([values, extra.astype(np.float32)], axis=-1)
     norms = np.linalg.norm(values, axis=-1, keepdims=True)
     np.divide(values, norms, out=values, where=norms > 0)
     if missing.any():

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from pprl.protocol import candidates, classifier, matching, noise, training
+from pprl.protocol import candidates, classifier, matching, noise, plans, training
 from pprl.protocol.audit import (
     ATTACKS,
     AuditReport,
@@ -45,6 +45,7 @@ from pprl.protocol.release import (
     ProjectedRelease,
     ReferenceStatistics,
     Release,
+    length_constants,
     projected_release,
     reference_statistics,
     released_width,
@@ -53,7 +54,7 @@ from pprl.protocol.release import (
 from pprl.protocol.smashing import Encoder, smash
 
 Columns = Mapping[str, Sequence[str]]
-Runner = Callable[[candidates.CandidatePlan, Progress | None], candidates.Outcome]
+Runner = Callable[[plans.Plan, Progress | None], plans.Outcome]
 
 
 class Agreement:
@@ -131,6 +132,7 @@ class Agreement:
             with_components=False,
             kinds=self.kinds,
             scales=self.scales,
+            store=self._store,
         )
 
     @property
@@ -182,11 +184,23 @@ class Agreement:
             grids = [release for release in self.releases if isinstance(release, ProjectedRelease)]
             centre = np.stack([-grid.low / grid.step for grid in grids]).astype(np.float32)
             scale = np.stack([1.0 / grid.step for grid in grids]).astype(np.float32)
-            return Standardise(centre, scale)
-        statistics = (
-            self._components if self.method.feature == "projected-cosine" else self.statistics
+            return Standardise(centre, scale, None, self._length_constants())
+        if self.method.feature != "projected-cosine":
+            return standardise(self.statistics, self.mapping, self.release, self.method.feature)
+        return standardise(
+            self._components,
+            self.mapping,
+            self.release,
+            self.method.feature,
+            self._length_constants(),
         )
-        return standardise(statistics, self.mapping, self.release, self.method.feature)
+
+    def _length_constants(self) -> np.ndarray | None:
+        """The projected features' constant coordinates (release.length_constants): under
+        noise, 1 - cosine then also reads how far apart the two vectors are."""
+        return length_constants(
+            self._components, self.mapping, self.reference.columns, self.release.noise
+        )
 
     def description(self) -> dict[str, Any]:
         return agreement_description(
@@ -523,7 +537,7 @@ def match(
     peer: candidates.TensorRows,
     model: classifier.Model,
     *,
-    run: Runner = candidates.CandidatePlan.run,
+    run: Runner = plans.run_here,
     progress: Progress | None = None,
 ) -> Matched:
     """Algorithm 3 on candidates: the pairs scoring all pairs would keep (best `top_k` per own
