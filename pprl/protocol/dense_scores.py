@@ -73,7 +73,7 @@ def rows(
     weights = full_weights(model.arrays["weights"], entries)
     w, v, u = np.split(weights, 3)
     n = len(vectors[0])
-    out = np.empty((n, width([len(x.T) for x in vectors])), dtype=np.float32)
+    out = np.empty((n, width([x.shape[1] for x in vectors])), dtype=np.float32)
     column = 0
     for m, part in enumerate(vectors):
         out[:, column : column + part.shape[1]] = part * (-w[m] if side == "a" else 1.0)

@@ -76,7 +76,7 @@ class Agreement:
         self.mapping = tuple(mapping)
         self.method = method
         self._given = (reference, dict(kinds or {}), dict(scales or {}))
-        # Keeps the reference set's principal directions between runs (public inputs only).
+        # Keeps the reference set's figures (statistics, principal directions) between runs.
         self._store = store
         # Each mapped attribute's kind (default: name), and each quantity's scale; both
         # parties must agree on them.
