@@ -33,7 +33,13 @@ import numpy as np
 from rapidfuzz.distance import Levenshtein
 
 from pprl.protocol import synthetic
-from pprl.protocol.release import ArrayStore, ProjectedRelease, Release, per_entry
+from pprl.protocol.release import (
+    ArrayStore,
+    ProjectedRelease,
+    Release,
+    per_entry,
+    stored_or_computed,
+)
 from pprl.protocol.smashing import smash_values
 
 MEASURES = ("every-name", "any-name")
@@ -291,8 +297,8 @@ class Dictionary:
         key = self._projection_key(column, grid)
         if key in self._projected:
             return self._projected[key]
-        stored = self._store.get(key) if self._store is not None else None
-        if stored is None or stored.shape != (len(self.names), grid.width):
+
+        def compute() -> np.ndarray:
             blocks = [
                 grid.project(
                     smash_values(
@@ -301,11 +307,11 @@ class Dictionary:
                 )
                 for start in range(0, len(self.names), _DICTIONARY_ROWS)
             ]
-            stored = np.concatenate(blocks)
-            if self._store is not None:
-                self._store.put(key, stored)
-        self._projected[key] = stored
-        return stored
+            return np.concatenate(blocks)
+
+        shape = (len(self.names), grid.width)
+        self._projected[key] = stored_or_computed(self._store, key, shape, compute)
+        return self._projected[key]
 
     def width(self, column: str) -> int:
         return len(self._columns[column])

@@ -239,11 +239,12 @@ class ArrayStore(Protocol):
     def put(self, key: str, value: np.ndarray) -> None: ...
 
 
-def _kept(
+def stored_or_computed(
     store: ArrayStore | None, key: str, shape: tuple[int, ...], compute: Callable[[], np.ndarray]
 ) -> np.ndarray:
     """What `store` holds under `key` when it has the expected shape, else computed (and
-    kept): every figure kept this way depends on the public reference set alone."""
+    kept): every array kept this way depends on public inputs alone (the reference set, a
+    dictionary), which `key` stands for."""
     stored = store.get(key) if store is not None else None
     if stored is not None and stored.shape == shape:
         return stored
@@ -290,7 +291,9 @@ class _Column:
             square = ((self.distances - mean) ** 2 * self.others).sum(axis=0) / counts
             return np.stack([mean, np.sqrt(square)])
 
-        return _kept(self.store, _key("figures-v1", self.identity), (2, len(self.values)), compute)
+        return stored_or_computed(
+            self.store, _key("figures-v1", self.identity), (2, len(self.values)), compute
+        )
 
     def basis(self, centre: np.ndarray) -> np.ndarray:
         """(R, k) leading right singular vectors of the centred table, each signed so that its
@@ -303,7 +306,9 @@ class _Column:
             _, _, directions = np.linalg.svd(self.distances - centre, full_matrices=False)
             return directions[:k]
 
-        directions = _kept(self.store, digest.hexdigest(), (k, len(self.values)), compute)
+        directions = stored_or_computed(
+            self.store, digest.hexdigest(), (k, len(self.values)), compute
+        )
         basis = directions.T.copy()
         strongest = np.abs(basis).argmax(axis=0)
         basis *= np.sign(basis[strongest, np.arange(basis.shape[1])])
@@ -312,7 +317,9 @@ class _Column:
     def projections(self, centre: np.ndarray, basis: np.ndarray) -> np.ndarray:
         """(R, k) the column's own values projected onto `basis`."""
         key = _key("projections-v1", self.identity, hashlib.sha256(basis.tobytes()).hexdigest())
-        return _kept(self.store, key, basis.shape, lambda: (self.distances - centre) @ basis)
+        return stored_or_computed(
+            self.store, key, basis.shape, lambda: (self.distances - centre) @ basis
+        )
 
 
 @dataclass(frozen=True)
@@ -363,7 +370,7 @@ def reference_statistics(
             components[column] = basis
             projections[column] = figures.projections(centre[column], basis)
     pooled = _key("sigma0-v1", *(figures.identity for figures in columns.values()))
-    sigma0 = _kept(
+    sigma0 = stored_or_computed(
         store,
         pooled,
         (1,),
