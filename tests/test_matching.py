@@ -160,9 +160,12 @@ def test_the_optimal_assignment_weighs_both_records_alternatives() -> None:
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_the_optimal_assignment_has_the_largest_total_score_of_any_one_to_one_subset(seed) -> None:
+@pytest.mark.parametrize("n_a, n_b", [(25, 30), (30, 25)])  # either side the smaller
+def test_the_optimal_assignment_has_the_largest_total_score_of_any_one_to_one_subset(
+    seed: int, n_a: int, n_b: int
+) -> None:
     rng = np.random.default_rng(seed)
-    n_a, n_b, kept = 25, 30, 120
+    kept = 120
     cells = rng.choice(n_a * n_b, size=kept, replace=False)
     pairs = Matches(
         rows_a=(cells // n_b + 100).astype(np.int64),  # row numbers need not start at 0

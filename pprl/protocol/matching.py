@@ -341,27 +341,37 @@ def optimal_one_to_one(matches: Matches) -> Matches:
     model) weighs both records' alternatives. On FEBRL4 names the agreed linkage kept 120-150
     fewer false pairs for 40-50 fewer true ones (docs/results.md).
 
-    As a minimum-cost full matching on a sparse graph: left nodes are A's rows and one stand-in
-    per B row, right nodes B's rows and one stand-in per A row. An accepted pair (a, b) costs
-    K - score, and so does nothing else: leaving a or b unmatched (its own stand-in) costs K,
-    and the two stand-ins of a chosen pair match each other at cost K. Every full matching
-    then costs K * (rows of A + rows of B) - the chosen pairs' scores, so the cheapest one
-    holds the pairs of largest total score. Only accepted pairs are edges: the work follows
-    how many pairs were kept, never n_a x n_b.
+    As a minimum-cost full matching on a sparse graph (scipy's sparse Jonker-Volgenant): the
+    side with fewer distinct rows is the row side, each of its rows gets one stand-in column of
+    its own besides the other side's rows. An accepted pair costs K - score, a row's stand-in
+    costs K (the row stays unmatched); every row must be matched, so a matching costs K * rows
+    - the chosen pairs' scores and the cheapest holds the pairs of largest total. Only accepted
+    pairs are edges: the work follows how many pairs were kept, never n_a x n_b. (A square
+    graph with stand-ins on both sides gives the same total but took 9-14x as long at
+    50,000 a side: docs/benchmarks.md.)
     """
     if len(matches) == 0:
         return matches
     rows_a, index_a = np.unique(matches.rows_a, return_inverse=True)
     rows_b, index_b = np.unique(matches.rows_b, return_inverse=True)
-    n_a, n_b = len(rows_a), len(rows_b)
+    if len(rows_a) <= len(rows_b):
+        index_row, index_col, n_rows, n_cols = index_a, index_b, len(rows_a), len(rows_b)
+    else:
+        index_row, index_col, n_rows, n_cols = index_b, index_a, len(rows_b), len(rows_a)
     scores = matches.scores.astype(np.float64)
     top = float(scores.max()) + 1.0  # K: every cost at least 1, so no edge reads as absent
-    left = np.concatenate([index_a, np.arange(n_a), n_a + index_b, n_a + np.arange(n_b)])
-    right = np.concatenate([index_b, n_b + np.arange(n_a), n_b + index_a, np.arange(n_b)])
-    cost = np.concatenate([top - scores, np.full(n_a + len(matches) + n_b, top)])
-    graph = csr_matrix((cost, (left, right)), shape=(n_a + n_b, n_a + n_b))
+    graph = csr_matrix(
+        (
+            np.concatenate([top - scores, np.full(n_rows, top)]),
+            (
+                np.concatenate([index_row, np.arange(n_rows)]),
+                np.concatenate([index_col, n_cols + np.arange(n_rows)]),
+            ),
+        ),
+        shape=(n_rows, n_cols + n_rows),
+    )
     _, matched = min_weight_full_bipartite_matching(graph)
-    picked = np.flatnonzero(matched[index_a] == index_b)
+    picked = np.flatnonzero(matched[index_row] == index_col)
     return Matches(matches.rows_a[picked], matches.rows_b[picked], matches.scores[picked])
 
 
