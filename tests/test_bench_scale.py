@@ -54,12 +54,16 @@ def test_scale_bench_runs_the_requested_classifier(tmp_path: Path) -> None:
     code = main(
         [
             "bench", "scale", "--sizes", "300", "--reference-rows", "120", "--classifier",
-            "rbf", "--out", str(out), "--workdir", str(tmp_path / "work"),
+            "rbf", "--runs", "2", "--out", str(out), "--workdir", str(tmp_path / "work"),
         ]
     )  # fmt: skip
     assert code == 0
     (row,) = json.loads((out / "scale.json").read_text())["rows"]
     assert row["classifier"] == "rbf"
+    # The second run on the same daemons is reported beside the first.
+    assert len(row["warm_cache"]["runs"]) == 1
+    assert row["warm_cache"]["seconds"] == row["warm_cache"]["runs"][0]
+    assert list(row["warm_cache"]["phases"])[-1] == "link"
     assert row["f1"] == row["oracle_f1"]
     # The same kept pairs, except a swap at the top_k cut between decisions that tie to
     # float32 rounding (an rbf trained on 300 records scores many pairs alike).
@@ -84,13 +88,24 @@ def test_table_marks_estimated_oracle_times() -> None:
         "pair_completeness": 1.0, "f1": 0.99,
     }  # fmt: skip
     table = scale_table([row])
-    assert "30.0 (est.)" in table and "30.0x" in table and table.endswith("| 0.9900 | - |")
+    assert "30.0 (est.)" in table and "30.0x" in table and table.endswith("| 0.9900 | - | - |")
+    row["warm_cache"] = {"runs": [7.5, 7.0], "seconds": 7.0, "phases": {"match": 1.5}}
+    assert scale_table([row]).endswith("| 0.9900 | - | 7.0 |")
 
 
-@pytest.mark.parametrize("args", [["--oracle-sample", "0"], ["--reference-rows", "1"]])
-def test_bad_scale_options_are_refused(tmp_path: Path, args: list[str], capsys) -> None:
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--oracle-sample", "0"], "must be positive"),
+        (["--reference-rows", "1"], "must be positive"),
+        (["--runs", "0"], "--runs must be at least 1"),
+    ],
+)
+def test_bad_scale_options_are_refused(
+    tmp_path: Path, args: list[str], message: str, capsys
+) -> None:
     assert main(["bench", "scale", "--out", str(tmp_path), *args]) == 2
-    assert "must be positive" in capsys.readouterr().err
+    assert message in capsys.readouterr().err
     assert not (tmp_path / "scale.json").exists()
 
 

@@ -224,6 +224,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     scale.add_argument(
         "--release", choices=RELEASES, help="what is sent (default: the daemon's for the feature)"
     )
+    scale.add_argument(
+        "--runs",
+        type=int,
+        default=1,
+        help="protocol runs per size on the same daemons: the first fills the state "
+        "directory's gate cache, later ones show a deployment's next run (median reported)",
+    )
     scale.add_argument("--workdir", help="keep each size's data and daemon state here")
     scale.add_argument("--out", default="bench-results", help="directory for JSON and PNG")
     scale.add_argument("--name", default="scale", help="file stem of the outputs")
@@ -343,6 +350,8 @@ def run_scale_command(args: argparse.Namespace) -> int:
 
     if args.oracle_sample < 1 or args.oracle_full_max < 0 or args.reference_rows < 2:
         raise InputError("--oracle-sample, --oracle-full-max and --reference-rows must be positive")
+    if args.runs < 1:
+        raise InputError(f"--runs must be at least 1, got {args.runs}")
     options = ScaleOptions(
         sizes=tuple(args.sizes),
         reference_rows=args.reference_rows,
@@ -353,6 +362,7 @@ def run_scale_command(args: argparse.Namespace) -> int:
         noise_sigma=agreed_method(args).noise_sigma,
         feature=args.feature,
         release=args.release,
+        runs=args.runs,
     )
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
