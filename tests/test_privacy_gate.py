@@ -141,3 +141,33 @@ def test_automatic_noise_on_one_side_only_is_a_mismatch_named_at_agree(deploy):
     assert "agreement digests differ" in output and "noise" in output
     for name in PARTIES:
         assert not list(deployment.parties[name].state_dir.rglob(OWN_TENSOR))
+
+
+def _gate_on_any_name(deployment) -> None:
+    for name in PARTIES:
+        config = deployment.parties[name].config
+        text = config.read_text(encoding="utf-8").replace(
+            "max_reidentification = 0.0", 'max_reidentification = 0.0\nmeasure = "any-name"'
+        )
+        config.write_text(text, encoding="utf-8")
+
+
+def test_automatic_noise_no_step_can_pass_is_refused_at_agree_and_nothing_is_sent(deploy):
+    # A limit of 0 on any recovered name: even the largest step leaves some common first name
+    # to the frequency-weighted attacker, so no noise on the grid passes.
+    privacy = Privacy(noise_sigma="auto", max_reidentification=0.0)
+    deployment = deploy(size=200, wire_log=True, configure=_gate_on_any_name, privacy=privacy)
+    result = coordinate(deployment)
+    assert result.returncode != 0
+    output = result.stdout + result.stderr
+    assert "[PRIVACY_GATE]" in output and "AGREE failed" in output
+    assert 'noise_sigma = "auto" in ' in output and "alice.toml" in output
+    assert "even sigma 8 re-identifies" in output and "nothing was sent" in output
+    methods = {
+        method.rsplit("/", 1)[-1]
+        for name in PARTIES
+        for _, method, _ in read_wire_log(deployment.workdir / f"{name}.wire.log")
+    }
+    assert "PushTensor" not in methods
+    for name in PARTIES:
+        assert not list(deployment.parties[name].state_dir.rglob(OWN_TENSOR))
