@@ -365,6 +365,9 @@ def test_training_and_selection_keys(tmp_path: Path) -> None:
     config = load_config(write(tmp_path, minimal() | {"method": method}))
     assert (config.method.negatives_per_positive, config.method.hard_negatives) == (6, 0)
     assert (config.method.class_weight, config.method.top_k) == ("none", 3)
+    assert config.method.soft_top_k == 0  # soft linkage only when asked for
+    asked = load_config(write(tmp_path, minimal() | {"method": {"soft_top_k": 5}}))
+    assert asked.method.soft_top_k == 5
 
 
 def test_hard_negatives_default_never_exceeds_the_negatives(tmp_path: Path) -> None:
@@ -438,6 +441,8 @@ def test_register_training_without_a_mapping_gets_the_combined_and_initial_entri
         ({"hard_negatives": -1}, "hard_negatives", "whole number >= 0"),
         ({"class_weight": "heavy"}, "class_weight", "none, balanced"),
         ({"top_k": 0}, "top_k", "positive whole number"),
+        ({"soft_top_k": 0}, "soft_top_k", "positive whole number"),
+        ({"soft_top_k": -2}, "soft_top_k", "positive whole number"),
     ],
 )
 def test_bad_training_and_selection_keys(

@@ -22,10 +22,16 @@ PEER_MATCHES = "peer_matches.json"
 LINKAGE_CSV = "linkage.csv"
 OWN_MATCHES_CSV = "own_matches.csv"
 PEER_MATCHES_CSV = "peer_matches.csv"
+# With [method] soft_top_k: each own row's K best peer rows, and the soft linkage written from
+# them with peer tokens (soft_links), and this party's own token map.
+SOFT_MATCHES = "soft_matches.npz"
+SOFT_LINKS_CSV = "soft_links.csv"
+OWN_TOKENS_CSV = "own_tokens.csv"
 # What a closed run no longer needs and what takes the room: both smashed tensors (the
 # peer's is its data, kept no longer than useful), the shuffle, the model, the scores, and
-# the peer's matches as received (peer_matches.csv keeps them). The result files stay.
-BULK = (OWN_TENSOR, PEER_TENSOR, ORDER, MODEL, OWN_MATCHES, PEER_MATCHES)
+# the peer's matches as received (peer_matches.csv keeps them), the soft rows (soft_links.csv
+# keeps them). The result files stay.
+BULK = (OWN_TENSOR, PEER_TENSOR, ORDER, MODEL, OWN_MATCHES, PEER_MATCHES, SOFT_MATCHES)
 # Closed runs whose bulk files stay, for inspection; older ones are pruned when a run begins.
 KEEP_CLOSED_RUNS = 2
 

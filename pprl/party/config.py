@@ -59,6 +59,7 @@ KNOWN_KEYS: dict[str, tuple[str, ...]] = {
         "saturation",
         "class_weight",
         "top_k",
+        "soft_top_k",
         "assignment",
         "feature",
         "release",
@@ -377,6 +378,7 @@ def _method(section: _Section, gate_on: bool) -> MethodParams:
         negatives_per_positive=negatives,
         class_weight=_choice(section, "class_weight", CLASS_WEIGHTS, defaults.class_weight),
         top_k=section.count("top_k", defaults.top_k),
+        soft_top_k=section.count("soft_top_k", 0) if "soft_top_k" in section.data else 0,
         assignment=_choice(section, "assignment", ASSIGNMENTS, implied.assignment),
         release=release,
     )

@@ -26,9 +26,12 @@ from pprl.party.artifacts import (
     OWN_MATCHES,
     OWN_MATCHES_CSV,
     OWN_TENSOR,
+    OWN_TOKENS_CSV,
     PEER_MATCHES,
     PEER_MATCHES_CSV,
     PEER_TENSOR,
+    SOFT_LINKS_CSV,
+    SOFT_MATCHES,
     TensorFile,
 )
 from pprl.party.config import PartyConfig, attribute_kinds, attribute_scales
@@ -39,7 +42,7 @@ from pprl.party.peer import AGREEMENT_WAIT_SECONDS, AUTO_NOISE_WAIT_SECONDS, Pee
 from pprl.party.state import Artifact, RunStore, file_sha256
 from pprl.party.transfer import Expected
 from pprl.party.versions import check_versions
-from pprl.protocol import classifier, noise, pipeline, plans
+from pprl.protocol import classifier, noise, pipeline, plans, soft_links
 from pprl.protocol.audit import ATTACK_NAMES, AuditReport, Dictionary
 from pprl.protocol.errors import PprlError
 from pprl.protocol.method import (
@@ -500,6 +503,38 @@ class PhaseWork:
             else f"scored {scored:,} candidate pairs ({100 * share:.3f}% of all pairs)"
         )
         progress(len(own), len(own), "records", f"{what}, kept {len(found)}")
+        top_k = self.agreement(run_id).method.soft_top_k
+        if top_k:
+            self._soft_match(run_id, own, peer, model, top_k, progress)
+
+    def _soft_match(
+        self,
+        run_id: str,
+        own: TensorFile,
+        peer: TensorFile,
+        model: classifier.Model,
+        top_k: int,
+        progress: PhaseProgress,
+    ) -> None:
+        """Each own row's top_k peer rows, whatever their score (soft_links)."""
+        try:
+            soft_links.check_top_k(top_k, len(peer))
+        except ValueError as exc:
+            raise PhaseFailed(f"[method] {exc}, in {self.config.source}") from None
+        progress(0, len(own), "records", f"soft linkage: the {top_k} best peer records of each")
+        found = pipeline.soft_match(
+            self.agreement(run_id),
+            own,
+            peer,
+            model,
+            top_k,
+            progress=lambda done, total: progress(done, total, "records", ""),
+        )
+        path = self.store.artifact_path(run_id, SOFT_MATCHES)
+        with atomic_file(path) as tmp, tmp.open("wb") as out:
+            np.savez(out, own=found.rows_a, peer=found.rows_b, scores=found.scores)
+        self.store.record_artifact(run_id, SOFT_MATCHES, {"pairs": len(found)})
+        progress(len(own), len(own), "records", f"soft linkage: kept {len(found)} pairs")
 
     def _own_matches(self, run_id: str) -> dict[str, np.ndarray]:
         with np.load(self._artifact(run_id, OWN_MATCHES).path) as data:
@@ -579,6 +614,8 @@ class PhaseWork:
         self._write_csv(run_id, LINKAGE_CSV, [*header, *marks], agreed)
         self._write_csv(run_id, OWN_MATCHES_CSV, [*header, "score"], own_rows)
         self._write_csv(run_id, PEER_MATCHES_CSV, header, peer_rows)
+        if self.store.artifact(run_id, SOFT_MATCHES, verify=False) is not None:
+            self._write_soft(run_id, ids)
         review = sum(1 for row in agreed if row[-1])
         progress(
             len(agreed),
@@ -587,6 +624,24 @@ class PhaseWork:
             f"{len(agreed)} pairs accepted by both ({review} marked for review: "
             "their values are shared by other records)",
         )
+
+    def _write_soft(self, run_id: str, ids: list[str]) -> None:
+        """Own records' best peer records as peer tokens, and the map of this party's own
+        tokens (which the peer's soft file names), both sorted by own id then rank."""
+        with np.load(self._artifact(run_id, SOFT_MATCHES).path) as data:
+            own, peer, scores = data["own"], data["peer"], data["scores"]
+        me, other = self.config.identity, self.peer.peer
+        peer_tokens = soft_links.tokens(run_id, other, peer)
+        rank = np.arange(len(own)) - np.searchsorted(own, own, side="left") + 1
+        rows = sorted(
+            (ids[o], int(r), t, f"{s:.6f}")
+            for o, r, t, s in zip(own.tolist(), rank.tolist(), peer_tokens, scores, strict=True)
+        )
+        header = [f"{me}_id", "rank", f"{other}_token", "score"]
+        self._write_csv(run_id, SOFT_LINKS_CSV, header, rows)
+        own_tokens = soft_links.tokens(run_id, me, np.arange(len(ids)))
+        mine = sorted(zip(own_tokens, ids, strict=True), key=lambda row: row[1])
+        self._write_csv(run_id, OWN_TOKENS_CSV, [f"{me}_token", f"{me}_id"], mine)
 
     def _write_csv(self, run_id: str, name: str, header: list[str], rows: list) -> Path:
         path = self.store.artifact_path(run_id, name)

@@ -442,6 +442,8 @@ def plan(
     pairs."""
     if len(side_a) != len(side_b):
         raise ValueError(f"tensors differ in mapping entries: {len(side_a)} vs {len(side_b)}")
+    if selection.threshold != 0.0:
+        raise CandidatesUnavailable("the bounds keep pairs with a decision above 0 only")
     bound = bounds(selection.model, len(side_a))
     limits = bound.limits
     cuts = (1.0 - (limits * (1 + _SLACK) + _SLACK)).astype(np.float32)

@@ -44,13 +44,15 @@ class Matches:
 
 @dataclass(frozen=True)
 class Selection:
-    """One classifier's view of the pairs: keep pairs with decision > 0, at most `top_k` per
-    row of side `rows_of` ("a" or "b"); `top_k` None keeps every accepted pair, which judges
-    each pair alone as the paper does."""
+    """One classifier's view of the pairs: keep pairs with decision > `threshold`, at most
+    `top_k` per row of side `rows_of` ("a" or "b"); `top_k` None keeps every accepted pair,
+    which judges each pair alone as the paper does. A threshold of -inf keeps each row's
+    top_k whatever they score (soft linkage)."""
 
     model: Model
     top_k: int | None = DEFAULT_TOP_K
     rows_of: str = "a"
+    threshold: float = 0.0
 
     def __post_init__(self) -> None:
         if self.top_k is not None and self.top_k < 1:
@@ -177,7 +179,7 @@ def _accepted(scores: np.ndarray, first_row: int, selection: Selection) -> Match
 
     A dense block (a weak classifier) is first cut with a partition so the sort stays small.
     """
-    keep = scores > 0
+    keep = scores > selection.threshold
     if selection.top_k is not None:
         axis = 1 if selection.rows_of == "a" else 0
         size = scores.shape[axis]

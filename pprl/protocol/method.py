@@ -60,11 +60,14 @@ class MethodParams:
     normalisation: str = "upper-collapse-whitespace"
     # What a party sends per value (pprl.protocol.release.RELEASES).
     release: str = "distances"
+    # Besides the linkage, each party writes its records' K best peer records (soft_links);
+    # 0: not asked for.
+    soft_top_k: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """C, sigma and saturation as floats, so that 100 and 100.0 give the same digest; the
-        release only when it is not the paper's distances, so that every earlier description
-        (and its digest) stays what it was."""
+        release only when it is not the paper's distances and soft_top_k only when asked for,
+        so that every earlier description (and its digest) stays what it was."""
         out = {
             **asdict(self),
             "c": float(self.c),
@@ -73,6 +76,8 @@ class MethodParams:
         }
         if self.release == "distances":
             del out["release"]
+        if not self.soft_top_k:
+            del out["soft_top_k"]
         return out
 
 

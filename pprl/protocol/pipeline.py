@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from pprl.protocol import candidates, classifier, matching, noise, plans, training
+from pprl.protocol import candidates, classifier, matching, noise, plans, soft_links, training
 from pprl.protocol.audit import (
     ATTACKS,
     AuditReport,
@@ -549,6 +549,27 @@ def match(
     )
     assigned = matching.one_to_one(outcome.matches, agreement.method.assignment)
     return Matched(assigned, outcome.candidates)
+
+
+def soft_match(
+    agreement: Agreement,
+    own: candidates.TensorRows,
+    peer: candidates.TensorRows,
+    model: classifier.Model,
+    top_k: int,
+    *,
+    run: Runner = plans.run_here,
+    progress: Progress | None = None,
+) -> matching.Matches:
+    """Per own row its `top_k` best-scoring peer rows, whatever their score, best first
+    (soft_links). The candidate bounds only hold above a decision of 0, so every pair is
+    scored: by one product for a linear model without caps, else block by block."""
+    soft_links.check_top_k(top_k, peer.shape[0])
+    selection = matching.Selection(model, top_k, "a", threshold=-np.inf)
+    outcome = candidates.accepted_pairs(
+        own, peer, selection, run=run, progress=progress, standardise=agreement.standardise
+    )
+    return outcome.matches
 
 
 @dataclass(frozen=True)
