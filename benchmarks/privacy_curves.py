@@ -24,21 +24,33 @@ import json
 import time
 from pathlib import Path
 
+import numpy as np
+
 from pprl.bench.data import read_reference
 from pprl.files import write_text_atomic
 from pprl.protocol import pipeline, synthetic
 from pprl.protocol.audit import census_dictionary
 from pprl.protocol.method import method_params
 from pprl.protocol.metrics import linkage_quality
+from pprl.protocol.population_attack import Population
 from pprl.protocol.randomness import Randomness
 from pprl.protocol.reference import DEFAULT_MAPPING, ReferenceSet
 from pprl.protocol.release import RELEASES
 
 ATTRIBUTES = ("first", "middle", "last")
 BUILT_IN = "built-in"
-KEY = ("size", "reference_rows", "sigma", "feature", "release", "reference", "seed")
-# Rows written before the projected release and reference files were options.
-KEY_DEFAULTS = {"release": "distances", "reference": BUILT_IN}
+KEY = (
+    "size",
+    "reference_rows",
+    "sigma",
+    "feature",
+    "release",
+    "reference",
+    "population_extra",
+    "seed",
+)
+# Rows written before the projected release, reference files and population lists.
+KEY_DEFAULTS = {"release": "distances", "reference": BUILT_IN, "population_extra": None}
 
 
 def _columns(people: list) -> dict[str, list[str]]:
@@ -56,7 +68,18 @@ def reference_label(name: str) -> str:
     return name if name == BUILT_IN else Path(name).name
 
 
-def point(size, rows, sigma, feature, release, reference_name, seed, audit_rows, caches):
+def population_list(people: list, size: int, extra: float, seed: int) -> Population:
+    """The peer's list of people: every one of the party's, and round(extra * size) others
+    from the same generator (another seed), in a shuffled order."""
+    others = synthetic.generate(max(1, round(extra * size)), seed + 7919).alice
+    listed = [*people, *others[: round(extra * size)]]
+    order = np.random.default_rng(seed).permutation(len(listed))
+    return Population({name: [getattr(listed[i], name) for i in order] for name in ATTRIBUTES})
+
+
+def point(
+    size, rows, sigma, feature, release, reference_name, seed, audit_rows, caches, extra=None
+):
     dictionaries, data_cache = caches
     if (size, seed) not in data_cache:
         data_cache[(size, seed)] = synthetic.generate(size, seed)
@@ -79,8 +102,15 @@ def point(size, rows, sigma, feature, release, reference_name, seed, audit_rows,
         dictionaries[reference_name, rows] = census_dictionary(reference)
     dictionary = dictionaries[reference_name, rows]
     began = time.perf_counter()
+    population = None if extra is None else population_list(data.alice, size, extra, seed)
     report = pipeline.audit_release(
-        agreement, linkage.alice.released, alice, dictionary, audit_rows, randomness[0]
+        agreement,
+        linkage.alice.released,
+        alice,
+        dictionary,
+        audit_rows,
+        randomness[0],
+        population=population,
     )
     audit_seconds = time.perf_counter() - began
     return {
@@ -92,6 +122,7 @@ def point(size, rows, sigma, feature, release, reference_name, seed, audit_rows,
         "feature": agreement.method.feature,
         "release": release,
         "reference": reference_label(reference_name),
+        "population_extra": extra,
         "bytes_per_party": int(linkage.alice.released.tensor.nbytes),
         "seed": seed,
         "precision": quality.precision,
@@ -226,6 +257,12 @@ def main() -> None:
     parser.add_argument(
         "--reference", default=BUILT_IN, help="a reference file (its first --reference-rows rows)"
     )
+    parser.add_argument(
+        "--population-extra",
+        type=float,
+        help="also attack with a list of people: the party's own and this many times as many "
+        "others (the attacker who combines a record's attributes)",
+    )
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--audit-rows", type=int, default=500)
     parser.add_argument("--out", type=Path, required=True)
@@ -253,11 +290,20 @@ def main() -> None:
     for size, rows, chosen, release, sigma in grid:
         feature = method_params(noise_sigma=sigma, feature=chosen).feature
         label = reference_label(args.reference)
-        setting = (size, rows, sigma, feature, release, label, args.seed)
+        setting = (size, rows, sigma, feature, release, label, args.population_extra, args.seed)
         if setting in seen:
             continue
         row = point(
-            size, rows, sigma, feature, release, args.reference, args.seed, args.audit_rows, caches
+            size,
+            rows,
+            sigma,
+            feature,
+            release,
+            args.reference,
+            args.seed,
+            args.audit_rows,
+            caches,
+            args.population_extra,
         )
         done.append(row)
         write_text_atomic(args.out, json.dumps(done, indent=1))

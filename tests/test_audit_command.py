@@ -166,3 +166,29 @@ def test_automatic_noise_is_chosen_as_agree_would_and_its_release_passes(data: P
     assert defended["record_reidentified"] <= 0.10
     assert f"sigma {report['noise_sigma']:g} re-identified" in report["noise_choice"]
     assert "noise chosen automatically" in result.stdout
+
+
+def test_a_list_of_people_adds_the_attacker_who_combines_attributes(data: Path) -> None:
+    config = _config(data, "noise_sigma = 2", "max_reidentification = 1.0")
+    people = data / "alice.csv"  # the peer's list holds every one of the party's people
+    result, report = _audit_report(
+        data, config, "population", "--seed", "4", "--sample", "60", "--population", str(people)
+    )
+    assert result.returncode == 0, result.stderr
+    assert report["population"] == str(people) and report["population_people"] == 80
+    defended = report["results"][-1]
+    assert set(defended["by_attack"]) == {"population", "uniform", "prior", "counts"}
+    assert defended["record_reidentified"] == max(defended["by_attack"].values())
+    assert "a fourth attacker (population)" in result.stdout
+    _, without = _audit_report(data, config, "no-population", "--seed", "4", "--sample", "60")
+    assert without["population"] == "" and "population" not in without["results"][-1]["by_attack"]
+
+
+def test_a_list_of_people_without_a_name_column_is_named_in_the_error(data: Path) -> None:
+    people = data / "people-without-middle.csv"
+    people.write_text("first,last\nANN,LEE\n", encoding="utf-8")
+    config = _config(data, "noise_sigma = 2")
+    result = _audit(data, config, "--population", str(people))
+    assert result.returncode == 2
+    assert str(people) in result.stderr and "no column middle" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -171,3 +171,24 @@ def test_automatic_noise_no_step_can_pass_is_refused_at_agree_and_nothing_is_sen
     assert "PushTensor" not in methods
     for name in PARTIES:
         assert not list(deployment.parties[name].state_dir.rglob(OWN_TENSOR))
+
+
+def _alice_lists_people(deployment) -> None:
+    config = deployment.parties["alice"].config
+    people = deployment.workdir / "data" / "alice.csv"
+    text = config.read_text(encoding="utf-8").replace(
+        "[privacy]\n", f'[privacy]\npopulation = "{people.as_posix()}"\n'
+    )
+    config.write_text(text, encoding="utf-8")
+
+
+def test_a_configured_list_of_people_adds_the_attacker_who_combines_attributes(deploy):
+    privacy = Privacy(noise_sigma=1.0, max_reidentification=1.0)
+    deployment = deploy(size=200, configure=_alice_lists_people, privacy=privacy)
+    result = coordinate(deployment)
+    assert result.returncode == 0, result.stderr
+    alice = [line for line in result.stdout.splitlines() if "alice  privacy gate passed" in line]
+    bob = [line for line in result.stdout.splitlines() if "bob    privacy gate passed" in line]
+    # A list that holds every one of Alice's people: it beats the name dictionary.
+    assert "strongest attacker: a list of people, every attribute of a record together" in alice[0]
+    assert "population" not in bob[0]

@@ -66,7 +66,14 @@ KNOWN_KEYS: dict[str, tuple[str, ...]] = {
         "noise_sigma",
         "attack_success",
     ),
-    "privacy": ("max_reidentification", "audit_records", "dictionary", "measure", "noise_key"),
+    "privacy": (
+        "max_reidentification",
+        "audit_records",
+        "dictionary",
+        "population",
+        "measure",
+        "noise_key",
+    ),
     "tls": ("cert", "key", "ca"),
     "peer": ("identity", "address", "timeout_seconds"),
     "coordinator": ("identity",),
@@ -97,6 +104,9 @@ class PrivacySettings:
     measure: str = "every-name"
     # The secret release noise is derived from (None: state_dir/noise.key, made on first start).
     noise_key: Path | None = None
+    # A public list of people (CSV with the attributes' columns) for the attacker who combines
+    # a record's attributes (None: that attacker does not run; docs/privacy.md).
+    population: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -465,6 +475,7 @@ def _privacy(section: _Section) -> PrivacySettings:
         dictionary=_optional_file(section, "dictionary"),
         measure=_choice(section, "measure", MEASURES, "every-name"),
         noise_key=_optional_file(section, "noise_key"),
+        population=_optional_file(section, "population"),
     )
 
 

@@ -9,6 +9,7 @@ from pprl.party.config import PartyConfig, attribute_schema
 from pprl.protocol import reference
 from pprl.protocol.audit import Dictionary, census_dictionary
 from pprl.protocol.errors import InputError
+from pprl.protocol.population_attack import Population
 from pprl.protocol.records import RecordTable, load_records, normalise, read_table
 from pprl.protocol.release import ArrayStore
 from pprl.protocol.training import MIN_TRAINING_RECORDS
@@ -53,3 +54,24 @@ def load_dictionary(
             "the dictionary holds no names (only a header or blank cells)", path=str(path)
         )
     return Dictionary(names, reference_set.columns, store)
+
+
+def load_population(path: Path | None, attributes: list[str]) -> Population | None:
+    """The attacker's list of people: a CSV with a column for each attacked attribute (other
+    columns are ignored), values normalised as records are."""
+    if path is None or not attributes:
+        return None
+    table = read_table(path)
+    absent = [a for a in attributes if a not in table.header]
+    if absent:
+        raise InputError(
+            f"the population list has no column {', '.join(absent)} (its header: "
+            f"{', '.join(table.header)})",
+            path=str(path),
+        )
+    if not table.rows:
+        raise InputError("the population list holds no people (only a header)", path=str(path))
+    where = {a: table.header.index(a) for a in attributes}
+    return Population(
+        {a: [normalise(fields[i]) for _, fields in table.rows] for a, i in where.items()}
+    )

@@ -36,7 +36,7 @@ from pprl.party.artifacts import (
 )
 from pprl.party.config import PartyConfig, attribute_kinds, attribute_scales
 from pprl.party.gate_cache import CACHE_DIR, DiskProjections, read_noise_hint, write_noise_hint
-from pprl.party.inputs import Inputs, load_dictionary, load_inputs
+from pprl.party.inputs import Inputs, load_dictionary, load_inputs, load_population
 from pprl.party.noise_key import party_noise_key
 from pprl.party.peer import AGREEMENT_WAIT_SECONDS, AUTO_NOISE_WAIT_SECONDS, PeerClient
 from pprl.party.state import Artifact, RunStore, file_sha256
@@ -55,6 +55,7 @@ from pprl.protocol.method import (
 )
 from pprl.protocol.noise_choice import NoiseChoice
 from pprl.protocol.phases import Phase
+from pprl.protocol.population_attack import Population
 from pprl.protocol.randomness import Randomness
 from pprl.protocol.records import RecordTable
 from pprl.protocol.reference import reference_overlap
@@ -155,6 +156,7 @@ class PhaseWork:
         self.randomness = Randomness(config.development_seed, config.identity, key)
         self._inputs: dict[str, Inputs] = {}
         self._dictionary_cache: tuple[tuple[Path | None, str], Dictionary] | None = None
+        self._population_cache: tuple[tuple[Path, tuple[str, ...]], Population | None] | None = None
         self._agreements: dict[str, pipeline.Agreement] = {}
 
     # -- helpers -------------------------------------------------------------------------
@@ -317,6 +319,7 @@ class PhaseWork:
                 settings.max_reidentification,
                 settings.measure,
                 hint=read_noise_hint(self.config.state_dir / CACHE_DIR),
+                population=self._population(agreement),
             )
         except noise.CalibrationError as exc:
             raise PhaseFailed(
@@ -344,6 +347,20 @@ class PhaseWork:
     def _noise_meta(self, run_id: str) -> dict[str, Any]:
         artifact = self.store.artifact(run_id, NOISE_CHOICE, verify=False)
         return dict(artifact.meta) if artifact is not None else {}
+
+    def _population(self, agreement: pipeline.Agreement) -> Population | None:
+        """The gate's list of people, if configured, with the attacked attributes' columns:
+        read once per daemon."""
+        path = self.config.privacy.population
+        if path is None:
+            return None
+        attacked = list(
+            dict.fromkeys(agreement.mapping[m][0] for m in pipeline.attacked_entries(agreement))
+        )
+        key = (path, tuple(attacked))
+        if self._population_cache is None or self._population_cache[0] != key:
+            self._population_cache = (key, load_population(path, attacked))
+        return self._population_cache[1]
 
     def _dictionary(self, inputs: Inputs) -> Dictionary:
         """The gate's dictionary, kept while the reference set stays the same: its vectors
@@ -414,6 +431,7 @@ class PhaseWork:
             inputs.records.attributes,
             self._dictionary(inputs),
             settings.measure,
+            population=self._population(agreement),
         )
         detail = ", ".join(
             f"{a.attribute} {a.result.nearest_rate:.1%} nearest / {a.result.exact_rate:.1%} exact"

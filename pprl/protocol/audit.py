@@ -48,6 +48,8 @@ ATTACK_NAMES = {
     "uniform": "every name equally likely",
     "prior": "names weighted by frequency",
     "counts": "names weighted by frequency and by how often the vector occurs",
+    # Not a dictionary attacker: runs when a list of people is given (population_attack).
+    "population": "a list of people, every attribute of a record together",
 }
 _QUERY_ROWS = 512
 _DICTIONARY_ROWS = 8192

@@ -37,6 +37,7 @@ from pprl.protocol.method import (
     reference_sha256,
 )
 from pprl.protocol.noise_choice import NoiseChoice, choose_sigma
+from pprl.protocol.population_attack import Population, attack_population
 from pprl.protocol.progress import Progress
 from pprl.protocol.randomness import GATE, RELEASE, SHUFFLE, TRAINING, Randomness
 from pprl.protocol.reference import MappingEntry, ReferenceSet, typed_reference
@@ -301,13 +302,16 @@ def audit_release(
     size: int,
     randomness: Randomness,
     measure: str = "every-name",
+    population: Population | None = None,
 ) -> AuditReport:
     """The peer's dictionary attacks on `size` sampled rows of a release (the privacy gate).
 
     The dictionary holds names, so only attributes of kind name are attacked
     (`unaudited_attributes` lists the others; a report must say they were not measured)."""
     rows = gate_sample(len(released.order), size, randomness)
-    return audit_rows(agreement, released, rows, attributes, dictionary, measure)
+    return audit_rows(
+        agreement, released, rows, attributes, dictionary, measure, population=population
+    )
 
 
 def audit_rows(
@@ -319,6 +323,7 @@ def audit_rows(
     measure: str = "every-name",
     counts: tuple[Mapping[str, np.ndarray], int] | None = None,
     stop_above: float | None = None,
+    population: Population | None = None,
 ) -> AuditReport:
     """The peer's dictionary attacks on the given rows of a release: the report of the
     attacker (audit.ATTACKS) that re-identifies most by `measure`, with every attacker's
@@ -328,7 +333,9 @@ def audit_rows(
     rate by `measure` is wanted (no per-attribute figures: audit.audit_tensor's `only`), the
     attackers run strongest-first (measured: counts, then prior) and the first whose rate
     exceeds it is returned: enough to know a release fails (its rate is then a lower bound
-    of the strongest's), at a fraction of the cost."""
+    of the strongest's), at a fraction of the cost. With a `population` list (the peer's list
+    of people), the attacker who combines a record's attributes (population_attack) runs too,
+    first when `stop_above` is given."""
     truth = {name: [values[released.order[t]] for t in rows] for name, values in attributes.items()}
     entries = attacked_entries(agreement)
     if not entries:
@@ -336,13 +343,20 @@ def audit_rows(
     mapping = [agreement.mapping[m] for m in entries]
     whole = released.tensor[:, entries, :]
     releases = [agreement.releases[m] for m in entries]
-    attackers = ATTACKS if agreement.release.noise > 0 else ATTACKS[:1]
+    attackers: tuple[str, ...] = ATTACKS if agreement.release.noise > 0 else ATTACKS[:1]
     if stop_above is not None:
         attackers = attackers[::-1]
     if counts is None:
         everywhere = vector_counts(whole, mapping)
         counts = ({a: c[rows] for a, c in everywhere.items()}, len(whole))
     reports = []
+    if population is not None:
+        report = attack_population(
+            whole[rows], truth, mapping, releases, agreement.reference.columns, population
+        )
+        reports.append(report)
+        if stop_above is not None and report.rate(measure) > stop_above:
+            attackers = ()
     for attacker in attackers:
         report = audit_tensor(
             whole[rows],
@@ -377,6 +391,7 @@ def calibrate_noise(
     limit: float,
     measure: str,
     hint: float | None = None,
+    population: Population | None = None,
 ) -> NoiseChoice:
     """The smallest noise at which the gate's attack on `records` (indices into the columns)
     stays within `limit`, each candidate released as the party will release it; `hint` is
@@ -397,7 +412,15 @@ def calibrate_noise(
         tensor = candidate.smash(sample, randomness.generator(RELEASE), key=randomness.noise_key)
         released = Released(identity, tensor)
         report = audit_rows(
-            candidate, released, identity, sample, dictionary, measure, counts, stop_above=limit
+            candidate,
+            released,
+            identity,
+            sample,
+            dictionary,
+            measure,
+            counts,
+            stop_above=limit,
+            population=population,
         )
         return report.rate(measure)
 
