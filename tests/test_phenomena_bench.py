@@ -3,29 +3,16 @@ each; skipped without the optional extra `peer`."""
 
 import importlib.util
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 from pprl.protocol.reference import DEFAULT_MAPPING, REGISTER_MAPPING
+from tests.scripts import benchmark_script
 
 pytest.importorskip("anonlink")
 if importlib.util.find_spec("clkhash") is None:
     pytest.skip("clkhash is not installed (optional extra peer)", allow_module_level=True)
-
-SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "phenomena.py"
-
-
-def _script() -> ModuleType:
-    """The script as a module; registered first, as its dataclasses look their module up."""
-    if "phenomena" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("phenomena", SCRIPT)
-        assert spec is not None and spec.loader is not None
-        sys.modules["phenomena"] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(sys.modules["phenomena"])
-    return sys.modules["phenomena"]
 
 
 def _table(text: str) -> list[list[str]]:
@@ -37,7 +24,7 @@ def _table(text: str) -> list[list[str]]:
 def test_a_row_per_data_set_with_ours_and_the_peers_figures(tmp_path: Path, capsys) -> None:
     out = tmp_path / "figures.json"
     arguments = ["--size", "200", "--phenomena", "nickname,overlap", "--json", str(out)]
-    assert _script().main([*arguments, "--out", str(tmp_path / "data")]) == 0
+    assert benchmark_script("phenomena").main([*arguments, "--out", str(tmp_path / "data")]) == 0
     captured = capsys.readouterr()
     rows = _table(captured.out)
     assert [row[0] for row in rows] == ["nickname", "registers, 70% overlap, 30% namesakes"]
@@ -55,14 +42,16 @@ def test_a_row_per_data_set_with_ours_and_the_peers_figures(tmp_path: Path, caps
 
 def test_each_variant_gets_its_own_rows(tmp_path: Path, capsys) -> None:
     arguments = ["--size", "200", "--phenomena", "swap", "--variant", "hard_negatives=0"]
-    assert _script().main([*arguments, "--variant", "error_model=one-error"]) == 0
+    assert (
+        benchmark_script("phenomena").main([*arguments, "--variant", "error_model=one-error"]) == 0
+    )
     rows = _table(capsys.readouterr().out)
     assert [row[0] for row in rows] == ["swap (hard_negatives=0)", "swap (error_model=one-error)"]
     assert rows[0][4:8] == rows[1][4:8]  # the peer runs once per data set
 
 
 def test_the_mapping_follows_the_error_model_unless_the_paper_one_is_asked_for() -> None:
-    script = _script()
+    script = benchmark_script("phenomena")
     assert script.chosen_mapping("default", "registers") == REGISTER_MAPPING
     assert script.chosen_mapping("default", "one-error") == DEFAULT_MAPPING
     assert script.chosen_mapping("paper", "registers") == DEFAULT_MAPPING
@@ -74,4 +63,4 @@ def test_the_mapping_follows_the_error_model_unless_the_paper_one_is_asked_for()
 
 def test_an_unknown_data_set_is_refused() -> None:
     with pytest.raises(SystemExit):
-        _script().main(["--phenomena", "date"])
+        benchmark_script("phenomena").main(["--phenomena", "date"])

@@ -1,21 +1,9 @@
 """benchmarks/plain_names_ceiling.py: the greedy one-to-one walk and its best threshold."""
 
-import importlib.util
-from pathlib import Path
-from types import ModuleType
-
 import numpy as np
 import pytest
 
-SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "plain_names_ceiling.py"
-
-
-def _script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("plain_names_ceiling", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.scripts import benchmark_script
 
 
 def test_greedy_links_and_the_threshold_that_maximises_f1() -> None:
@@ -29,7 +17,7 @@ def test_greedy_links_and_the_threshold_that_maximises_f1() -> None:
         ],
         dtype=np.float32,
     )
-    threshold, precision, recall, f1 = _script().best_threshold_f1(
+    threshold, precision, recall, f1 = benchmark_script("plain_names_ceiling").best_threshold_f1(
         scores, ids_a, ids_b, truth, floor=1.0
     )
     # Greedy: (a0, b1) 1.95 wrong, then a1 and b0 are left with nothing above the floor
@@ -43,7 +31,9 @@ def test_equal_scores_are_kept_or_dropped_together() -> None:
     ids = ["x0", "x1"]
     truth = {("x0", "x0")}
     scores = np.array([[1.0, 0.0], [0.0, 1.0]], dtype=np.float32)
-    _, precision, recall, _ = _script().best_threshold_f1(scores, ids, ids, truth, floor=0.5)
+    _, precision, recall, _ = benchmark_script("plain_names_ceiling").best_threshold_f1(
+        scores, ids, ids, truth, floor=0.5
+    )
     assert (precision, recall) == (0.5, 1.0)
 
 
@@ -51,9 +41,9 @@ def test_the_optimal_assignment_finds_what_greedy_gives_away() -> None:
     ids_a, ids_b = ["a0", "a1", "a2"], ["b0", "b1", "b2"]
     truth = {("a0", "b0"), ("a1", "b1"), ("a2", "b2")}
     scores = np.array([[1.9, 1.95, 0.0], [0.0, 1.8, 0.0], [0.0, 0.0, 1.5]], dtype=np.float32)
-    threshold, precision, recall, f1 = _script().best_threshold_f1_optimal(
-        scores, ids_a, ids_b, truth, floor=1.0
-    )
+    threshold, precision, recall, f1 = benchmark_script(
+        "plain_names_ceiling"
+    ).best_threshold_f1_optimal(scores, ids_a, ids_b, truth, floor=1.0)
     # a0-b0 plus a1-b1 (3.7) outweighs a0-b1 alone (1.95): every link is right.
     assert (precision, recall, f1) == pytest.approx((1.0, 1.0, 1.0))
     assert threshold <= 1.5

@@ -19,6 +19,15 @@ from tests.conftest import coordinate
 pytestmark = pytest.mark.integration
 
 
+def _methods_sent(deployment) -> set[str]:
+    """Every RPC either daemon's wire log recorded, by method name."""
+    return {
+        method.rsplit("/", 1)[-1]
+        for name in PARTIES
+        for _, method, _ in read_wire_log(deployment.workdir / f"{name}.wire.log")
+    }
+
+
 def test_the_gate_refuses_a_raw_tensor_over_the_limit_and_nothing_is_sent(deploy):
     privacy = Privacy(noise_sigma=0.0, max_reidentification=0.5)
     deployment = deploy(size=200, wire_log=True, privacy=privacy)
@@ -30,12 +39,7 @@ def test_the_gate_refuses_a_raw_tensor_over_the_limit_and_nothing_is_sent(deploy
     assert "above the limit of 50.0%" in output
     assert "max_reidentification" in output
     assert "alice: FAILED_PRECONDITION [PRIVACY_GATE]: SMASH failed: privacy gate" in output
-    methods = {
-        method.rsplit("/", 1)[-1]
-        for name in PARTIES
-        for _, method, _ in read_wire_log(deployment.workdir / f"{name}.wire.log")
-    }
-    assert "PushTensor" not in methods
+    assert "PushTensor" not in _methods_sent(deployment)
     for name in PARTIES:
         state = deployment.parties[name].state_dir
         for tensor in (OWN_TENSOR, PEER_TENSOR):
@@ -163,12 +167,7 @@ def test_automatic_noise_no_step_can_pass_is_refused_at_agree_and_nothing_is_sen
     assert "[PRIVACY_GATE]" in output and "AGREE failed" in output
     assert 'noise_sigma = "auto" in ' in output and "alice.toml" in output
     assert "even sigma 8 re-identifies" in output and "nothing was sent" in output
-    methods = {
-        method.rsplit("/", 1)[-1]
-        for name in PARTIES
-        for _, method, _ in read_wire_log(deployment.workdir / f"{name}.wire.log")
-    }
-    assert "PushTensor" not in methods
+    assert "PushTensor" not in _methods_sent(deployment)
     for name in PARTIES:
         assert not list(deployment.parties[name].state_dir.rglob(OWN_TENSOR))
 

@@ -1,26 +1,16 @@
 """benchmarks/soft_vfl.py: soft linkage's neighbours and the features a model trains on."""
 
-import importlib.util
 import json
 from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import pytest
 
-SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "soft_vfl.py"
-
-
-def _script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("soft_vfl", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.scripts import benchmark_script
 
 
 def test_soft_features_hold_each_rank_and_the_score_weighted_mean() -> None:
-    script = _script()
+    script = benchmark_script("soft_vfl")
     own = np.array([[7.0], [8.0]])
     peer_features = np.array([[0.0, 10.0], [2.0, 20.0], [4.0, 40.0]])
     peer = np.array([[1, 2], [0, 1]])
@@ -35,7 +25,7 @@ def test_soft_features_hold_each_rank_and_the_score_weighted_mean() -> None:
 
 
 def test_a_small_run_links_trains_and_tabulates(tmp_path: Path, capsys) -> None:
-    script = _script()
+    script = benchmark_script("soft_vfl")
     out = tmp_path / "soft.json"
     args = ["--size", "300", "--sigmas", "1", "--seeds", "1", "--top-k", "3"]
     assert script.main([*args, "--reference-rows", "200", "--out", str(out)]) == 0

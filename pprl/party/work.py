@@ -45,6 +45,7 @@ from pprl.party.versions import check_versions
 from pprl.protocol import classifier, noise, pipeline, plans, soft_links
 from pprl.protocol.audit import ATTACK_NAMES, AuditReport, Dictionary
 from pprl.protocol.errors import PprlError
+from pprl.protocol.matching import Matches
 from pprl.protocol.method import (
     MethodParams,
     description_digest,
@@ -509,11 +510,8 @@ class PhaseWork:
             progress=lambda done, total: progress(done, total, "records", ""),
         )
         found = matched.matches
-        path = self.store.artifact_path(run_id, OWN_MATCHES)
-        with atomic_file(path) as tmp, tmp.open("wb") as out:
-            np.savez(out, own=found.rows_a, peer=found.rows_b, scores=found.scores)
         scored = len(own) * len(peer) if matched.scored is None else matched.scored
-        self.store.record_artifact(run_id, OWN_MATCHES, {"pairs": len(found), "scored": scored})
+        self._store_pairs(run_id, OWN_MATCHES, found, {"scored": scored})
         share = scored / max(1, len(own) * len(peer))
         what = (
             f"no bound applies to this classifier: scored all {scored:,} pairs"
@@ -548,11 +546,16 @@ class PhaseWork:
             top_k,
             progress=lambda done, total: progress(done, total, "records", ""),
         )
-        path = self.store.artifact_path(run_id, SOFT_MATCHES)
-        with atomic_file(path) as tmp, tmp.open("wb") as out:
-            np.savez(out, own=found.rows_a, peer=found.rows_b, scores=found.scores)
-        self.store.record_artifact(run_id, SOFT_MATCHES, {"pairs": len(found)})
+        self._store_pairs(run_id, SOFT_MATCHES, found)
         progress(len(own), len(own), "records", f"soft linkage: kept {len(found)} pairs")
+
+    def _store_pairs(
+        self, run_id: str, name: str, found: Matches, meta: dict[str, Any] | None = None
+    ) -> None:
+        """(own row, peer row, score) pairs as an artifact, written whole or not at all."""
+        with atomic_file(self.store.artifact_path(run_id, name)) as tmp, tmp.open("wb") as out:
+            np.savez(out, own=found.rows_a, peer=found.rows_b, scores=found.scores)
+        self.store.record_artifact(run_id, name, {"pairs": len(found), **(meta or {})})
 
     def _own_matches(self, run_id: str) -> dict[str, np.ndarray]:
         with np.load(self._artifact(run_id, OWN_MATCHES).path) as data:
