@@ -56,6 +56,16 @@ def test_rbf_blocks_on_dask(scheduler: str) -> None:
     assert sorted(pair_list(got.matches)) == sorted(pair_list(local.matches))
 
 
+def test_soft_linkage_blocks_on_dask(scheduler: str) -> None:
+    """Every row's best three whatever they score: the product's blocks, sent to workers."""
+    tensor_a, tensor_b, _, models = _linkage()
+    selection = Selection(models["linear"], 3, threshold=-np.inf)
+    got = candidates.accepted_pairs(tensor_a, tensor_b, selection, run=engine.on_dask(scheduler))
+    local = candidates.accepted_pairs(tensor_a, tensor_b, selection)
+    assert len(local.matches) == 3 * len(tensor_a)
+    assert sorted(pair_list(got.matches)) == sorted(pair_list(local.matches))
+
+
 def test_unreachable_scheduler_is_named() -> None:
     tensor_a, tensor_b, _, models = _linkage()
     work = candidates.plan(

@@ -506,7 +506,7 @@ class PhaseWork:
             own,
             peer,
             model,
-            run=engine.on_dask(self.config.scheduler) if self.config.scheduler else plans.run_here,
+            run=self._runner(),
             progress=lambda done, total: progress(done, total, "records", ""),
         )
         found = matched.matches
@@ -544,10 +544,15 @@ class PhaseWork:
             peer,
             model,
             top_k,
+            run=self._runner(),
             progress=lambda done, total: progress(done, total, "records", ""),
         )
         self._store_pairs(run_id, SOFT_MATCHES, found)
         progress(len(own), len(own), "records", f"soft linkage: kept {len(found)} pairs")
+
+    def _runner(self) -> pipeline.Runner:
+        """Where MATCH's blocks run: on the configured Dask scheduler, or here."""
+        return engine.on_dask(self.config.scheduler) if self.config.scheduler else plans.run_here
 
     def _store_pairs(
         self, run_id: str, name: str, found: Matches, meta: dict[str, Any] | None = None
