@@ -499,6 +499,13 @@ class PhaseWork:
         own = self._tensor(run_id, OWN_TENSOR)
         peer = self._tensor(run_id, PEER_TENSOR)
         model = classifier.Model.from_bytes(self._artifact(run_id, MODEL).path.read_bytes())
+        top_k = self.agreement(run_id).method.soft_top_k
+        if top_k:
+            # Before any pair is scored: a K the peer's records cannot fill fails at once.
+            try:
+                soft_links.check_top_k(top_k, len(peer))
+            except ValueError as exc:
+                raise PhaseFailed(f"[method] {exc}, in {self.config.source}") from None
         where = f"on {self.config.scheduler}" if self.config.scheduler else "here"
         progress(0, len(own), "records", f"grouping distinct vectors; blocks run {where}")
         matched = pipeline.match(
@@ -519,7 +526,6 @@ class PhaseWork:
             else f"scored {scored:,} candidate pairs ({100 * share:.3f}% of all pairs)"
         )
         progress(len(own), len(own), "records", f"{what}, kept {len(found)}")
-        top_k = self.agreement(run_id).method.soft_top_k
         if top_k:
             self._soft_match(run_id, own, peer, model, top_k, progress)
 
@@ -533,10 +539,6 @@ class PhaseWork:
         progress: PhaseProgress,
     ) -> None:
         """Each own row's top_k peer rows, whatever their score (soft_links)."""
-        try:
-            soft_links.check_top_k(top_k, len(peer))
-        except ValueError as exc:
-            raise PhaseFailed(f"[method] {exc}, in {self.config.source}") from None
         progress(0, len(own), "records", f"soft linkage: the {top_k} best peer records of each")
         found = pipeline.soft_match(
             self.agreement(run_id),
