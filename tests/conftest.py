@@ -32,7 +32,8 @@ SEED = 11
 
 @pytest.fixture
 def deploy(tmp_path_factory) -> Iterator[Callable[..., Deployment]]:
-    """Start two daemons on generated data; stopped at the end of the test."""
+    """Start two daemons (or with parties=3 three) on generated data; stopped at the end of
+    the test."""
     started: list[Deployment] = []
 
     def make(
@@ -41,13 +42,15 @@ def deploy(tmp_path_factory) -> Iterator[Callable[..., Deployment]]:
         wire_log: bool = False,
         configure: Callable[[Deployment], None] | None = None,
         privacy: Privacy | None = None,
+        parties: int = 2,
     ) -> Deployment:
         workdir = tmp_path_factory.mktemp("deploy")
         data = workdir / "data"
-        write_demo_data(data, size, SEED, overlap=overlap)
+        write_demo_data(data, size, SEED, overlap=overlap, parties=parties)
+        names = ("alice", "bob", "carol")[:parties]
         deployment = prepare(
             workdir,
-            {"alice": data / "alice.csv", "bob": data / "bob.csv"},
+            {name: data / f"{name}.csv" for name in names},
             data / "reference.csv",
             wire_log=wire_log,
             privacy=privacy,
@@ -55,7 +58,7 @@ def deploy(tmp_path_factory) -> Iterator[Callable[..., Deployment]]:
         if configure is not None:
             configure(deployment)
         started.append(deployment)
-        for name in PARTIES:
+        for name in names:
             start_daemon(deployment, name)
         coordinator = Coordinator(deployment.endpoints(), deployment.coordinator_tls)
         try:
@@ -66,7 +69,7 @@ def deploy(tmp_path_factory) -> Iterator[Callable[..., Deployment]]:
 
     yield make
     for deployment in started:
-        for name in PARTIES:
+        for name in list(deployment.processes):
             stop_daemon(deployment, name)
 
 

@@ -237,7 +237,7 @@ def test_help_lists_each_command_and_option(runs) -> None:
     assert "--config" in runs["help-party-serve"].stdout
     assert "--until" in runs["help-coordinate"].stdout
     assert "--records-b" in runs["help-demo"].stdout
-    assert "{alice,bob,all}" in runs["help-generate"].stdout
+    assert "{alice,bob,carol,all}" in runs["help-generate"].stdout
     assert "NAME=GENERATOR" in runs["help-reference"].stdout
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import shutil
 import subprocess
@@ -15,6 +16,8 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 COMPOSE = ROOT / "docker-compose.yml"
 PARTIES = {"alice": "bob", "bob": "alice"}
+# The three-party profile's services, by the identity each serves.
+THREE = {"three-alice": "alice", "three-bob": "bob", "three-carol": "carol"}
 CERTS_MOUNT = PurePosixPath("/certs")
 PORT = 50051
 
@@ -53,8 +56,8 @@ def command(service: dict[str, Any]) -> str:
     return " ".join(parts) if isinstance(parts, list) else parts
 
 
-def party_config(name: str) -> dict[str, Any]:
-    with (ROOT / "deploy" / f"{name}.toml").open("rb") as f:
+def party_config(name: str, folder: str = "deploy") -> dict[str, Any]:
+    with (ROOT / folder / f"{name}.toml").open("rb") as f:
         return tomllib.load(f)
 
 
@@ -92,20 +95,21 @@ def test_services_exist(services: dict[str, Any]) -> None:
 def test_certs_service_issues_every_identity(services: dict[str, Any]) -> None:
     certs = services["certs"]
     assert command(certs).split()[:3] == ["certs", "--out", str(CERTS_MOUNT)]
-    assert set(command(certs).split()[3:]) == {"alice", "bob", "coordinator"}
+    assert set(command(certs).split()[3:]) == {"alice", "bob", "carol", "coordinator"}
     assert mounts(certs)[str(CERTS_MOUNT)] == ("certs", False)
 
 
 def test_parties_have_their_own_records_and_state(services: dict[str, Any]) -> None:
     sources = {}
-    for party in PARTIES:
+    for party in [*PARTIES, *THREE]:
         party_mounts = mounts(services[party])
         records, state = party_mounts["/records"], party_mounts["/state"]
         assert named(records[0]) and named(state[0])
         assert not records[1] and not state[1]
         assert records[0] != state[0]
         sources[party] = {records[0], state[0]}
-    assert not sources["alice"] & sources["bob"]
+    for a, b in itertools.combinations(sources, 2):
+        assert not sources[a] & sources[b], (a, b)
 
 
 @pytest.mark.parametrize("name", ["alice", "bob", "coordinator"])
@@ -235,3 +239,56 @@ def test_named_volume_mount_points_belong_to_the_image_user(services: dict[str, 
         if named(source)
     }
     assert targets <= owned, f"not created for the image user: {sorted(targets - owned)}"
+
+
+def test_the_three_party_profile_stays_out_of_the_default_demo(services: dict[str, Any]) -> None:
+    profiled = {name for name, service in services.items() if service.get("profiles")}
+    assert profiled == {*THREE, "three-coordinator"}
+    for name in profiled:
+        assert services[name]["profiles"] == ["three"]
+        # Nothing of the default demo depends on the profile, nor the profile on the demo's
+        # parties.
+        assert set(services[name].get("depends_on", {})) <= {"certs", *THREE}
+    for name in set(services) - profiled:
+        assert not set(services[name].get("depends_on", {})) & profiled
+
+
+@pytest.mark.parametrize("service", sorted(THREE))
+def test_three_party_daemons_serve_their_own_config(services: dict[str, Any], service: str) -> None:
+    party = THREE[service]
+    assert mounts(services[service])["/config/party.toml"] == (f"./deploy/three/{party}.toml", True)
+    assert f"--side {party}" in command(services[service])
+    generate = command(services[service]).split("&&")[0]
+    assert "--parties 3" in generate
+    config = party_config(party, "deploy/three")
+    assert config["identity"] == party
+    assert "peer" not in config
+    peers = {p["identity"]: p["address"] for p in config["peers"]}
+    assert peers == {THREE[s]: f"{s}:{PORT}" for s in THREE if s != service}
+    assert config["coordinator"]["identity"] == "coordinator"
+    assert config["tls"]["cert"] == f"{CERTS_MOUNT}/{party}.pem"
+    assert PurePosixPath(config["records"]["path"]) == PurePosixPath(f"/records/{party}.csv")
+
+
+def test_three_party_daemons_generate_the_same_data(services: dict[str, Any]) -> None:
+    def data_arguments(service: str) -> list[str]:
+        generate = command(services[service]).split("&&")[0]
+        return generate.replace(f"--side {THREE[service]}", "").split()
+
+    assert len({tuple(data_arguments(s)) for s in THREE}) == 1
+
+
+def test_three_party_coordinator_dials_every_party(services: dict[str, Any]) -> None:
+    coordinator = services["three-coordinator"]
+    args = coordinator["command"]
+    assert args[0] == "coordinate"
+    listed = [args[i + 1] for i, arg in enumerate(args) if arg == "--party"]
+    assert listed == [f"{party}={service}:{PORT}" for service, party in THREE.items()]
+    option = dict(zip(args[1::2], args[2::2], strict=True))
+    assert option["--primary"] == "alice"
+    assert {n: d["condition"] for n, d in coordinator["depends_on"].items()} == {
+        "certs": "service_completed_successfully",
+        **dict.fromkeys(THREE, "service_started"),
+    }
+    source, read_only = mounts(coordinator)[str(PurePosixPath(option["--json"]).parent)]
+    assert named(source) and not read_only and source != mounts(services["coordinator"])["/out"][0]

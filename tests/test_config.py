@@ -12,8 +12,10 @@ from typing import Any
 import pytest
 
 from pprl.party.config import (
+    DEFAULT_PEER_TIMEOUT,
     KNOWN_KEYS,
     PartyConfig,
+    PeerEndpoint,
     TlsFiles,
     _Section,
     attribute_scales,
@@ -127,8 +129,7 @@ def test_full_config(tmp_path: Path) -> None:
             key=base / "certs" / "alice.key",
             ca=Path("/etc/pprl/ca.pem"),
         ),
-        peer_identity="bob",
-        peer_address="bob.example:50052",
+        peers=(PeerEndpoint("bob", "bob.example:50052"),),
         coordinator_identity="coordinator",
         method=MethodParams(
             classifier="rbf", c=0.5, training_records=2000, negatives_per_positive=3
@@ -736,7 +737,8 @@ def test_the_readme_documents_every_known_key_and_each_of_them_loads(tmp_path: P
     text = switched_on(readme_config())
     assert text != readme_config()  # the optional settings are shown commented out
     documented = dotted_keys(tomllib.loads(text))
-    known = {f"{t}.{k}" if t else k for t, keys in KNOWN_KEYS.items() for k in keys}
+    # [[peers]] takes [peer]'s keys (its own tests below).
+    known = {f"{t}.{k}" if t else k for t, keys in KNOWN_KEYS.items() if t != "peers" for k in keys}
     assert documented == known
     # noise_sigma and attack_success are alternatives: each loads without the other.
     target = re.sub(r"^noise_sigma = .*$", "", text, flags=re.MULTILINE)
@@ -747,13 +749,28 @@ def test_the_readme_documents_every_known_key_and_each_of_them_loads(tmp_path: P
     assert load_config(write(tmp_path, re.sub(r"^attack_success = .*$", "", text, flags=re.M)))
 
 
-@pytest.mark.parametrize("name", ["alice", "bob"])
+@pytest.mark.parametrize("name", ["alice", "bob", "three/alice", "three/bob", "three/carol"])
 def test_the_deploy_configs_load(name: str) -> None:
     config = load_config(ROOT / "deploy" / f"{name}.toml")
-    assert config.identity == name
-    assert config.peer_identity == {"alice": "bob", "bob": "alice"}[name]
+    party = name.rpartition("/")[2]
+    assert config.identity == party
+    names = ("alice", "bob", "carol") if name.startswith("three/") else ("alice", "bob")
+    assert config.peer_identities == tuple(n for n in names if n != party)
     assert config.privacy.max_reidentification == 0.10
     assert config.auto_noise  # private by default: the noise is chosen at AGREE
+
+
+def test_a_three_party_deployment_lists_every_other_party_as_a_peer(tmp_path: Path) -> None:
+    records = {name: tmp_path / f"{name}.csv" for name in ("alice", "bob", "carol")}
+    deployment = prepare(tmp_path, records, tmp_path / "reference.csv")
+    ports = {name: party.port for name, party in deployment.parties.items()}
+    assert len(set(ports.values())) == 3
+    for name, party in deployment.parties.items():
+        config = load_config(party.config)
+        others = [n for n in records if n != name]
+        assert config.peer_identities == tuple(others)
+        assert [p.address for p in config.peers] == [f"127.0.0.1:{ports[n]}" for n in others]
+        assert config.tls.cert == tmp_path / "certs" / f"{name}.pem"
 
 
 @pytest.mark.parametrize("wire_log", [False, True])
@@ -895,3 +912,63 @@ def test_noise_releases_projected_coordinates_unless_told_otherwise(tmp_path: Pa
 def test_a_release_the_features_cannot_use_is_refused(tmp_path: Path, method: dict) -> None:
     path = write(tmp_path, minimal() | {"method": method})
     assert_located(load_error(path), path, "method.release")
+
+
+# --- several peers ---------------------------------------------------------------------------
+
+
+def several_peers(*identities: str) -> dict[str, Any]:
+    data = minimal()
+    del data["peer"]
+    data["peers"] = [
+        {"identity": name, "address": f"{name}.example:5005{i}"}
+        for i, name in enumerate(identities)
+    ]
+    return data
+
+
+def test_several_peers_load_in_the_files_order(tmp_path: Path) -> None:
+    data = several_peers("bob", "carol")
+    data["peers"][1]["timeout_seconds"] = 7
+    config = load_config(write(tmp_path, data))
+    assert config.peer_identities == ("bob", "carol")
+    assert config.peer("carol") == PeerEndpoint("carol", "carol.example:50051", 7.0)
+    assert config.peer("bob").timeout == DEFAULT_PEER_TIMEOUT
+    with pytest.raises(KeyError):
+        config.peer("dave")
+
+
+def test_a_peer_listed_twice_is_refused_at_its_second_entry(tmp_path: Path) -> None:
+    path = write(tmp_path, several_peers("bob", "carol", "bob"))
+    error = load_error(path)
+    assert_located(error, path, "peers[2].identity")
+    assert "'bob' is listed twice" in error.message
+
+
+def test_peer_and_peers_together_are_refused(tmp_path: Path) -> None:
+    data = several_peers("bob", "carol")
+    data["peer"] = {"identity": "dave", "address": "dave.example:1"}
+    path = write(tmp_path, data)
+    assert_located(load_error(path), path, "peers")
+
+
+@pytest.mark.parametrize(
+    ("peers", "field", "words"),
+    [
+        ([], "peers", "one or more [[peers]] tables"),
+        (["bob"], "peers", "one or more [[peers]] tables"),
+        ([{"identity": "bob"}], "peers[0].address", "missing key"),
+        ([{"identity": "bob", "address": "nohost"}], "peers[0].address", "HOST:PORT"),
+        ([{"identity": "bob", "address": "b:1", "timeout": 3}], "peers[0].timeout", "unknown key"),
+    ],
+)
+def test_bad_peers_tables_name_the_entry_and_key(
+    tmp_path: Path, peers: list, field: str, words: str
+) -> None:
+    data = minimal()
+    del data["peer"]
+    data["peers"] = peers
+    path = write(tmp_path, data)
+    error = load_error(path)
+    assert_located(error, path, field)
+    assert words in error.message

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pprl.party.certs import make_development_pki
-from pprl.party.config import PartyConfig, TlsFiles, load_config
+from pprl.party.config import PartyConfig, PeerEndpoint, TlsFiles, load_config
 from pprl.party.local import generated_deployment
 from pprl.party.startup import check_certificate, check_roles, check_startup, check_state_dir
 from pprl.protocol.errors import InputError
@@ -36,14 +36,18 @@ def test_a_well_made_deployment_passes(config: PartyConfig) -> None:
     ("change", "field"),
     [
         ({"coordinator_identity": "bob"}, "coordinator.identity"),
-        ({"peer_identity": "alice"}, "peer.identity"),
+        ({"peers": (PeerEndpoint("alice", "127.0.0.1:1"),)}, "peer.identity"),
+        (
+            {"peers": (PeerEndpoint("bob", "127.0.0.1:1"), PeerEndpoint("alice", "h:2"))},
+            "peers[1].identity",
+        ),
         ({"coordinator_identity": "alice"}, "coordinator.identity"),
     ],
 )
-def test_self_peer_and_coordinator_must_be_three_identities(config, change, field) -> None:
+def test_self_peers_and_coordinator_must_be_different_identities(config, change, field) -> None:
     with pytest.raises(InputError) as caught:
         check_roles(dataclasses.replace(config, **change))
-    assert caught.value.field == field and "three different identities" in str(caught.value)
+    assert caught.value.field == field and "different identities" in str(caught.value)
 
 
 def test_a_key_of_another_certificate_is_named_as_such(config, deployment) -> None:

@@ -19,6 +19,8 @@ from pprl.protocol.synthetic import (
     census_names,
     default_reference,
     generate,
+    generate_third,
+    pair_truth,
     write_records_csv,
     write_reference_csv,
     write_truth_csv,
@@ -225,3 +227,29 @@ def test_failed_write_keeps_the_old_file_and_no_temp(tmp_path: Path) -> None:
         write_records_csv(path, [Person("B000001", "ANN", "", "LEE"), object()])  # type: ignore[list-item]
     assert path.read_text() == "old\n"
     assert [p.name for p in tmp_path.iterdir()] == ["bob.csv"]
+
+
+def test_a_third_register_copies_alices_people_with_its_own_errors() -> None:
+    data = generate(600, seed=5, overlap=0.8)
+    carol, alice_carol = generate_third(data, seed=5, overlap=0.7)
+    assert generate(600, seed=5, overlap=0.8) == data  # the two-party data is unchanged
+    assert [p.id for p in carol] == [f"C{i:06d}" for i in range(1, 601)]
+    assert len(alice_carol) == 420 and len({c for _, c in alice_carol}) == 420
+    alice = {p.id: _triple(p) for p in data.alice}
+    held = {p.id: _triple(p) for p in carol}
+    for alice_id, carol_id in alice_carol:
+        differing = [(x, y) for x, y in zip(alice[alice_id], held[carol_id], strict=True) if x != y]
+        assert len(differing) == 1
+    # Carol's other people are no one else's, and her records are all distinct.
+    copies = {c for _, c in alice_carol}
+    others = {held[c] for c in held if c not in copies}
+    assert len(others) == 180
+    assert not others & ({*alice.values()} | {_triple(p) for p in data.bob})
+    assert len(set(held.values())) == 600
+    reference = default_reference(2000)
+    assert not {v for t in held.values() for v in t} & set(reference["first"] + reference["last"])
+    # Bob and Carol share exactly the people both copied from Alice.
+    bob_carol = pair_truth(data.truth, alice_carol)
+    bob_of, carol_of = dict(data.truth), dict(alice_carol)
+    assert set(bob_carol) == {(bob_of[a], carol_of[a]) for a in set(bob_of) & set(carol_of)}
+    assert 0 < len(bob_carol) < 420

@@ -1,4 +1,7 @@
-"""`pprl coordinate`: drive both daemons through the phases, or resume a run."""
+"""`pprl coordinate`: drive the daemons through the phases, or resume a run.
+
+Two parties (--alice and --bob, or two --party) make one run. Three or more make a session:
+one run for every pair (pprl.party.sessions)."""
 
 from __future__ import annotations
 
@@ -13,17 +16,35 @@ from pprl.protocol.phases import LAST_PHASE, Phase
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    coord = sub.add_parser("coordinate", help="drive both daemons through Algorithm 1")
-    coord.add_argument("--alice", required=True, metavar="HOST:PORT")
-    coord.add_argument("--bob", required=True, metavar="HOST:PORT")
+    coord = sub.add_parser("coordinate", help="drive the daemons through Algorithm 1")
+    coord.add_argument("--alice", metavar="HOST:PORT")
+    coord.add_argument("--bob", metavar="HOST:PORT")
     coord.add_argument("--alice-identity", default="alice")
     coord.add_argument("--bob-identity", default="bob")
+    coord.add_argument(
+        "--party",
+        action="append",
+        default=[],
+        type=_party,
+        metavar="NAME=HOST:PORT[=IDENTITY]",
+        help="a party (repeat it; its certificate identity is NAME unless given); three or "
+        "more parties link every pair, one run each",
+    )
+    coord.add_argument(
+        "--primary",
+        metavar="NAME",
+        help="with three or more parties: the one holding the labels, linked last with each "
+        "of the others (default: the first party)",
+    )
     coord.add_argument("--cert", required=True)
     coord.add_argument("--key", required=True)
     coord.add_argument("--ca", required=True)
     coord.add_argument("--wait", type=float, default=30.0, help="seconds to wait for daemons")
     coord.add_argument(
-        "--run-id", type=_run_id, help="resume this run (default: the unfinished one, if any)"
+        "--run-id",
+        type=_run_id,
+        help="resume this run, or with three or more parties this session (default: the "
+        "unfinished one, if any)",
     )
     coord.add_argument(
         "--new",
@@ -53,6 +74,33 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     coord.set_defaults(handler=run)
 
 
+def _party(text: str) -> tuple[str, str, str]:
+    name, _, rest = text.partition("=")
+    address, _, identity = rest.partition("=")
+    if not name or not address:
+        raise argparse.ArgumentTypeError(f"expected NAME=HOST:PORT[=IDENTITY], got {text!r}")
+    return name, address, identity or name
+
+
+def _parties(args: argparse.Namespace) -> list[tuple[str, str, str]]:
+    """--alice and --bob first, then every --party, in the order given."""
+    parties = [
+        (name, address, identity)
+        for name, address, identity in (
+            ("alice", args.alice, args.alice_identity),
+            ("bob", args.bob, args.bob_identity),
+        )
+        if address
+    ]
+    parties += args.party
+    if len(parties) < 2:
+        raise SystemExit(
+            "pprl coordinate: error: give two parties or more (--alice and --bob, or --party "
+            "NAME=HOST:PORT for each)"
+        )
+    return parties
+
+
 def _run_id(text: str) -> str:
     try:
         return check_run_id(text)
@@ -62,25 +110,35 @@ def _run_id(text: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from pprl.party.coordinator import Coordinator, Endpoint
+    from pprl.party.sessions import Session, pair_run_id
 
     if args.phase_timeout <= 0:
         raise SystemExit("pprl coordinate: error: --phase-timeout must be positive")
+    parties = [Endpoint(*party) for party in _parties(args)]
+    if args.primary and len(parties) < 3:
+        raise SystemExit("pprl coordinate: error: --primary needs three parties or more")
     tls = TlsFiles(Path(args.cert), Path(args.key), Path(args.ca))
-    coordinator = Coordinator(
-        [
-            Endpoint("alice", args.alice, args.alice_identity),
-            Endpoint("bob", args.bob, args.bob_identity),
-        ],
-        tls,
-        phase_timeout=args.phase_timeout,
-    )
+    coordinator = Coordinator(parties, tls, phase_timeout=args.phase_timeout)
+    until = Phase[args.until.upper()]
     try:
+        session = (
+            Session(coordinator, args.primary or parties[0].name) if len(parties) > 2 else None
+        )
         coordinator.wait_ready(args.wait)
         if args.abandon:
-            for name, what in coordinator.abandon(args.abandon).items():
-                print(f"run {args.abandon}: {name}: {what}")
+            run_ids = (
+                [pair_run_id(args.abandon, k) for k in range(len(session.pairs))]
+                if session
+                else [args.abandon]
+            )
+            for run_id in run_ids:
+                for name, what in coordinator.abandon(run_id).items():
+                    print(f"run {run_id}: {name}: {what}")
             return 0
-        summary = coordinator.run(run_id=args.run_id, new=args.new, until=Phase[args.until.upper()])
+        if session:
+            summary = session.run(session_id=args.run_id, new=args.new, until=until)
+        else:
+            summary = coordinator.run(run_id=args.run_id, new=args.new, until=until)
     finally:
         coordinator.close()
     print_summary(summary)

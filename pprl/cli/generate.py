@@ -13,7 +13,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     generate.add_argument("--out", required=True)
     generate.add_argument("--size", type=int, default=2000, help="records a side")
     generate.add_argument("--seed", type=int, default=7)
-    generate.add_argument("--side", choices=["alice", "bob", "all"], default="all")
+    generate.add_argument("--side", choices=["alice", "bob", "carol", "all"], default="all")
+    generate.add_argument(
+        "--parties", type=int, choices=[2, 3], default=2, help="3 adds Carol's register"
+    )
     generate.add_argument("--overlap", type=float, default=1.0, help="share of true matches")
     generate.add_argument(
         "--errors",
@@ -48,6 +51,7 @@ def run(args: argparse.Namespace) -> int:
         error_model=model,
         namesakes=args.namesakes,
         reference_rows=args.reference_rows,
+        parties=args.parties,
     ):
         print(path)
     return 0

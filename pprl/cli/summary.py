@@ -13,7 +13,21 @@ def other_records(summary: dict, name: str) -> int:
 
 
 def print_summary(summary: dict) -> None:
-    """Phase times, bytes sent and, when a truth file was given, precision and recall."""
+    """Phase times, bytes sent and, when a truth file was given, precision and recall; a
+    session of several parties, pair by pair."""
+    if "pairs" in summary:
+        for run in summary["pairs"]:
+            print(f"\n== {run['pair'][0]} and {run['pair'][1]} (run {run['run_id']})")
+            print_run(run)
+        print(
+            f"\nsession {summary['session_id']}: {summary['linked_pairs']} of "
+            f"{summary['pair_count']} pairs linked in {summary['seconds']:.2f} s"
+        )
+        return
+    print_run(summary)
+
+
+def print_run(summary: dict) -> None:
     print("\nphase wall times (s):")
     for phase, seconds in summary["phases"].items():
         print(f"  {phase:<9} {seconds:8.2f}")
@@ -43,8 +57,7 @@ def print_summary(summary: dict) -> None:
         return
     print(f"\n{'match set':<22} {'precision':>9} {'recall':>7} {'F1':>7} {'pairs':>7}")
     labels = {
-        "alice": "alice's classifier",
-        "bob": "bob's classifier",
+        **{name: f"{name}'s classifier" for name in summary["parties"]},
         "linkage": "agreed linkage (both)",
     }
     for key, label in labels.items():

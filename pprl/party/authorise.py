@@ -1,8 +1,9 @@
 """Who may call what, decided in one place for every call: each service has one audience.
 
-The Peer service is for the configured peer's certificate identity, the Control service for
-the coordinator's; a call to any other service is refused, so a new RPC is closed to all
-until its service is given an audience here.
+The Peer service is for the configured peers' certificate identities (which run a peer may
+touch is checked by the service itself), the Control service for the coordinator's; a call
+to any other service is refused, so a new RPC is closed to all until its service is given an
+audience here.
 """
 
 from __future__ import annotations
@@ -25,15 +26,18 @@ log = logging.getLogger("pprl.party")
 @dataclass(frozen=True)
 class Audience:
     role: str  # "peer" or "coordinator", for log lines and refusals
-    identity: str  # the certificate common name allowed to call
+    identities: tuple[str, ...]  # the certificate common names allowed to call
+
+    def names(self) -> str:
+        return " or ".join(repr(name) for name in self.identities)
 
 
 def party_audiences(config: PartyConfig) -> dict[str, Audience]:
     """Full service name -> who may call it, for a party daemon."""
     services = pb.DESCRIPTOR.services_by_name
     return {
-        services["Peer"].full_name: Audience("peer", config.peer_identity),
-        services["Control"].full_name: Audience("coordinator", config.coordinator_identity),
+        services["Peer"].full_name: Audience("peer", config.peer_identities),
+        services["Control"].full_name: Audience("coordinator", (config.coordinator_identity,)),
     }
 
 
@@ -70,19 +74,19 @@ def _guard(method: str, audience: Audience | None, behaviour: Behaviour) -> Beha
                 pb.NOT_AUTHORISED,
                 f"{method} is open to no one",
             )
-        if caller != audience.identity:
+        if caller not in audience.identities:
             log.warning(
-                "refused %s from %r: only the %s %r may call it",
+                "refused %s from %r: only the %s %s may call it",
                 method,
                 caller,
                 audience.role,
-                audience.identity,
+                audience.names(),
             )
             abort(
                 context,
                 grpc.StatusCode.PERMISSION_DENIED,
                 pb.NOT_AUTHORISED,
-                f"{method} is for the {audience.role} {audience.identity!r} only, not {caller!r}",
+                f"{method} is for the {audience.role} {audience.names()} only, not {caller!r}",
             )
         return behaviour(request, context)
 

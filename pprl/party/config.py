@@ -76,6 +76,9 @@ KNOWN_KEYS: dict[str, tuple[str, ...]] = {
     ),
     "tls": ("cert", "key", "ca"),
     "peer": ("identity", "address", "timeout_seconds"),
+    # [[peers]]: several peers, each a table with [peer]'s keys (a party linking with more
+    # than one other party; the coordinator names a run's peer at AGREE).
+    "peers": ("identity", "address", "timeout_seconds"),
     "coordinator": ("identity",),
     "wire_log": ("path",),
     "matching": ("scheduler",),
@@ -89,6 +92,16 @@ class TlsFiles:
     cert: Path
     key: Path
     ca: Path
+
+
+@dataclass(frozen=True)
+class PeerEndpoint:
+    """A party this daemon may link with: where to reach it, the identity its certificate
+    must carry, and how long to wait for it."""
+
+    identity: str
+    address: str
+    timeout: float = DEFAULT_PEER_TIMEOUT
 
 
 @dataclass(frozen=True)
@@ -120,11 +133,10 @@ class PartyConfig:
     reference_path: Path
     mapping: tuple[MappingEntry, ...]
     tls: TlsFiles
-    peer_identity: str
-    peer_address: str
+    # [peer], or every [[peers]] table, in the file's order; never empty, no identity twice.
+    peers: tuple[PeerEndpoint, ...]
     coordinator_identity: str
     method: MethodParams = field(default_factory=MethodParams)
-    peer_timeout: float = DEFAULT_PEER_TIMEOUT
     wire_log: Path | None = None
     # A Dask scheduler of this party's own cluster for the matching blocks; None: in-process.
     scheduler: str | None = None
@@ -146,6 +158,17 @@ class PartyConfig:
     development_seed: int | None = None
     source: str = ""
 
+    def peer(self, identity: str) -> PeerEndpoint:
+        """The configured peer with this identity (KeyError: not one of them)."""
+        for peer in self.peers:
+            if peer.identity == identity:
+                return peer
+        raise KeyError(identity)
+
+    @property
+    def peer_identities(self) -> tuple[str, ...]:
+        return tuple(peer.identity for peer in self.peers)
+
 
 def attribute_schema(config: PartyConfig) -> tuple[Attribute, ...]:
     """Every configured attribute with its kind (names unless configured otherwise)."""
@@ -166,8 +189,9 @@ def _dotted(table: str, key: str) -> str:
 
 
 def _known_in(table: str) -> tuple[str, ...]:
-    """The keys a table may hold; the top level also holds the tables."""
-    return KNOWN_KEYS[table] + (TABLES if not table else ())
+    """The keys a table may hold ("peers[1]" holds those of "peers"); the top level also
+    holds the tables."""
+    return KNOWN_KEYS[table.split("[")[0]] + (TABLES if not table else ())
 
 
 def _unknown(path: Path, table: str, key: str, value: Any) -> InputError:
@@ -182,7 +206,12 @@ def _unknown(path: Path, table: str, key: str, value: Any) -> InputError:
             field=key,
         )
     known = _known_in(table)
-    elsewhere = [_dotted(t, key) for t, keys in KNOWN_KEYS.items() if t != table and key in keys]
+    # [[peers]] repeats [peer]'s keys: pointing at [peer] is enough.
+    elsewhere = [
+        _dotted(t, key)
+        for t, keys in KNOWN_KEYS.items()
+        if t not in (table, "peers") and key in keys
+    ]
     close = difflib.get_close_matches(key, known, n=1)
     if elsewhere:
         hint = "did you mean " + " or ".join(repr(k) for k in elsewhere) + "?"
@@ -204,6 +233,16 @@ def _check_known(data: dict[str, Any], path: Path) -> None:
             raise _unknown(path, "", key, value)
     for table in TABLES:
         value = data.get(table)
+        if table == "peers" and isinstance(value, list):
+            for index, entry in enumerate(value):
+                stray = (
+                    [k for k in entry if k not in KNOWN_KEYS[table]]
+                    if isinstance(entry, dict)
+                    else []
+                )
+                if stray:
+                    raise _unknown(path, f"peers[{index}]", stray[0], entry[stray[0]])
+            continue
         if not isinstance(value, dict):
             continue
         for key in value:
@@ -324,6 +363,44 @@ def _address(section: _Section, key: str, default: str | None = None) -> str:
     if not host or not port.isdigit() or not 0 < int(port) < 65536:
         raise section._error(key, f"must be HOST:PORT, got {value!r}")
     return value
+
+
+def _peer(section: _Section) -> PeerEndpoint:
+    return PeerEndpoint(
+        identity=section.string("identity"),
+        address=_address(section, "address"),
+        timeout=section.number("timeout_seconds", DEFAULT_PEER_TIMEOUT),
+    )
+
+
+def _peers(data: dict[str, Any], path: Path) -> tuple[PeerEndpoint, ...]:
+    """[peer] for one peer, or [[peers]] for several: never both, never one identity twice."""
+    listed = data.get("peers")
+    if listed is None:
+        return (_peer(_Section(data, path).section("peer")),)
+    if "peer" in data:
+        raise InputError(
+            "give [peer] for one peer or [[peers]] for several, not both",
+            path=str(path),
+            field="peers",
+        )
+    if not isinstance(listed, list) or not listed or not all(isinstance(e, dict) for e in listed):
+        raise InputError(
+            "must be one or more [[peers]] tables, each with identity and address",
+            path=str(path),
+            field="peers",
+        )
+    peers: list[PeerEndpoint] = []
+    for index, entry in enumerate(listed):
+        peer = _peer(_Section(entry, path, f"peers[{index}]"))
+        if peer.identity in (p.identity for p in peers):
+            raise InputError(
+                f"{peer.identity!r} is listed twice: each peer once",
+                path=str(path),
+                field=f"peers[{index}].identity",
+            )
+        peers.append(peer)
+    return tuple(peers)
 
 
 def _scheduler(section: _Section) -> str | None:
@@ -509,7 +586,6 @@ def load_config(path: str | Path) -> PartyConfig:
     records = top.section("records")
     reference = top.section("reference")
     tls = top.section("tls")
-    peer = top.section("peer")
     coordinator = top.section("coordinator")
     method = top.section("method", required=False)
     attributes = records.strings("attributes", ["first", "middle", "last"])
@@ -528,9 +604,7 @@ def load_config(path: str | Path) -> PartyConfig:
         reference_path=reference.file("path"),
         mapping=reference.mapping("mapping", default_mapping(method_params.error_model)),
         tls=TlsFiles(cert=tls.file("cert"), key=tls.file("key"), ca=tls.file("ca")),
-        peer_identity=peer.string("identity"),
-        peer_address=_address(peer, "address"),
-        peer_timeout=peer.number("timeout_seconds", DEFAULT_PEER_TIMEOUT),
+        peers=_peers(data, path),
         coordinator_identity=coordinator.string("identity"),
         method=method_params,
         attack_success=method.share("attack_success", None, low_open=True),

@@ -74,6 +74,7 @@ class ControlService(rpc.ControlServicer):
         return pb.GetStatusResponse(
             identity=self.config.identity,
             run_id=run.run_id,
+            peer=run.peer or self.config.peers[0].identity,
             completed=wire_phase(run.completed),
             phase_seconds={
                 p.name.lower(): s for p, s in self.store.phase_seconds(run.run_id).items()
@@ -127,7 +128,7 @@ class ControlService(rpc.ControlServicer):
             )
         _valid_run_id(request.run_id, context)
         phase = Phase(request.phase)
-        run = self._admit(request.run_id, context) if phase is Phase.AGREE else None
+        run = self._admit(request, context) if phase is Phase.AGREE else None
         run = run or self.store.get(request.run_id)
         if run is None:
             abort(
@@ -136,6 +137,7 @@ class ControlService(rpc.ControlServicer):
                 pb.UNKNOWN_RUN,
                 f"run {request.run_id!r} has not begun: {phase.name} comes after AGREE",
             )
+        self._check_peer(run, request.peer, context)
         if run.abandoned:
             abort(
                 context,
@@ -155,17 +157,50 @@ class ControlService(rpc.ControlServicer):
             return
         yield from self.runner.run(run.run_id, phase, context)
 
-    def _admit(self, run_id: str, context: grpc.ServicerContext) -> Run:
+    def _peer_named(self, request: pb.AdvanceRequest, context: grpc.ServicerContext) -> str:
+        """The configured peer a new run links with: the one named, or the only one. A
+        refusal is also the answer a waiting peer gets, without this daemon's peer list."""
+        peer = request.peer
+        identities = self.config.peer_identities
+        if not peer and len(identities) == 1:
+            return identities[0]
+        if peer in identities:
+            return peer
+        listed = ", ".join(repr(i) for i in identities)
+        message = (
+            f"this daemon links with several peers ({listed}): the coordinator must name one"
+            if not peer
+            else f"{peer!r} is not a peer of {self.config.identity!r} (its peers: {listed})"
+        )
+        self.runner.refuse_agreement(
+            request.run_id, pb.BAD_INPUT, "its coordinator named no peer of this daemon"
+        )
+        abort(context, grpc.StatusCode.INVALID_ARGUMENT, pb.BAD_INPUT, message)
+
+    def _check_peer(self, run: Run, peer: str, context: grpc.ServicerContext) -> None:
+        """A coordinator that names a peer must name the run's own."""
+        linked = run.peer or self.config.peers[0].identity
+        if peer and peer != linked:
+            abort(
+                context,
+                grpc.StatusCode.FAILED_PRECONDITION,
+                pb.BAD_INPUT,
+                f"run {run.run_id} links {self.config.identity!r} with {linked!r}, not {peer!r}",
+            )
+
+    def _admit(self, request: pb.AdvanceRequest, context: grpc.ServicerContext) -> Run:
         """The run AGREE works on: the existing one, or a new one if no other is open here.
 
         A second coordinator, or `--new` during a run, must not take the run in progress
         away from its peer; a run that never completed AGREE here holds nothing to resume and
         makes way by itself.
         """
+        run_id = request.run_id
         with self._admission:
             existing = self.store.get(run_id)
             if existing is not None:
                 return existing
+            peer = self._peer_named(request, context)
             for other in self.store.open_runs():
                 if other.completed is Phase.NEW and not self.runner.is_running(other.run_id):
                     self.store.abandon(other.run_id)
@@ -183,7 +218,7 @@ class ControlService(rpc.ControlServicer):
                 self.runner.refuse_agreement(run_id, pb.RUN_OPEN, message)
                 abort(context, grpc.StatusCode.FAILED_PRECONDITION, pb.RUN_OPEN, message)
             self.store.prune(BULK, KEEP_CLOSED_RUNS)
-            return self.store.create(run_id)
+            return self.store.create(run_id, peer)
 
     def Abandon(
         self, request: pb.AbandonRequest, context: grpc.ServicerContext

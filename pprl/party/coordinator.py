@@ -1,7 +1,8 @@
-"""Moves both daemons through the phases of Algorithm 1 in lockstep.
+"""Moves two daemons through the phases of Algorithm 1 in lockstep.
 
-The coordinator sees only phases, progress and counts: no tensor, record or record id ever
-reaches it. A run interrupted anywhere resumes from the last phase both parties completed.
+A run links one pair of parties; with more than two (pprl.party.sessions) each pair is a run of
+its own. The coordinator sees only phases, progress and counts: no tensor, record or record id
+ever reaches it. A run interrupted anywhere resumes from the last phase both parties completed.
 """
 
 from __future__ import annotations
@@ -40,6 +41,21 @@ class Endpoint:
     name: str  # how the summary calls this party, e.g. "alice"
     address: str
     identity: str  # the identity its certificate must carry
+
+
+def check_parties(parties: list[Endpoint]) -> None:
+    """Each party once: a name or identity given twice would link a party with itself."""
+    if len(parties) < 2:
+        raise CoordinatorError(f"a run needs at least two parties, got {len(parties)}")
+    for key in ("name", "identity", "address"):
+        seen: set[str] = set()
+        for party in parties:
+            value = getattr(party, key)
+            if value in seen:
+                raise CoordinatorError(
+                    f"the party list repeats the {key} {value!r}: each party once"
+                )
+            seen.add(value)
 
 
 class _Printer:
@@ -83,17 +99,18 @@ class Coordinator:
         out: TextIO = sys.stdout,
         phase_timeout: float = DEFAULT_PHASE_TIMEOUT,
     ) -> None:
+        check_parties(parties)
         self.parties = parties
         self.phase_timeout = phase_timeout
         self._channels = {p.name: secure_channel(p.address, tls, p.identity) for p in parties}
         self._stubs = {name: rpc.ControlStub(ch) for name, ch in self._channels.items()}
-        self._printer = _Printer(out)
+        self.printer = _Printer(out)
 
     def close(self) -> None:
         for channel in self._channels.values():
             channel.close()
 
-    def _status(self, party: Endpoint, run_id: str = "") -> pb.GetStatusResponse:
+    def status(self, party: Endpoint, run_id: str = "") -> pb.GetStatusResponse:
         try:
             return self._stubs[party.name].GetStatus(pb.GetStatusRequest(run_id=run_id), timeout=10)
         except grpc.RpcError as error:
@@ -107,20 +124,31 @@ class Coordinator:
         for party in self.parties:
             while True:
                 try:
-                    self._status(party)
+                    self.status(party)
                     break
                 except CoordinatorError:
                     if time.monotonic() > deadline:
                         raise
                     time.sleep(0.2)
 
-    def _resume_point(self, run_id: str | None, new: bool) -> tuple[str, Phase]:
+    def _pair(self, pair: tuple[str, str] | None) -> tuple[Endpoint, Endpoint]:
+        """The two parties a run links: those named, or the only two there are."""
+        if pair is None:
+            if len(self.parties) != 2:
+                raise CoordinatorError(f"{len(self.parties)} parties: name the pair to link")
+            return self.parties[0], self.parties[1]
+        by_name = {p.name: p for p in self.parties}
+        return by_name[pair[0]], by_name[pair[1]]
+
+    def _resume_point(
+        self, parties: tuple[Endpoint, Endpoint], run_id: str | None, new: bool
+    ) -> tuple[str, Phase]:
         """The run to drive and the last phase both parties completed in it."""
         if run_id is not None:
             check_run_id(run_id)
         if new:
             return new_run_id(), Phase.NEW
-        statuses = [self._status(p, run_id or "") for p in self.parties]
+        statuses = [self.status(p, run_id or "") for p in parties]
         ids = {s.run_id for s in statuses}
         completed = Phase(min(s.completed for s in statuses))
         if run_id is not None:
@@ -130,19 +158,25 @@ class Coordinator:
         return new_run_id(), Phase.NEW
 
     def _advance(
-        self, party: Endpoint, run_id: str, phase: Phase, errors: dict[str, grpc.RpcError]
+        self,
+        party: Endpoint,
+        peer: Endpoint,
+        run_id: str,
+        phase: Phase,
+        errors: dict[str, grpc.RpcError],
     ) -> None:
-        """Run `phase` on `party`; if it is still running from a call that was cut off (the
-        coordinator restarted, a daemon was paused), wait for it rather than fail."""
+        """Run `phase` on `party`, linking with `peer`; if it is still running from a call
+        that was cut off (the coordinator restarted, a daemon was paused), wait for it rather
+        than fail."""
         started = time.monotonic()
         deadline = started + self.phase_timeout
-        request = pb.AdvanceRequest(run_id=run_id, phase=wire_phase(phase))
+        request = pb.AdvanceRequest(run_id=run_id, phase=wire_phase(phase), peer=peer.identity)
         while True:
             try:
                 for event in self._stubs[party.name].Advance(
                     request, timeout=max(1.0, deadline - time.monotonic())
                 ):
-                    self._printer.progress(party.name, event, started)
+                    self.printer.progress(party.name, event, started)
                 return
             except grpc.RpcError as error:
                 if reason_of(error) != pb.BUSY or time.monotonic() >= deadline:
@@ -173,49 +207,62 @@ class Coordinator:
         return done
 
     def run(
-        self, run_id: str | None = None, new: bool = False, until: Phase = LAST_PHASE
+        self,
+        run_id: str | None = None,
+        new: bool = False,
+        until: Phase = LAST_PHASE,
+        pair: tuple[str, str] | None = None,
     ) -> dict[str, Any]:
-        """Drive the run through `until` (inclusive); a later call resumes where it stopped."""
-        run_id, completed = self._resume_point(run_id, new)
+        """Drive the run of `pair` (by name; None: the only two parties) through `until`
+        (inclusive); a later call resumes where it stopped."""
+        parties = self._pair(pair)
+        run_id, completed = self._resume_point(parties, run_id, new)
         if completed is Phase.NEW:
-            self._printer.line(f"run {run_id}: starting")
+            self.printer.line(f"run {run_id}: starting")
         else:
-            self._printer.line(f"run {run_id}: resuming after {completed.name}")
+            self.printer.line(f"run {run_id}: resuming after {completed.name}")
         wall: dict[str, float] = {}
         started = time.perf_counter()
         for phase in Phase:
             if phase <= completed or phase > until:
                 continue
-            self._printer.line(f"[{int(phase)}/{int(LAST_PHASE)}] {phase.name}")
+            self.printer.line(f"[{int(phase)}/{int(LAST_PHASE)}] {phase.name}")
             errors: dict[str, grpc.RpcError] = {}
             phase_start = time.perf_counter()
             threads = [
-                threading.Thread(target=self._advance, args=(p, run_id, phase, errors))
-                for p in self.parties
+                threading.Thread(target=self._advance, args=(p, peer, run_id, phase, errors))
+                for p, peer in zip(parties, reversed(parties), strict=True)
             ]
             for thread in threads:
                 thread.start()
             for thread in threads:
                 thread.join()
             if errors:
-                failed = [p.name for p in self.parties if p.name in errors]
+                failed = [p.name for p in parties if p.name in errors]
                 detail = "; ".join(f"{name}: {self._describe(errors[name])}" for name in failed)
                 raise CoordinatorError(
                     f"run {run_id}: {phase.name} failed: {detail}",
                     reason_name(reason_of(errors[failed[0]])),
                 )
             wall[phase.name.lower()] = time.perf_counter() - phase_start
-        return self._summary(run_id, completed, wall, time.perf_counter() - started)
+        return self.summary(parties, run_id, completed, wall, time.perf_counter() - started)
 
     def _describe(self, error: grpc.RpcError) -> str:
         if error.code() is grpc.StatusCode.DEADLINE_EXCEEDED and not reason_of(error):
             return f"the phase did not end within {self.phase_timeout:g} s (--phase-timeout)"
         return describe(error)
 
-    def _summary(
-        self, run_id: str, resumed_after: Phase, wall: dict[str, float], total: float
+    def summary(
+        self,
+        parties: tuple[Endpoint, Endpoint],
+        run_id: str,
+        resumed_after: Phase = Phase.NEW,
+        wall: dict[str, float] | None = None,
+        total: float = 0.0,
     ) -> dict[str, Any]:
-        statuses = {p.name: self._status(p, run_id) for p in self.parties}
+        """What both parties report of the run; phases not timed here are their own times."""
+        wall = wall or {}
+        statuses = {p.name: self.status(p, run_id) for p in parties}
         phases = {}
         for phase in Phase:
             key = phase.name.lower()
@@ -225,12 +272,14 @@ class Coordinator:
         return {
             "run_id": run_id,
             "resumed_after": None if resumed_after is Phase.NEW else resumed_after.name.lower(),
+            "completed": Phase(min(s.completed for s in statuses.values())).name.lower(),
             "seconds": round(total, 3),
             "phases": phases,
             "bytes_sent": {name: s.bytes_sent for name, s in statuses.items()},
             "parties": {
                 name: {
                     "identity": s.identity,
+                    "peer": s.peer,
                     "records": s.records,
                     "own_matches": s.own_matches,
                     "peer_matches": s.peer_matches,

@@ -1,4 +1,4 @@
-"""Two daemons and a coordinator on one machine, over loopback mutual TLS.
+"""Local daemons (two, or more) and a coordinator on one machine, over loopback mutual TLS.
 
 `pprl demo`, the scale benchmark and the integration tests all deploy through these helpers,
 so they run one code path.
@@ -58,9 +58,11 @@ def write_demo_data(
     errors_per_row: int | tuple[int, int] = 1,
     error_model: str | None = None,
     namesakes: float = 0.0,
+    parties: int = 2,
 ) -> list[Path]:
     """Built-in voter-like data; each side can write its own file alone from the same seed.
-    Bob's copies carry `errors_per_row` single edits, or the errors of `error_model`."""
+    Bob's copies carry `errors_per_row` single edits, or the errors of `error_model`.
+    With `parties=3`, Carol holds copies of Alice's people too (truth files for each pair)."""
     if size < 2:
         raise InputError(f"--size must be at least 2, got {size}")
     if reference_rows < 2:
@@ -69,6 +71,12 @@ def write_demo_data(
         raise InputError(f"--overlap must be between 0 and 1, got {overlap}")
     if not 0.0 <= namesakes <= 1.0:
         raise InputError(f"--namesakes must be between 0 and 1, got {namesakes}")
+    if parties not in (2, 3):
+        raise InputError(f"--parties must be 2 or 3, got {parties}")
+    if parties == 3 and (error_model is not None or not isinstance(errors_per_row, int)):
+        raise InputError("with --parties 3, every copy takes --errors N single edits")
+    if side == "carol" and parties != 3:
+        raise InputError("--side carol needs --parties 3")
     out.mkdir(parents=True, exist_ok=True)
     data = synthetic.generate(
         size,
@@ -89,6 +97,16 @@ def write_demo_data(
     if side == "all":
         written.append(out / "truth.csv")
         synthetic.write_truth_csv(written[-1], data.truth)
+    if parties == 3 and side in ("carol", "all"):
+        assert isinstance(errors_per_row, int)
+        carol, alice_carol = synthetic.generate_third(data, seed, overlap, errors_per_row)
+        written.append(out / "carol.csv")
+        synthetic.write_records_csv(written[-1], carol)
+        if side == "all":
+            bob_carol = synthetic.pair_truth(data.truth, alice_carol)
+            for pair, truth in ((("alice", "carol"), alice_carol), (("bob", "carol"), bob_carol)):
+                written.append(out / f"truth_{pair[0]}_{pair[1]}.csv")
+                synthetic.write_truth_csv(written[-1], truth, pair)
     return written
 
 
@@ -149,7 +167,7 @@ class PartySetup:
 
 @dataclass
 class Deployment:
-    """Everything two local daemons and a coordinator need, written under one directory."""
+    """Everything the local daemons and a coordinator need, written under one directory."""
 
     workdir: Path
     parties: dict[str, PartySetup]
@@ -192,10 +210,11 @@ def prepare(
     if privacy.release:
         method["release"] = privacy.release
     method.update(schema.get("method", {}))
-    certs = make_development_pki(workdir / "certs", [*PARTIES, "coordinator"])
-    ports = {name: free_port() for name in PARTIES}
+    names = list(records)
+    certs = make_development_pki(workdir / "certs", [*names, "coordinator"])
+    ports = {name: free_port() for name in names}
     parties = {}
-    for name, peer in zip(PARTIES, reversed(PARTIES), strict=True):
+    for name in names:
         cert, key = certs[name]
         state = workdir / "state" / name
         lines = [
@@ -218,9 +237,7 @@ def prepare(
             f"cert = {_toml(cert)}",
             f"key = {_toml(key)}",
             f"ca = {_toml(workdir / 'certs' / 'ca.pem')}",
-            "[peer]",
-            f"identity = {_toml(peer)}",
-            f'address = "127.0.0.1:{ports[peer]}"',
+            *_peer_tables(name, ports),
             "[coordinator]",
             'identity = "coordinator"',
         ]
@@ -231,6 +248,16 @@ def prepare(
         parties[name] = PartySetup(name, ports[name], config, state, workdir / f"{name}.log")
     cert, key = certs["coordinator"]
     return Deployment(workdir, parties, TlsFiles(cert, key, workdir / "certs" / "ca.pem"))
+
+
+def _peer_tables(name: str, ports: dict[str, int]) -> list[str]:
+    """`[peer]` beside one other party, `[[peers]]` beside several."""
+    others = [other for other in ports if other != name]
+    header = "[peer]" if len(others) == 1 else "[[peers]]"
+    lines = []
+    for other in others:
+        lines += [header, f"identity = {_toml(other)}", f'address = "127.0.0.1:{ports[other]}"']
+    return lines
 
 
 def check_inputs(deployment: Deployment) -> None:
@@ -297,25 +324,34 @@ def read_pairs(path: Path, flip: bool = False) -> set[tuple[str, str]]:
     return {(b, a) if flip else (a, b) for a, b, *_ in rows}
 
 
-def read_truth(path: Path) -> set[tuple[str, str]]:
+def read_truth(path: Path, parties: tuple[str, str] = ("alice", "bob")) -> set[tuple[str, str]]:
+    columns = [f"{name}_id" for name in parties]
     with path.open(newline="", encoding="utf-8") as handle:
         reader = csv.DictReader(handle)
-        if reader.fieldnames is None or not {"alice_id", "bob_id"} <= set(reader.fieldnames):
-            raise InputError("needs the columns alice_id,bob_id", path=str(path), row=1)
-        return {(row["alice_id"], row["bob_id"]) for row in reader}
+        if reader.fieldnames is None or not set(columns) <= set(reader.fieldnames):
+            raise InputError(f"needs the columns {','.join(columns)}", path=str(path), row=1)
+        return {(row[columns[0]], row[columns[1]]) for row in reader}
 
 
-def evaluate(deployment: Deployment, run_id: str, truth: set[tuple[str, str]]) -> dict:
-    """Each classifier's match set and the agreed linkage against the truth, over all pairs.
+def evaluate(
+    deployment: Deployment,
+    run_id: str,
+    truth: set[tuple[str, str]],
+    pair: tuple[str, str] = ("alice", "bob"),
+) -> dict:
+    """Each classifier's match set and the agreed linkage of `pair`'s run against the truth
+    (pairs of the first party's id and the second's), over all pairs.
 
-    Alice's accepted pairs, with her ids revealed, sit in Bob's state, and the other way round.
+    The first party's accepted pairs, with its ids revealed, sit in the second's state, and
+    the other way round.
     """
-    alice_state = run_dir(deployment.parties["alice"].state_dir, run_id)
-    bob_state = run_dir(deployment.parties["bob"].state_dir, run_id)
+    first, second = pair
+    first_state = run_dir(deployment.parties[first].state_dir, run_id)
+    second_state = run_dir(deployment.parties[second].state_dir, run_id)
     sets = {
-        "alice": read_pairs(bob_state / PEER_MATCHES_CSV, flip=True),
-        "bob": read_pairs(alice_state / PEER_MATCHES_CSV),
-        "linkage": read_pairs(alice_state / LINKAGE_CSV),
+        first: read_pairs(second_state / PEER_MATCHES_CSV, flip=True),
+        second: read_pairs(first_state / PEER_MATCHES_CSV),
+        "linkage": read_pairs(first_state / LINKAGE_CSV),
     }
     return {name: _quality(linkage_quality(pairs, truth)) for name, pairs in sets.items()}
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import grpc
 
 from pprl import failpoints
-from pprl.party.config import PartyConfig
+from pprl.party.config import PeerEndpoint, TlsFiles
 from pprl.party.reasons import describe, reason_of
 from pprl.party.tls import secure_channel
 from pprl.party.transfer import tensor_messages
@@ -37,11 +37,11 @@ class PeerError(PprlError):
 
 
 class PeerClient:
-    def __init__(self, config: PartyConfig) -> None:
-        self._channel = secure_channel(config.peer_address, config.tls, config.peer_identity)
+    def __init__(self, endpoint: PeerEndpoint, tls: TlsFiles) -> None:
+        self._channel = secure_channel(endpoint.address, tls, endpoint.identity)
         self._stub = rpc.PeerStub(self._channel)
-        self.peer = config.peer_identity
-        self.timeout = config.peer_timeout
+        self.peer = endpoint.identity
+        self.timeout = endpoint.timeout
 
     def close(self) -> None:
         self._channel.close()
@@ -51,7 +51,7 @@ class PeerClient:
         if error.code() is grpc.StatusCode.DEADLINE_EXCEEDED and not reason_of(error):
             return PeerError(
                 f"{action} {self.peer}: no answer within {self.timeout:g} s "
-                "([peer] timeout_seconds)",
+                "([peer] or [[peers]] timeout_seconds)",
                 pb.TIMED_OUT,
             )
         return PeerError(f"{action} {self.peer}: {describe(error)}", reason)

@@ -1,6 +1,7 @@
 """The Peer service: what the other party's daemon may ask of this one.
 
-Only the configured peer gets here: the Authorise interceptor checks every call first.
+Only configured peers get here (the Authorise interceptor checks every call first), and each
+may touch only the runs the coordinator began with it.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pprl.party.phase_runner import PhaseRunner
 from pprl.party.reasons import abort
 from pprl.party.run_ids import BadRunId, check_run_id
 from pprl.party.state import Run, RunStore
+from pprl.party.tls import caller_identity
 from pprl.party.transfer import StreamTimeout, TransferError, idle_limited, receive_tensor
 from pprl.party.work import PEER_MATCHES, PEER_TENSOR, PhaseFailed, PhaseWork, match_rows
 from pprl.protocol.phases import Phase
@@ -41,8 +43,24 @@ class PeerService(rpc.PeerServicer):
         # every worker thread (and with them the coordinator's Status calls).
         self._receiving = threading.Lock()
 
+    def _check_caller(self, run: Run, context: grpc.ServicerContext) -> None:
+        """A run is between this daemon and one peer: another peer may not read or feed it."""
+        caller = caller_identity(context) or ""
+        linked = run.peer or self.config.peers[0].identity
+        if caller != linked:
+            log.warning(
+                "refused %r a call on run %s, which links with %r", caller, run.run_id, linked
+            )
+            abort(
+                context,
+                grpc.StatusCode.PERMISSION_DENIED,
+                pb.NOT_AUTHORISED,
+                f"run {run.run_id!r} links this daemon with another party, not with {caller!r}",
+            )
+
     def _current_run(self, context: grpc.ServicerContext, run_id: str, before: Phase) -> Run:
-        """The latest run, if `run_id` names it and it has not yet completed `before`."""
+        """The latest run, if `run_id` names it, it links with the caller and it has not yet
+        completed `before`."""
         try:
             check_run_id(run_id)
         except BadRunId as error:
@@ -62,6 +80,7 @@ class PeerService(rpc.PeerServicer):
                 pb.UNKNOWN_RUN,
                 f"run {run_id!r} is not the current run {run.run_id!r}",
             )
+        self._check_caller(run, context)
         if run.completed >= before:
             abort(
                 context,
@@ -94,6 +113,7 @@ class PeerService(rpc.PeerServicer):
                 pb.UNKNOWN_RUN,
                 f"no agreement yet for run {request.run_id!r}",
             )
+        self._check_caller(run, context)
         reply = pb.GetAgreementResponse(
             run_id=run.run_id,
             digest=run.digest,
@@ -121,7 +141,8 @@ class PeerService(rpc.PeerServicer):
     def _receive_tensor(
         self, request_iterator: Iterator[pb.PushTensorRequest], context: grpc.ServicerContext
     ) -> pb.PushTensorResponse:
-        messages = idle_limited(request_iterator, self.config.peer_timeout)
+        caller = caller_identity(context) or ""
+        messages = idle_limited(request_iterator, self.config.peer(caller).timeout)
         try:
             first = next(messages, None)
         except StreamTimeout as error:
@@ -137,34 +158,34 @@ class PeerService(rpc.PeerServicer):
         held = self.store.artifact(run.run_id, PEER_TENSOR, verify=False)
         if held is not None:
             offered = first.header.sha256.hex()
-            return self._already_received(held.sha256, offered, held.size, context)
+            return self._already_received(held.sha256, offered, held.size, caller, context)
         dest = self.store.artifact_path(run.run_id, PEER_TENSOR)
         try:
             expected = self.work.expected_tensor(run.run_id)
             shape, sha = receive_tensor(itertools.chain([first], messages), expected, dest)
         except StreamTimeout as error:
-            log.warning("gave up a tensor from %s: %s", self.config.peer_identity, error)
+            log.warning("gave up a tensor from %s: %s", caller, error)
             abort(context, grpc.StatusCode.DEADLINE_EXCEEDED, pb.TIMED_OUT, f"tensor: {error}")
         except TransferError as error:
-            log.warning("refused a tensor from %s: %s", self.config.peer_identity, error)
+            log.warning("refused a tensor from %s: %s", caller, error)
             abort(
                 context, grpc.StatusCode.INVALID_ARGUMENT, pb.BAD_CHUNK, f"tensor refused: {error}"
             )
         except OSError as error:
             self._unstored(context, "tensor", error)
         self.store.record_artifact(run.run_id, PEER_TENSOR, {"shape": list(shape)}, sha256=sha)
-        log.info("stored %s's tensor %s for run %s", self.config.peer_identity, shape, run.run_id)
+        log.info("stored %s's tensor %s for run %s", caller, shape, run.run_id)
         reply = pb.PushTensorResponse(sha256=bytes.fromhex(sha), bytes_received=math.prod(shape))
         self.store.add_counter(run.run_id, "bytes_sent", reply.ByteSize())
         return reply
 
     def _already_received(
-        self, held_sha: str, offered_sha: str, size: int, context: grpc.ServicerContext
+        self, held_sha: str, offered_sha: str, size: int, caller: str, context: grpc.ServicerContext
     ) -> pb.PushTensorResponse:
         """A sender that resumes EXCHANGE sends the same tensor again: confirm it. Any other
         tensor would replace one already checked, so it is refused."""
         if offered_sha != held_sha:
-            log.warning("refused a second, different tensor from %s", self.config.peer_identity)
+            log.warning("refused a second, different tensor from %s", caller)
             abort(
                 context,
                 grpc.StatusCode.ALREADY_EXISTS,
@@ -213,6 +234,6 @@ class PeerService(rpc.PeerServicer):
     def _unstored(self, context: grpc.ServicerContext, what: str, error: OSError) -> None:
         """Our own storage failed (disk full, permissions): logged here, and the sender is
         told why without a path of ours."""
-        log.error("could not store %s's %s: %s", self.config.peer_identity, what, error)
+        log.error("could not store %s's %s: %s", caller_identity(context), what, error)
         message = f"the receiver could not store it: {error.strerror or error}"
         abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, pb.STORAGE, message)

@@ -27,11 +27,13 @@ from pprl.wire.v1 import linkage_pb2_grpc as rpc
 log = logging.getLogger("pprl.party")
 
 
-def build_server(config: PartyConfig) -> tuple[grpc.Server, int, RunStore, PeerClient]:
+def build_server(
+    config: PartyConfig,
+) -> tuple[grpc.Server, int, RunStore, dict[str, PeerClient]]:
     check_startup(config)
     store = RunStore(config.state_dir)
     store.remove_leftovers()
-    peer = PeerClient(config)
+    peers = {p.identity: PeerClient(p, config.tls) for p in config.peers}
     # Authorise comes first, so a refused call runs nothing else, not even the wire log.
     interceptors: list[grpc.ServerInterceptor] = [Authorise(party_audiences(config))]
     if config.wire_log:
@@ -41,7 +43,7 @@ def build_server(config: PartyConfig) -> tuple[grpc.Server, int, RunStore, PeerC
         interceptors=interceptors,
         options=SERVER_OPTIONS,
     )
-    work = PhaseWork(config, store, peer)
+    work = PhaseWork(config, store, peers)
     runner = PhaseRunner(store, work)
     rpc.add_PeerServicer_to_server(PeerService(config, store, work, runner), server)
     rpc.add_ControlServicer_to_server(ControlService(config, store, runner), server)
@@ -51,33 +53,36 @@ def build_server(config: PartyConfig) -> tuple[grpc.Server, int, RunStore, PeerC
         port = 0
     if port == 0:
         store.close()
+        for peer in peers.values():
+            peer.close()
         raise InputError(
             f"cannot listen on {config.listen}: the port is taken (another daemon?) or the "
             "address is not this machine's",
             path=config.source or None,
             field="listen",
         )
-    return server, port, store, peer
+    return server, port, store, peers
 
 
 def serve(config: PartyConfig) -> None:
     """Serve until SIGTERM or SIGINT, then finish in-flight RPCs for a few seconds."""
     limit_malloc_arenas()
-    server, port, store, peer = build_server(config)
+    server, port, store, peers = build_server(config)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
     server.start()
     log.info(
-        "%s listening on %s (mutual TLS; peer %s at %s; coordinator %s)",
+        "%s listening on %s (mutual TLS; %s %s; coordinator %s)",
         config.identity,
         config.listen.rsplit(":", 1)[0] + f":{port}",
-        config.peer_identity,
-        config.peer_address,
+        "peer" if len(peers) == 1 else "peers",
+        ", ".join(f"{p.identity} at {p.address}" for p in config.peers),
         config.coordinator_identity,
     )
     stop.wait()
     log.info("%s shutting down", config.identity)
     server.stop(grace=5).wait()
-    peer.close()
+    for peer in peers.values():
+        peer.close()
     store.close()

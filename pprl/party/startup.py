@@ -26,19 +26,23 @@ def check_startup(config: PartyConfig) -> None:
 
 
 def check_roles(config: PartyConfig) -> None:
-    """Self, peer and coordinator are three identities: a coordinator that is also the peer
-    could drive this daemon's phases as well as feed it data."""
+    """Self, peers and coordinator are different identities: a coordinator that is also a
+    peer could drive this daemon's phases as well as feed it data."""
+    several = len(config.peers) > 1
     roles = {
         "identity": config.identity,
-        "peer.identity": config.peer_identity,
+        **{
+            (f"peers[{i}].identity" if several else "peer.identity"): peer.identity
+            for i, peer in enumerate(config.peers)
+        },
         "coordinator.identity": config.coordinator_identity,
     }
     seen: dict[str, str] = {}
     for key, name in roles.items():
         if name in seen:
             raise InputError(
-                f"{name!r} is also {seen[name]}: this daemon, its peer and its coordinator "
-                "need three different identities",
+                f"{name!r} is also {seen[name]}: this daemon, its peers and its coordinator "
+                "need different identities",
                 path=config.source or None,
                 field=key,
             )

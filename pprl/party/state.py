@@ -26,7 +26,8 @@ CREATE TABLE IF NOT EXISTS runs (
     digest TEXT,
     description TEXT,
     records_sha256 TEXT,
-    abandoned INTEGER NOT NULL DEFAULT 0
+    abandoned INTEGER NOT NULL DEFAULT 0,
+    peer TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS phases (
     run_id TEXT NOT NULL,
@@ -63,6 +64,9 @@ class Run:
     description: str | None
     records_sha256: str | None
     abandoned: bool = False
+    # The identity of the party the run links with ("": a run stored before daemons had
+    # several peers, whose peer is the only one configured).
+    peer: str = ""
 
     @property
     def open(self) -> bool:
@@ -113,6 +117,8 @@ class RunStore:
         columns = {row[1] for row in self._db.execute("PRAGMA table_info(runs)")}
         if "abandoned" not in columns:  # a state directory from before runs could be abandoned
             self._db.execute("ALTER TABLE runs ADD COLUMN abandoned INTEGER NOT NULL DEFAULT 0")
+        if "peer" not in columns:  # a state directory from before daemons had several peers
+            self._db.execute("ALTER TABLE runs ADD COLUMN peer TEXT NOT NULL DEFAULT ''")
         self._db.commit()
 
     def close(self) -> None:
@@ -131,11 +137,12 @@ class RunStore:
     def run_dir(self, run_id: str) -> Path:
         return run_dir(self.state_dir, run_id)
 
-    def create(self, run_id: str) -> Run:
+    def create(self, run_id: str, peer: str = "") -> Run:
         check_run_id(run_id)
         with self._lock, self._db:
             self._db.execute(
-                "INSERT OR IGNORE INTO runs (run_id, created) VALUES (?, ?)", (run_id, time.time())
+                "INSERT OR IGNORE INTO runs (run_id, created, peer) VALUES (?, ?, ?)",
+                (run_id, time.time(), peer),
             )
         self.run_dir(run_id).mkdir(parents=True, exist_ok=True)
         return self.run(run_id)
@@ -150,13 +157,13 @@ class RunStore:
     def get(self, run_id: str) -> Run | None:
         with self._lock:
             row = self._db.execute(
-                "SELECT run_id, completed, digest, description, records_sha256, abandoned"
+                "SELECT run_id, completed, digest, description, records_sha256, abandoned, peer"
                 " FROM runs WHERE run_id = ?",
                 (run_id,),
             ).fetchone()
         if row is None:
             return None
-        return Run(row[0], Phase(row[1]), row[2], row[3], row[4], bool(row[5]))
+        return Run(row[0], Phase(row[1]), row[2], row[3], row[4], bool(row[5]), row[6])
 
     def latest(self) -> Run | None:
         """The last run begun here and not abandoned: the one a peer's calls must name."""

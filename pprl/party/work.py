@@ -149,10 +149,10 @@ def match_rows(match_set: pb.PushMatchesRequest) -> list[list]:
 
 
 class PhaseWork:
-    def __init__(self, config: PartyConfig, store: RunStore, peer: PeerClient) -> None:
+    def __init__(self, config: PartyConfig, store: RunStore, peers: dict[str, PeerClient]) -> None:
         self.config = config
         self.store = store
-        self.peer = peer
+        self.peers = peers  # by identity, one for each configured peer
         key = party_noise_key(config.state_dir, config.privacy.noise_key)
         self.randomness = Randomness(config.development_seed, config.identity, key)
         self._inputs: dict[str, Inputs] = {}
@@ -161,6 +161,19 @@ class PhaseWork:
         self._agreements: dict[str, pipeline.Agreement] = {}
 
     # -- helpers -------------------------------------------------------------------------
+    def peer(self, run_id: str) -> PeerClient:
+        """The client of the party this run links with (a run stored before daemons had
+        several peers names none: its peer is the only one configured)."""
+        stored = self.store.run(run_id).peer
+        if not stored and len(self.peers) == 1:
+            return next(iter(self.peers.values()))
+        if stored not in self.peers:
+            raise PhaseFailed(
+                f"run {run_id} links with {stored or 'an unnamed peer'!r}, which is no longer "
+                f"among the configured peers ({', '.join(self.peers)}); abandon the run"
+            )
+        return self.peers[stored]
+
     def inputs(self, run_id: str) -> Inputs:
         """The run's records and reference set, refusing files changed since agreement."""
         if run_id not in self._inputs:
@@ -235,13 +248,14 @@ class PhaseWork:
         description, digest = self._set_agreement(run_id, agreement)
         self._inputs = {run_id: inputs}
         self._agreements = {run_id: agreement}
-        progress(0, 1, "agreements", f"waiting for {self.peer.peer}'s agreement")
+        peer = self.peer(run_id)
+        progress(0, 1, "agreements", f"waiting for {peer.peer}'s agreement")
         # A peer choosing its noise takes as long as we do (the gate's dictionary, a few
         # sigmas); waiting for it is part of AGREE.
         wait = AUTO_NOISE_WAIT_SECONDS if choice else AGREEMENT_WAIT_SECONDS
-        theirs, sent = self.peer.agreement(run_id, wait_seconds=wait)
+        theirs, sent = peer.agreement(run_id, wait_seconds=wait)
         self.store.add_counter(run_id, "bytes_sent", sent)
-        mismatch = check_versions(__version__, theirs.software_version, self.peer.peer)
+        mismatch = check_versions(__version__, theirs.software_version, peer.peer)
         if mismatch:
             raise PhaseFailed(mismatch, reason=pb.VERSION_MISMATCH)
         peer_description = json.loads(theirs.description)
@@ -255,7 +269,7 @@ class PhaseWork:
             self._agreements[run_id] = agreement
             words = (
                 f"noise chosen for this run: sigma {agreed:g} (here {choice.words()}; "
-                f"{self.peer.peer} proposed {peer_description['params']['noise_sigma']:g})"
+                f"{peer.peer} proposed {peer_description['params']['noise_sigma']:g})"
             )
             self._store_noise(run_id, self._noise_meta(run_id) | {"agreed": agreed, "why": words})
             progress(0, 1, "agreements", words)
@@ -275,7 +289,7 @@ class PhaseWork:
             1,
             1,
             "agreements",
-            f"digest {digest[:16]}… matches {self.peer.peer}'s; {agreement.noise_words()}{seeded}",
+            f"digest {digest[:16]}… matches {peer.peer}'s; {agreement.noise_words()}{seeded}",
         )
 
     def _set_agreement(
@@ -480,10 +494,11 @@ class PhaseWork:
         artifact = self._artifact(run_id, OWN_TENSOR)
         shape = tuple(artifact.meta["shape"])
         megabytes = -(-artifact.size // 1_000_000)
-        progress(0, megabytes, "MB", f"sending smashed tensor to {self.peer.peer}")
+        peer = self.peer(run_id)
+        progress(0, megabytes, "MB", f"sending smashed tensor to {peer.peer}")
         digest, _ = self.store.run(run_id).agreement()
         began = time.perf_counter()
-        _, sent = self.peer.push_tensor(
+        _, sent = peer.push_tensor(
             run_id,
             digest,
             artifact.path,
@@ -584,9 +599,10 @@ class PhaseWork:
             )
             for o, p in zip(found["own"], found["peer"], strict=True)
         ]
-        progress(0, len(pairs), "pairs", f"sending accepted pairs to {self.peer.peer}")
+        peer = self.peer(run_id)
+        progress(0, len(pairs), "pairs", f"sending accepted pairs to {peer.peer}")
         match_set = pb.PushMatchesRequest(run_id=run_id, digest=run.digest, pairs=pairs)
-        _, sent = self.peer.push_matches(match_set)
+        _, sent = peer.push_matches(match_set)
         self.store.add_counter(run_id, "bytes_sent", sent)
         progress(len(pairs), len(pairs), "pairs", "peer received them")
 
@@ -617,7 +633,7 @@ class PhaseWork:
     def link(self, run_id: str, progress: PhaseProgress) -> None:
         peer_artifact = self.store.artifact(run_id, PEER_MATCHES)
         if peer_artifact is None:
-            raise PhaseFailed(f"{self.peer.peer} has not sent its matches yet")
+            raise PhaseFailed(f"{self.peer(run_id).peer} has not sent its matches yet")
         theirs = json.loads(peer_artifact.path.read_text(encoding="utf-8"))["pairs"]
         peer_ids = {int(peer_row): peer_id for _, peer_row, peer_id, _ in theirs}
         ours = self._own_matches(run_id)
@@ -634,7 +650,7 @@ class PhaseWork:
             for o, p, s in zip(ours["own"], ours["peer"], ours["scores"], strict=True)
         ]
         peer_rows = sorted((ids[o], peer_id) for o, _, peer_id, _ in theirs)
-        me, peer = self.config.identity, self.peer.peer
+        me, peer = self.config.identity, self.peer(run_id).peer
         header = [f"{me}_id", f"{peer}_id"]
         # Records whose compared values other records share cannot be told apart by those
         # values: the pair is one of several equally good ones and needs a person's review.
@@ -658,7 +674,7 @@ class PhaseWork:
         tokens (which the peer's soft file names), both sorted by own id then rank."""
         with np.load(self._artifact(run_id, SOFT_MATCHES).path) as data:
             own, peer, scores = data["own"], data["peer"], data["scores"]
-        me, other = self.config.identity, self.peer.peer
+        me, other = self.config.identity, self.peer(run_id).peer
         peer_tokens = soft_links.tokens(run_id, other, peer)
         rank = np.arange(len(own)) - np.searchsorted(own, own, side="left") + 1
         rows = sorted(

@@ -323,6 +323,56 @@ def generate(
     return SyntheticData(alice=alice_people, bob=bob, truth=truth)
 
 
+def generate_third(
+    data: SyntheticData, seed: int, overlap: float = 1.0, errors_per_row: int = 1
+) -> tuple[list[Person], list[tuple[str, str]]]:
+    """A third register ("C" ids) beside `data`: round(overlap * len(alice)) corrupted copies of
+    Alice's people, each with its own `errors_per_row` edits (so Bob's and Carol's copies of one
+    person differ from each other by both parties' errors), and people neither holds.
+
+    Returns Carol's shuffled records and the (alice_id, carol_id) truth; Bob-Carol truth
+    follows by joining on Alice's id (`pair_truth`). Its own random stream, so the two-party
+    data of `seed` stays what it was.
+    """
+    if not 0.0 <= overlap <= 1.0 or errors_per_row < 1:
+        raise ValueError("need overlap within [0, 1] and errors_per_row >= 1")
+    names, _, held = _split()
+    rng = np.random.default_rng([seed, 3])
+    size = len(data.alice)
+    alice = [(p.first, p.middle, p.last) for p in data.alice]
+    taken = {*alice, *((p.first, p.middle, p.last) for p in data.bob)}
+    n_match = round(overlap * size)
+    fresh: list[Triple] = []
+    while len(fresh) < size - n_match:
+        for triple in _distinct_triples(rng, names, 2 * (size - n_match), middle_missing=0.15):
+            if triple not in taken and len(fresh) < size - n_match:
+                taken.add(triple)
+                fresh.append(triple)
+    banned = held | MISSING_LOOKALIKES
+    sources = rng.choice(size, size=n_match, replace=False).tolist()
+    corrupter = Corrupter(rng)
+    copies = [
+        _corrupted_copy(corrupter, alice[i], errors_per_row, False, taken, banned) for i in sources
+    ]
+    rows = [*zip(copies, sources, strict=True), *((t, None) for t in fresh)]
+    rows = [rows[i] for i in rng.permutation(len(rows))]
+    carol = _people("C", (triple for triple, _ in rows))
+    truth = sorted(
+        (data.alice[source].id, person.id)
+        for person, (_, source) in zip(carol, rows, strict=True)
+        if source is not None
+    )
+    return carol, truth
+
+
+def pair_truth(
+    alice_bob: Sequence[tuple[str, str]], alice_carol: Sequence[tuple[str, str]]
+) -> list[tuple[str, str]]:
+    """(bob_id, carol_id) of the records both hold of one of Alice's people."""
+    bob_of = dict(alice_bob)
+    return sorted((bob_of[a], c) for a, c in alice_carol if a in bob_of)
+
+
 def _write_csv_atomic(path: Path, header: Sequence[str], rows: Iterable[Sequence[str]]) -> None:
     with atomic_file(path) as tmp, tmp.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
@@ -336,8 +386,10 @@ def write_records_csv(path: Path, people: Sequence[Person]) -> None:
     )
 
 
-def write_truth_csv(path: Path, truth: Sequence[tuple[str, str]]) -> None:
-    _write_csv_atomic(path, ("alice_id", "bob_id"), truth)
+def write_truth_csv(
+    path: Path, truth: Sequence[tuple[str, str]], parties: tuple[str, str] = ("alice", "bob")
+) -> None:
+    _write_csv_atomic(path, tuple(f"{name}_id" for name in parties), truth)
 
 
 def write_reference_csv(path: Path, reference: dict[str, list[str]]) -> None:

@@ -166,12 +166,14 @@ class PushMatchesResponse(_message.Message):
     def __init__(self, pairs_received: _Optional[int] = ...) -> None: ...
 
 class AdvanceRequest(_message.Message):
-    __slots__ = ("run_id", "phase")
+    __slots__ = ("run_id", "phase", "peer")
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     PHASE_FIELD_NUMBER: _ClassVar[int]
+    PEER_FIELD_NUMBER: _ClassVar[int]
     run_id: str
     phase: Phase
-    def __init__(self, run_id: _Optional[str] = ..., phase: _Optional[_Union[Phase, str]] = ...) -> None: ...
+    peer: str
+    def __init__(self, run_id: _Optional[str] = ..., phase: _Optional[_Union[Phase, str]] = ..., peer: _Optional[str] = ...) -> None: ...
 
 class AdvanceResponse(_message.Message):
     __slots__ = ("phase", "done", "total", "unit", "message", "finished", "seconds")
@@ -214,7 +216,7 @@ class GetStatusRequest(_message.Message):
     def __init__(self, run_id: _Optional[str] = ...) -> None: ...
 
 class GetStatusResponse(_message.Message):
-    __slots__ = ("identity", "run_id", "completed", "phase_seconds", "bytes_sent", "records", "own_matches", "peer_matches", "agreed_matches", "peak_rss_bytes", "scored_pairs", "audited_records", "reidentified", "reidentification_limit", "noise_edits", "reference_shared", "repeated_groups", "repeated_records", "missing_values", "unreadable_values", "noise_sigma", "noise_choice")
+    __slots__ = ("identity", "run_id", "completed", "phase_seconds", "bytes_sent", "records", "own_matches", "peer_matches", "agreed_matches", "peak_rss_bytes", "scored_pairs", "audited_records", "reidentified", "reidentification_limit", "noise_edits", "reference_shared", "repeated_groups", "repeated_records", "missing_values", "unreadable_values", "noise_sigma", "noise_choice", "peer")
     class PhaseSecondsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -265,6 +267,7 @@ class GetStatusResponse(_message.Message):
     UNREADABLE_VALUES_FIELD_NUMBER: _ClassVar[int]
     NOISE_SIGMA_FIELD_NUMBER: _ClassVar[int]
     NOISE_CHOICE_FIELD_NUMBER: _ClassVar[int]
+    PEER_FIELD_NUMBER: _ClassVar[int]
     identity: str
     run_id: str
     completed: Phase
@@ -287,4 +290,5 @@ class GetStatusResponse(_message.Message):
     unreadable_values: _containers.ScalarMap[str, int]
     noise_sigma: float
     noise_choice: str
-    def __init__(self, identity: _Optional[str] = ..., run_id: _Optional[str] = ..., completed: _Optional[_Union[Phase, str]] = ..., phase_seconds: _Optional[_Mapping[str, float]] = ..., bytes_sent: _Optional[int] = ..., records: _Optional[int] = ..., own_matches: _Optional[int] = ..., peer_matches: _Optional[int] = ..., agreed_matches: _Optional[int] = ..., peak_rss_bytes: _Optional[int] = ..., scored_pairs: _Optional[int] = ..., audited_records: _Optional[int] = ..., reidentified: _Optional[float] = ..., reidentification_limit: _Optional[float] = ..., noise_edits: _Optional[float] = ..., reference_shared: _Optional[_Mapping[str, int]] = ..., repeated_groups: _Optional[int] = ..., repeated_records: _Optional[int] = ..., missing_values: _Optional[_Mapping[str, int]] = ..., unreadable_values: _Optional[_Mapping[str, int]] = ..., noise_sigma: _Optional[float] = ..., noise_choice: _Optional[str] = ...) -> None: ...
+    peer: str
+    def __init__(self, identity: _Optional[str] = ..., run_id: _Optional[str] = ..., completed: _Optional[_Union[Phase, str]] = ..., phase_seconds: _Optional[_Mapping[str, float]] = ..., bytes_sent: _Optional[int] = ..., records: _Optional[int] = ..., own_matches: _Optional[int] = ..., peer_matches: _Optional[int] = ..., agreed_matches: _Optional[int] = ..., peak_rss_bytes: _Optional[int] = ..., scored_pairs: _Optional[int] = ..., audited_records: _Optional[int] = ..., reidentified: _Optional[float] = ..., reidentification_limit: _Optional[float] = ..., noise_edits: _Optional[float] = ..., reference_shared: _Optional[_Mapping[str, int]] = ..., repeated_groups: _Optional[int] = ..., repeated_records: _Optional[int] = ..., missing_values: _Optional[_Mapping[str, int]] = ..., unreadable_values: _Optional[_Mapping[str, int]] = ..., noise_sigma: _Optional[float] = ..., noise_choice: _Optional[str] = ..., peer: _Optional[str] = ...) -> None: ...

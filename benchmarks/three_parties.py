@@ -1,0 +1,152 @@
+"""Three parties end to end over loopback mutual TLS: a session (one run per pair, FedSim's
+secondaries first, then the primary with each) on three daemons, each pair's quality against
+its truth; and, in the same run, the Alice-Bob pair as a two-party deployment on the same
+data, the time a session's pair is compared with.
+
+    python benchmarks/three_parties.py --size 5000 --json three.json
+
+The daemons run with their default privacy gate (10% re-identification, noise chosen at AGREE),
+as the compose file's three-party profile does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from pprl.party.config import DEFAULT_REIDENTIFICATION_LIMIT
+from pprl.party.coordinator import Coordinator
+from pprl.party.local import (
+    Deployment,
+    Privacy,
+    evaluate,
+    prepare,
+    read_truth,
+    start_daemon,
+    stop_daemon,
+    write_demo_data,
+)
+from pprl.party.sessions import Session
+
+NAMES = ("alice", "bob", "carol")
+
+
+def pair_truth(data: Path, pair: tuple[str, str]) -> set[tuple[str, str]]:
+    if pair == ("alice", "bob"):
+        return read_truth(data / "truth.csv")
+    return read_truth(data / f"truth_{pair[0]}_{pair[1]}.csv", pair)
+
+
+def _deployed(workdir: Path, data: Path, names: tuple[str, ...]) -> Deployment:
+    privacy = Privacy(max_reidentification=DEFAULT_REIDENTIFICATION_LIMIT)
+    records = {n: data / f"{n}.csv" for n in names}
+    deployment = prepare(workdir, records, data / "reference.csv", privacy=privacy)
+    for name in names:
+        start_daemon(deployment, name)
+    return deployment
+
+
+def _pair_row(deployment: Deployment, data: Path, run: dict[str, Any]) -> dict[str, Any]:
+    pair = (run["pair"][0], run["pair"][1])
+    quality = evaluate(deployment, run["run_id"], pair_truth(data, pair), pair)["linkage"]
+    return {
+        "pair": list(pair),
+        "seconds": run["seconds"],
+        "precision": quality["precision"],
+        "recall": quality["recall"],
+        "f1": quality["f1"],
+        "bytes_sent": sum(run["bytes_sent"].values()),
+        "noise_sigma": max(p["privacy"]["noise_sigma"] for p in run["parties"].values()),
+        "reidentified": max(p["privacy"]["reidentified"] for p in run["parties"].values()),
+        "peak_rss_gib": max(p["peak_rss_bytes"] for p in run["parties"].values()) / 2**30,
+    }
+
+
+def session(workdir: Path, data: Path) -> dict[str, Any]:
+    deployment = _deployed(workdir / "three", data, NAMES)
+    try:
+        coordinator = Coordinator(deployment.endpoints(), deployment.coordinator_tls)
+        try:
+            coordinator.wait_ready(60)
+            summary = Session(coordinator, "alice").run(new=True)
+        finally:
+            coordinator.close()
+    finally:
+        for name in NAMES:
+            stop_daemon(deployment, name)
+    return {
+        "seconds": summary["seconds"],
+        "pairs": [_pair_row(deployment, data, run) for run in summary["pairs"]],
+    }
+
+
+def two_party(workdir: Path, data: Path) -> dict[str, Any]:
+    """Alice and Bob alone, as a two-party deployment: the baseline of a session's pair."""
+    deployment = _deployed(workdir / "two", data, ("alice", "bob"))
+    try:
+        coordinator = Coordinator(deployment.endpoints(), deployment.coordinator_tls)
+        try:
+            coordinator.wait_ready(60)
+            summary = coordinator.run(new=True)
+        finally:
+            coordinator.close()
+    finally:
+        for name in ("alice", "bob"):
+            stop_daemon(deployment, name)
+    return _pair_row(deployment, data, {"pair": ["alice", "bob"], **summary})
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--size", type=int, default=5000, help="records of each party")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--overlap", type=float, default=0.9)
+    parser.add_argument("--reference-rows", type=int, default=2000)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="pprl-three-") as tmp:
+        workdir = Path(tmp)
+        data = workdir / "data"
+        write_demo_data(
+            data,
+            args.size,
+            args.seed,
+            overlap=args.overlap,
+            reference_rows=args.reference_rows,
+            parties=3,
+        )
+        began = time.perf_counter()
+        three = session(workdir, data)
+        baseline = two_party(workdir, data)
+        wall = time.perf_counter() - began
+    result = {
+        "command": "python benchmarks/three_parties.py "
+        f"--size {args.size} --seed {args.seed} --overlap {args.overlap} "
+        f"--reference-rows {args.reference_rows}",
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}",
+        "session": three,
+        "two_party_alice_bob": baseline,
+        "wall_seconds": round(wall, 1),
+    }
+    print(f"{'pair':<14} {'s':>7} {'P':>7} {'R':>7} {'F1':>7} {'MB':>7} {'sigma':>6}")
+    rows = [*three["pairs"], {**baseline, "pair": ["alice", "bob (2-party)"]}]
+    for row in rows:
+        print(
+            f"{'-'.join(row['pair']):<14} {row['seconds']:7.1f} {row['precision']:7.4f} "
+            f"{row['recall']:7.4f} {row['f1']:7.4f} {row['bytes_sent'] / 1e6:7.1f} "
+            f"{row['noise_sigma']:6.2f}"
+        )
+    print(f"session of {len(three['pairs'])} pairs: {three['seconds']:.1f} s")
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
