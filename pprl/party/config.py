@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from pprl.protocol.audit import MEASURES
+from pprl.protocol.bloom import BloomParams
 from pprl.protocol.classifier import CLASS_WEIGHTS, DEFAULT_C, TRAINERS
 from pprl.protocol.error_model import MODEL_NAMES
 from pprl.protocol.errors import InputError
@@ -19,7 +20,13 @@ from pprl.protocol.features import FEATURES
 from pprl.protocol.kinds import DEFAULT_DATE_FORMAT, DEFAULT_KIND, Attribute, kinds_of, scales_of
 from pprl.protocol.kinds import KINDS as ATTRIBUTE_KINDS
 from pprl.protocol.matching import ASSIGNMENTS
-from pprl.protocol.method import MethodParams, default_classifier, method_params
+from pprl.protocol.method import (
+    BLOOM_KEYS,
+    ENCODINGS,
+    MethodParams,
+    default_classifier,
+    method_params,
+)
 from pprl.protocol.records import BAD_VALUE_POLICIES
 from pprl.protocol.reference import MappingEntry, default_mapping
 from pprl.protocol.release import RELEASES
@@ -65,6 +72,10 @@ KNOWN_KEYS: dict[str, tuple[str, ...]] = {
         "release",
         "noise_sigma",
         "attack_success",
+        "encoding",
+        "bloom_bits",
+        "bloom_hashes",
+        "bloom_q",
     ),
     "privacy": (
         "max_reidentification",
@@ -73,6 +84,7 @@ KNOWN_KEYS: dict[str, tuple[str, ...]] = {
         "population",
         "measure",
         "noise_key",
+        "bloom_key",
     ),
     "tls": ("cert", "key", "ca"),
     "peer": ("identity", "address", "timeout_seconds"),
@@ -120,6 +132,8 @@ class PrivacySettings:
     # A public list of people (CSV with the attributes' columns) for the attacker who combines
     # a record's attributes (None: that attacker does not run; docs/privacy.md).
     population: Path | None = None
+    # The key both parties hold for [method] encoding = "bloom" (pprl.party.bloom_key).
+    bloom_key: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -420,8 +434,34 @@ def _optional_file(section: _Section, key: str) -> Path | None:
     return section.file(key) if section.has(key) else None
 
 
+def _bloom(section: _Section) -> dict[str, Any]:
+    """The Bloom-filter settings, refusing what that release does not do yet: noise, and the
+    noise-dependent settings, are for the reference release."""
+    encoding = _choice(section, "encoding", ENCODINGS, "reference")
+    keys = [key for key in BLOOM_KEYS if key in section.data]
+    if encoding != "bloom":
+        if keys:
+            raise section._error(keys[0], 'applies to encoding = "bloom" only')
+        return {}
+    for key in ("noise_sigma", "attack_success", "feature", "release", "soft_top_k"):
+        if key in section.data:
+            raise section._error(
+                key, 'does not apply to encoding = "bloom" (Bloom filters take no noise yet)'
+            )
+    defaults = MethodParams()
+    settings = {key: section.count(key, getattr(defaults, key)) for key in BLOOM_KEYS}
+    try:
+        BloomParams(settings["bloom_bits"], settings["bloom_hashes"], settings["bloom_q"])
+    except ValueError as error:
+        raise section._error(keys[0] if keys else "encoding", str(error)) from None
+    return {"encoding": encoding, **settings}
+
+
 def _method(section: _Section, gate_on: bool) -> MethodParams:
     defaults = MethodParams()
+    bloom = _bloom(section)
+    if bloom:
+        gate_on = False  # no noise to choose: the gate measures, and refuses above its limit
     negatives = section.count("negatives_per_positive", defaults.negatives_per_positive)
     sigma = section.data.get("noise_sigma", 0.0)
     auto = is_auto_noise(section, gate_on)
@@ -468,6 +508,7 @@ def _method(section: _Section, gate_on: bool) -> MethodParams:
         soft_top_k=section.count("soft_top_k", 0) if "soft_top_k" in section.data else 0,
         assignment=_choice(section, "assignment", ASSIGNMENTS, implied.assignment),
         release=release,
+        **bloom,
     )
 
 
@@ -476,6 +517,8 @@ def is_auto_noise(section: _Section, gate_on: bool) -> bool:
     setting at all: a release without noise fails any such gate on names (docs/privacy.md)."""
     if "noise_sigma" in section.data:
         return section.data["noise_sigma"] == AUTO
+    if section.data.get("encoding") == "bloom":
+        return False
     return gate_on and "attack_success" not in section.data
 
 
@@ -553,6 +596,7 @@ def _privacy(section: _Section) -> PrivacySettings:
         measure=_choice(section, "measure", MEASURES, "every-name"),
         noise_key=_optional_file(section, "noise_key"),
         population=_optional_file(section, "population"),
+        bloom_key=_optional_file(section, "bloom_key"),
     )
 
 
@@ -592,6 +636,12 @@ def load_config(path: str | Path) -> PartyConfig:
     privacy = _privacy(top.section("privacy", required=False))
     gate_on = privacy.max_reidentification < 1
     method_params = _method(method, gate_on)
+    if method_params.encoding == "bloom" and privacy.bloom_key is None:
+        raise InputError(
+            'encoding = "bloom" needs the key file both parties hold ([privacy] bloom_key)',
+            path=str(path),
+            field="privacy.bloom_key",
+        )
     return PartyConfig(
         identity=top.string("identity"),
         listen=_address(top, "listen"),

@@ -13,6 +13,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.x509.oid import NameOID
 
+from pprl.party.bloom_key import load_bloom_key
 from pprl.party.config import PartyConfig
 from pprl.protocol.errors import InputError
 
@@ -23,6 +24,8 @@ def check_startup(config: PartyConfig) -> None:
     check_roles(config)
     check_certificate(config)
     check_state_dir(config.state_dir)
+    if config.method.encoding == "bloom" and config.privacy.bloom_key is not None:
+        load_bloom_key(config.privacy.bloom_key)  # missing or short: refused before serving
 
 
 def check_roles(config: PartyConfig) -> None:

@@ -34,6 +34,7 @@ from pprl.party.artifacts import (
     SOFT_MATCHES,
     TensorFile,
 )
+from pprl.party.bloom_key import load_bloom_key
 from pprl.party.config import PartyConfig, attribute_kinds, attribute_scales
 from pprl.party.gate_cache import CACHE_DIR, DiskProjections, read_noise_hint, write_noise_hint
 from pprl.party.inputs import Inputs, load_dictionary, load_inputs, load_population
@@ -44,6 +45,7 @@ from pprl.party.transfer import Expected
 from pprl.party.versions import check_versions
 from pprl.protocol import classifier, noise, pipeline, plans, soft_links
 from pprl.protocol.audit import ATTACK_NAMES, AuditReport, Dictionary
+from pprl.protocol.bloom import BloomKey
 from pprl.protocol.errors import PprlError
 from pprl.protocol.matching import Matches
 from pprl.protocol.method import (
@@ -75,6 +77,13 @@ class PhaseFailed(PprlError):
         self.reason = reason  # what the coordinator is told, beside the message
 
 
+def party_bloom_key(config: PartyConfig) -> BloomKey | None:
+    """The Bloom-filter key when the method encodes values as Bloom filters."""
+    if config.method.encoding != "bloom" or config.privacy.bloom_key is None:
+        return None
+    return load_bloom_key(config.privacy.bloom_key)
+
+
 def resolve_agreement(config: PartyConfig, inputs: Inputs) -> pipeline.Agreement:
     """The configured method on these inputs, sigma solved from attack_success if set."""
     try:
@@ -86,6 +95,7 @@ def resolve_agreement(config: PartyConfig, inputs: Inputs) -> pipeline.Agreement
             kinds=attribute_kinds(config),
             scales=attribute_scales(config),
             store=DiskProjections(config.state_dir / CACHE_DIR),
+            bloom_key=party_bloom_key(config),
         )
     except noise.CalibrationError as exc:
         raise PhaseFailed(f"[method] attack_success in {config.source}: {exc}") from None
@@ -200,6 +210,7 @@ class PhaseWork:
                     MethodParams(**agreed["params"]),
                     agreed["kinds"],
                     agreed.get("scales"),  # only there when a quantity is mapped
+                    bloom_key=party_bloom_key(self.config),
                 )
             }
         return self._agreements[run_id]
@@ -208,9 +219,12 @@ class PhaseWork:
         """What a peer tensor must fit, taken from the stored agreement itself."""
         digest, description = self.store.run(run_id).agreement()
         agreed = json.loads(description)
-        width = released_width(
-            agreed["params"].get("release", "distances"), agreed["reference"]["rows"]
-        )
+        params = agreed["params"]
+        if params.get("encoding") == "bloom":
+            # One filter per mapped attribute (pipeline.Agreement.bloom_attributes).
+            attributes = dict.fromkeys(attribute for attribute, _ in agreed["mapping"])
+            return Expected(run_id, digest, len(attributes), params["bloom_bits"] // 8)
+        width = released_width(params.get("release", "distances"), agreed["reference"]["rows"])
         return Expected(run_id, digest, len(agreed["mapping"]), width)
 
     def _artifact(self, run_id: str, name: str) -> Artifact:

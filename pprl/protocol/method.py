@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from pprl.protocol.bloom import BloomParams
 from pprl.protocol.classifier import CLASS_WEIGHTS, DEFAULT_C, TRAINERS, check_saturation
 from pprl.protocol.error_model import MODEL_NAMES, ONE_ERROR
 from pprl.protocol.features import FEATURES
@@ -22,6 +23,10 @@ from pprl.protocol.reference import MappingEntry, ReferenceSet
 from pprl.protocol.release import RELEASES
 
 DESCRIPTION_VERSION = 2
+ENCODINGS = ("reference", "bloom")
+BLOOM_KEYS = ("bloom_bits", "bloom_hashes", "bloom_q")
+# The description's entry for the commitment to the parties' Bloom-filter key (never the key).
+BLOOM_KEY_COMMITMENT = "bloom_key"
 # The quantile of non-matching distances each entry saturates at, for multi-error models.
 DEFAULT_SATURATION = 0.25
 
@@ -29,6 +34,7 @@ _LABELS = {
     "reference.columns": "reference columns",
     "reference.rows": "reference rows",
     "reference.sha256": "reference values",
+    "bloom_key": "Bloom-filter keys ([privacy] bloom_key)",
 }
 
 
@@ -63,6 +69,12 @@ class MethodParams:
     # Besides the linkage, each party writes its records' K best peer records (soft_links);
     # 0: not asked for.
     soft_top_k: int = 0
+    # What a party encodes its values as (ENCODINGS): edit distances to the reference set, or
+    # keyed q-gram Bloom filters (pprl.protocol.bloom) of bloom_bits, bloom_hashes, bloom_q.
+    encoding: str = "reference"
+    bloom_bits: int = 1024
+    bloom_hashes: int = 10
+    bloom_q: int = 2
 
     def to_dict(self) -> dict[str, Any]:
         """C, sigma and saturation as floats, so that 100 and 100.0 give the same digest; the
@@ -78,7 +90,14 @@ class MethodParams:
             del out["release"]
         if not self.soft_top_k:
             del out["soft_top_k"]
+        if self.encoding == "reference":
+            for key in ("encoding", *BLOOM_KEYS):
+                del out[key]
         return out
+
+    @property
+    def bloom(self) -> BloomParams:
+        return BloomParams(self.bloom_bits, self.bloom_hashes, self.bloom_q)
 
 
 def method_params(
@@ -131,6 +150,11 @@ def method_params(
     assignment = rest.pop("assignment", None) or default_assignment(model, noisy)
     if assignment not in ASSIGNMENTS:
         raise ValueError(f"unknown assignment {assignment!r}; expected one of {ASSIGNMENTS}")
+    encoding = rest.get("encoding", defaults.encoding)
+    if encoding not in ENCODINGS:
+        raise ValueError(f"unknown encoding {encoding!r}; expected one of {', '.join(ENCODINGS)}")
+    if encoding == "bloom":
+        check_bloom(noise_sigma, rest.get("soft_top_k", 0), rest)
     release = rest.pop("release", None)
     if release is None:
         release = "projected" if feature == "projected-cosine" else defaults.release
@@ -153,6 +177,22 @@ def method_params(
     )
 
 
+def check_bloom(noise_sigma: float, soft_top_k: int, rest: dict[str, Any]) -> None:
+    """What the Bloom-filter release does not do yet, refused rather than ignored."""
+    if noise_sigma:
+        raise ValueError(
+            'encoding "bloom" takes no noise yet (noise_sigma must be 0): the privacy gate '
+            "measures what the peer, who holds the key, reads from the filters"
+        )
+    if soft_top_k:
+        raise ValueError('encoding "bloom" does not write soft links yet (soft_top_k must be 0)')
+    BloomParams(
+        rest.get("bloom_bits", BloomParams.bits),
+        rest.get("bloom_hashes", BloomParams.hashes),
+        rest.get("bloom_q", BloomParams.q),
+    )
+
+
 def default_classifier(error_model: str) -> str:
     """The paper's linear SVM for its one-error training; a logistic regression otherwise."""
     return "linear" if error_model == ONE_ERROR else "logistic"
@@ -172,6 +212,7 @@ def agreement_description(
     params: MethodParams,
     kinds: Mapping[str, str] | None = None,
     scales: Mapping[str, float] | None = None,
+    bloom_key: str | None = None,
 ) -> dict[str, Any]:
     """What the digest covers: a hash of the reference values, never the values; column order
     in the file does not matter, row order does. Each mapped attribute's kind decides how
@@ -192,6 +233,10 @@ def agreement_description(
     given = scales or {}
     if mapped_scales := {a: float(given[a]) for a, _ in mapping if a in given}:
         description["scales"] = mapped_scales
+    if params.encoding == "bloom":
+        # Two keys that differ give filters that cannot be compared: the commitment tells,
+        # and the key itself never leaves the party.
+        description[BLOOM_KEY_COMMITMENT] = bloom_key
     return description
 
 
@@ -207,9 +252,12 @@ def agreement_digest(
     params: MethodParams,
     kinds: Mapping[str, str] | None = None,
     scales: Mapping[str, float] | None = None,
+    bloom_key: str | None = None,
 ) -> str:
     """Equal digests mean both parties would compute comparable features."""
-    return description_digest(agreement_description(reference, mapping, params, kinds, scales))
+    return description_digest(
+        agreement_description(reference, mapping, params, kinds, scales, bloom_key)
+    )
 
 
 def description_digest(description: Mapping[str, Any]) -> str:
@@ -272,7 +320,7 @@ def _show(key: str, value: Any) -> str:
     """Values short enough to read on one line."""
     if value is None:
         return "(missing)"
-    if key == "reference.sha256":
+    if key in ("reference.sha256", "bloom_key"):
         return f"sha256 {str(value)[:12]}..."
     if key == "mapping":
         return ", ".join(f"{attribute}->{column}" for attribute, column in value) or "(empty)"

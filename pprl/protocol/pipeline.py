@@ -18,7 +18,18 @@ from typing import Any
 
 import numpy as np
 
-from pprl.protocol import candidates, classifier, matching, noise, plans, soft_links, training
+from pprl.protocol import (
+    bloom,
+    bloom_audit,
+    bloom_linkage,
+    candidates,
+    classifier,
+    matching,
+    noise,
+    plans,
+    soft_links,
+    training,
+)
 from pprl.protocol.audit import (
     ATTACKS,
     AuditReport,
@@ -26,6 +37,7 @@ from pprl.protocol.audit import (
     audit_tensor,
     vector_counts,
 )
+from pprl.protocol.bloom import BloomKey
 from pprl.protocol.combined import base_names, combined_kinds, is_initial, with_combined
 from pprl.protocol.features import Standardise
 from pprl.protocol.keyed_noise import NoiseKey
@@ -73,10 +85,14 @@ class Agreement:
         kinds: Mapping[str, str] | None = None,
         scales: Mapping[str, float] | None = None,
         store: ArrayStore | None = None,
+        bloom_key: BloomKey | None = None,
     ) -> None:
         self.mapping = tuple(mapping)
         self.method = method
         self._given = (reference, dict(kinds or {}), dict(scales or {}))
+        if method.encoding == "bloom" and bloom_key is None:
+            raise ValueError('encoding "bloom" needs the key both parties hold')
+        self.bloom_key = bloom_key
         # Keeps the reference set's figures (statistics, principal directions) between runs.
         self._store = store
         # Each mapped attribute's kind (default: name), and each quantity's scale; both
@@ -98,10 +114,11 @@ class Agreement:
         kinds: Mapping[str, str] | None = None,
         scales: Mapping[str, float] | None = None,
         store: ArrayStore | None = None,
+        bloom_key: BloomKey | None = None,
     ) -> Agreement:
         """The agreement, with sigma solved from a target attack success when one is given
         (FedSim appendix A); raises noise.CalibrationError when no sigma reaches it."""
-        agreement = cls(reference, mapping, method, kinds, scales, store)
+        agreement = cls(reference, mapping, method, kinds, scales, store, bloom_key)
         if attack_success is None:
             return agreement
         return agreement.with_noise(noise.sigma_for_success(attack_success, agreement.sigma0))
@@ -110,7 +127,9 @@ class Agreement:
         """The same agreement at another noise scale, reusing the reference statistics."""
         reference, kinds, scales = self._given
         noisy = dataclasses.replace(self.method, noise_sigma=float(sigma))
-        other = Agreement(reference, self.mapping, noisy, kinds, scales, self._store)
+        other = Agreement(
+            reference, self.mapping, noisy, kinds, scales, self._store, self.bloom_key
+        )
         for cached in ("statistics", "_components"):  # same reference set, same figures
             if cached in self.__dict__:
                 other.__dict__[cached] = self.__dict__[cached]
@@ -174,8 +193,24 @@ class Agreement:
         return tuple(by_column[column] for _, column in self.mapping)
 
     @property
+    def bloom(self) -> bool:
+        return self.method.encoding == "bloom"
+
+    @property
+    def bloom_attributes(self) -> tuple[str, ...]:
+        """One filter per mapped attribute (the reference columns play no part)."""
+        return tuple(dict.fromkeys(attribute for attribute, _ in self.mapping))
+
+    @property
+    def entries(self) -> int:
+        """Values per record on the wire."""
+        return len(self.bloom_attributes) if self.bloom else len(self.mapping)
+
+    @property
     def width(self) -> int:
-        """Coordinates per value on the wire: R distances, or k projected coordinates."""
+        """Bytes per value on the wire: R distances, k projected coordinates, or a filter."""
+        if self.bloom:
+            return self.method.bloom_bits // 8
         return released_width(self.method.release, len(self.reference))
 
     @cached_property
@@ -203,13 +238,28 @@ class Agreement:
             self._components, self.mapping, self.reference.columns, self.release.noise
         )
 
+    def _key_commitment(self) -> str | None:
+        return None if self.bloom_key is None else self.bloom_key.commitment()
+
     def description(self) -> dict[str, Any]:
         return agreement_description(
-            self.reference, self.mapping, self.method, self.kinds, self.scales
+            self.reference,
+            self.mapping,
+            self.method,
+            self.kinds,
+            self.scales,
+            self._key_commitment(),
         )
 
     def digest(self) -> str:
-        return agreement_digest(self.reference, self.mapping, self.method, self.kinds, self.scales)
+        return agreement_digest(
+            self.reference,
+            self.mapping,
+            self.method,
+            self.kinds,
+            self.scales,
+            self._key_commitment(),
+        )
 
     def noise_labels(self) -> list[str]:
         """Per mapping entry, everything its keyed noise must differ by: the reference
@@ -228,7 +278,13 @@ class Agreement:
         key: NoiseKey | None = None,
     ) -> np.ndarray:
         """Records smashed against the reference set as agreed, with the agreed noise: keyed
-        by `key` when given (the same release in every run), else drawn from `rng`."""
+        by `key` when given (the same release in every run), else drawn from `rng`. Under
+        the Bloom encoding, the records' filters."""
+        if self.bloom:
+            assert self.bloom_key is not None  # __init__ refuses bloom without a key
+            return bloom.encode(
+                self.bloom_key, self.method.bloom, attributes, self.bloom_attributes, self.kinds
+            )
         return smash(
             with_combined(attributes, [attribute for attribute, _ in self.mapping]),
             self.reference.columns,
@@ -245,6 +301,11 @@ class Agreement:
 
     def noise_words(self) -> str:
         """sigma, its edits, tau and epsilon, over the coordinates one attribute spans."""
+        if self.bloom:
+            return (
+                f"Bloom filters of {self.method.bloom_bits} bits, {self.method.bloom_hashes} "
+                f"hashes per {self.method.bloom_q}-gram, no noise"
+            )
         per_attribute = max(sum(1 for a, _ in self.mapping if a == b) for b, _ in self.mapping)
         coordinates = per_attribute * len(self.reference)
         return noise.describe(self.method.noise_sigma, self.sigma0, coordinates)
@@ -337,6 +398,18 @@ def audit_rows(
     of people), the attacker who combines a record's attributes (population_attack) runs too,
     first when `stop_above` is given."""
     truth = {name: [values[released.order[t]] for t in rows] for name, values in attributes.items()}
+    if agreement.bloom:
+        assert agreement.bloom_key is not None
+        # The peer holds the key: it encodes the dictionary as this party encoded its names.
+        return bloom_audit.audit_filters(
+            agreement.bloom_key,
+            agreement.method.bloom,
+            agreement.bloom_attributes,
+            agreement.kinds,
+            released.tensor[rows],
+            with_combined(truth, agreement.bloom_attributes),
+            dictionary.names,
+        )
     entries = attacked_entries(agreement)
     if not entries:
         return AuditReport(len(rows), [], 0.0, 0.0, 0.0)
@@ -543,7 +616,20 @@ def train(
 ) -> tuple[classifier.Model, int]:
     """A party's classifier from its own records only (Algorithm 2), and its pair count."""
     rng = randomness.generator(TRAINING)
+    if agreement.bloom:
+        return bloom_linkage.train(_bloom_agreement(agreement), attributes, rng)
     return fit(agreement, training_sample(agreement, attributes, rng), rng)
+
+
+def _bloom_agreement(agreement: Agreement) -> bloom_linkage.BloomAgreement:
+    assert agreement.bloom_key is not None
+    return bloom_linkage.BloomAgreement(
+        agreement.bloom_key,
+        agreement.method.bloom,
+        agreement.bloom_attributes,
+        agreement.kinds,
+        agreement.method,
+    )
 
 
 @dataclass(frozen=True)
@@ -566,6 +652,14 @@ def match(
     """Algorithm 3 on candidates: the pairs scoring all pairs would keep (best `top_k` per own
     row), then the agreed one-to-one assignment. `run` executes the candidate blocks (here, or on
     the party's own cluster)."""
+    if agreement.bloom:
+        # Every pair, exact: the filters have no bound yet that would skip any.
+        own_filters = bloom.unpack(np.asarray(own[0 : own.shape[0]]))
+        peer_filters = bloom.unpack(np.asarray(peer[0 : peer.shape[0]]))
+        found = bloom_linkage.match(
+            own_filters, peer_filters, model, agreement.method, progress=progress
+        )
+        return Matched(found, None)
     selection = matching.Selection(model, agreement.method.top_k)
     outcome = candidates.accepted_pairs(
         own, peer, selection, run=run, progress=progress, standardise=agreement.standardise

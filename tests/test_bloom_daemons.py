@@ -1,0 +1,183 @@
+"""The Bloom-filter release through two real daemons over loopback mutual TLS, and what its
+configuration refuses."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from pprl.party.artifacts import OWN_TENSOR
+from pprl.party.config import load_config
+from pprl.party.local import Deployment, Privacy, evaluate, generated_deployment, read_truth
+from pprl.party.state import run_dir
+from pprl.protocol.errors import InputError
+from tests.conftest import coordinate
+
+pytestmark = pytest.mark.integration
+
+
+def _bloom(
+    keys: dict[str, str], method: dict[str, dict[str, str]] | None = None
+) -> Callable[[Deployment], None]:
+    """A configure hook: encoding = "bloom" on both daemons, each with its own key file."""
+
+    def configure(deployment: Deployment) -> None:
+        for name, party in deployment.parties.items():
+            key = deployment.workdir / f"{name}.bloom.key"
+            key.write_text(keys[name] + "\n", encoding="ascii")
+            text = party.config.read_text(encoding="utf-8")
+            extra = "".join(f"{k} = {v}\n" for k, v in (method or {}).get(name, {}).items())
+            text = text.replace("[method]\n", f'[method]\nencoding = "bloom"\n{extra}', 1)
+            text = text.replace("[privacy]\n", f'[privacy]\nbloom_key = "{key}"\n', 1)
+            party.config.write_text(text, encoding="utf-8")
+
+    return configure
+
+
+def _run(deployment: Deployment, *extra: str) -> tuple[subprocess.CompletedProcess, dict | None]:
+    path = deployment.workdir / "summary.json"
+    result = coordinate(deployment, "--json", str(path), *extra)
+    return result, json.loads(path.read_text()) if path.exists() else None
+
+
+def test_two_daemons_link_with_bloom_filters_and_the_gate_measures_the_key_holder(deploy):
+    shared = secrets.token_hex(32)
+    deployment = deploy(size=200, overlap=0.9, configure=_bloom({"alice": shared, "bob": shared}))
+    result, summary = _run(deployment)
+    assert result.returncode == 0, result.stderr
+    assert "Bloom filters of 1024 bits, 10 hashes per 2-gram, no noise" in result.stdout
+    quality = evaluate(
+        deployment, summary["run_id"], read_truth(deployment.workdir / "data/truth.csv")
+    )
+    assert quality["linkage"]["f1"] >= 0.95, quality
+    # One 1,024-bit filter per mapped attribute (first, middle, last) per record.
+    for name in ("alice", "bob"):
+        assert summary["bytes_sent"][name] >= 200 * 3 * 128
+        state = run_dir(deployment.parties[name].state_dir, summary["run_id"])
+        assert (state / OWN_TENSOR).stat().st_size == 200 * 3 * 128
+    # The peer holds the key: its dictionary attack reads every census name of Alice's; Bob's
+    # copies each carry a typo, which the dictionary lacks.
+    reidentified = {n: p["privacy"]["reidentified"] for n, p in summary["parties"].items()}
+    assert reidentified["alice"] >= 0.95 and reidentified["bob"] < reidentified["alice"]
+
+
+def test_the_default_gate_refuses_to_send_bloom_filters(deploy):
+    shared = secrets.token_hex(32)
+    deployment = deploy(
+        size=100,
+        configure=_bloom({"alice": shared, "bob": shared}),
+        privacy=Privacy(max_reidentification=0.10),
+    )
+    result, _ = _run(deployment)
+    assert result.returncode != 0
+    assert "PRIVACY_GATE" in result.stderr and "nothing was sent" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("keys", "method", "named"),
+    [
+        ("differ", None, "Bloom-filter keys ([privacy] bloom_key) differ: ours sha256 "),
+        ("same", {"bob": {"bloom_bits": "512"}}, "params.bloom_bits differs: ours "),
+    ],
+)
+def test_parties_with_other_bloom_settings_stop_at_agree_naming_what_differs(
+    deploy, keys, method, named
+):
+    alice = secrets.token_hex(32)
+    bob = alice if keys == "same" else secrets.token_hex(32)
+    deployment = deploy(size=60, configure=_bloom({"alice": alice, "bob": bob}, method))
+    result, _ = _run(deployment)
+    assert result.returncode != 0
+    assert "DIGEST_MISMATCH" in result.stderr and named in result.stderr
+    assert alice not in result.stderr + result.stdout and bob not in result.stderr
+
+
+def _config(tmp_path: Path, privacy: str, method: str = 'encoding = "bloom"') -> Path:
+    for name in ("records.csv", "reference.csv", "cert.pem", "key.pem", "ca.pem"):
+        (tmp_path / name).write_text("x\n")
+    path = tmp_path / "alice.toml"
+    path.write_text(
+        f"""identity = "alice"
+listen = "127.0.0.1:50051"
+state_dir = "{tmp_path / "state"}"
+[records]
+path = "records.csv"
+[reference]
+path = "reference.csv"
+[method]
+{method}
+[privacy]
+{privacy}
+[tls]
+cert = "cert.pem"
+key = "key.pem"
+ca = "ca.pem"
+[peer]
+identity = "bob"
+address = "127.0.0.1:50052"
+[coordinator]
+identity = "coordinator"
+""",
+        encoding="utf-8",
+    )
+    return path
+
+
+def test_bloom_without_a_key_is_refused_naming_the_field(tmp_path: Path) -> None:
+    with pytest.raises(InputError) as caught:
+        load_config(_config(tmp_path, "max_reidentification = 1"))
+    assert caught.value.field == "privacy.bloom_key"
+    assert "needs the key file both parties hold" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "Bloom-filter key not found"),
+        ("00" * 15, "at least 16 bytes (32 hex digits), this file holds 15"),
+        ("not hex at all!", "an even number of hex digits"),
+    ],
+)
+def test_a_missing_or_short_key_stops_the_daemon_before_it_serves(
+    tmp_path: Path, content: str | None, message: str
+) -> None:
+    deployment = generated_deployment(tmp_path, 20, 1, reference_rows=50)
+    _bloom({"alice": content or "", "bob": secrets.token_hex(32)})(deployment)
+    config = deployment.parties["alice"].config
+    if content is None:
+        (deployment.workdir / "alice.bloom.key").unlink()
+    result = subprocess.run(
+        [sys.executable, "-m", "pprl", "party", "check", "--config", str(config)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2, result.stderr
+    assert message in result.stderr and "privacy.bloom_key" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("method", "field"),
+    [
+        ('encoding = "bloom"\nnoise_sigma = 1.5', "method.noise_sigma"),
+        ('encoding = "bloom"\nsoft_top_k = 3', "method.soft_top_k"),
+        ('encoding = "bloom"\nbloom_bits = 1000', "method.bloom_bits"),
+        ("bloom_bits = 512", "method.bloom_bits"),
+        ('encoding = "clk"', "method.encoding"),
+    ],
+)
+def test_bloom_settings_that_cannot_work_are_refused(
+    tmp_path: Path, method: str, field: str
+) -> None:
+    key = tmp_path / "bloom.key"
+    key.write_text(secrets.token_hex(32), encoding="ascii")
+    with pytest.raises(InputError) as caught:
+        load_config(_config(tmp_path, f'bloom_key = "{key}"', method))
+    assert caught.value.field == field
