@@ -740,6 +740,12 @@ def test_the_readme_documents_every_known_key_and_each_of_them_loads(tmp_path: P
     # [[peers]] takes [peer]'s keys (its own tests below).
     known = {f"{t}.{k}" if t else k for t, keys in KNOWN_KEYS.items() if t != "peers" for k in keys}
     assert documented == known
+    # The Bloom release replaces the noise settings: it loads without them, the rest without it.
+    bloom = re.sub(
+        r"^(noise_sigma|attack_success|feature|release|soft_top_k) = .*$", "", text, flags=re.M
+    )
+    assert load_config(write(tmp_path, bloom)).method.encoding == "bloom"
+    text = re.sub(r"^(encoding|bloom_\w+) = .*$", "", text, flags=re.MULTILINE)
     # noise_sigma and attack_success are alternatives: each loads without the other.
     target = re.sub(r"^noise_sigma = .*$", "", text, flags=re.MULTILINE)
     config = load_config(write(tmp_path, target))
