@@ -31,8 +31,10 @@ def test_scale_bench_compares_candidates_with_the_oracle(tmp_path: Path, capsys)
     for row in rows:
         # Candidates hold every pair the all-pairs scorer keeps. A true match the classifier
         # rejects anyway may fall outside the bound (the cut is exact per missing pattern), so
-        # completeness is near 1, not always 1; what is kept is the same either way.
-        assert row["kept_pairs_equal_oracle"] and row["oracle_pairs_missed"] == 0
+        # completeness is near 1, not always 1; what is kept is the same either way, except
+        # a pair whose decision ties 0 or the top_k cut to float32 rounding (the dense product
+        # and the per-entry sum round differently).
+        assert row["differing_beyond_rounding"] == 0, row["differing_pairs"]
         assert row["pair_completeness"] >= 0.99
         # At these sizes one product over all pairs may cost less than the join (PAIR_COST).
         assert 0 < row["candidates"] <= row["size"] ** 2
@@ -67,10 +69,7 @@ def test_scale_bench_runs_the_requested_classifier(tmp_path: Path) -> None:
     assert row["f1"] == row["oracle_f1"]
     # The same kept pairs, except a swap at the top_k cut between decisions that tie to
     # float32 rounding (an rbf trained on 300 records scores many pairs alike).
-    for differing in row["differing_pairs"]:
-        weakest = differing["weakest_kept_oracle"]
-        assert weakest is not None
-        assert abs(differing["float64_decision"] - weakest) < 1e-4, differing
+    assert row["differing_beyond_rounding"] == 0, row["differing_pairs"]
 
 
 def test_growth_exponent_of_known_powers() -> None:
