@@ -163,10 +163,19 @@ def test_a_missing_or_short_key_stops_the_daemon_before_it_serves(
     assert "Traceback" not in result.stderr
 
 
+def test_bloom_without_noise_may_say_so(tmp_path: Path) -> None:
+    key = tmp_path / "bloom.key"
+    key.write_text(secrets.token_hex(32), encoding="ascii")
+    method = 'encoding = "bloom"\nnoise_sigma = 0'
+    config = load_config(_config(tmp_path, f'bloom_key = "{key}"', method))
+    assert config.method.encoding == "bloom" and not config.auto_noise
+
+
 @pytest.mark.parametrize(
     ("method", "field"),
     [
         ('encoding = "bloom"\nnoise_sigma = 1.5', "method.noise_sigma"),
+        ('encoding = "bloom"\nnoise_sigma = "auto"', "method.noise_sigma"),
         ('encoding = "bloom"\nsoft_top_k = 3', "method.soft_top_k"),
         ('encoding = "bloom"\nbloom_bits = 1000', "method.bloom_bits"),
         ("bloom_bits = 512", "method.bloom_bits"),

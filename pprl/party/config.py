@@ -444,7 +444,7 @@ def _bloom(section: _Section) -> dict[str, Any]:
             raise section._error(keys[0], 'applies to encoding = "bloom" only')
         return {}
     for key in ("noise_sigma", "attack_success", "feature", "release", "soft_top_k"):
-        if key in section.data:
+        if key in section.data and not (key == "noise_sigma" and section.data[key] == 0):
             raise section._error(
                 key, 'does not apply to encoding = "bloom" (Bloom filters take no noise yet)'
             )
