@@ -5,8 +5,9 @@ data, the time a session's pair is compared with.
 
     python benchmarks/three_parties.py --size 5000 --json three.json
 
-The daemons run with their default privacy gate (10% re-identification, noise chosen at AGREE),
-as the compose file's three-party profile does.
+By default the daemons run with their own privacy gate (10% re-identification, noise chosen at
+AGREE), as the compose file's three-party profile does; --max-reidentification 1 measures
+without noise.
 """
 
 from __future__ import annotations
@@ -43,8 +44,8 @@ def pair_truth(data: Path, pair: tuple[str, str]) -> set[tuple[str, str]]:
     return read_truth(data / f"truth_{pair[0]}_{pair[1]}.csv", pair)
 
 
-def _deployed(workdir: Path, data: Path, names: tuple[str, ...]) -> Deployment:
-    privacy = Privacy(max_reidentification=DEFAULT_REIDENTIFICATION_LIMIT)
+def _deployed(workdir: Path, data: Path, names: tuple[str, ...], limit: float) -> Deployment:
+    privacy = Privacy(max_reidentification=limit)
     records = {n: data / f"{n}.csv" for n in names}
     deployment = prepare(workdir, records, data / "reference.csv", privacy=privacy)
     for name in names:
@@ -68,8 +69,8 @@ def _pair_row(deployment: Deployment, data: Path, run: dict[str, Any]) -> dict[s
     }
 
 
-def session(workdir: Path, data: Path) -> dict[str, Any]:
-    deployment = _deployed(workdir / "three", data, NAMES)
+def session(workdir: Path, data: Path, limit: float) -> dict[str, Any]:
+    deployment = _deployed(workdir / "three", data, NAMES, limit)
     try:
         coordinator = Coordinator(deployment.endpoints(), deployment.coordinator_tls)
         try:
@@ -86,9 +87,9 @@ def session(workdir: Path, data: Path) -> dict[str, Any]:
     }
 
 
-def two_party(workdir: Path, data: Path) -> dict[str, Any]:
+def two_party(workdir: Path, data: Path, limit: float) -> dict[str, Any]:
     """Alice and Bob alone, as a two-party deployment: the baseline of a session's pair."""
-    deployment = _deployed(workdir / "two", data, ("alice", "bob"))
+    deployment = _deployed(workdir / "two", data, ("alice", "bob"), limit)
     try:
         coordinator = Coordinator(deployment.endpoints(), deployment.coordinator_tls)
         try:
@@ -108,6 +109,12 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--overlap", type=float, default=0.9)
     parser.add_argument("--reference-rows", type=int, default=2000)
+    parser.add_argument(
+        "--max-reidentification",
+        type=float,
+        default=DEFAULT_REIDENTIFICATION_LIMIT,
+        help="the daemons' gate (default theirs, with noise chosen at AGREE; 1: no noise)",
+    )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="pprl-three-") as tmp:
@@ -122,13 +129,14 @@ def main() -> None:
             parties=3,
         )
         began = time.perf_counter()
-        three = session(workdir, data)
-        baseline = two_party(workdir, data)
+        three = session(workdir, data, args.max_reidentification)
+        baseline = two_party(workdir, data, args.max_reidentification)
         wall = time.perf_counter() - began
     result = {
         "command": "python benchmarks/three_parties.py "
         f"--size {args.size} --seed {args.seed} --overlap {args.overlap} "
-        f"--reference-rows {args.reference_rows}",
+        f"--reference-rows {args.reference_rows} --max-reidentification "
+        f"{args.max_reidentification}",
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, "
         f"Python {platform.python_version()}",
         "session": three,

@@ -536,7 +536,12 @@ class PhaseWork:
             except ValueError as exc:
                 raise PhaseFailed(f"[method] {exc}, in {self.config.source}") from None
         where = f"on {self.config.scheduler}" if self.config.scheduler else "here"
-        progress(0, len(own), "records", f"grouping distinct vectors; blocks run {where}")
+        what = (
+            "comparing distinct filters for candidates"
+            if self.agreement(run_id).bloom
+            else f"grouping distinct vectors; blocks run {where}"
+        )
+        progress(0, len(own), "records", what)
         matched = pipeline.match(
             self.agreement(run_id),
             own,

@@ -24,8 +24,10 @@ from pprl.protocol.bloom import (
     pair_features,
     unpack,
 )
+from pprl.protocol.bloom_candidates import Packed, candidate_keys, score_keys
 from pprl.protocol.classifier import Model
 from pprl.protocol.combined import base_names
+from pprl.protocol.matching import _ranked
 from pprl.protocol.method import MethodParams
 from pprl.protocol.progress import Progress
 
@@ -122,6 +124,38 @@ def _decisions(features: np.ndarray, model: Model) -> np.ndarray:
     return model.decision(features.reshape(-1, width)).reshape(n_rows, n_b)
 
 
+@dataclass(frozen=True)
+class Matched:
+    """The one-to-one pairs, and how many pairs were scored (None: all)."""
+
+    matches: matching.Matches
+    scored: int | None
+
+
+def match_filters(
+    own: np.ndarray,
+    peer: np.ndarray,
+    model: Model,
+    method: MethodParams,
+    progress: Progress | None = None,
+) -> Matched:
+    """Packed (n, attributes, bytes) filters matched: the candidates a linear model's bound
+    allows (bloom_candidates), or every pair; best top_k per own row; one-to-one."""
+    packed_own, packed_peer = Packed.of(own), Packed.of(peer)
+    keys = candidate_keys(packed_own, packed_peer, model)
+    if keys is None:
+        found = match(unpack(own), unpack(peer), model, method, progress)
+        return Matched(found, None)
+    rows_a, rows_b, features = score_keys(packed_own, packed_peer, keys)
+    scores = _decisions(features[:, None, :], model)[:, 0]
+    keep = scores > 0
+    accepted = matching.Matches(rows_a[keep], rows_b[keep], scores[keep])
+    ranked = _ranked(accepted, "a", method.top_k)
+    if progress is not None:
+        progress(len(own), len(own))
+    return Matched(matching.one_to_one(ranked, method.assignment), len(keys))
+
+
 def match(
     own: Unpacked,
     peer: Unpacked,
@@ -164,12 +198,12 @@ def link_in_process(
     rngs: tuple[np.random.Generator, np.random.Generator],
 ) -> BloomLinkage:
     """Both parties' phases in one process, each training on its own records only."""
-    filters = [unpack(agreement.encode(columns)) for columns in (alice, bob)]
+    filters = [agreement.encode(columns) for columns in (alice, bob)]
     models = [
         train(agreement, columns, rng)[0] for columns, rng in zip((alice, bob), rngs, strict=True)
     ]
-    of_alice = match(filters[0], filters[1], models[0], agreement.method)
-    of_bob = match(filters[1], filters[0], models[1], agreement.method)
+    of_alice = match_filters(filters[0], filters[1], models[0], agreement.method).matches
+    of_bob = match_filters(filters[1], filters[0], models[1], agreement.method).matches
     return BloomLinkage(
         set(zip(of_alice.rows_a.tolist(), of_alice.rows_b.tolist(), strict=True)),
         set(zip(of_bob.rows_b.tolist(), of_bob.rows_a.tolist(), strict=True)),

@@ -653,13 +653,15 @@ def match(
     row), then the agreed one-to-one assignment. `run` executes the candidate blocks (here, or on
     the party's own cluster)."""
     if agreement.bloom:
-        # Every pair, exact: the filters have no bound yet that would skip any.
-        own_filters = bloom.unpack(np.asarray(own[0 : own.shape[0]]))
-        peer_filters = bloom.unpack(np.asarray(peer[0 : peer.shape[0]]))
-        found = bloom_linkage.match(
-            own_filters, peer_filters, model, agreement.method, progress=progress
+        # The candidates a linear model's exact bound allows, or every pair.
+        matched = bloom_linkage.match_filters(
+            np.asarray(own[0 : own.shape[0]]),
+            np.asarray(peer[0 : peer.shape[0]]),
+            model,
+            agreement.method,
+            progress=progress,
         )
-        return Matched(found, None)
+        return Matched(matched.matches, matched.scored)
     selection = matching.Selection(model, agreement.method.top_k)
     outcome = candidates.accepted_pairs(
         own, peer, selection, run=run, progress=progress, standardise=agreement.standardise

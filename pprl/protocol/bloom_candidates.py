@@ -1,0 +1,162 @@
+"""Candidate pairs for the Bloom release: every pair a linear classifier can accept, found
+without scoring all pairs.
+
+A linear model's decision on a pair is b + sum_a w_a s_a(d_a) plus, for an attribute missing
+on one side or both, that indicator's weight (s_a caps a distance when the model saturates).
+For the rows of one missing pattern on each side, the attributes present on both sides with
+a negative weight are the only ones that can pull the decision down; everything else is at
+most a constant C. The decision exceeds 0 only if sum over those attributes of
+|w_a| s_a(d_a) < C. Split C in shares beta_a = C |w_a| t_a / sum_b |w_b| t_b (t_a: the
+largest s_a can be): if every attribute had |w_a| s_a(d_a) >= beta_a the sum would reach C,
+so at least one has d_a < t_a C / sum_b |w_b| t_b (pigeonhole). The candidates are the pairs
+with some attribute below that bound, found by comparing
+the distinct filters of each attribute: exact, so matching keeps exactly the pairs scoring
+all pairs keeps (`tests/test_bloom_candidates.py`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from pprl.protocol.bloom import FEATURES_PER_ENTRY, dice_distance
+from pprl.protocol.classifier import Model, full_weights
+from pprl.protocol.features import indicator_features
+
+# Bounds are loosened by this much so that float32 rounding never drops a pair.
+_SLACK = 1e-4
+_JOIN_BLOCK = 1024
+_SCORE_BLOCK = 1 << 18
+
+
+@dataclass(frozen=True)
+class Packed:
+    """Filters as 64-bit words, for popcounts of candidate pairs."""
+
+    words: np.ndarray  # (n, attributes, bits / 64) uint64
+    counts: np.ndarray  # (n, attributes) float32
+
+    @classmethod
+    def of(cls, filters: np.ndarray) -> Packed:
+        words = np.ascontiguousarray(filters).view(np.uint64)
+        counts = np.bitwise_count(words).sum(axis=-1, dtype=np.int64).astype(np.float32)
+        return cls(words, counts)
+
+
+def _weights(model: Model, entries: int) -> tuple[np.ndarray, float] | None:
+    if model.kind != "linear":
+        return None
+    weights = model.arrays["weights"]
+    if len(weights) != FEATURES_PER_ENTRY * entries:
+        weights = full_weights(weights, entries)
+    return np.asarray(weights, dtype=np.float64), float(model.arrays["bias"])
+
+
+def _patterns(missing: np.ndarray) -> dict[tuple[bool, ...], np.ndarray]:
+    """Rows by their missing pattern."""
+    keys, inverse = np.unique(missing, axis=0, return_inverse=True)
+    return {tuple(key.tolist()): np.flatnonzero(inverse.ravel() == g) for g, key in enumerate(keys)}
+
+
+def _bounds(
+    weights: np.ndarray, bias: float, caps: np.ndarray | None, pa: np.ndarray, pb: np.ndarray
+) -> dict[int, float] | None:
+    """Per constraining attribute, the distance below which a pair may be accepted (a pair is
+    a candidate when one attribute is); None when every pair of these patterns is a
+    candidate, {} when none is."""
+    entries = len(pa)
+    w, one_w, both_w = weights[:entries], weights[entries : 2 * entries], weights[2 * entries :]
+    top = np.ones(entries) if caps is None else np.minimum(1.0, caps[:entries])
+    present = ~pa & ~pb
+    constant = bias
+    constant += float(np.sum((w * top + one_w)[pa ^ pb]))
+    constant += float(np.sum((w * top + both_w)[pa & pb]))
+    constant += float(np.sum((w * top)[present & (w > 0)]))
+    useful = np.flatnonzero(present & (w < 0))
+    if len(useful) == 0:
+        return None if constant > 0 else {}
+    if constant <= 0:
+        return {}
+    # Split C among the attributes in proportion to the most each can take away,
+    # |w_a| top_a: each then has the same share of its range as its bound.
+    reach = float(np.sum(-w[useful] * top[useful]))
+    if reach <= constant:
+        return None  # even the farthest pair is not ruled out
+    share = constant / reach * (1 + _SLACK) + _SLACK
+    return {a: share * top[a] for a in useful.tolist()}
+
+
+def _distinct(words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct rows of (n, w) words and each row's index among them."""
+    distinct, inverse = np.unique(words, axis=0, return_inverse=True)
+    return distinct, inverse.ravel()
+
+
+def _close_pairs(
+    a: np.ndarray, b: np.ndarray, bound: float
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Pairs (i, j) of distinct filters (word rows) with Dice distance under `bound`."""
+    bits_a = np.unpackbits(a.view(np.uint8), axis=1).astype(np.float32)
+    bits_b = np.unpackbits(b.view(np.uint8), axis=1).astype(np.float32)
+    count_a, count_b = bits_a.sum(axis=1), bits_b.sum(axis=1)
+    for start in range(0, len(bits_a), _JOIN_BLOCK):
+        block = bits_a[start : start + _JOIN_BLOCK]
+        distance = dice_distance(
+            block @ bits_b.T, count_a[start : start + _JOIN_BLOCK, None], count_b[None, :]
+        )
+        i, j = np.nonzero(distance < bound)
+        yield i + start, j
+
+
+def candidate_keys(own: Packed, peer: Packed, model: Model) -> np.ndarray | None:
+    """Sorted distinct keys own_row * len(peer) + peer_row of every pair the model can
+    accept, or None when no bound applies (score all pairs)."""
+    entries = own.words.shape[1]
+    found = _weights(model, entries)
+    if found is None:
+        return None
+    weights, bias = found
+    caps = model.caps
+    n_b = len(peer.counts)
+    keys = []
+    for pattern_a, rows_a in _patterns(own.counts == 0).items():
+        for pattern_b, rows_b in _patterns(peer.counts == 0).items():
+            bounds = _bounds(weights, bias, caps, np.array(pattern_a), np.array(pattern_b))
+            if bounds is None:
+                keys.append((rows_a[:, None] * n_b + rows_b[None, :]).ravel())
+                continue
+            for a, bound in bounds.items():
+                values_a, of_a = _distinct(own.words[rows_a, a])
+                values_b, of_b = _distinct(peer.words[rows_b, a])
+                order_a, order_b = np.argsort(of_a, kind="stable"), np.argsort(of_b, kind="stable")
+                starts_a = np.searchsorted(of_a[order_a], np.arange(len(values_a) + 1))
+                starts_b = np.searchsorted(of_b[order_b], np.arange(len(values_b) + 1))
+                for us, vs in _close_pairs(values_a, values_b, bound):
+                    for u, v in zip(us.tolist(), vs.tolist(), strict=True):
+                        left = rows_a[order_a[starts_a[u] : starts_a[u + 1]]]
+                        right = rows_b[order_b[starts_b[v] : starts_b[v + 1]]]
+                        keys.append((left[:, None] * n_b + right[None, :]).ravel())
+    if not keys:
+        return np.empty(0, dtype=np.int64)
+    return np.unique(np.concatenate(keys))
+
+
+def score_keys(
+    own: Packed, peer: Packed, keys: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(own rows, peer rows, (k, 3A) features) of candidate pairs, from popcounts of the
+    packed words: the features bloom.block_features computes for the same pairs."""
+    n_b = len(peer.counts)
+    rows_a, rows_b = np.divmod(keys, n_b)
+    entries = own.words.shape[1]
+    features = np.empty((len(keys), FEATURES_PER_ENTRY * entries), dtype=np.float32)
+    for start in range(0, len(keys), _SCORE_BLOCK):
+        part = slice(start, start + _SCORE_BLOCK)
+        i, j = rows_a[part], rows_b[part]
+        shared = np.bitwise_count(own.words[i] & peer.words[j]).sum(axis=-1, dtype=np.int64)
+        ca, cb = own.counts[i], peer.counts[j]
+        features[part, :entries] = dice_distance(shared.astype(np.float32), ca, cb)
+        features[part, entries:] = indicator_features(ca == 0, cb == 0)
+    return rows_a, rows_b, features
