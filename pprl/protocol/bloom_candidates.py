@@ -88,10 +88,29 @@ def _bounds(
     return {a: share * top[a] for a in useful.tolist()}
 
 
-def _distinct(words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct rows of (n, w) words and each row's index among them."""
-    distinct, inverse = np.unique(words, axis=0, return_inverse=True)
-    return distinct, inverse.ravel()
+class _Groups:
+    """The distinct filters of some rows, and the rows holding each, grouped."""
+
+    def __init__(self, words: np.ndarray) -> None:
+        self.values, inverse = np.unique(words, axis=0, return_inverse=True)
+        inverse = inverse.ravel()
+        self.rows = np.argsort(inverse, kind="stable")  # positions, grouped by value
+        self.starts = np.searchsorted(inverse[self.rows], np.arange(len(self.values) + 1))
+
+    def sizes(self, values: np.ndarray) -> np.ndarray:
+        return self.starts[values + 1] - self.starts[values]
+
+
+def _expand(
+    left: _Groups, right: _Groups, us: np.ndarray, vs: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Positions (i, j) of every pair of rows holding the value pairs (us[p], vs[p])."""
+    size_a, size_b = left.sizes(us), right.sizes(vs)
+    total = size_a * size_b
+    pair = np.repeat(np.arange(len(us)), total)
+    offset = np.arange(int(total.sum())) - np.repeat(np.cumsum(total) - total, total)
+    i, j = np.divmod(offset, size_b[pair])
+    return left.rows[left.starts[us[pair]] + i], right.rows[right.starts[vs[pair]] + j]
 
 
 def _close_pairs(
@@ -128,16 +147,10 @@ def candidate_keys(own: Packed, peer: Packed, model: Model) -> np.ndarray | None
                 keys.append((rows_a[:, None] * n_b + rows_b[None, :]).ravel())
                 continue
             for a, bound in bounds.items():
-                values_a, of_a = _distinct(own.words[rows_a, a])
-                values_b, of_b = _distinct(peer.words[rows_b, a])
-                order_a, order_b = np.argsort(of_a, kind="stable"), np.argsort(of_b, kind="stable")
-                starts_a = np.searchsorted(of_a[order_a], np.arange(len(values_a) + 1))
-                starts_b = np.searchsorted(of_b[order_b], np.arange(len(values_b) + 1))
-                for us, vs in _close_pairs(values_a, values_b, bound):
-                    for u, v in zip(us.tolist(), vs.tolist(), strict=True):
-                        left = rows_a[order_a[starts_a[u] : starts_a[u + 1]]]
-                        right = rows_b[order_b[starts_b[v] : starts_b[v + 1]]]
-                        keys.append((left[:, None] * n_b + right[None, :]).ravel())
+                left, right = _Groups(own.words[rows_a, a]), _Groups(peer.words[rows_b, a])
+                for us, vs in _close_pairs(left.values, right.values, bound):
+                    i, j = _expand(left, right, us, vs)
+                    keys.append(rows_a[i] * n_b + rows_b[j])
     if not keys:
         return np.empty(0, dtype=np.int64)
     return np.unique(np.concatenate(keys))
