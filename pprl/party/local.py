@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from pprl.party.artifacts import LINKAGE_CSV, PEER_MATCHES_CSV
+from pprl.party.bloom_key import load_bloom_key
 from pprl.party.certs import make_development_pki
 from pprl.party.config import (
     DEFAULT_REIDENTIFICATION_LIMIT,
@@ -267,7 +268,8 @@ def check_inputs(deployment: Deployment) -> None:
         config = load_config(setup.config)
         inputs = load_inputs(config)
         kinds, scales = attribute_kinds(config), attribute_scales(config)
-        Agreement(inputs.reference, config.mapping, config.method, kinds, scales)
+        key = load_bloom_key(config.privacy.bloom_key) if config.privacy.bloom_key else None
+        Agreement(inputs.reference, config.mapping, config.method, kinds, scales, bloom_key=key)
 
 
 def generated_deployment(

@@ -54,10 +54,10 @@ def _weights(model: Model, entries: int) -> tuple[np.ndarray, float] | None:
     return np.asarray(weights, dtype=np.float64), float(model.arrays["bias"])
 
 
-def _patterns(missing: np.ndarray) -> dict[tuple[bool, ...], np.ndarray]:
-    """Rows by their missing pattern."""
-    keys, inverse = np.unique(missing, axis=0, return_inverse=True)
-    return {tuple(key.tolist()): np.flatnonzero(inverse.ravel() == g) for g, key in enumerate(keys)}
+def _patterns(missing: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct missing patterns (p, attributes) and each row's pattern index."""
+    patterns, inverse = np.unique(missing, axis=0, return_inverse=True)
+    return patterns, inverse.ravel()
 
 
 def _bounds(
@@ -102,21 +102,24 @@ class _Groups:
 
 
 def _expand(
-    left: _Groups, right: _Groups, us: np.ndarray, vs: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Positions (i, j) of every pair of rows holding the value pairs (us[p], vs[p])."""
+    left: _Groups, right: _Groups, us: np.ndarray, vs: np.ndarray, distances: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Positions (i, j) of every pair of rows holding the value pairs (us[p], vs[p]), with
+    the pair's distance."""
     size_a, size_b = left.sizes(us), right.sizes(vs)
     total = size_a * size_b
     pair = np.repeat(np.arange(len(us)), total)
     offset = np.arange(int(total.sum())) - np.repeat(np.cumsum(total) - total, total)
     i, j = np.divmod(offset, size_b[pair])
-    return left.rows[left.starts[us[pair]] + i], right.rows[right.starts[vs[pair]] + j]
+    rows_a = left.rows[left.starts[us[pair]] + i]
+    return rows_a, right.rows[right.starts[vs[pair]] + j], distances[pair]
 
 
 def _close_pairs(
     a: np.ndarray, b: np.ndarray, bound: float
-) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """Pairs (i, j) of distinct filters (word rows) with Dice distance under `bound`."""
+) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Pairs (i, j) of distinct filters (word rows) with Dice distance under `bound`, and
+    their distances."""
     bits_a = np.unpackbits(a.view(np.uint8), axis=1).astype(np.float32)
     bits_b = np.unpackbits(b.view(np.uint8), axis=1).astype(np.float32)
     count_a, count_b = bits_a.sum(axis=1), bits_b.sum(axis=1)
@@ -126,31 +129,62 @@ def _close_pairs(
             block @ bits_b.T, count_a[start : start + _JOIN_BLOCK, None], count_b[None, :]
         )
         i, j = np.nonzero(distance < bound)
-        yield i + start, j
+        yield i + start, j, distance[i, j]
+
+
+def _bound_table(
+    weights: np.ndarray,
+    bias: float,
+    caps: np.ndarray | None,
+    patterns_a: np.ndarray,
+    patterns_b: np.ndarray,
+) -> tuple[np.ndarray, list[tuple[int, int]]]:
+    """(p_a, p_b, attributes) bounds (-inf: no candidate through that attribute), and the
+    pattern pairs of which every pair is a candidate."""
+    table = np.full((len(patterns_a), len(patterns_b), patterns_a.shape[1]), -np.inf)
+    everything = []
+    for g, pattern_a in enumerate(patterns_a):
+        for h, pattern_b in enumerate(patterns_b):
+            bounds = _bounds(weights, bias, caps, pattern_a, pattern_b)
+            if bounds is None:
+                everything.append((g, h))
+            for a, bound in (bounds or {}).items():
+                table[g, h, a] = bound
+    return table, everything
 
 
 def candidate_keys(own: Packed, peer: Packed, model: Model) -> np.ndarray | None:
     """Sorted distinct keys own_row * len(peer) + peer_row of every pair the model can
-    accept, or None when no bound applies (score all pairs)."""
+    accept, or None when no bound applies (score all pairs).
+
+    One comparison of distinct filters per attribute, under the loosest bound any pair of
+    missing patterns allows it; each row pair found is then held to its own patterns' bound.
+    """
     entries = own.words.shape[1]
     found = _weights(model, entries)
     if found is None:
         return None
     weights, bias = found
-    caps = model.caps
     n_b = len(peer.counts)
+    patterns_a, of_a = _patterns(own.counts == 0)
+    patterns_b, of_b = _patterns(peer.counts == 0)
+    table, everything = _bound_table(weights, bias, model.caps, patterns_a, patterns_b)
     keys = []
-    for pattern_a, rows_a in _patterns(own.counts == 0).items():
-        for pattern_b, rows_b in _patterns(peer.counts == 0).items():
-            bounds = _bounds(weights, bias, caps, np.array(pattern_a), np.array(pattern_b))
-            if bounds is None:
-                keys.append((rows_a[:, None] * n_b + rows_b[None, :]).ravel())
-                continue
-            for a, bound in bounds.items():
-                left, right = _Groups(own.words[rows_a, a]), _Groups(peer.words[rows_b, a])
-                for us, vs in _close_pairs(left.values, right.values, bound):
-                    i, j = _expand(left, right, us, vs)
-                    keys.append(rows_a[i] * n_b + rows_b[j])
+    for g, h in everything:
+        rows_a, rows_b = np.flatnonzero(of_a == g), np.flatnonzero(of_b == h)
+        keys.append((rows_a[:, None] * n_b + rows_b[None, :]).ravel())
+    for a in range(entries):
+        loosest = float(table[:, :, a].max())
+        if loosest == -np.inf:
+            continue
+        rows_a = np.flatnonzero(own.counts[:, a] > 0)
+        rows_b = np.flatnonzero(peer.counts[:, a] > 0)
+        left, right = _Groups(own.words[rows_a, a]), _Groups(peer.words[rows_b, a])
+        for us, vs, distances in _close_pairs(left.values, right.values, loosest):
+            i, j, d = _expand(left, right, us, vs, distances)
+            i, j = rows_a[i], rows_b[j]
+            keep = d < table[of_a[i], of_b[j], a]
+            keys.append(i[keep] * n_b + j[keep])
     if not keys:
         return np.empty(0, dtype=np.int64)
     return np.unique(np.concatenate(keys))
