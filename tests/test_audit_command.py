@@ -192,3 +192,18 @@ def test_a_list_of_people_without_a_name_column_is_named_in_the_error(data: Path
     assert result.returncode == 2
     assert str(people) in result.stderr and "no column middle" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_bloom_release_is_attacked_with_the_key_the_peer_holds(data: Path) -> None:
+    key = data / "bloom.key"
+    key.write_text("ab" * 32 + "\n", encoding="ascii")
+    config = _config(data, 'encoding = "bloom"', f'bloom_key = "{key}"')
+    result, report = _audit_report(data, config, "bloom", "--seed", "1")
+    assert result.returncode == 1  # the default gate of 10% would refuse it
+    (bloom,) = report["results"]
+    assert bloom["release"] == "bloom" and bloom["attack"] == "bloom-dictionary"
+    assert set(bloom["attributes"]) == {"first", "middle", "last"}
+    for attribute in bloom["attributes"].values():
+        assert attribute["exact"] == attribute["nearest"] == 1.0
+    assert bloom["record_reidentified"] == 1.0
+    assert "Bloom filters of 1024 bits" in result.stdout

@@ -148,10 +148,20 @@ def run_audit(options: AuditOptions) -> dict[str, Any]:
             raise InputError(f'noise_sigma = "auto": {exc}', path=str(options.config)) from None
         agreement = agreement.with_noise(choice.sigma)
         method, words = agreement.method, agreement.noise_words()
-    print(f"attacking {size:,} sampled records, raw release", flush=True)
-    attacked = attacked_mapping(agreement)
-    raw = smash(truth, agreement.reference.columns, attacked, release=Release(), rng=rng)
-    results = [_row("raw", audit_tensor(raw, truth, attacked, Release(), dictionary))]
+    if agreement.bloom:
+        # What the daemon sends is its filters, and the peer holds the key: that attack only.
+        print(f"attacking {size:,} sampled records, Bloom filters with the key", flush=True)
+        identity = np.arange(size)
+        released = pipeline.Released(identity, agreement.smash(truth, rng))
+        report = pipeline.audit_rows(
+            agreement, released, identity, truth, dictionary, config.privacy.measure
+        )
+        results = [_row("bloom", report)]
+    else:
+        print(f"attacking {size:,} sampled records, raw release", flush=True)
+        attacked = attacked_mapping(agreement)
+        raw = smash(truth, agreement.reference.columns, attacked, release=Release(), rng=rng)
+        results = [_row("raw", audit_tensor(raw, truth, attacked, Release(), dictionary))]
     if method.noise_sigma:
         print(f"attacking {size:,} sampled records, defended release", flush=True)
         # What the daemon would send: its release (projected or distances), its noise.
