@@ -25,21 +25,19 @@ from typing import Any
 import numpy as np
 
 from pprl.bench.grid import machine
-from pprl.bench.in_process import link_tables
+from pprl.bench.in_process import link_tables, schema_tables
 from pprl.bench.peer import ALL_FIELDS, run_peer
 from pprl.files import write_text_atomic
-from pprl.party.config import records_schema
-from pprl.party.local import load_schema, read_truth
+from pprl.party.local import read_truth
 from pprl.protocol import pipeline, synthetic
 from pprl.protocol.audit import AuditReport, census_dictionary
 from pprl.protocol.bloom import BloomKey, BloomParams
 from pprl.protocol.bloom_audit import audit_filters
 from pprl.protocol.bloom_linkage import BloomAgreement, link_in_process
-from pprl.protocol.kinds import kinds_of, scales_of
 from pprl.protocol.method import method_params
 from pprl.protocol.metrics import Quality, linkage_quality
 from pprl.protocol.randomness import Randomness
-from pprl.protocol.records import RecordTable, load_records
+from pprl.protocol.records import RecordTable
 from pprl.protocol.reference import load_reference
 
 AUDITED = 1000
@@ -99,10 +97,7 @@ def bloom_release(
     filters = agreement.encode(alice.attributes)
     census = synthetic.census_names()
     report = audit_filters(
-        agreement.key,
-        agreement.params,
-        agreement.attributes,
-        agreement.kinds,
+        agreement,
         filters[sample],
         {name: [values[i] for i in sample] for name, values in alice.attributes.items()},
         [*census.first.names, *census.last.names],
@@ -128,24 +123,16 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    schema = load_schema(args.schema)
-    records = schema.get("records", {})
-    attributes = records_schema(records, args.schema)
-    kinds, scales = kinds_of(attributes), scales_of(attributes)
-    policy = records.get("on_bad_value", "error")
-    tables = (
-        load_records(args.records_a, records.get("id_column", "id"), attributes, policy),
-        load_records(args.records_b, records.get("id_column", "id"), attributes, policy),
-    )
-    truth = read_truth(args.truth)
-    mapping = [tuple(entry) for entry in schema["reference"]["mapping"]]
-    method = method_params(**schema.get("method", {}))
-    agreement = pipeline.Agreement(load_reference(args.reference), mapping, method, kinds, scales)
+    read = schema_tables(args.schema, args.records_a, args.records_b)
+    tables, truth = read.tables, read_truth(args.truth)
+    method = method_params(**read.method)
+    reference = load_reference(args.reference)
+    agreement = pipeline.Agreement(reference, read.mapping, method, read.kinds, read.scales)
     bloom = BloomAgreement(
         BloomKey.generate(),
         BloomParams(args.bits, args.hashes),
-        tuple(dict.fromkeys(attribute for attribute, _ in mapping)),
-        kinds,
+        tuple(dict.fromkeys(attribute for attribute, _ in read.mapping)),
+        read.kinds,
         method,
     )
     fields = ALL_FIELDS if args.peer_fields == "all" else tuple(args.peer_fields.split(","))

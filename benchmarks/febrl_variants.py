@@ -11,13 +11,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from pprl.bench.in_process import link_tables, method_choices
-from pprl.party.config import records_schema
-from pprl.party.local import load_schema, read_truth
+from pprl.bench.in_process import link_tables, method_choices, schema_tables
+from pprl.party.local import read_truth
 from pprl.protocol import pipeline
-from pprl.protocol.kinds import kinds_of, scales_of
 from pprl.protocol.method import method_params
-from pprl.protocol.records import load_records
 from pprl.protocol.reference import load_reference
 
 
@@ -33,20 +30,13 @@ def main() -> None:
         "--variant", action="append", default=[], help="KEY=VALUE[,KEY=VALUE] of [method]"
     )
     args = parser.parse_args()
-    schema = load_schema(args.schema)
-    records = schema.get("records", {})
-    attributes = records_schema(records, args.schema)
-    kinds, scales = kinds_of(attributes), scales_of(attributes)
-    policy = records.get("on_bad_value", "error")
-    alice = load_records(args.records_a, records.get("id_column", "id"), attributes, policy)
-    bob = load_records(args.records_b, records.get("id_column", "id"), attributes, policy)
+    read = schema_tables(args.schema, args.records_a, args.records_b)
     truth = read_truth(args.truth)
     reference = load_reference(args.reference)
-    mapping = [tuple(entry) for entry in schema["reference"]["mapping"]]
     for variant in args.variant or [""]:
-        method = method_params(**method_choices(schema.get("method", {}), variant))
-        agreement = pipeline.Agreement(reference, mapping, method, kinds, scales)
-        outcome = link_tables((alice, bob), truth, agreement, args.seed)
+        method = method_params(**method_choices(read.method, variant))
+        agreement = pipeline.Agreement(reference, read.mapping, method, read.kinds, read.scales)
+        outcome = link_tables(read.tables, truth, agreement, args.seed)
         quality = outcome.quality
         print(
             f"{variant or 'schema defaults':45s} precision {quality.precision:.4f} "

@@ -3,6 +3,8 @@ peer's dictionary attack with the key."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -151,12 +153,13 @@ def test_the_peer_with_the_key_reads_every_listed_name_and_without_it_none() -> 
     census = synthetic.census_names()
     names = [*census.first.names, *census.last.names]
     filters = encode(KEY, PARAMS, columns, ATTRIBUTES)
-    report = audit_filters(KEY, PARAMS, ATTRIBUTES, {}, filters, columns, names)
+    agreement = BloomAgreement(KEY, PARAMS, ATTRIBUTES, {}, method_params())
+    report = audit_filters(agreement, filters, columns, names)
     assert [a.attribute for a in report.attributes] == list(ATTRIBUTES)
     for audit in report.attributes:
         assert audit.in_dictionary == 1.0  # generated names are census names
         assert audit.result.exact_rate == 1.0
     assert report.record_reidentified == 1.0
     stranger = BloomKey(b"another key, not the parties'!!!")
-    blind = audit_filters(stranger, PARAMS, ATTRIBUTES, {}, filters, columns, names)
+    blind = audit_filters(dataclasses.replace(agreement, key=stranger), filters, columns, names)
     assert blind.record_exact == 0.0 and blind.record_reidentified < 0.05

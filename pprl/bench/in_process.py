@@ -10,12 +10,16 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from pprl.party.config import records_schema
+from pprl.party.local import load_schema
 from pprl.protocol import pipeline
+from pprl.protocol.kinds import kinds_of, scales_of
 from pprl.protocol.metrics import Quality, linkage_quality
 from pprl.protocol.randomness import Randomness
-from pprl.protocol.records import RecordTable
+from pprl.protocol.records import RecordTable, load_records
 
 
 def _value(text: str) -> object:
@@ -35,6 +39,34 @@ def method_choices(base: Mapping[str, Any], variant: str) -> dict[str, Any]:
         key, _, value = item.partition("=")
         choices[key] = _value(value)
     return choices
+
+
+@dataclass(frozen=True)
+class SchemaTables:
+    """Two record files read as a schema file describes them (benchmarks/febrl4/*.toml)."""
+
+    tables: tuple[RecordTable, RecordTable]
+    kinds: dict[str, str]
+    scales: dict[str, float]
+    mapping: list[tuple[str, str]]
+    method: dict[str, Any]  # the schema's [method] keys
+
+
+def schema_tables(schema_path: Path, records_a: Path, records_b: Path) -> SchemaTables:
+    schema = load_schema(schema_path)
+    records = schema.get("records", {})
+    attributes = records_schema(records, schema_path)
+    id_column, policy = records.get("id_column", "id"), records.get("on_bad_value", "error")
+    return SchemaTables(
+        (
+            load_records(records_a, id_column, attributes, policy),
+            load_records(records_b, id_column, attributes, policy),
+        ),
+        kinds_of(attributes),
+        scales_of(attributes),
+        [(attribute, column) for attribute, column in schema["reference"]["mapping"]],
+        schema.get("method", {}),
+    )
 
 
 @dataclass(frozen=True)

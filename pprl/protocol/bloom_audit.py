@@ -16,6 +16,7 @@ import numpy as np
 
 from pprl.protocol.audit import AttributeAudit, AuditReport, EntryAudit
 from pprl.protocol.bloom import BloomKey, BloomParams, FilterEncoder, unpack
+from pprl.protocol.bloom_linkage import BloomAgreement
 from pprl.protocol.combined import is_derived
 from pprl.protocol.kinds import DEFAULT_KIND
 
@@ -74,23 +75,22 @@ def attack_attribute(
 
 
 def audit_filters(
-    key: BloomKey,
-    params: BloomParams,
-    attributes: Sequence[str],
-    kinds: Mapping[str, str],
+    agreement: BloomAgreement,
     filters: np.ndarray,
     truth: Mapping[str, Sequence[str]],
     names: Sequence[str],
 ) -> AuditReport:
     """The attack on released (n, attributes, bits / 8) filters of records holding `truth`,
-    on every plain attribute of kind name (the dictionary holds names)."""
+    on every plain attribute of kind name (the dictionary holds names), by a peer holding
+    the agreement's key."""
+    key, params, kinds = agreement.key, agreement.params, agreement.kinds
     n = len(filters)
     recovered_all = np.ones(n, dtype=bool)
     exact_all = np.ones(n, dtype=bool)
     exposed = np.zeros(n, dtype=bool)
     audits = []
     listed = set(names)
-    for m, attribute in enumerate(attributes):
+    for m, attribute in enumerate(agreement.attributes):
         kind = kinds.get(attribute, DEFAULT_KIND)
         if is_derived(attribute) or kind != "name":
             continue

@@ -19,7 +19,6 @@ from typing import Any
 import numpy as np
 
 from pprl.protocol import (
-    bloom,
     bloom_audit,
     bloom_linkage,
     candidates,
@@ -201,6 +200,13 @@ class Agreement:
         """One filter per mapped attribute (the reference columns play no part)."""
         return tuple(dict.fromkeys(attribute for attribute, _ in self.mapping))
 
+    def bloom_agreement(self) -> bloom_linkage.BloomAgreement:
+        """What the Bloom release's own functions take."""
+        assert self.bloom_key is not None  # __init__ refuses bloom without a key
+        return bloom_linkage.BloomAgreement(
+            self.bloom_key, self.method.bloom, self.bloom_attributes, self.kinds, self.method
+        )
+
     @property
     def entries(self) -> int:
         """Values per record on the wire."""
@@ -281,10 +287,7 @@ class Agreement:
         by `key` when given (the same release in every run), else drawn from `rng`. Under
         the Bloom encoding, the records' filters."""
         if self.bloom:
-            assert self.bloom_key is not None  # __init__ refuses bloom without a key
-            return bloom.encode(
-                self.bloom_key, self.method.bloom, attributes, self.bloom_attributes, self.kinds
-            )
+            return self.bloom_agreement().encode(attributes)
         return smash(
             with_combined(attributes, [attribute for attribute, _ in self.mapping]),
             self.reference.columns,
@@ -399,13 +402,9 @@ def audit_rows(
     first when `stop_above` is given."""
     truth = {name: [values[released.order[t]] for t in rows] for name, values in attributes.items()}
     if agreement.bloom:
-        assert agreement.bloom_key is not None
         # The peer holds the key: it encodes the dictionary as this party encoded its names.
         return bloom_audit.audit_filters(
-            agreement.bloom_key,
-            agreement.method.bloom,
-            agreement.bloom_attributes,
-            agreement.kinds,
+            agreement.bloom_agreement(),
             released.tensor[rows],
             with_combined(truth, agreement.bloom_attributes),
             dictionary.names,
@@ -617,19 +616,8 @@ def train(
     """A party's classifier from its own records only (Algorithm 2), and its pair count."""
     rng = randomness.generator(TRAINING)
     if agreement.bloom:
-        return bloom_linkage.train(_bloom_agreement(agreement), attributes, rng)
+        return bloom_linkage.train(agreement.bloom_agreement(), attributes, rng)
     return fit(agreement, training_sample(agreement, attributes, rng), rng)
-
-
-def _bloom_agreement(agreement: Agreement) -> bloom_linkage.BloomAgreement:
-    assert agreement.bloom_key is not None
-    return bloom_linkage.BloomAgreement(
-        agreement.bloom_key,
-        agreement.method.bloom,
-        agreement.bloom_attributes,
-        agreement.kinds,
-        agreement.method,
-    )
 
 
 @dataclass(frozen=True)
