@@ -18,15 +18,13 @@ from typing import Any
 
 from pprl.bench.grid import machine
 from pprl.files import write_text_atomic
-from pprl.party.coordinator import Coordinator
 from pprl.party.local import (
     Deployment,
     Privacy,
     evaluate,
     prepare,
     read_truth,
-    start_daemon,
-    stop_daemon,
+    running,
     write_demo_data,
 )
 
@@ -50,18 +48,8 @@ def run(workdir: Path, data: Path, release: str) -> dict[str, Any]:
     deployment = prepare(workdir, records, data / "reference.csv", privacy=privacy)
     if release == "bloom":
         use_bloom(deployment, secrets.token_hex(32))
-    try:
-        for name in NAMES:
-            start_daemon(deployment, name)
-        coordinator = Coordinator(deployment.endpoints(), deployment.coordinator_tls)
-        try:
-            coordinator.wait_ready(60)
-            summary = coordinator.run(new=True)
-        finally:
-            coordinator.close()
-    finally:
-        for name in NAMES:
-            stop_daemon(deployment, name)
+    with running(deployment) as coordinator:
+        summary = coordinator.run(new=True)
     quality = evaluate(deployment, summary["run_id"], read_truth(data / "truth.csv"))["linkage"]
     return {
         "seconds": summary["seconds"],

@@ -22,15 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from pprl.party.config import DEFAULT_REIDENTIFICATION_LIMIT
-from pprl.party.coordinator import Coordinator
 from pprl.party.local import (
     Deployment,
     Privacy,
     evaluate,
     prepare,
     read_truth,
-    start_daemon,
-    stop_daemon,
+    running,
     write_demo_data,
 )
 from pprl.party.sessions import Session
@@ -47,10 +45,7 @@ def pair_truth(data: Path, pair: tuple[str, str]) -> set[tuple[str, str]]:
 def _deployed(workdir: Path, data: Path, names: tuple[str, ...], limit: float) -> Deployment:
     privacy = Privacy(max_reidentification=limit)
     records = {n: data / f"{n}.csv" for n in names}
-    deployment = prepare(workdir, records, data / "reference.csv", privacy=privacy)
-    for name in names:
-        start_daemon(deployment, name)
-    return deployment
+    return prepare(workdir, records, data / "reference.csv", privacy=privacy)
 
 
 def _pair_row(deployment: Deployment, data: Path, run: dict[str, Any]) -> dict[str, Any]:
@@ -71,16 +66,8 @@ def _pair_row(deployment: Deployment, data: Path, run: dict[str, Any]) -> dict[s
 
 def session(workdir: Path, data: Path, limit: float) -> dict[str, Any]:
     deployment = _deployed(workdir / "three", data, NAMES, limit)
-    try:
-        coordinator = Coordinator(deployment.endpoints(), deployment.coordinator_tls)
-        try:
-            coordinator.wait_ready(60)
-            summary = Session(coordinator, "alice").run(new=True)
-        finally:
-            coordinator.close()
-    finally:
-        for name in NAMES:
-            stop_daemon(deployment, name)
+    with running(deployment) as coordinator:
+        summary = Session(coordinator, "alice").run(new=True)
     return {
         "seconds": summary["seconds"],
         "pairs": [_pair_row(deployment, data, run) for run in summary["pairs"]],
@@ -90,16 +77,8 @@ def session(workdir: Path, data: Path, limit: float) -> dict[str, Any]:
 def two_party(workdir: Path, data: Path, limit: float) -> dict[str, Any]:
     """Alice and Bob alone, as a two-party deployment: the baseline of a session's pair."""
     deployment = _deployed(workdir / "two", data, ("alice", "bob"), limit)
-    try:
-        coordinator = Coordinator(deployment.endpoints(), deployment.coordinator_tls)
-        try:
-            coordinator.wait_ready(60)
-            summary = coordinator.run(new=True)
-        finally:
-            coordinator.close()
-    finally:
-        for name in ("alice", "bob"):
-            stop_daemon(deployment, name)
+    with running(deployment) as coordinator:
+        summary = coordinator.run(new=True)
     return _pair_row(deployment, data, {"pair": ["alice", "bob"], **summary})
 
 

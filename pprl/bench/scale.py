@@ -20,15 +20,13 @@ from typing import Any
 import numpy as np
 
 from pprl.party.artifacts import MODEL, ORDER, OWN_TENSOR, PEER_TENSOR
-from pprl.party.coordinator import Coordinator
 from pprl.party.local import (
     PARTIES,
     Privacy,
     evaluate,
     prepare,
     read_truth,
-    start_daemon,
-    stop_daemon,
+    running,
     write_demo_data,
 )
 from pprl.party.state import run_dir
@@ -93,21 +91,11 @@ def _end_to_end(workdir: Path, size: int, options: ScaleOptions, log: Log) -> di
         workdir, records, data / "reference.csv", options.classifier, privacy=privacy
     )
     summaries = []
-    try:
-        for name in PARTIES:
-            start_daemon(deployment, name)
-        coordinator = Coordinator(deployment.endpoints(), deployment.coordinator_tls)
-        try:
-            coordinator.wait_ready(60)
-            for run in range(options.runs):
-                summaries.append(coordinator.run(new=True))
-                if options.runs > 1:
-                    log(f"n={size}: run {run + 1}/{options.runs} in {summaries[-1]['seconds']} s")
-        finally:
-            coordinator.close()
-    finally:
-        for name in PARTIES:
-            stop_daemon(deployment, name)
+    with running(deployment) as coordinator:
+        for run in range(options.runs):
+            summaries.append(coordinator.run(new=True))
+            if options.runs > 1:
+                log(f"n={size}: run {run + 1}/{options.runs} in {summaries[-1]['seconds']} s")
     first, last = summaries[0], summaries[-1]
     quality = evaluate(deployment, last["run_id"], read_truth(data / "truth.csv"))
     end = {

@@ -16,6 +16,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -259,6 +261,24 @@ def _peer_tables(name: str, ports: dict[str, int]) -> list[str]:
     for other in others:
         lines += [header, f"identity = {_toml(other)}", f'address = "127.0.0.1:{ports[other]}"']
     return lines
+
+
+@contextmanager
+def running(deployment: Deployment, wait_seconds: float = 60) -> Iterator[Coordinator]:
+    """Every party's daemon started and a coordinator that found them ready; the coordinator
+    closed and the daemons stopped after, whatever happened."""
+    try:
+        for name in deployment.parties:
+            start_daemon(deployment, name)
+        coordinator = Coordinator(deployment.endpoints(), deployment.coordinator_tls)
+        try:
+            coordinator.wait_ready(wait_seconds)
+            yield coordinator
+        finally:
+            coordinator.close()
+    finally:
+        for name in deployment.parties:
+            stop_daemon(deployment, name)
 
 
 def check_inputs(deployment: Deployment) -> None:

@@ -44,7 +44,7 @@ from pprl.protocol.kinds import check_scale
 from pprl.protocol.method import (
     MethodParams,
     agreement_description,
-    agreement_digest,
+    description_digest,
     reference_sha256,
 )
 from pprl.protocol.noise_choice import NoiseChoice, choose_sigma
@@ -258,14 +258,7 @@ class Agreement:
         )
 
     def digest(self) -> str:
-        return agreement_digest(
-            self.reference,
-            self.mapping,
-            self.method,
-            self.kinds,
-            self.scales,
-            self._key_commitment(),
-        )
+        return description_digest(self.description())
 
     def noise_labels(self) -> list[str]:
         """Per mapping entry, everything its keyed noise must differ by: the reference
