@@ -8,6 +8,17 @@ attributes sets different bits. One filter per attribute keeps the attributes ap
 classifier weighs each attribute's Dice distance, and a missing value is an empty filter,
 told apart from any value (every non-empty value sets at least one bit).
 
+Numbers and places take FEDERAL's random-threshold encoding instead of q-grams, so that the
+Dice distance of two filters follows the distance of the values: each of `WINDOWS` keyed
+functions lays a randomly shifted (and, for places, rotated) grid of intervals `WINDOW_UNITS`
+units of the attribute's scale wide over the line (a quantity) or over space (coordinates,
+as points on the Earth in metres), and sets the bit its key puts on the interval the value
+falls in. Two values d units apart share a function's interval with probability
+max(0, 1 - d / WINDOW_UNITS) per dimension, so the expected share of common bits falls
+linearly with the distance, to none at WINDOW_UNITS; and every value sets the same number of
+bits (up to collisions), FEDERAL's point: a filter's weight says nothing about its value.
+FEDERAL fixes N centres over a known range; a keyed shifted grid needs no range to be agreed.
+
 The key decides everything a filter shows; without it the bits are opaque. The peer of a
 two-party run holds it, so it can encode any list of names and look the filters up:
 `pprl.protocol.bloom_audit` measures that attack.
@@ -17,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import math
 import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -31,6 +43,11 @@ MIN_KEY_BYTES = 16
 # 32 bytes of HMAC-SHA256 give 16 positions of 16 bits.
 MAX_HASHES = 16
 PAD = "\x02"  # a character no normalised value holds, so padding never meets a real q-gram
+# Kinds encoded by position rather than by q-grams, with the dimensions of their points.
+NUMERIC_DIMENSIONS = {"quantity": 1, "coordinates": 3}
+WINDOWS = 64  # interval functions per value, each setting one bit
+WINDOW_UNITS = 16.0  # an interval's width, in units of the attribute's scale
+EARTH_RADIUS_M = 6_371_008.8
 
 
 class BloomKeyError(ValueError):
@@ -127,19 +144,96 @@ class FilterEncoder:
         return packed[np.fromiter((distinct[k] for k in keys), np.int64, len(keys))]
 
 
+def points(kind: str, values: Sequence[str], scale: float) -> np.ndarray:
+    """(n, dimensions) positions in units of `scale`: a quantity on the line; coordinates
+    ("lat,lon" in degrees) on the Earth's surface in metres, as 3-D points, so that nearby
+    places are near in every direction whatever the latitude, with no projection to agree."""
+    if kind == "quantity":
+        return np.array([[float(value) / scale] for value in values], dtype=np.float64)
+    pairs = [value.split(",") for value in values]
+    radians = np.radians(np.array(pairs, dtype=np.float64).reshape(len(values), 2))
+    latitude, longitude = radians[:, 0], radians[:, 1]
+    xyz = np.stack(
+        [
+            np.cos(latitude) * np.cos(longitude),
+            np.cos(latitude) * np.sin(longitude),
+            np.sin(latitude),
+        ],
+        axis=1,
+    )
+    return xyz * (EARTH_RADIUS_M / scale)
+
+
+class WindowEncoder:
+    """One numeric attribute's filters: the keyed grids are drawn once from the key."""
+
+    def __init__(
+        self, key: BloomKey, params: BloomParams, attribute: str, kind: str, scale: float
+    ) -> None:
+        if not math.isfinite(scale) or scale <= 0:
+            raise ValueError(f"attribute {attribute!r} is a {kind} and needs a scale > 0")
+        self.params, self.kind, self.scale = params, kind, scale
+        self._key = key.secret
+        self._label = f"{attribute}\x1f{kind}\x1fwindows\x1f".encode()
+        dimensions = NUMERIC_DIMENSIONS[kind]
+        seed = hmac.digest(self._key, self._label + b"grids", "sha256")
+        rng = np.random.default_rng(int.from_bytes(seed, "big"))
+        gaussian = rng.standard_normal((WINDOWS, dimensions, dimensions))
+        self._rotations = np.linalg.qr(gaussian)[0]  # orthogonal: distances unchanged
+        self._offsets = rng.uniform(0.0, WINDOW_UNITS, (WINDOWS, dimensions))
+
+    def cells(self, values: Sequence[str]) -> np.ndarray:
+        """(n, WINDOWS, dimensions) int64: each value's interval under every function."""
+        at = np.einsum("wij,nj->nwi", self._rotations, points(self.kind, values, self.scale))
+        return np.floor((at + self._offsets) / WINDOW_UNITS).astype(np.int64)
+
+    def encode(self, values: Sequence[str]) -> np.ndarray:
+        """(n, bits / 8) packed filters; a missing value ("") sets no bit."""
+        present = [i for i, value in enumerate(values) if value]
+        bits = np.zeros((len(values), self.params.bits), dtype=bool)
+        if present:
+            cells = self.cells([values[i] for i in present])
+            functions = np.broadcast_to(np.arange(WINDOWS)[None, :, None], (*cells.shape[:2], 1))
+            keys = np.concatenate([functions, cells], axis=2).reshape(-1, cells.shape[2] + 1)
+            distinct, inverse = np.unique(keys, axis=0, return_inverse=True)
+            mask = self.params.bits - 1
+            positions = np.array(
+                [
+                    int.from_bytes(
+                        hmac.digest(self._key, self._label + row.tobytes(), "sha256")[:2], "little"
+                    )
+                    & mask
+                    for row in distinct.astype("<i8")
+                ],
+                dtype=np.int64,
+            )
+            rows = np.repeat(np.array(present, dtype=np.int64), WINDOWS)
+            bits[rows, positions[inverse.reshape(-1)]] = True
+        return np.packbits(bits, axis=1)
+
+
 def encode(
     key: BloomKey,
     params: BloomParams,
     columns: Mapping[str, Sequence[str]],
     attributes: Sequence[str],
     kinds: Mapping[str, str] | None = None,
+    scales: Mapping[str, float] | None = None,
 ) -> np.ndarray:
     """(n, attributes, bits / 8) uint8: each record's filters, attribute by attribute; an
-    attribute named `a+b` is the combined filter of a and b (pprl.protocol.combined)."""
-    kinds = kinds or {}
-    encoded = []
+    attribute named `a+b` is the combined filter of a and b (pprl.protocol.combined). A
+    quantity or coordinates attribute takes the window encoding in units of its scale."""
+    kinds, scales = kinds or {}, scales or {}
+    encoded: list[np.ndarray] = []
     for name in attributes:
-        encoder = FilterEncoder(key, params, name, kinds.get(parts(name)[0], DEFAULT_KIND))
+        kind = kinds.get(parts(name)[0], DEFAULT_KIND)
+        if kind in NUMERIC_DIMENSIONS and not is_combined(name):
+            if name not in scales:
+                raise ValueError(f"attribute {name!r} is a {kind} and needs a scale")
+            values = [value or "" for value in columns[name]]
+            encoded.append(WindowEncoder(key, params, name, kind, scales[name]).encode(values))
+            continue
+        encoder = FilterEncoder(key, params, name, kind)
         if is_combined(name):
             encoded.append(encoder.encode(*(columns[part] for part in parts(name))))
         else:  # a plain attribute, or an initial entry's first letters

@@ -10,7 +10,7 @@ one product per attribute over all pairs.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -82,9 +82,10 @@ class BloomAgreement:
     attributes: tuple[str, ...]
     kinds: Mapping[str, str]
     method: MethodParams
+    scales: Mapping[str, float] = field(default_factory=dict)  # quantities' and places'
 
     def encode(self, columns: Columns) -> np.ndarray:
-        return encode(self.key, self.params, columns, self.attributes, self.kinds)
+        return encode(self.key, self.params, columns, self.attributes, self.kinds, self.scales)
 
 
 def train(

@@ -204,7 +204,12 @@ class Agreement:
         """What the Bloom release's own functions take."""
         assert self.bloom_key is not None  # __init__ refuses bloom without a key
         return bloom_linkage.BloomAgreement(
-            self.bloom_key, self.method.bloom, self.bloom_attributes, self.kinds, self.method
+            self.bloom_key,
+            self.method.bloom,
+            self.bloom_attributes,
+            self.kinds,
+            self.method,
+            self.scales,
         )
 
     @property
