@@ -160,8 +160,16 @@ def run_audit(options: AuditOptions) -> dict[str, Any]:
     else:
         print(f"attacking {size:,} sampled records, raw release", flush=True)
         attacked = attacked_mapping(agreement)
-        raw = smash(truth, agreement.reference.columns, attacked, release=Release(), rng=rng)
-        results = [_row("raw", audit_tensor(raw, truth, attacked, Release(), dictionary))]
+        raw = smash(
+            truth,
+            agreement.reference.columns,
+            attacked,
+            release=Release(),
+            rng=rng,
+            metric=agreement.metric,
+        )
+        attacker = dictionary.under(agreement.metric)
+        results = [_row("raw", audit_tensor(raw, truth, attacked, Release(), attacker))]
     if method.noise_sigma:
         print(f"attacking {size:,} sampled records, defended release", flush=True)
         # What the daemon would send: its release (projected or distances), its noise.

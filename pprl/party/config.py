@@ -23,6 +23,7 @@ from pprl.protocol.matching import ASSIGNMENTS
 from pprl.protocol.method import (
     BLOOM_KEYS,
     ENCODINGS,
+    KEYED_ENCODINGS,
     MethodParams,
     default_classifier,
     method_params,
@@ -435,18 +436,21 @@ def _optional_file(section: _Section, key: str) -> Path | None:
 
 
 def _bloom(section: _Section) -> dict[str, Any]:
-    """The Bloom-filter settings, refusing what that release does not do yet: noise, and the
-    noise-dependent settings, are for the reference release."""
+    """The Bloom-filter settings, refusing what the filters sent as they are do not do:
+    noise, and the noise-dependent settings, are for the releases of distances."""
     encoding = _choice(section, "encoding", ENCODINGS, "reference")
     keys = [key for key in BLOOM_KEYS if key in section.data]
-    if encoding != "bloom":
+    if encoding not in KEYED_ENCODINGS:
         if keys:
-            raise section._error(keys[0], 'applies to encoding = "bloom" only')
+            raise section._error(keys[0], 'applies to encoding = "bloom" or "bloom-distances" only')
         return {}
-    for key in ("noise_sigma", "attack_success", "feature", "release", "soft_top_k"):
+    sent_as_they_are = ("noise_sigma", "attack_success", "feature", "release", "soft_top_k")
+    for key in sent_as_they_are if encoding == "bloom" else ():
         if key in section.data and not (key == "noise_sigma" and section.data[key] == 0):
             raise section._error(
-                key, 'does not apply to encoding = "bloom" (Bloom filters take no noise yet)'
+                key,
+                'does not apply to encoding = "bloom" (the filters are sent as they are; '
+                'encoding = "bloom-distances" releases their noisy distances)',
             )
     defaults = MethodParams()
     settings = {key: section.count(key, getattr(defaults, key)) for key in BLOOM_KEYS}
@@ -636,9 +640,10 @@ def load_config(path: str | Path) -> PartyConfig:
     privacy = _privacy(top.section("privacy", required=False))
     gate_on = privacy.max_reidentification < 1
     method_params = _method(method, gate_on)
-    if method_params.encoding == "bloom" and privacy.bloom_key is None:
+    if method_params.keyed and privacy.bloom_key is None:
         raise InputError(
-            'encoding = "bloom" needs the key file both parties hold ([privacy] bloom_key)',
+            f"encoding = {method_params.encoding!r} needs the key file both parties hold "
+            "([privacy] bloom_key)",
             path=str(path),
             field="privacy.bloom_key",
         )

@@ -24,7 +24,7 @@ def check_startup(config: PartyConfig) -> None:
     check_roles(config)
     check_certificate(config)
     check_state_dir(config.state_dir)
-    if config.method.encoding == "bloom" and config.privacy.bloom_key is not None:
+    if config.method.keyed and config.privacy.bloom_key is not None:
         load_bloom_key(config.privacy.bloom_key)  # missing or short: refused before serving
 
 

@@ -79,7 +79,7 @@ class PhaseFailed(PprlError):
 
 def party_bloom_key(config: PartyConfig) -> BloomKey | None:
     """The Bloom-filter key when the method encodes values as Bloom filters."""
-    if config.method.encoding != "bloom" or config.privacy.bloom_key is None:
+    if not config.method.keyed or config.privacy.bloom_key is None:
         return None
     return load_bloom_key(config.privacy.bloom_key)
 

@@ -33,6 +33,7 @@ import numpy as np
 from rapidfuzz.distance import Levenshtein
 
 from pprl.protocol import synthetic
+from pprl.protocol.distances import Metric
 from pprl.protocol.release import (
     ArrayStore,
     ProjectedRelease,
@@ -251,6 +252,25 @@ class Dictionary:
         self._probes: dict[tuple[str, int], np.ndarray] = {}
         self._projected: dict[str, np.ndarray] = {}
         self._spaces: dict[tuple[str, ...], tuple[np.ndarray, np.ndarray]] = {}
+        self.metric: Metric | None = None
+        self._under: dict[str, Dictionary] = {}
+
+    def under(self, metric: Metric | None) -> Dictionary:
+        """The same names and prior, their vectors in `metric`'s distances (an attacker who
+        holds the Bloom key encodes its guesses as the party did); kept per metric."""
+        if metric is None:
+            return self
+        if metric.identity not in self._under:
+            other = object.__new__(Dictionary)
+            other.__dict__.update(self.__dict__)
+            other._whole, other._rows, other._probes = {}, {}, {}
+            other._projected, other._spaces, other._under = {}, {}, {}
+            other.metric = metric
+            other._names_digest = hashlib.sha256(
+                self._names_digest + metric.identity.encode()
+            ).digest()
+            self._under[metric.identity] = other
+        return self._under[metric.identity]
 
     def vectors(self, column: str, rows: np.ndarray | None = None) -> np.ndarray:
         """(d, R) distance vectors of every name, or of the names at `rows` (computed once
@@ -258,7 +278,9 @@ class Dictionary:
         if column in self._whole:
             return self._whole[column] if rows is None else self._whole[column][rows]
         if rows is None:
-            self._whole[column] = smash_values(self.names, self._columns[column])
+            self._whole[column] = smash_values(
+                self.names, self._columns[column], metric=self.metric
+            )
             return self._whole[column]
         if column not in self._rows:
             shape = (len(self.names), self.width(column))
@@ -266,7 +288,9 @@ class Dictionary:
         computed, store = self._rows[column]
         missing = rows[~computed[rows]]
         if len(missing):
-            store[missing] = smash_values([self.names[i] for i in missing], self._columns[column])
+            store[missing] = smash_values(
+                [self.names[i] for i in missing], self._columns[column], metric=self.metric
+            )
             computed[missing] = True
         return store[rows]
 
@@ -304,7 +328,9 @@ class Dictionary:
             blocks = [
                 grid.project(
                     smash_values(
-                        self.names[start : start + _DICTIONARY_ROWS], self._columns[column]
+                        self.names[start : start + _DICTIONARY_ROWS],
+                        self._columns[column],
+                        metric=self.metric,
                     )
                 )
                 for start in range(0, len(self.names), _DICTIONARY_ROWS)
@@ -322,7 +348,7 @@ class Dictionary:
         """(d, width) distances of every name to the column's first `width` values."""
         if (column, width) not in self._probes:
             values = list(self._columns[column])[:width]
-            self._probes[column, width] = smash_values(self.names, values)
+            self._probes[column, width] = smash_values(self.names, values, metric=self.metric)
         return self._probes[column, width]
 
 

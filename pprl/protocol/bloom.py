@@ -288,3 +288,51 @@ def block_features(a: Unpacked, b: Unpacked) -> np.ndarray:
     missing_b = np.broadcast_to(b.missing[None, :, :], (n_a, n_b, entries))
     out[:, :, entries:] = indicator_features(missing_a, missing_b)
     return out
+
+
+_DISTANCE_ROWS = 4096
+
+
+@dataclass(frozen=True, eq=False)
+class FilterDistance:
+    """The Hamming distance of two values' keyed filters, in place of the edit distance, for
+    encoding "bloom-distances": a record is released as its filters' noisy distances to the
+    reference values' filters, the similarities FedSim's appendix noises and bounds. Every
+    q-gram kind shares one label (numbers and places are windowed in their own scale), so a
+    record's filter and a reference value's compare, and an attacker's guess is encoded as
+    the value was."""
+
+    key: BloomKey
+    params: BloomParams
+
+    @property
+    def identity(self) -> str:
+        """What cached reference figures must differ by (the key only by its commitment)."""
+        return f"bloom-hamming/{self.params.to_dict()}/{self.key.commitment()}"
+
+    def filters(self, values: Sequence[str], kind: str, scale: float | None) -> Unpacked:
+        if kind in NUMERIC_DIMENSIONS:
+            if scale is None:
+                raise ValueError(f"a {kind} needs its scale")
+            encoder = WindowEncoder(self.key, self.params, "distance", kind, scale)
+            return unpack(encoder.encode(list(values))[:, None, :])
+        packed = FilterEncoder(self.key, self.params, "distance", "q-grams").encode(list(values))
+        return unpack(packed[:, None, :])
+
+    def table(
+        self,
+        values_a: Sequence[str],
+        values_b: Sequence[str],
+        kind: str,
+        clamp: int,
+        scale: float | None,
+    ) -> np.ndarray:
+        """(len(a), len(b)) uint8 Hamming distances, anything above `clamp` - 1 as `clamp`."""
+        a, b = self.filters(values_a, kind, scale), self.filters(values_b, kind, scale)
+        out = np.empty((len(a), len(b)), dtype=np.uint8)
+        for start in range(0, len(a), _DISTANCE_ROWS):
+            stop = start + _DISTANCE_ROWS
+            common = a.bits[start:stop, 0] @ b.bits[:, 0].T
+            hamming = a.counts[start:stop, 0, None] + b.counts[None, :, 0] - 2 * common
+            out[start:stop] = np.minimum(np.rint(hamming), clamp)
+        return out

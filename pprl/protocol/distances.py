@@ -11,6 +11,7 @@ reference height of 170 are 11 units apart at a scale of 0.5.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
 import numpy as np
 from rapidfuzz import process
@@ -22,15 +23,35 @@ from pprl.protocol.kinds import DEFAULT_KIND, swap_day_month
 _QUANTITY_CELLS = 1 << 22
 
 
+class Metric(Protocol):
+    """A distance other than the kind's own (pprl.protocol.bloom.FilterDistance)."""
+
+    @property
+    def identity(self) -> str: ...
+
+    def table(
+        self,
+        values_a: Sequence[str],
+        values_b: Sequence[str],
+        kind: str,
+        clamp: int,
+        scale: float | None,
+    ) -> np.ndarray: ...
+
+
 def kind_distances(
     values_a: Sequence[str],
     values_b: Sequence[str],
     kind: str = DEFAULT_KIND,
     clamp: int = 254,
     scale: float | None = None,
+    metric: Metric | None = None,
 ) -> np.ndarray:
     """(len(a), len(b)) uint8 distances of the kind between present (non-empty) values;
-    anything above `clamp` - 1 reads as `clamp`. `scale` is a quantity's unit of distance."""
+    anything above `clamp` - 1 reads as `clamp`. `scale` is a quantity's unit of distance;
+    `metric`, when given, replaces the kind's distance."""
+    if metric is not None:
+        return metric.table(values_a, values_b, kind, clamp, scale)
     if kind == "quantity":
         if scale is None:
             raise ValueError("a quantity's distance needs its scale")

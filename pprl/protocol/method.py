@@ -23,7 +23,11 @@ from pprl.protocol.reference import MappingEntry, ReferenceSet
 from pprl.protocol.release import RELEASES
 
 DESCRIPTION_VERSION = 2
-ENCODINGS = ("reference", "bloom")
+# "reference": edit distances to the reference set; "bloom": keyed Bloom filters, sent as
+# they are; "bloom-distances": the filters' Hamming distances to the reference values'
+# filters, released (and noised) as the reference release's distances are.
+ENCODINGS = ("reference", "bloom", "bloom-distances")
+KEYED_ENCODINGS = ("bloom", "bloom-distances")
 BLOOM_KEYS = ("bloom_bits", "bloom_hashes", "bloom_q")
 # The description's entry for the commitment to the parties' Bloom-filter key (never the key).
 BLOOM_KEY_COMMITMENT = "bloom_key"
@@ -96,6 +100,11 @@ class MethodParams:
         return out
 
     @property
+    def keyed(self) -> bool:
+        """Whether the encoding needs the parties' shared Bloom-filter key."""
+        return self.encoding in KEYED_ENCODINGS
+
+    @property
     def bloom(self) -> BloomParams:
         return BloomParams(self.bloom_bits, self.bloom_hashes, self.bloom_q)
 
@@ -153,8 +162,8 @@ def method_params(
     encoding = rest.get("encoding", defaults.encoding)
     if encoding not in ENCODINGS:
         raise ValueError(f"unknown encoding {encoding!r}; expected one of {', '.join(ENCODINGS)}")
-    if encoding == "bloom":
-        check_bloom(noise_sigma, rest.get("soft_top_k", 0), rest)
+    if encoding in KEYED_ENCODINGS:
+        check_bloom(encoding, noise_sigma, rest.get("soft_top_k", 0), rest)
     release = rest.pop("release", None)
     if release is None:
         release = "projected" if feature == "projected-cosine" else defaults.release
@@ -177,15 +186,20 @@ def method_params(
     )
 
 
-def check_bloom(noise_sigma: float, soft_top_k: int, rest: dict[str, Any]) -> None:
-    """What the Bloom-filter release does not do yet, refused rather than ignored."""
-    if noise_sigma:
+def check_bloom(encoding: str, noise_sigma: float, soft_top_k: int, rest: dict[str, Any]) -> None:
+    """The filters' settings, and what the filters sent as they are cannot do, refused
+    rather than ignored."""
+    if encoding == "bloom" and noise_sigma:
         raise ValueError(
-            'encoding "bloom" takes no noise yet (noise_sigma must be 0): the privacy gate '
-            "measures what the peer, who holds the key, reads from the filters"
+            'encoding "bloom" sends the filters themselves, which take no noise (noise_sigma '
+            'must be 0); encoding "bloom-distances" releases their noisy distances to the '
+            "reference set's filters instead"
         )
-    if soft_top_k:
-        raise ValueError('encoding "bloom" does not write soft links yet (soft_top_k must be 0)')
+    if encoding == "bloom" and soft_top_k:
+        raise ValueError(
+            'encoding "bloom" does not write soft links (soft_top_k must be 0); '
+            '"bloom-distances" does'
+        )
     BloomParams(
         rest.get("bloom_bits", BloomParams.bits),
         rest.get("bloom_hashes", BloomParams.hashes),
@@ -233,7 +247,7 @@ def agreement_description(
     given = scales or {}
     if mapped_scales := {a: float(given[a]) for a, _ in mapping if a in given}:
         description["scales"] = mapped_scales
-    if params.encoding == "bloom":
+    if params.keyed:
         # Two keys that differ give filters that cannot be compared: the commitment tells,
         # and the key itself never leaves the party.
         description[BLOOM_KEY_COMMITMENT] = bloom_key

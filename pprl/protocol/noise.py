@@ -72,17 +72,25 @@ def gaussian_epsilon(sigma: float, sensitivity: float, delta: float) -> float:
 DELTA = 1e-5
 
 
-def describe(sigma: float, sigma0: float, coordinates: int, delta: float = DELTA) -> str:
-    """sigma, what it is in edits, the per-coordinate attack success and the Gaussian
-    mechanism's epsilon, for one value changed by one edit: each of its `coordinates` released
-    distances moves by at most one edit (1 / sigma0 standardised), an L2 sensitivity of
-    sqrt(coordinates) / sigma0."""
+def describe(
+    sigma: float,
+    sigma0: float,
+    coordinates: int,
+    delta: float = DELTA,
+    unit: str = "edits",
+    change: float = 1.0,
+) -> str:
+    """sigma, what it is in the distances' unit, the per-coordinate attack success and the
+    Gaussian mechanism's epsilon, for one value changed by one edit: each of its
+    `coordinates` released distances moves by at most `change` units (one edit; up to 2 q
+    hashes bits between Bloom filters), an L2 sensitivity of change sqrt(coordinates) /
+    sigma0."""
     if sigma == 0:
         return "no noise: the released distances are exact"
-    epsilon = gaussian_epsilon(sigma, math.sqrt(coordinates) / sigma0, delta)
+    epsilon = gaussian_epsilon(sigma, change * math.sqrt(coordinates) / sigma0, delta)
     caveat = "" if epsilon < 1 else " (the classical bound holds for epsilon < 1 only)"
     return (
-        f"noise sigma {sigma:.4g} ({sigma * sigma0:.3g} edits, sigma0 {sigma0:.3g}): "
+        f"noise sigma {sigma:.4g} ({sigma * sigma0:.3g} {unit}, sigma0 {sigma0:.3g}): "
         f"per-coordinate attack success tau {attack_success(sigma, sigma0):.4f}; "
         f"Gaussian mechanism epsilon {epsilon:.4g} at delta {delta:g} for a one-edit change "
         f"over {coordinates} coordinates{caveat}"

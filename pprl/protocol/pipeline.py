@@ -36,7 +36,7 @@ from pprl.protocol.audit import (
     audit_tensor,
     vector_counts,
 )
-from pprl.protocol.bloom import BloomKey
+from pprl.protocol.bloom import BloomKey, FilterDistance
 from pprl.protocol.combined import base_names, combined_kinds, is_initial, with_combined
 from pprl.protocol.features import Standardise
 from pprl.protocol.keyed_noise import NoiseKey
@@ -89,8 +89,8 @@ class Agreement:
         self.mapping = tuple(mapping)
         self.method = method
         self._given = (reference, dict(kinds or {}), dict(scales or {}))
-        if method.encoding == "bloom" and bloom_key is None:
-            raise ValueError('encoding "bloom" needs the key both parties hold')
+        if method.keyed and bloom_key is None:
+            raise ValueError(f"encoding {method.encoding!r} needs the key both parties hold")
         self.bloom_key = bloom_key
         # Keeps the reference set's figures (statistics, principal directions) between runs.
         self._store = store
@@ -152,6 +152,7 @@ class Agreement:
             kinds=self.kinds,
             scales=self.scales,
             store=self._store,
+            metric=self.metric,
         )
 
     @property
@@ -171,6 +172,7 @@ class Agreement:
             kinds=self.kinds,
             scales=self.scales,
             store=self._store,
+            metric=self.metric,
         )
 
     @cached_property
@@ -193,7 +195,17 @@ class Agreement:
 
     @property
     def bloom(self) -> bool:
+        """Whether the filters themselves are sent."""
         return self.method.encoding == "bloom"
+
+    @cached_property
+    def metric(self) -> FilterDistance | None:
+        """The filters' Hamming distance when it replaces the edit distance
+        ("bloom-distances"); None for the kinds' own distances."""
+        if self.method.encoding != "bloom-distances":
+            return None
+        assert self.bloom_key is not None  # __init__ refuses it without a key
+        return FilterDistance(self.bloom_key, self.method.bloom)
 
     @property
     def bloom_attributes(self) -> tuple[str, ...]:
@@ -269,6 +281,8 @@ class Agreement:
         """Per mapping entry, everything its keyed noise must differ by: the reference
         values, the entry and how it is compared, the noise and what is released."""
         shared = f"{reference_sha256(self.reference)}|{self.release.noise!r}|{self.method.release}"
+        if self.metric is not None:  # other distances: draws unrelated to the edit release's
+            shared += f"|{self.metric.identity}"
         return [
             f"{shared}|{attribute}->{column}|{self.kinds[attribute]}|{self.scales.get(attribute)}"
             for attribute, column in self.mapping
@@ -298,6 +312,7 @@ class Agreement:
             scales=self.scales,
             key=key,
             labels=self.noise_labels() if key is not None else (),
+            metric=self.metric,
         )
 
     def noise_words(self) -> str:
@@ -309,7 +324,13 @@ class Agreement:
             )
         per_attribute = max(sum(1 for a, _ in self.mapping if a == b) for b, _ in self.mapping)
         coordinates = per_attribute * len(self.reference)
-        return noise.describe(self.method.noise_sigma, self.sigma0, coordinates)
+        if self.metric is None:
+            return noise.describe(self.method.noise_sigma, self.sigma0, coordinates)
+        # One edit removes and adds at most q q-grams, each setting `hashes` bits.
+        change = 2 * self.method.bloom_q * self.method.bloom_hashes
+        return noise.describe(
+            self.method.noise_sigma, self.sigma0, coordinates, unit="bits", change=change
+        )
 
 
 def quantity_scales(kinds: Mapping[str, str], scales: Mapping[str, float]) -> dict[str, float]:
@@ -410,6 +431,7 @@ def audit_rows(
     entries = attacked_entries(agreement)
     if not entries:
         return AuditReport(len(rows), [], 0.0, 0.0, 0.0)
+    dictionary = dictionary.under(agreement.metric)
     mapping = [agreement.mapping[m] for m in entries]
     whole = released.tensor[:, entries, :]
     releases = [agreement.releases[m] for m in entries]
@@ -422,7 +444,13 @@ def audit_rows(
     reports = []
     if population is not None:
         report = attack_population(
-            whole[rows], truth, mapping, releases, agreement.reference.columns, population
+            whole[rows],
+            truth,
+            mapping,
+            releases,
+            agreement.reference.columns,
+            population,
+            metric=agreement.metric,
         )
         reports.append(report)
         if stop_above is not None and report.rate(measure) > stop_above:

@@ -22,6 +22,7 @@ import numpy as np
 from rapidfuzz.distance import Levenshtein
 
 from pprl.protocol.audit import AttributeAudit, AuditReport, EntryAudit
+from pprl.protocol.distances import Metric
 from pprl.protocol.release import ProjectedRelease, Release
 from pprl.protocol.smashing import smash_values
 
@@ -58,10 +59,13 @@ class Population:
         attribute: str,
         columns: Sequence[Sequence[str]],
         encoders: Sequence[Release | ProjectedRelease],
+        metric: Metric | None = None,
     ) -> np.ndarray:
         """(u, K) float64 coordinates of the attribute's distinct values over its entries side
         by side, as the attacker computes them for any value it guesses (no noise)."""
         digest = hashlib.sha256(attribute.encode())
+        if metric is not None:
+            digest.update(metric.identity.encode() + b"\0")
         for column, encoder in zip(columns, encoders, strict=True):
             digest.update("\n".join(column).encode() + b"\0")
             if isinstance(encoder, ProjectedRelease):
@@ -71,7 +75,7 @@ class Population:
             values, _ = self.values(attribute)
             parts = []
             for column, encoder in zip(columns, encoders, strict=True):
-                distances = smash_values(values, column)
+                distances = smash_values(values, column, metric=metric)
                 parts.append(
                     encoder.project(distances)
                     if isinstance(encoder, ProjectedRelease)
@@ -98,9 +102,11 @@ def attack_population(
     reference_columns: Mapping[str, Sequence[str]],
     population: Population,
     tolerance: int = 1,
+    metric: Metric | None = None,
 ) -> AuditReport:
     """Attack (n, M, W) released codes of records holding `truth` (column-wise) with a list
-    of people; `mapping` and `encoders` per entry of `codes`."""
+    of people; `mapping` and `encoders` per entry of `codes`; `metric` the release's distance
+    when it is not the edit distance."""
     n = len(codes)
     attributes = [a for a in dict.fromkeys(a for a, _ in mapping) if a in population.attributes]
     missing = [a for a in dict.fromkeys(a for a, _ in mapping) if a not in population.attributes]
@@ -114,7 +120,7 @@ def attack_population(
         released = np.concatenate(
             [used[j].decode(codes[:, m, :]) for j, m in enumerate(entries)], axis=1
         ).astype(np.float64)
-        cost = _squared(released, population.space(attribute, columns, used))
+        cost = _squared(released, population.space(attribute, columns, used, metric))
         values, _ = population.values(attribute)
         blank = np.array([v == "" for v in values])
         # A value one side lacks says nothing: the row's typical cost, whoever it is.

@@ -36,7 +36,7 @@ from typing import Protocol
 
 import numpy as np
 
-from pprl.protocol.distances import kind_distances
+from pprl.protocol.distances import Metric, kind_distances
 from pprl.protocol.features import FEATURES, MISSING_CODE, Standardise
 from pprl.protocol.kinds import DEFAULT_KIND
 
@@ -264,14 +264,25 @@ class _Column:
     daemon computes it only when a figure is missing."""
 
     def __init__(
-        self, values: list[str], kind: str, scale: float | None, store: ArrayStore | None
+        self,
+        values: list[str],
+        kind: str,
+        scale: float | None,
+        store: ArrayStore | None,
+        metric: Metric | None = None,
     ) -> None:
         self.values, self.kind, self.scale, self.store = values, kind, scale, store
-        self.identity = _key("column-v1", kind, repr(scale), "\n".join(values))
+        self.metric = metric
+        parts = ["column-v1", kind, repr(scale), "\n".join(values)]
+        if metric is not None:
+            parts.append(metric.identity)
+        self.identity = _key(*parts)
 
     @cached_property
     def distances(self) -> np.ndarray:
-        table = kind_distances(self.values, self.values, self.kind, scale=self.scale)
+        table = kind_distances(
+            self.values, self.values, self.kind, scale=self.scale, metric=self.metric
+        )
         return table.astype(np.int32).astype(np.float64)
 
     @cached_property
@@ -301,6 +312,8 @@ class _Column:
         k = kept_components(len(self.values))
         digest = hashlib.sha256(f"directions-v1\0{self.kind}\0{self.scale!r}\0".encode())
         digest.update("\n".join(self.values).encode())
+        if self.metric is not None:
+            digest.update(b"\0" + self.metric.identity.encode())
 
         def compute() -> np.ndarray:
             _, _, directions = np.linalg.svd(self.distances - centre, full_matrices=False)
@@ -344,6 +357,7 @@ def reference_statistics(
     kinds: Mapping[str, str] | None = None,
     scales: Mapping[str, float] | None = None,
     store: ArrayStore | None = None,
+    metric: Metric | None = None,
 ) -> ReferenceStatistics:
     """Statistics of the public reference set only, so both parties compute the same ones.
 
@@ -352,6 +366,7 @@ def reference_statistics(
     `kinds` gives each mapped attribute's kind, and so the distance of its column, and
     `scales` each quantity's scale; `store` keeps every figure between runs (a stored figure
     is the computed one, bit for bit, so a party with a warm store agrees with one without).
+    `metric` replaces the kinds' distances (the Bloom filters' Hamming distance).
     """
     comparisons = {
         column: ((kinds or {}).get(a, DEFAULT_KIND), (scales or {}).get(a)) for a, column in mapping
@@ -361,7 +376,7 @@ def reference_statistics(
         values = list(reference_columns[column])
         if len(values) < 2:
             raise ValueError(f"reference column {column!r} needs at least two values")
-        columns[column] = _Column(values, kind, scale, store)
+        columns[column] = _Column(values, kind, scale, store, metric)
     centre, spread, components, projections = {}, {}, {}, {}
     for column, figures in columns.items():
         centre[column], spread[column] = figures.figures()

@@ -15,7 +15,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from pprl.protocol.distances import kind_distances
+from pprl.protocol.distances import Metric, kind_distances
 from pprl.protocol.features import MISSING_CODE
 from pprl.protocol.keyed_noise import NoiseKey
 from pprl.protocol.kinds import DEFAULT_KIND
@@ -41,12 +41,13 @@ def distance_table(
     kind: str = DEFAULT_KIND,
     empty_is_missing: bool = True,
     scale: float | None = None,
+    metric: Metric | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(codes_a, codes_b, table): distance(a[i], b[j]) = table[codes_a[i], codes_b[j]], uint8
     distances between distinct values; anything above `clamp` - 1 reads as `clamp`. A missing
     value of `values_a` (the empty string) gets MISSING_CODE in its whole row, unless
     `empty_is_missing` is False (the plain baseline compares the strings it is given).
-    `scale` is a quantity's unit of distance.
+    `scale` is a quantity's unit of distance; `metric` replaces the kind's distance.
 
     Clamping keeps the wire format one byte per distance; names are far shorter than 254, and
     255 is left for missing values.
@@ -59,7 +60,7 @@ def distance_table(
     table = np.full((len(distinct_a), len(distinct_b)), MISSING_CODE, dtype=np.uint8)
     if present:
         values = [distinct_a[i] for i in present]
-        table[present] = kind_distances(values, distinct_b, kind, clamp, scale)
+        table[present] = kind_distances(values, distinct_b, kind, clamp, scale, metric)
     return codes_a, codes_b, table
 
 
@@ -73,13 +74,16 @@ def smash_values(
     scale: float | None = None,
     key: NoiseKey | None = None,
     label: str = "",
+    metric: Metric | None = None,
 ) -> np.ndarray:
     """(n, R) uint8 distances of each value to each reference value, or their released codes
     ((n, k) for a projected release): `release` noises each distinct value once (see
     pprl.protocol.release), with draws from `key` and `label` when a key is given
     (pprl.protocol.keyed_noise), else from `rng`. Missing values stay MISSING_CODE: there is
     no distance to noise."""
-    codes, ref_codes, table = distance_table(values, reference_values, clamp, kind, scale=scale)
+    codes, ref_codes, table = distance_table(
+        values, reference_values, clamp, kind, scale=scale, metric=metric
+    )
     if release is None:
         return table[np.ix_(codes, ref_codes)]
     missing = table[:, 0] == MISSING_CODE if table.size else np.zeros(0, dtype=bool)
@@ -108,6 +112,7 @@ def smash(
     scales: Mapping[str, float] | None = None,
     key: NoiseKey | None = None,
     labels: Sequence[str] = (),
+    metric: Metric | None = None,
 ) -> np.ndarray:
     """(n, |M|, R) uint8: one distance vector (or its released codes) per record and entry.
 
@@ -116,7 +121,8 @@ def smash(
     deduplicates repeated names. `release` is one for every entry or one per entry (a
     projected release is per reference column, and makes the last axis k wide). `kinds` maps
     attributes to their kind (default: names), and `scales` quantities to their scale.
-    With a noise `key`, each entry's noise is keyed by its label in `labels`.
+    With a noise `key`, each entry's noise is keyed by its label in `labels`. `metric`
+    replaces every kind's distance (the Bloom filters' Hamming distance).
     """
     sizes = {len(values) for values in reference_columns.values()}
     if len(sizes) != 1:
@@ -138,7 +144,9 @@ def smash(
         values, reference_values = attributes[attribute], reference_columns[column]
         label = labels[m] if key is not None else ""
         slices.append(
-            smash_values(values, reference_values, clamp, encoder, rng, kind, scale, key, label)
+            smash_values(
+                values, reference_values, clamp, encoder, rng, kind, scale, key, label, metric
+            )
         )
         if progress is not None:
             progress(len(slices), len(mapping))
