@@ -4,6 +4,7 @@ configuration refuses."""
 from __future__ import annotations
 
 import json
+import re
 import secrets
 import subprocess
 import sys
@@ -23,9 +24,11 @@ pytestmark = pytest.mark.integration
 
 
 def _bloom(
-    keys: dict[str, str], method: dict[str, dict[str, str]] | None = None
+    keys: dict[str, str],
+    method: dict[str, dict[str, str]] | None = None,
+    encoding: str = "bloom",
 ) -> Callable[[Deployment], None]:
-    """A configure hook: encoding = "bloom" on both daemons, each with its own key file."""
+    """A configure hook: a Bloom encoding on both daemons, each with its own key file."""
 
     def configure(deployment: Deployment) -> None:
         for name, party in deployment.parties.items():
@@ -33,7 +36,7 @@ def _bloom(
             key.write_text(keys[name] + "\n", encoding="ascii")
             text = party.config.read_text(encoding="utf-8")
             extra = "".join(f"{k} = {v}\n" for k, v in (method or {}).get(name, {}).items())
-            text = text.replace("[method]\n", f'[method]\nencoding = "bloom"\n{extra}', 1)
+            text = text.replace("[method]\n", f'[method]\nencoding = "{encoding}"\n{extra}', 1)
             text = text.replace("[privacy]\n", f'[privacy]\nbloom_key = "{key}"\n', 1)
             party.config.write_text(text, encoding="utf-8")
 
@@ -77,6 +80,34 @@ def test_the_default_gate_refuses_to_send_bloom_filters(deploy):
     result, _ = _run(deployment)
     assert result.returncode != 0
     assert "PRIVACY_GATE" in result.stderr and "nothing was sent" in result.stderr
+
+
+def test_noisy_filter_distances_pass_the_default_gate_and_say_tau_and_epsilon_in_bits(deploy):
+    """encoding = "bloom-distances": the gate chooses the noise on the filters' distances to
+    the reference set's filters, attacked by a peer who holds the key."""
+    shared = secrets.token_hex(32)
+    keyed = _bloom({"alice": shared, "bob": shared}, encoding="bloom-distances")
+
+    def configure(deployment: Deployment) -> None:
+        keyed(deployment)
+        # 150 reference rows: the gate's attack on 1,000 takes minutes in CI
+        path = deployment.workdir / "data/reference.csv"
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        path.write_text("".join(lines[:151]), encoding="utf-8")
+
+    deployment = deploy(
+        size=200, overlap=0.9, configure=configure, privacy=Privacy(max_reidentification=0.10)
+    )
+    result, summary = _run(deployment)
+    assert result.returncode == 0, result.stderr
+    assert re.search(r"noise sigma [0-9.]+ \([0-9.]+ bits, sigma0 [0-9.]+\)", result.stdout)
+    assert "attack success tau" in result.stdout and "epsilon" in result.stdout
+    reidentified = [p["privacy"]["reidentified"] for p in summary["parties"].values()]
+    assert max(reidentified) <= 0.10
+    quality = evaluate(
+        deployment, summary["run_id"], read_truth(deployment.workdir / "data/truth.csv")
+    )
+    assert quality["linkage"]["f1"] >= 0.5, quality  # 0.66 measured: 150 rows, heavy noise
 
 
 @pytest.mark.parametrize(
@@ -177,6 +208,7 @@ def test_bloom_without_noise_may_say_so(tmp_path: Path) -> None:
         ('encoding = "bloom"\nnoise_sigma = 1.5', "method.noise_sigma"),
         ('encoding = "bloom"\nnoise_sigma = "auto"', "method.noise_sigma"),
         ('encoding = "bloom"\nsoft_top_k = 3', "method.soft_top_k"),
+        ('encoding = "reference"\nbloom_q = 3', "method.bloom_q"),
         ('encoding = "bloom"\nbloom_bits = 1000', "method.bloom_bits"),
         ("bloom_bits = 512", "method.bloom_bits"),
         ('encoding = "clk"', "method.encoding"),
@@ -190,3 +222,29 @@ def test_bloom_settings_that_cannot_work_are_refused(
     with pytest.raises(InputError) as caught:
         load_config(_config(tmp_path, f'bloom_key = "{key}"', method))
     assert caught.value.field == field
+
+
+@pytest.mark.parametrize(
+    "noise", ["noise_sigma = 0.5", 'noise_sigma = "auto"', "attack_success = 0.05"]
+)
+def test_filter_distances_take_noise(tmp_path: Path, noise: str) -> None:
+    key = tmp_path / "bloom.key"
+    key.write_text(secrets.token_hex(32), encoding="ascii")
+    method = f'encoding = "bloom-distances"\n{noise}'
+    config = load_config(_config(tmp_path, f'bloom_key = "{key}"', method))
+    assert config.method.encoding == "bloom-distances" and config.method.keyed
+    # noise decides the defaults as for the reference release: the projected features
+    assert config.method.feature == "projected-cosine"
+
+
+def test_filter_distances_under_the_default_gate_choose_their_noise(tmp_path: Path) -> None:
+    key = tmp_path / "bloom.key"
+    key.write_text(secrets.token_hex(32), encoding="ascii")
+    config = load_config(_config(tmp_path, f'bloom_key = "{key}"', 'encoding = "bloom-distances"'))
+    assert config.auto_noise and config.method.feature == "projected-cosine"
+
+
+def test_filter_distances_without_a_key_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="needs the key file") as caught:
+        load_config(_config(tmp_path, "", 'encoding = "bloom-distances"'))
+    assert caught.value.field == "privacy.bloom_key"

@@ -464,7 +464,7 @@ def _bloom(section: _Section) -> dict[str, Any]:
 def _method(section: _Section, gate_on: bool) -> MethodParams:
     defaults = MethodParams()
     bloom = _bloom(section)
-    if bloom:
+    if bloom.get("encoding") == "bloom":
         gate_on = False  # no noise to choose: the gate measures, and refuses above its limit
     negatives = section.count("negatives_per_positive", defaults.negatives_per_positive)
     sigma = section.data.get("noise_sigma", 0.0)

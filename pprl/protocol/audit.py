@@ -492,7 +492,8 @@ def _attack_entries(
         return attack_projected(
             codes, truth, dictionary, columns, projected, tolerance, penalty, groups
         )
-    released = encoders[0].decode(codes.reshape(len(codes), -1))
+    # An explicit width: no row may be left to attack (every record settled already).
+    released = encoders[0].decode(codes.reshape(len(codes), codes.shape[1] * codes.shape[2]))
     if penalty is None or penalty.ndim == 1:
         return attack(released, truth, dictionary, columns, tolerance, penalty)
     # The distance release's pruning bounds hold for one penalty: one attack per group.
