@@ -8,6 +8,11 @@ quality, bytes each party sends, time and the peer's dictionary attack on each r
         --reference febrl4/ref_all.csv --schema benchmarks/febrl4/schema_names.toml \\
         --peer-fields given_name,surname --json docs/results/bloom_febrl4_names.json
 
+With --sigmas, each noise scale adds two rows: the reference release and the filters'
+distances to the reference set's filters (encoding "bloom-distances"), both with Gaussian
+noise sigma (FedSim's standardised units), each with its attack success tau and Gaussian
+mechanism epsilon, and the attack measured on it.
+
 The attacks use the census first names and surnames (the privacy gate's dictionary) on 1,000
 of Alice's records: on the reference release, the gate's strongest attacker; on the Bloom
 release, the peer encoding the dictionary with the key it holds (bloom_audit). The anonlink
@@ -29,7 +34,7 @@ from pprl.bench.in_process import link_tables, schema_tables
 from pprl.bench.peer import ALL_FIELDS, run_peer
 from pprl.files import write_text_atomic
 from pprl.party.local import read_truth
-from pprl.protocol import pipeline, synthetic
+from pprl.protocol import noise, pipeline, synthetic
 from pprl.protocol.audit import AuditReport, census_dictionary
 from pprl.protocol.bloom import BloomKey, BloomParams
 from pprl.protocol.bloom_audit import audit_filters
@@ -78,7 +83,20 @@ def reference_release(
         "seconds": round(outcome.seconds, 1),
         "bytes_per_party": int(released.tensor.nbytes),
         "leakage": _leakage(report),
+        "noise": _noise(agreement),
     }
+
+
+def _noise(agreement: pipeline.Agreement) -> dict[str, Any]:
+    """sigma, sigma0 and the distances' unit, tau and epsilon (for a one-edit change)."""
+    sigma, sigma0 = agreement.method.noise_sigma, agreement.sigma0
+    coordinates, change, unit = agreement.sensitivity
+    out: dict[str, Any] = {"sigma": sigma, "sigma0": round(sigma0, 3), "unit": unit}
+    if sigma > 0:
+        sensitivity = change * coordinates**0.5 / sigma0
+        out["tau"] = round(noise.attack_success(sigma, sigma0), 4)
+        out["epsilon"] = round(noise.gaussian_epsilon(sigma, sensitivity, noise.DELTA), 1)
+    return out
 
 
 def bloom_release(
@@ -121,6 +139,7 @@ def main() -> None:
     parser.add_argument("--bits", type=int, default=BloomParams.bits)
     parser.add_argument("--hashes", type=int, default=BloomParams.hashes)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--sigmas", type=float, nargs="*", help="noise scales to compare")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     read = schema_tables(args.schema, args.records_a, args.records_b)
@@ -128,8 +147,9 @@ def main() -> None:
     method = method_params(**read.method)
     reference = load_reference(args.reference)
     agreement = pipeline.Agreement(reference, read.mapping, method, read.kinds, read.scales)
+    key = BloomKey.generate()
     bloom = BloomAgreement(
-        BloomKey.generate(),
+        key,
         BloomParams(args.bits, args.hashes),
         tuple(dict.fromkeys(attribute for attribute, _ in read.mapping)),
         read.kinds,
@@ -138,7 +158,22 @@ def main() -> None:
     fields = ALL_FIELDS if args.peer_fields == "all" else tuple(args.peer_fields.split(","))
     began = time.perf_counter()
     peer = run_peer(args.records_a, args.records_b, truth, fields)
+    distances = pipeline.Agreement(
+        reference,
+        read.mapping,
+        method_params(**read.method, encoding="bloom-distances"),
+        read.kinds,
+        read.scales,
+        bloom_key=key,
+    )
+    noisy: dict[str, dict[str, Any]] = {}
+    for sigma in args.sigmas or ():
+        for name, base in (("reference release", agreement), ("bloom distances", distances)):
+            noisy[f"{name} sigma {sigma:g}"] = reference_release(
+                tables, truth, base.with_noise(sigma), args.seed
+            )
     rows = {
+        **noisy,
         "reference release": reference_release(tables, truth, agreement, args.seed),
         "bloom release": bloom_release(tables, truth, bloom, args.seed),
         "anonlink (best threshold)": {
@@ -150,20 +185,29 @@ def main() -> None:
     }
     result = {
         "command": "python benchmarks/bloom_compare.py "
-        + " ".join(f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items() if v is not None),
+        + " ".join(
+            f"--{k.replace('_', '-')} " + (" ".join(map(str, v)) if isinstance(v, list) else str(v))
+            for k, v in vars(args).items()
+            if v is not None
+        ),
         "machine": machine(),
         "records": [len(t) for t in tables],
         "bloom": {"bits": args.bits, "hashes": args.hashes, "attributes": list(bloom.attributes)},
         "rows": rows,
         "wall_seconds": round(time.perf_counter() - began, 1),
     }
-    print(f"{'release':<27} {'P':>7} {'R':>7} {'F1':>7} {'s':>6} {'KB/party':>9} {'re-id':>6}")
+    print(
+        f"{'release':<34} {'P':>7} {'R':>7} {'F1':>7} {'s':>6} {'KB/party':>9} {'re-id':>6} "
+        f"{'tau':>7} {'epsilon':>8}"
+    )
     for name, row in rows.items():
         leak = row.get("leakage", {}).get("records_reidentified")
+        terms = row.get("noise", {})
         print(
-            f"{name:<27} {row['precision']:7.4f} {row['recall']:7.4f} {row['f1']:7.4f} "
+            f"{name:<34} {row['precision']:7.4f} {row['recall']:7.4f} {row['f1']:7.4f} "
             f"{row['seconds']:6.1f} {row['bytes_per_party'] / 1e3:9.0f} "
             + ("     -" if leak is None else f"{leak:6.1%}")
+            + f" {terms.get('tau', '-'):>7} {terms.get('epsilon', '-'):>8}"
         )
     if args.json:
         write_text_atomic(args.json, json.dumps(result, indent=2) + "\n")

@@ -322,15 +322,21 @@ class Agreement:
                 f"Bloom filters of {self.method.bloom_bits} bits, {self.method.bloom_hashes} "
                 f"hashes per {self.method.bloom_q}-gram, no noise"
             )
+        coordinates, change, unit = self.sensitivity
+        return noise.describe(
+            self.method.noise_sigma, self.sigma0, coordinates, unit=unit, change=change
+        )
+
+    @property
+    def sensitivity(self) -> tuple[int, float, str]:
+        """What one edit of one value moves: the released coordinates one attribute spans,
+        by how much each at most, and in what unit (edits, or bits between Bloom filters,
+        where one edit removes and adds at most q q-grams of `hashes` bits each)."""
         per_attribute = max(sum(1 for a, _ in self.mapping if a == b) for b, _ in self.mapping)
         coordinates = per_attribute * len(self.reference)
         if self.metric is None:
-            return noise.describe(self.method.noise_sigma, self.sigma0, coordinates)
-        # One edit removes and adds at most q q-grams, each setting `hashes` bits.
-        change = 2 * self.method.bloom_q * self.method.bloom_hashes
-        return noise.describe(
-            self.method.noise_sigma, self.sigma0, coordinates, unit="bits", change=change
-        )
+            return coordinates, 1.0, "edits"
+        return coordinates, 2.0 * self.method.bloom_q * self.method.bloom_hashes, "bits"
 
 
 def quantity_scales(kinds: Mapping[str, str], scales: Mapping[str, float]) -> dict[str, float]:
