@@ -43,8 +43,9 @@ from pprl.protocol.reference import (
     load_reference,
 )
 
-# These corrupt fields of kind date, number and quantity, which generated data has none of.
-OTHER_KINDS = ("date", "digit", "quantity")
+# These corrupt fields of kind date, number, quantity and coordinates, which generated data
+# has none of.
+OTHER_KINDS = ("date", "digit", "quantity", "coordinates")
 NAME_PHENOMENA = tuple(p for p in PHENOMENA if p not in OTHER_KINDS)
 OVERLAP = "overlap"
 # As docs/results.md's register rows: the mixture alone, and with partial overlap and namesakes.

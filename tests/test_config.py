@@ -857,6 +857,18 @@ def test_a_quantity_takes_its_scale_from_scales(tmp_path: Path) -> None:
     assert attribute_scales(config) == {"height": 0.5, "lat": 1.0}
 
 
+def test_coordinates_take_their_scale_in_metres_from_scales(tmp_path: Path) -> None:
+    data = minimal()
+    data["records"] |= {
+        "attributes": ["first", "home"],
+        "kinds": {"home": "coordinates"},
+        "scales": {"home": 50},
+    }
+    config = load_config(write(tmp_path, data))
+    assert config.schema == (Attribute("first"), Attribute("home", "coordinates", scale=50.0))
+    assert attribute_scales(config) == {"home": 50.0}
+
+
 @pytest.mark.parametrize(
     ("records", "field", "words"),
     [
@@ -864,6 +876,22 @@ def test_a_quantity_takes_its_scale_from_scales(tmp_path: Path) -> None:
             {"kinds": {"first": "quantity"}},
             "records.scales.first",
             "quantity first needs its scale",
+        ),
+        (
+            {"kinds": {"first": "coordinates"}},
+            "records.scales.first",
+            "missing: coordinates first need their scale, the metres that count as one unit of "
+            "distance and the tolerance",
+        ),
+        (
+            {"kinds": {"first": "coordinates"}, "scales": {"first": 0}},
+            "records.scales.first",
+            "must be a positive number",
+        ),
+        (
+            {"kinds": {"last": "coordinates"}, "scales": {"first": 50}},
+            "records.scales.first",
+            "first is a name, not a quantity or coordinates",
         ),
         ({"scales": {"first": 0.5}}, "records.scales.first", "first is a name, not a quantity"),
         ({"scales": {"height": 0.5}}, "records.scales.height", "names no configured attribute"),

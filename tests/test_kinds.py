@@ -29,9 +29,12 @@ from pprl.protocol.smashing import distance_table, smash_values
         ("quantity", "-0.0", "0"),
         ("quantity", "1700", "1700"),
         ("quantity", "-33.8688", "-33.8688"),
+        ("coordinates", " -33.86880 ; 151.2093 ", "-33.8688,151.2093"),
+        ("coordinates", "48.8566 2.3522", "48.8566,2.3522"),
         ("name", "   ", None),
         ("date", "", None),
         ("quantity", " ", None),
+        ("coordinates", " ", None),
     ],
 )
 def test_canonical_forms(kind: str, raw: str, canonical: str | None) -> None:
@@ -86,8 +89,10 @@ def test_a_quantity_takes_its_scale_from_its_attribute() -> None:
 @pytest.mark.parametrize(
     ("kind", "scale", "words"),
     [
-        ("quantity", None, "a quantity, and only a quantity, has a scale"),
-        ("name", 1.0, "a quantity, and only a quantity, has a scale"),
+        ("quantity", None, "a quantity or coordinates, and no other kind, has a scale"),
+        ("coordinates", None, "a quantity or coordinates, and no other kind, has a scale"),
+        ("name", 1.0, "a quantity or coordinates, and no other kind, has a scale"),
+        ("coordinates", 0.0, "must be a finite number > 0"),
         ("quantity", 0.0, "must be a finite number > 0"),
         ("quantity", -1.0, "must be a finite number > 0"),
         ("quantity", float("nan"), "must be a finite number > 0"),

@@ -328,6 +328,27 @@ def test_a_quantity_column_is_read_as_quantities_and_bad_cells_are_named(tmp_pat
         assert words in str(caught.value) and "quantity" in str(caught.value)
 
 
+def test_a_coordinates_column_is_read_as_points_and_bad_cells_are_named(tmp_path: Path) -> None:
+    path = write(tmp_path, 'first,home\nAda,"48.85660, 2.3522"\nAlan,51.5074 -0.1278\n', "c.csv")
+    mapping, kinds, scales = [("h", "home")], {"h": "coordinates"}, {"h": 50.0}
+    typed = typed_reference(load_reference(path), mapping, kinds, scales)
+    assert typed.columns["home"] == ["48.8566,2.3522", "51.5074,-0.1278"]
+    for cell, words in (("91 0", "latitude 91, outside -90 to 90"), ("", "a blank cell")):
+        write(tmp_path, f"first,home\nAda,48.8 2.3\nAlan,{cell}\nGrace,48.9 2.4\n", "c.csv")
+        with pytest.raises(InputError) as caught:
+            typed_reference(load_reference(path), mapping, kinds, scales)
+        assert (caught.value.row, caught.value.field, caught.value.path) == (3, "home", str(path))
+        assert words in str(caught.value) and "coordinates" in str(caught.value)
+    described = agreement_description(
+        load_reference(write(tmp_path, "first,home\nAda,48.8 2.3\nAlan,48.9 2.4\n", "c.csv")),
+        [("first", "first"), ("h", "home")],
+        MethodParams(),
+        kinds,
+        scales,
+    )
+    assert described["kinds"]["h"] == "coordinates" and described["scales"] == {"h": 50.0}
+
+
 def test_a_column_mapped_from_quantities_of_two_scales_is_refused(tmp_path: Path) -> None:
     path = write(tmp_path, "first,height\nAda,165\nAlan,178.5\n", "q.csv")
     mapping = [("h1", "height"), ("h2", "height")]

@@ -39,6 +39,7 @@ SPEC = (
     "state=category:NSW,VIC,QLD,SA,WA,TAS,NT,ACT",
     "sex=category:f, m",
     "height=quantity:140-210",
+    "pos=coordinates:48.8,2.25:48.89,2.39",
 )
 ROWS = 300
 
@@ -86,8 +87,9 @@ def test_the_bytes_do_not_depend_on_the_process(tmp_path: Path) -> None:
 def test_the_bytes_are_pinned_across_versions() -> None:
     """Two parties may run different numpy releases: a change in numpy's streams (or in the
     census lists) would make their sets differ, so a known spec's bytes are pinned here (the
-    columns pinned before quantities existed, then the quantity column on its own)."""
-    text = reference_csv(build(spec=SPEC[:-1]))
+    columns pinned before quantities existed, then the quantity and coordinates columns on
+    their own)."""
+    text = reference_csv(build(spec=SPEC[:-2]))
     assert text.splitlines()[1] == (
         "AUGUST,PRESEREN,1945-10-29,4202,8561339406,359857557,PW1DHR,BALTRIP ROAD,"
         "CREITZ GARDENS,VIC,F"
@@ -95,7 +97,19 @@ def test_the_bytes_are_pinned_across_versions() -> None:
     assert hashlib.sha256(text.encode("utf-8")).hexdigest() == (
         "a69e332e5780c9f9f30c3804dc2f20512b6102cb364c8d8798a49a1b0ca5044f"
     )
-    assert build(spec=SPEC[-1:])["height"][:5] == ["173.96", "207.1", "164.1", "153.39", "199.91"]
+    assert build(spec=SPEC[-2:-1])["height"][:5] == [
+        "173.96",
+        "207.1",
+        "164.1",
+        "153.39",
+        "199.91",
+    ]
+    assert build(spec=SPEC[-1:])["pos"][:4] == [
+        "48.88094,2.26451",
+        "48.80392,2.29335",
+        "48.82532,2.32331",
+        "48.86353,2.27619",
+    ]
 
 
 def test_a_different_seed_gives_a_different_set() -> None:
@@ -264,6 +278,11 @@ def test_the_csv_loads_as_a_reference_set(tmp_path: Path) -> None:
         ("h=quantity:5-5", "needs low < high"),
         ("h=quantity:1,5-3", "is not LOW-HIGH"),
         ("h=quantity:1.2.3-5", "'1.2.3' is not a decimal number"),
+        ("p=coordinates", "needs a box"),
+        ("p=coordinates:48.8,2.25", "is not LAT1,LON1:LAT2,LON2"),
+        ("p=coordinates:48.8,2.25:48.89,181", "longitude 181, outside -180 to 180"),
+        ("p=coordinates:48.8,2.25:48.89,2.25", "is empty"),
+        ("p=coordinates:48.8-48.89", "is not LAT1,LON1:LAT2,LON2"),
     ],
 )
 def test_a_bad_column_is_named(text: str, message: str) -> None:

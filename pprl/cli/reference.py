@@ -39,7 +39,7 @@ adding or removing a column leaves the other columns' values as they were.
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     generators = "\n".join(
-        f"  {name:<11} {generator.kind:<9} {generator.help}"
+        f"  {name:<12} {generator.kind:<12} {generator.help}"
         for name, generator in GENERATORS.items()
     )
     reference = sub.add_parser(

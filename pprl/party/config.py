@@ -17,7 +17,14 @@ from pprl.protocol.classifier import CLASS_WEIGHTS, DEFAULT_C, TRAINERS
 from pprl.protocol.error_model import MODEL_NAMES
 from pprl.protocol.errors import InputError
 from pprl.protocol.features import FEATURES
-from pprl.protocol.kinds import DEFAULT_DATE_FORMAT, DEFAULT_KIND, Attribute, kinds_of, scales_of
+from pprl.protocol.kinds import (
+    DEFAULT_DATE_FORMAT,
+    DEFAULT_KIND,
+    SCALED_KINDS,
+    Attribute,
+    kinds_of,
+    scales_of,
+)
 from pprl.protocol.kinds import KINDS as ATTRIBUTE_KINDS
 from pprl.protocol.matching import ASSIGNMENTS
 from pprl.protocol.method import (
@@ -558,15 +565,25 @@ def _schema(section: _Section, attributes: tuple[str, ...]) -> tuple[Attribute, 
 
 
 def _check_scale(section: _Section, name: str, kind: str, scales: dict[str, float]) -> None:
-    """A quantity's distances are counted in its scale, so it needs one; any other kind has
-    none, so a scale set on the wrong attribute is told rather than ignored."""
-    if name in scales and kind != "quantity":
-        raise section._error(f"scales.{name}", f"is set but {name} is a {kind}, not a quantity")
+    """The distances of a quantity and of coordinates are counted in its scale, so it needs
+    one; any other kind has none, so a scale set on the wrong attribute is told rather than
+    ignored."""
+    if name in scales and kind not in SCALED_KINDS:
+        raise section._error(
+            f"scales.{name}", f"is set but {name} is a {kind}, not a quantity or coordinates"
+        )
     if kind == "quantity" and name not in scales:
         raise section._error(
             f"scales.{name}",
             f"missing: quantity {name} needs its scale, the difference that counts as one unit "
             f"of distance (e.g. scales = {{ {name} = 0.5 }})",
+        )
+    if kind == "coordinates" and name not in scales:
+        raise section._error(
+            f"scales.{name}",
+            f"missing: coordinates {name} need their scale, the metres that count as one unit "
+            "of distance and the tolerance within which two records of one place may lie "
+            f"(e.g. scales = {{ {name} = 50 }})",
         )
 
 

@@ -209,7 +209,7 @@ class PhaseWork:
                     self.config.mapping,
                     MethodParams(**agreed["params"]),
                     agreed["kinds"],
-                    agreed.get("scales"),  # only there when a quantity is mapped
+                    agreed.get("scales"),  # only there when a quantity or coordinates are mapped
                     bloom_key=party_bloom_key(self.config),
                 )
             }

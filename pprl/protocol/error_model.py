@@ -44,6 +44,12 @@ Phenomena, and where they come from:
 - quantity (kind quantity): one digit of the written number substituted, or two adjacent
   digits transposed, the point and sign kept (175.5 becomes 176.5, 175.8 or 157.5): a keying
   error, as for numbers; a digit dropped would also move the point, so it is left out.
+- coordinates (kind coordinates, "lat,lon"): the point moved within the attribute's scale,
+  its stated tolerance, in a random direction (a second GPS fix, a geocoder's rounding:
+  uniform in the disc of one scale's radius); one digit of the latitude or the longitude
+  substituted or two adjacent digits transposed, as for a quantity; or latitude and longitude
+  exchanged, when the exchanged point is one. Every result is a canonical point on the
+  globe; a point without a known scale takes the digit and exchange errors only.
 
 Errors per record: the default is 1, 2 or 3 with weights 0.6, 0.3 and 0.1. The studies
 above count errors per word, and find one error in 80-95% of misspelt words; a record has
@@ -54,6 +60,7 @@ record); 0.6/0.3/0.1 is a stated assumption, not a measured rate.
 
 from __future__ import annotations
 
+import math
 import string
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -67,7 +74,16 @@ import numpy as np
 from nicknames import NickNamer
 
 from pprl.protocol.corruption import Corrupter
-from pprl.protocol.kinds import KINDS, BadValue, canonical_quantity, swap_day_month
+from pprl.protocol.kinds import (
+    EARTH_RADIUS_METRES,
+    KINDS,
+    SCALED_KINDS,
+    BadValue,
+    canonical_coordinates,
+    canonical_quantity,
+    point_of,
+    swap_day_month,
+)
 
 PHENOMENA: tuple[str, ...] = (
     "typo",
@@ -81,6 +97,7 @@ PHENOMENA: tuple[str, ...] = (
     "date",
     "digit",
     "quantity",
+    "coordinates",
 )
 ONE_ERROR = "one-error"
 """The paper's corruption: exactly one GeCo-style edit on any field (Corrupter, unchanged)."""
@@ -111,16 +128,25 @@ _TYPO_KINDS = ("keyboard", "insert", "delete", "transpose")
 _SURNAME_POOL = 1000
 # Redraws of a record whose errors cancel out (say, two swaps) or blank every field.
 _MAX_RECORD_ATTEMPTS = 100
+# Bearings, in degrees clockwise from north, of the enumerated displacements: N, NE, ... NW.
+COMPASS: tuple[int, ...] = tuple(range(0, 360, 45))
+# A moved point is written to the decimals at which rounding moves it by at most this share
+# of the scale, and moved at most 1 - this share of the scale, so it stays within the scale.
+_ROUNDING_SHARE = 1e-3
+_METRES_PER_DEGREE = EARTH_RADIUS_METRES * math.pi / 180  # 111,195 m of latitude
+_MIN_POINT_DECIMALS, _MAX_POINT_DECIMALS = 5, 12
 
 
 @dataclass(frozen=True)
 class _Record:
-    """What the phenomena may read: the values being corrupted and each field's role and kind."""
+    """What the phenomena may read: the values being corrupted and each field's role, kind and
+    scale (quantities and coordinates; None when not known)."""
 
     values: list[str]
     roles: tuple[str | None, ...]
     kinds: tuple[str, ...]
     avoid: Collection[str]
+    scales: tuple[float | None, ...]
 
     def fields(self, role: str) -> list[int]:
         return [i for i, r in enumerate(self.roles) if r == role and self.values[i]]
@@ -300,6 +326,93 @@ def quantity_errors(value: str) -> dict[str, list[str]]:
     return {k: sorted({canonical_quantity(v) for v in vs}) for k, vs in errors.items() if vs}
 
 
+def point_decimals(scale: float) -> int:
+    """The decimals of a degree a point moved within `scale` metres is written to: half a unit
+    in the last place of both latitude and longitude moves it by less than a thousandth of the
+    scale (7 decimals, about a centimetre, at 50 m), within 5 to 12."""
+    wanted = math.ceil(math.log10(_METRES_PER_DEGREE / (scale * _ROUNDING_SHARE)))
+    return min(_MAX_POINT_DECIMALS, max(_MIN_POINT_DECIMALS, wanted))
+
+
+def moved_point(value: str, bearing: float, metres: float, decimals: int) -> str:
+    """The canonical point `metres` from `value` (a canonical "lat,lon") along the great
+    circle leaving it at `bearing` degrees clockwise from north, on the sphere of the
+    haversine distance, written to `decimals` decimals; the longitude wraps into -180..180."""
+    latitude, longitude = point_of(value)
+    phi, theta = math.radians(latitude), math.radians(bearing)
+    delta = metres / EARTH_RADIUS_METRES
+    sine = math.sin(phi) * math.cos(delta) + math.cos(phi) * math.sin(delta) * math.cos(theta)
+    phi_to = math.asin(min(1.0, max(-1.0, sine)))
+    turn = math.atan2(
+        math.sin(theta) * math.sin(delta) * math.cos(phi),
+        math.cos(delta) - math.sin(phi) * math.sin(phi_to),
+    )
+    to_longitude = (longitude + math.degrees(turn) + 180.0) % 360.0 - 180.0
+    return canonical_coordinates(f"{math.degrees(phi_to):.{decimals}f},{to_longitude:.{decimals}f}")
+
+
+def displaced(value: str, scale: float, rng: np.random.Generator) -> str:
+    """`value` moved within the tolerance `scale` (metres) in a random direction: a point
+    uniform in the disc of that radius around it (less the thousandth its writing may add)."""
+    reach = scale * (1 - _ROUNDING_SHARE) * math.sqrt(rng.random())
+    return moved_point(value, rng.uniform(0.0, 360.0), reach, point_decimals(scale))
+
+
+def coordinate_errors(value: str, scale: float | None = None) -> dict[str, list[str]]:
+    """Every point one error away from ``value`` (a canonical "lat,lon"), by kind of error,
+    each canonical and on the globe: "displace", the eight compass points one `scale` (in
+    metres, the stated tolerance; less the thousandth their writing may add) away, when the
+    scale is known (the error model moves a point in any direction, `displaced`); "digit",
+    one digit error of the latitude or the longitude as quantity_errors makes them; "swap",
+    latitude and longitude exchanged, when the longitude is a latitude too."""
+    try:
+        if canonical_coordinates(value) != value:
+            return {}
+    except BadValue:
+        return {}
+    latitude, _, longitude = value.partition(",")
+    typed = [f"{v},{longitude}" for vs in quantity_errors(latitude).values() for v in vs]
+    typed += [f"{latitude},{v}" for vs in quantity_errors(longitude).values() for v in vs]
+    errors = {
+        "digit": [point for point in typed if _on_globe(point)],
+        "swap": [f"{longitude},{latitude}"] if _on_globe(f"{longitude},{latitude}") else [],
+        "displace": []
+        if scale is None
+        else [
+            moved_point(value, bearing, scale * (1 - _ROUNDING_SHARE), point_decimals(scale))
+            for bearing in COMPASS
+        ],
+    }
+    found = {k: sorted(set(vs) - {value}) for k, vs in errors.items()}
+    return {k: vs for k, vs in found.items() if vs}
+
+
+def _on_globe(point: str) -> bool:
+    try:
+        return canonical_coordinates(point) == point
+    except BadValue:
+        return False
+
+
+def _coordinate_options(record: _Record) -> list[int]:
+    return [
+        i
+        for i, v in enumerate(record.values)
+        if v and record.kinds[i] == "coordinates" and coordinate_errors(v, record.scales[i])
+    ]
+
+
+def _coordinate_error(record: _Record, i: int, rng: np.random.Generator) -> None:
+    """A kind of error uniformly among those that apply; a displacement in any direction."""
+    scale = record.scales[i]
+    found = coordinate_errors(record.values[i], scale)
+    chosen = _pick(sorted(found), rng)
+    if chosen == "displace" and scale is not None:
+        record.values[i] = displaced(record.values[i], scale, rng)
+    else:
+        record.values[i] = _pick(found[chosen], rng)
+
+
 def _of_kind(kind: str, errors: Callable[[str], dict[str, list[str]]]) -> Options:
     def options(record: _Record) -> list[int]:
         return [
@@ -339,6 +452,7 @@ _PHENOMENA: dict[str, _Phenomenon] = {
     "date": _Phenomenon(_of_kind("date", date_errors), _by_kind(date_errors)),
     "digit": _Phenomenon(_of_kind("number", digit_errors), _by_kind(digit_errors)),
     "quantity": _Phenomenon(_of_kind("quantity", quantity_errors), _by_kind(quantity_errors)),
+    "coordinates": _Phenomenon(_coordinate_options, _coordinate_error),
 }
 assert tuple(_PHENOMENA) == PHENOMENA
 
@@ -403,6 +517,7 @@ class ErrorModel:
         names: Sequence[str] | None = None,
         kinds: Sequence[str] | None = None,
         avoid: Collection[str] = frozenset(),
+        scales: Sequence[float | None] | None = None,
     ) -> list[str]:
         """A corrupted copy of one record; it differs from ``values`` and keeps a value.
 
@@ -410,22 +525,25 @@ class ErrorModel:
         them no name-part phenomenon applies. ``kinds`` (pprl.protocol.kinds; default all
         "name") confine name errors to name fields and date or digit errors to dates and
         numbers. Nicknames and surnames never become a value in ``avoid``. A blanked field is
-        "", the empty cell of a records file.
+        "", the empty cell of a records file. ``scales`` gives each field's scale (None: none
+        or not known); coordinates are moved within theirs, and without one take only digit
+        and exchange errors.
         """
         n = len(values)
         kinds = tuple(kinds) if kinds is not None else ("name",) * n
         roles = roles_of(names) if names is not None else (None,) * n
-        if len(kinds) != n or len(roles) != n:
-            raise ValueError(f"{n} values need {n} names and kinds")
+        field_scales = tuple(scales) if scales is not None else (None,) * n
+        if len(kinds) != n or len(roles) != n or len(field_scales) != n:
+            raise ValueError(f"{n} values need {n} names and kinds, and as many scales")
         unknown = sorted(set(kinds) - set(KINDS))
         if unknown:
             raise ValueError(f"unknown kinds {unknown}; expected some of {KINDS}")
         if self.legacy:
-            return spread_edits(Corrupter(rng), values, kinds, n_errors=1)
+            return spread_edits(Corrupter(rng), values, kinds, n_errors=1, scales=field_scales)
         roles = tuple(r if k == "name" else None for r, k in zip(roles, kinds, strict=True))
         original = list(values)
         for _ in range(_MAX_RECORD_ATTEMPTS):
-            record = _Record(list(original), roles, kinds, avoid)
+            record = _Record(list(original), roles, kinds, avoid, field_scales)
             for _ in range(self.count(rng)):
                 if not any(record.values):  # blanked out: this draw is retried
                     break
@@ -453,15 +571,21 @@ class ErrorModel:
 
 
 def spread_edits(
-    corrupter: Corrupter, values: Sequence[str], kinds: Sequence[str], n_errors: int
+    corrupter: Corrupter,
+    values: Sequence[str],
+    kinds: Sequence[str],
+    n_errors: int,
+    scales: Sequence[float | None] | None = None,
 ) -> list[str]:
-    """The paper's edits (Corrupter.corrupt_record) on every field but quantities, which an
-    edit would leave no number; a record of quantities alone takes quantity errors instead.
-    Without quantities, the very draws of corrupt_record."""
-    editable = [j for j, kind in enumerate(kinds) if kind != "quantity"]
+    """The paper's edits (Corrupter.corrupt_record) on every field but quantities and
+    coordinates, which an edit would leave no number or no point; a record of those alone
+    takes their own errors instead (coordinates moved within `scales`, each field's scale).
+    Without them, the very draws of corrupt_record."""
+    editable = [j for j, kind in enumerate(kinds) if kind not in SCALED_KINDS]
     if not editable:
-        model = ErrorModel.mixture("quantity", {"quantity": 1.0}, {n_errors: 1.0})
-        return model.corrupt(values, corrupter.rng, kinds=kinds)
+        weights = {"quantity": 1.0, "coordinates": 1.0}
+        model = ErrorModel.mixture("scaled", weights, {n_errors: 1.0})
+        return model.corrupt(values, corrupter.rng, kinds=kinds, scales=scales)
     edited = corrupter.corrupt_record([values[j] for j in editable], n_errors)
     record = list(values)
     for j, value in zip(editable, edited, strict=True):
@@ -484,8 +608,10 @@ REGISTERS_WEIGHTS: Mapping[str, float] = {
     "surname": 0.04,
     "date": 0.05,
     "digit": 0.05,
-    # Last, and applying to quantities only, so records without one draw as they always did.
+    # Last, and applying to quantities and coordinates only, so records without them draw as
+    # they always did.
     "quantity": 0.05,
+    "coordinates": 0.05,
 }
 DEFAULT_MODEL = "registers"
 

@@ -2,7 +2,8 @@
 
 Both parties must normalise alike, so the kind of every attribute is part of the agreement;
 the date format is not, because each party parses its own file into the same canonical form.
-A quantity's scale (the size of one unit of distance) is, because it sets the distances.
+The scale of a quantity or of coordinates (the size of one unit of distance) is, because it
+sets the distances.
 A blank cell is a missing value (None), never the empty string: the features and the
 classifier see that it is missing instead of a distance to "".
 """
@@ -21,9 +22,18 @@ from decimal import Context, Decimal
 # YYYYMMDD; number: digit strings (postcode, house number, phone, SSN), letters refused;
 # code: letters and digits without punctuation (a UK postcode, a licence number);
 # category: a small set of values (sex, state); quantity: a real number (a latitude, a height,
-# a weight), compared by its absolute difference in units of the attribute's scale.
-KINDS = ("name", "text", "date", "number", "code", "category", "quantity")
+# a weight), compared by its absolute difference in units of the attribute's scale;
+# coordinates: a point on the Earth, "LAT,LON" in decimal degrees, compared by the
+# great-circle (haversine) distance in units of the attribute's scale, in metres. That scale
+# is also the stated tolerance: two records of one place may lie up to one scale apart (a
+# GPS fix's error, a geocoder's rounding), and the training corrupts a point by moving it
+# within that distance (error_model.coordinate_errors).
+KINDS = ("name", "text", "date", "number", "code", "category", "quantity", "coordinates")
+# The kinds whose distance is counted in units of a per-attribute scale, which they need.
+SCALED_KINDS = ("quantity", "coordinates")
 DEFAULT_KIND = "name"
+# The mean Earth radius (IUGG), in metres, of the haversine distance.
+EARTH_RADIUS_METRES = 6_371_008.8
 # The reference set's own date columns are written as ISO dates, whatever the records use.
 REFERENCE_DATE_FORMAT = "%Y-%m-%d"
 DEFAULT_DATE_FORMAT = "%Y-%m-%d"
@@ -34,6 +44,9 @@ _PUNCTUATION = re.compile(r"[^\w\s]")
 # A sign, digits and at most one decimal point; no comma, since "12,500" may be twelve and a
 # half or twelve thousand five hundred, and no exponent or thousands separator.
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)")
+# Latitude and longitude, separated by a comma, a semicolon or a space (spaces allowed around
+# a comma or semicolon); each part a decimal as a quantity is written.
+_COORDINATE_PAIR = re.compile(r"([^,;\s]+)\s*[,;\s]\s*([^,;\s]+)")
 # A double's shortest repr has at most 17 significant digits: this context never rounds it,
 # whatever another module makes of the thread's default context.
 _REPR_DIGITS = Context(prec=17)
@@ -46,8 +59,9 @@ class BadValue(ValueError):
 @dataclass(frozen=True)
 class Attribute:
     """One compared attribute: its column, its kind, (dates only) the format it is written
-    in, as a strptime pattern, and (quantities only) its scale, the difference that counts as
-    one unit of distance."""
+    in, as a strptime pattern, and (quantities and coordinates only) its scale, the
+    difference that counts as one unit of distance (in metres for coordinates, where it is
+    also the tolerance: two records of one place may lie up to one scale apart)."""
 
     name: str
     kind: str = DEFAULT_KIND
@@ -60,9 +74,10 @@ class Attribute:
                 f"attribute {self.name!r} has unknown kind {self.kind!r}; "
                 f"expected one of {', '.join(KINDS)}"
             )
-        if (self.kind == "quantity") != (self.scale is not None):
+        if (self.kind in SCALED_KINDS) != (self.scale is not None):
             raise ValueError(
-                f"attribute {self.name!r}: a quantity, and only a quantity, has a scale"
+                f"attribute {self.name!r}: a quantity or coordinates, and no other kind, "
+                "has a scale"
             )
         if self.scale is not None:
             check_scale(self.name, self.scale)
@@ -78,7 +93,7 @@ def kinds_of(attributes: Sequence[Attribute]) -> dict[str, str]:
 
 
 def scales_of(attributes: Sequence[Attribute]) -> dict[str, float]:
-    """The scale of each quantity attribute, as the agreement takes them."""
+    """The scale of each quantity and coordinates attribute, as the agreement takes them."""
     return {a.name: a.scale for a in attributes if a.scale is not None}
 
 
@@ -105,6 +120,8 @@ def normalise_value(kind: str, raw: str, date_format: str = DEFAULT_DATE_FORMAT)
             raise BadValue(f"{raw!r} is not a date in the format {date_format!r}") from None
     if kind == "quantity":
         return canonical_quantity(text)
+    if kind == "coordinates":
+        return canonical_coordinates(text)
     raise ValueError(f"unknown kind {kind!r}")
 
 
@@ -123,8 +140,36 @@ def canonical_quantity(text: str) -> str:
     return format(Decimal(repr(number)).normalize(_REPR_DIGITS), "f")
 
 
+def canonical_coordinates(text: str) -> str:
+    """The canonical "lat,lon", each part written by canonical_quantity ("48.85660, 2.3522"
+    and "48.8566;2.3522" are both 48.8566,2.3522), refusing anything else and a point off the
+    globe: a latitude outside [-90, 90] or a longitude outside [-180, 180]."""
+    expected = (
+        "coordinates are LAT,LON in decimal degrees (e.g. 48.8566,2.3522; also LAT LON or LAT;LON)"
+    )
+    match = _COORDINATE_PAIR.fullmatch(text.strip())
+    if match is None:
+        raise BadValue(f"{text!r} is not a point: {expected}")
+    try:
+        latitude, longitude = canonical_quantity(match[1]), canonical_quantity(match[2])
+    except BadValue:
+        raise BadValue(f"{text!r} is not a point: {expected}") from None
+    if not -90 <= float(latitude) <= 90:
+        raise BadValue(f"{text!r} has latitude {latitude}, outside -90 to 90: {expected}")
+    if not -180 <= float(longitude) <= 180:
+        raise BadValue(f"{text!r} has longitude {longitude}, outside -180 to 180: {expected}")
+    return f"{latitude},{longitude}"
+
+
+def point_of(canonical: str) -> tuple[float, float]:
+    """(latitude, longitude) in degrees of a canonical "lat,lon"."""
+    latitude, _, longitude = canonical.partition(",")
+    return float(latitude), float(longitude)
+
+
 def check_scale(name: str, scale: float) -> None:
-    """A quantity's scale divides every difference, so it must be a finite positive number."""
+    """A quantity's or coordinates' scale divides every difference, so it must be a finite
+    positive number."""
     if isinstance(scale, bool) or not isinstance(scale, int | float):
         raise ValueError(f"the scale of {name!r} must be a number, got {scale!r}")
     if not math.isfinite(scale) or scale <= 0:

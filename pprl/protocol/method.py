@@ -230,9 +230,10 @@ def agreement_description(
 ) -> dict[str, Any]:
     """What the digest covers: a hash of the reference values, never the values; column order
     in the file does not matter, row order does. Each mapped attribute's kind decides how
-    both parties normalise and compare it, and a quantity's scale its distances, so both are
-    covered too. Scales appear only when a quantity is mapped, so every description without
-    one (and its digest) stays what it was before quantities existed."""
+    both parties normalise and compare it, and the scale of a quantity or of coordinates its
+    distances (for coordinates also the stated tolerance), so both are covered too. Scales
+    appear only when a quantity or coordinates are mapped, so every description without one
+    (and its digest) stays what it was before quantities existed."""
     description = {
         "kinds": {a: (kinds or {}).get(a, DEFAULT_KIND) for a, _ in mapping},
         "reference": {

@@ -40,7 +40,7 @@ from pprl.protocol.bloom import BloomKey, FilterDistance
 from pprl.protocol.combined import base_names, combined_kinds, is_initial, with_combined
 from pprl.protocol.features import Standardise
 from pprl.protocol.keyed_noise import NoiseKey
-from pprl.protocol.kinds import check_scale
+from pprl.protocol.kinds import SCALED_KINDS, check_scale
 from pprl.protocol.method import (
     MethodParams,
     agreement_description,
@@ -94,8 +94,8 @@ class Agreement:
         self.bloom_key = bloom_key
         # Keeps the reference set's figures (statistics, principal directions) between runs.
         self._store = store
-        # Each mapped attribute's kind (default: name), and each quantity's scale; both
-        # parties must agree on them.
+        # Each mapped attribute's kind (default: name), and each quantity's and coordinates'
+        # scale; both parties must agree on them.
         self.kinds = combined_kinds(self.mapping, kinds or {})
         self.scales = quantity_scales(self.kinds, scales or {})
         typed = typed_reference(reference, self.mapping, self.kinds, self.scales)
@@ -340,16 +340,18 @@ class Agreement:
 
 
 def quantity_scales(kinds: Mapping[str, str], scales: Mapping[str, float]) -> dict[str, float]:
-    """The scale of every quantity among `kinds`, refusing a quantity without one, and a scale
-    given for another kind, a mistake better told than ignored."""
+    """The scale of every quantity and coordinates attribute among `kinds` (for coordinates in
+    metres, the stated tolerance), refusing one without a scale, and a scale given for another
+    kind, a mistake better told than ignored."""
     for attribute, kind in kinds.items():
-        if kind == "quantity" and attribute not in scales:
-            raise ValueError(f"attribute {attribute!r} is a quantity and needs a scale")
+        if kind in SCALED_KINDS and attribute not in scales:
+            article = "a quantity" if kind == "quantity" else kind
+            raise ValueError(f"attribute {attribute!r} is {article} and needs a scale")
     for attribute, scale in scales.items():
-        if kinds.get(attribute, "quantity") != "quantity":
+        if kinds.get(attribute, "quantity") not in SCALED_KINDS:
             raise ValueError(f"attribute {attribute!r} has a scale but is a {kinds[attribute]}")
         check_scale(attribute, scale)
-    return {a: float(scales[a]) for a, kind in kinds.items() if kind == "quantity"}
+    return {a: float(scales[a]) for a, kind in kinds.items() if kind in SCALED_KINDS}
 
 
 @dataclass(frozen=True)
@@ -596,6 +598,7 @@ def training_sample(
         corruption=agreement.method.error_model if corruption is None else corruption,
         errors_per_record=errors_per_record,
         kinds=agreement.kinds,
+        scales=agreement.scales,
     )
     return TrainingSample(
         own, corrupted, agreement.smash(own, rng), agreement.smash(corrupted, rng)

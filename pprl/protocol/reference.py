@@ -83,9 +83,9 @@ def typed_reference(
     scales: Mapping[str, float] | None = None,
 ) -> ReferenceSet:
     """The reference set with each mapped column in its kind's canonical form (dates written
-    as YYYY-MM-DD become YYYYMMDD), refusing a column two kinds (or two quantities of
-    different scales) share, since its statistics are one per column, or a value its kind
-    cannot read."""
+    as YYYY-MM-DD become YYYYMMDD), refusing a column two kinds (or two quantities or
+    coordinates of different scales) share, since its statistics are one per column, or a
+    value its kind cannot read."""
     column_kinds: dict[str, str] = {}
     column_scales: dict[str, float | None] = {}
     for attribute, column in mapping:
@@ -99,7 +99,7 @@ def typed_reference(
         scale = (scales or {}).get(attribute)
         if column_scales.setdefault(column, scale) != scale:
             message = (
-                f"reference column {column!r} is mapped from quantities of scales "
+                f"reference column {column!r} is mapped from {kind} attributes of scales "
                 f"{column_scales[column]!r} and {scale!r}; a column has one scale"
             )
             raise InputError(message, path=reference.path, field=column)
@@ -142,6 +142,12 @@ def _typed_column(reference: ReferenceSet, column: str, kind: str) -> list[str]:
             raise InputError(message, path=reference.path, row=line, field=column) from None
         if value is None and kind == "quantity":
             message = "a blank cell: a column mapped from a quantity needs a number in every row"
+            raise InputError(message, path=reference.path, row=line, field=column)
+        if value is None and kind == "coordinates":
+            message = (
+                "a blank cell: a column mapped from coordinates needs a point (LAT,LON) in "
+                "every row"
+            )
             raise InputError(message, path=reference.path, row=line, field=column)
         values.append(value or "")
     return values

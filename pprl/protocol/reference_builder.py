@@ -25,7 +25,13 @@ from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 import numpy as np
 
 from pprl.protocol.errors import InputError
-from pprl.protocol.kinds import REFERENCE_DATE_FORMAT, BadValue, canonical_quantity, normalise_value
+from pprl.protocol.kinds import (
+    REFERENCE_DATE_FORMAT,
+    BadValue,
+    canonical_coordinates,
+    canonical_quantity,
+    normalise_value,
+)
 from pprl.protocol.synthetic import census_names
 
 MIN_ROWS = 2
@@ -40,6 +46,9 @@ _RANGE = re.compile(r"([0-9]+)(?:-([0-9]+))?")
 _BOUNDS = re.compile(r"([+-]?[0-9.]+)-([+-]?[0-9.]+)")
 # Quantities are drawn on a grid of 1,000 to 9,999 steps across their range.
 _GRID_DIGITS = 3
+# Points are drawn on a grid of 0.00001 degree (about a metre) in both latitude and longitude.
+POINT_DECIMALS = 5
+_POINT_STEP = Decimal(1).scaleb(-POINT_DECIMALS)
 _COLUMN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 # Domain separation, so a column stream never equals a stream drawn elsewhere from the seed.
 _STREAM_LABEL = b"pprl reference column\0"
@@ -65,8 +74,8 @@ _DIGITS = np.array(list("0123456789"))
 @dataclass(frozen=True)
 class ColumnSpec:
     """One column: its name, its generator, and the generator's parameter (a length or year
-    range, the category values, or a quantity's bounds, kept as canonical text so that no
-    binary fraction touches them)."""
+    range, the category values, a quantity's bounds, or a box's south, west, north and east
+    edges, kept as canonical text so that no binary fraction touches them)."""
 
     name: str
     generator: str
@@ -86,6 +95,9 @@ class ColumnSpec:
             return f"{self.name}=category:{','.join(self.values)}"
         if self.generator == "quantity":
             return f"{self.name}=quantity:{self.bounds[0]}-{self.bounds[1]}"
+        if self.generator == "coordinates":
+            south, west, north, east = self.bounds
+            return f"{self.name}=coordinates:{south},{west}:{north},{east}"
         if GENERATORS[self.generator].parameter is None:
             return f"{self.name}={self.generator}"
         span = str(self.low) if self.low == self.high else f"{self.low}-{self.high}"
@@ -198,6 +210,35 @@ def _quantities(spec: ColumnSpec, rng: np.random.Generator, rows: int) -> list[s
     return [canonical_quantity(format((first + k) * step, "f")) for k in offsets]
 
 
+def _grid(low: str, high: str) -> tuple[int, int]:
+    """The first and last grid steps (of _POINT_STEP) within low..high, both included."""
+    first = (Decimal(low) / _POINT_STEP).to_integral_value(ROUND_CEILING)
+    last = (Decimal(high) / _POINT_STEP).to_integral_value(ROUND_FLOOR)
+    return int(first), int(last)
+
+
+def _points(spec: ColumnSpec, rng: np.random.Generator, rows: int) -> list[str]:
+    """Points uniform in latitude and longitude across the box, on a grid of 0.00001 degree
+    (5 decimals, about a metre), written canonically ("lat,lon") by exact decimal arithmetic.
+    Uniform in degrees, not in area: over a city-sized box the two differ by well under 1%."""
+    south, west, north, east = spec.bounds
+    latitudes = rng.integers(*_offset(_grid(south, north)), size=rows).tolist()
+    longitudes = rng.integers(*_offset(_grid(west, east)), size=rows).tolist()
+    return [
+        canonical_coordinates(f"{_degrees(lat)},{_degrees(lon)}")
+        for lat, lon in zip(latitudes, longitudes, strict=True)
+    ]
+
+
+def _offset(grid: tuple[int, int]) -> tuple[int, int]:
+    """numpy's integers(low, high) excludes high."""
+    return grid[0], grid[1] + 1
+
+
+def _degrees(step: int) -> str:
+    return format(Decimal(step) * _POINT_STEP, "f")
+
+
 def _categories(spec: ColumnSpec, rng: np.random.Generator, rows: int) -> list[str]:
     """The user's values, each row drawn uniformly."""
     return [spec.values[i] for i in rng.integers(0, len(spec.values), size=rows).tolist()]
@@ -214,6 +255,12 @@ GENERATORS: dict[str, Generator] = {
     "category": Generator("category", "values", "category:F,M, drawn uniformly", _categories),
     "quantity": Generator(
         "quantity", "bounds", "decimals uniform in quantity:LOW-HIGH, e.g. -90-90", _quantities
+    ),
+    "coordinates": Generator(
+        "coordinates",
+        "box",
+        "points uniform in coordinates:LAT1,LON1:LAT2,LON2 (a box), 5 decimals",
+        _points,
     ),
 }
 
@@ -243,6 +290,34 @@ def parse_bounds(text: str, *, field: str | None = None) -> tuple[str, str]:
     if Decimal(low) >= Decimal(high):
         raise InputError(f"quantity range {text!r} needs low < high", field=field)
     return low, high
+
+
+def parse_box(text: str, *, field: str | None = None) -> tuple[str, str, str, str]:
+    """A box such as 48.80,2.25:48.90,2.42, two opposite corners LAT,LON: its south, west,
+    north and east edges, canonical, with room for more than one point on the 0.00001 degree
+    grid in latitude and in longitude (no box across the 180th meridian)."""
+    example = "(e.g. coordinates:48.80,2.25:48.90,2.42, two opposite corners LAT,LON)"
+    if not text.strip():
+        raise InputError(f"generator 'coordinates' needs a box {example}", field=field)
+    first, colon, second = text.partition(":")
+    try:
+        if not colon:
+            raise BadValue(f"{text!r} is not LAT1,LON1:LAT2,LON2")
+        corners = [canonical_coordinates(first), canonical_coordinates(second)]
+    except BadValue as error:
+        raise InputError(f"coordinates box: {error} {example}", field=field) from None
+    (lat_a, lon_a), (lat_b, lon_b) = (corner.split(",") for corner in corners)
+    south, north = sorted((lat_a, lat_b), key=Decimal)
+    west, east = sorted((lon_a, lon_b), key=Decimal)
+    for low, high, what in ((south, north, "latitude"), (west, east, "longitude")):
+        start, stop = _grid(low, high)
+        if stop <= start:
+            message = (
+                f"coordinates box {text!r} is empty: it holds fewer than two points of the "
+                f"{_POINT_STEP} degree grid in {what} {example}"
+            )
+            raise InputError(message, field=field)
+    return south, west, north, east
 
 
 def parse_years(text: str, *, field: str | None = None) -> tuple[int, int]:
@@ -286,6 +361,8 @@ def parse_column(text: str, years: tuple[int, int] = DEFAULT_YEARS) -> ColumnSpe
         return ColumnSpec(name, generator, low, high)
     if takes == "bounds":
         return ColumnSpec(name, generator, bounds=parse_bounds(parameter, field=name))
+    if takes == "box":
+        return ColumnSpec(name, generator, bounds=parse_box(parameter, field=name))
     return ColumnSpec(name, generator, values=_category_values(parameter, name))
 
 

@@ -364,9 +364,10 @@ def reference_statistics(
     A coordinate's statistics are over the distances from every other reference value of its
     column (the zero to itself is left out); sigma0 pools the columns the mapping uses.
     `kinds` gives each mapped attribute's kind, and so the distance of its column, and
-    `scales` each quantity's scale; `store` keeps every figure between runs (a stored figure
-    is the computed one, bit for bit, so a party with a warm store agrees with one without).
-    `metric` replaces the kinds' distances (the Bloom filters' Hamming distance).
+    `scales` each quantity's and coordinates' scale; `store` keeps every figure between runs
+    (a stored figure is the computed one, bit for bit, so a party with a warm store agrees
+    with one without). `metric` replaces the kinds' distances (the Bloom filters' Hamming
+    distance).
     """
     comparisons = {
         column: ((kinds or {}).get(a, DEFAULT_KIND), (scales or {}).get(a)) for a, column in mapping

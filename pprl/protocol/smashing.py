@@ -4,7 +4,8 @@ Only these distance vectors leave a party, never the values themselves. The dist
 the attribute's kind (pprl.protocol.distances): Levenshtein on the canonical text, and for
 dates the smaller of that and one more than the distance with day and month exchanged, so a
 date and its day/month swap get vectors within one edit of each other; for quantities the
-absolute difference in units of the attribute's scale. A missing value (the empty string
+absolute difference in units of the attribute's scale, for coordinates the great-circle
+distance in units of theirs (metres). A missing value (the empty string
 after normalisation) is released as MISSING_CODE in every coordinate.
 """
 
@@ -47,7 +48,8 @@ def distance_table(
     distances between distinct values; anything above `clamp` - 1 reads as `clamp`. A missing
     value of `values_a` (the empty string) gets MISSING_CODE in its whole row, unless
     `empty_is_missing` is False (the plain baseline compares the strings it is given).
-    `scale` is a quantity's unit of distance; `metric` replaces the kind's distance.
+    `scale` is a quantity's unit of distance, or coordinates' in metres; `metric` replaces
+    the kind's distance.
 
     Clamping keeps the wire format one byte per distance; names are far shorter than 254, and
     255 is left for missing values.
@@ -120,8 +122,8 @@ def smash(
     `progress(done, total)` is called after each mapping entry, the unit of work that
     deduplicates repeated names. `release` is one for every entry or one per entry (a
     projected release is per reference column, and makes the last axis k wide). `kinds` maps
-    attributes to their kind (default: names), and `scales` quantities to their scale.
-    With a noise `key`, each entry's noise is keyed by its label in `labels`. `metric`
+    attributes to their kind (default: names), and `scales` quantities and coordinates to their
+    scale. With a noise `key`, each entry's noise is keyed by its label in `labels`. `metric`
     replaces every kind's distance (the Bloom filters' Hamming distance).
     """
     sizes = {len(values) for values in reference_columns.values()}

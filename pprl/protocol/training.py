@@ -37,15 +37,17 @@ def corrupt_sample(
     corruption: str = "spread",
     errors_per_record: int = 1,
     kinds: Mapping[str, str] | None = None,
+    scales: Mapping[str, float] | None = None,
 ) -> tuple[Columns, Columns]:
     """Up to `size` own records (sampled without replacement, among those with any value) and
     their corrupted copies.
 
     "spread" puts real edits (keyboard, OCR, phonetic, insert, delete, transpose) on any field
-    but a quantity (see error_model.spread_edits); "prototype" appends "!" to the last field
-    only, as the published prototype did; it exists to measure what that mistake costs. An
-    error model's name corrupts with that model, which reads the name parts from `names` and
-    the attribute kinds from `kinds` (default: names); "one-error" is "spread".
+    but a quantity or coordinates (see error_model.spread_edits); "prototype" appends "!" to
+    the last field only, as the published prototype did; it exists to measure what that
+    mistake costs. An error model's name corrupts with that model, which reads the name parts
+    from `names` and the attribute kinds from `kinds` (default: names), and moves coordinates
+    within their `scales` (the stated tolerance); "one-error" is "spread".
     `errors_per_record` applies to "spread" only, as a model draws its own count.
     """
     if corruption not in CORRUPTIONS:
@@ -61,14 +63,19 @@ def corrupt_sample(
         sample = rng.choice(usable, size=min(size, len(usable)), replace=False)
     own = [[attributes[name][i] for name in names] for i in sample.tolist()]
     field_kinds = [(kinds or {}).get(name, "name") for name in names]
+    field_scales = [(scales or {}).get(name) for name in names]
     if corruption == "prototype":
         corrupted = [[*values[:-1], values[-1] + "!"] for values in own]
     elif corruption in ("spread", ONE_ERROR):
         corrupter = Corrupter(rng)
-        corrupted = [spread_edits(corrupter, v, field_kinds, errors_per_record) for v in own]
+        corrupted = [
+            spread_edits(corrupter, v, field_kinds, errors_per_record, field_scales) for v in own
+        ]
     else:
         model = error_model(corruption)
-        corrupted = [model.corrupt(v, rng, names=names, kinds=field_kinds) for v in own]
+        corrupted = [
+            model.corrupt(v, rng, names=names, kinds=field_kinds, scales=field_scales) for v in own
+        ]
     own_columns = {name: [row[j] for row in own] for j, name in enumerate(names)}
     corrupted_columns = {name: [row[j] for row in corrupted] for j, name in enumerate(names)}
     return own_columns, corrupted_columns
