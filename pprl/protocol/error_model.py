@@ -365,26 +365,49 @@ def coordinate_errors(value: str, scale: float | None = None) -> dict[str, list[
     scale is known (the error model moves a point in any direction, `displaced`); "digit",
     one digit error of the latitude or the longitude as quantity_errors makes them; "swap",
     latitude and longitude exchanged, when the longitude is a latitude too."""
-    try:
-        if canonical_coordinates(value) != value:
-            return {}
-    except BadValue:
+    if not _on_globe(value):
         return {}
-    latitude, _, longitude = value.partition(",")
-    typed = [f"{v},{longitude}" for vs in quantity_errors(latitude).values() for v in vs]
-    typed += [f"{latitude},{v}" for vs in quantity_errors(longitude).values() for v in vs]
-    errors = {
-        "digit": [point for point in typed if _on_globe(point)],
-        "swap": [f"{longitude},{latitude}"] if _on_globe(f"{longitude},{latitude}") else [],
-        "displace": []
-        if scale is None
-        else [
-            moved_point(value, bearing, scale * (1 - _ROUNDING_SHARE), point_decimals(scale))
-            for bearing in COMPASS
-        ],
-    }
+    errors = {kind: _point_errors(kind, value, scale) for kind in _point_error_kinds(value, scale)}
     found = {k: sorted(set(vs) - {value}) for k, vs in errors.items()}
     return {k: vs for k, vs in found.items() if vs}
+
+
+def _point_error_kinds(value: str, scale: float | None) -> list[str]:
+    """The kinds of error a canonical point has, without listing them: a digit error always
+    (changing a digit changes the number, and lowering a digit, or raising the 0 of a zero
+    part, keeps it in range), a displacement with a scale, an exchange when the longitude is
+    a latitude too."""
+    latitude, _, longitude = value.partition(",")
+    kinds = ["digit"]
+    if scale is not None:
+        kinds.append("displace")
+    if -90 <= float(longitude) <= 90 and longitude != latitude:
+        kinds.append("swap")
+    return sorted(kinds)
+
+
+def _point_errors(kind: str, value: str, scale: float | None) -> list[str]:
+    latitude, _, longitude = value.partition(",")
+    if kind == "swap":
+        return [f"{longitude},{latitude}"]
+    if kind == "displace" and scale is not None:
+        decimals = point_decimals(scale)
+        reach = scale * (1 - _ROUNDING_SHARE)
+        return [moved_point(value, bearing, reach, decimals) for bearing in COMPASS]
+    # Parts from quantity_errors are canonical quantities: only their range is checked.
+    typed = [
+        f"{v},{longitude}"
+        for vs in quantity_errors(latitude).values()
+        for v in vs
+        if -90 <= float(v) <= 90
+    ]
+    typed += [
+        f"{latitude},{v}"
+        for vs in quantity_errors(longitude).values()
+        for v in vs
+        if -180 <= float(v) <= 180
+    ]
+    return typed
 
 
 def _on_globe(point: str) -> bool:
@@ -398,19 +421,19 @@ def _coordinate_options(record: _Record) -> list[int]:
     return [
         i
         for i, v in enumerate(record.values)
-        if v and record.kinds[i] == "coordinates" and coordinate_errors(v, record.scales[i])
+        if v and record.kinds[i] == "coordinates" and _on_globe(v)
     ]
 
 
 def _coordinate_error(record: _Record, i: int, rng: np.random.Generator) -> None:
-    """A kind of error uniformly among those that apply; a displacement in any direction."""
-    scale = record.scales[i]
-    found = coordinate_errors(record.values[i], scale)
-    chosen = _pick(sorted(found), rng)
+    """A kind of error uniformly among those that apply, then one of its results uniformly;
+    a displacement anywhere within the scale rather than at one of the compass points."""
+    value, scale = record.values[i], record.scales[i]
+    chosen = _pick(_point_error_kinds(value, scale), rng)
     if chosen == "displace" and scale is not None:
-        record.values[i] = displaced(record.values[i], scale, rng)
+        record.values[i] = displaced(value, scale, rng)
     else:
-        record.values[i] = _pick(found[chosen], rng)
+        record.values[i] = _pick(_point_errors(chosen, value, scale), rng)
 
 
 def _of_kind(kind: str, errors: Callable[[str], dict[str, list[str]]]) -> Options:
