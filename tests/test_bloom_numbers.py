@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from pprl.protocol.bloom import (
-    EARTH_RADIUS_M,
     WINDOW_UNITS,
     WINDOWS,
     BloomKey,
@@ -19,6 +18,7 @@ from pprl.protocol.bloom import (
     unpack,
 )
 from pprl.protocol.bloom_linkage import BloomAgreement, link_in_process
+from pprl.protocol.kinds import EARTH_RADIUS_METRES
 from pprl.protocol.method import method_params
 from pprl.protocol.metrics import linkage_quality
 
@@ -64,8 +64,8 @@ def test_values_further_apart_than_a_window_share_no_more_than_chance() -> None:
 
 def _moved(lat: np.ndarray, lon: np.ndarray, metres: float, rng: np.random.Generator):
     angle = rng.uniform(0, 2 * np.pi, len(lat))
-    north = np.degrees(metres * np.sin(angle) / EARTH_RADIUS_M)
-    east = np.degrees(metres * np.cos(angle) / EARTH_RADIUS_M / np.cos(np.radians(lat)))
+    north = np.degrees(metres * np.sin(angle) / EARTH_RADIUS_METRES)
+    east = np.degrees(metres * np.cos(angle) / EARTH_RADIUS_METRES / np.cos(np.radians(lat)))
     return lat + north, lon + east
 
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from pprl.protocol import distances, pipeline
+from pprl.protocol.bloom import BloomKey
 from pprl.protocol.corruption import Corrupter
 from pprl.protocol.distances import haversine_metres, kind_distances
 from pprl.protocol.error_model import (
@@ -399,16 +400,20 @@ def _registers(
 
 
 def _link(
-    mapping: list[tuple[str, str]], records: tuple[dict[str, list[str]], dict[str, list[str]]]
+    mapping: list[tuple[str, str]],
+    records: tuple[dict[str, list[str]], dict[str, list[str]]],
+    encoding: str = "reference",
 ) -> tuple[float, float, float]:
-    """Precision, recall and F1 of both parties' agreed pairs."""
+    """Precision, recall and F1 of both parties' agreed pairs, under `encoding` (the Bloom
+    release windows the point in its tolerance, pprl.protocol.bloom)."""
     with_point = any(attribute == "pos" for attribute, _ in mapping)
     agreement = pipeline.Agreement(
         _reference(),
         mapping,
-        method_params(training_records=PEOPLE),
+        method_params(training_records=PEOPLE, encoding=encoding),
         KINDS if with_point else None,
         SCALES if with_point else None,
+        bloom_key=BloomKey(bytes(range(32))) if encoding == "bloom" else None,
     )
     seeds = (Randomness(3, "alice"), Randomness(3, "bob"))
     agreed = pipeline.link_in_process(agreement, *records, seeds).agreed
@@ -417,21 +422,23 @@ def _link(
     return precision, recall, 2 * precision * recall / max(1e-9, precision + recall)
 
 
-def test_coordinates_within_the_tolerance_tell_namesakes_apart() -> None:
+@pytest.mark.parametrize("encoding", ["reference", "bloom"])
+def test_coordinates_within_the_tolerance_tell_namesakes_apart(encoding: str) -> None:
     records = _registers(TOLERANCE)
     assert (
         max(metres(a, b) for a, b in zip(records[0]["pos"], records[1]["pos"], strict=True))
         <= TOLERANCE
     )
-    with_point = _link(NAMES + POINT, records)
-    names_only = _link(NAMES, records)
-    point_only = _link(POINT, records)
+    with_point = _link(NAMES + POINT, records, encoding)
+    names_only = _link(NAMES, records, encoding)
+    point_only = _link(POINT, records, encoding)
     assert with_point[2] >= 0.95
     assert names_only[2] <= 0.6  # a namesake is a coin toss
     assert point_only[2] >= 0.95
 
 
-def test_points_moved_far_beyond_the_tolerance_are_not_linked_by_them() -> None:
+@pytest.mark.parametrize("encoding", ["reference", "bloom"])
+def test_points_moved_far_beyond_the_tolerance_are_not_linked_by_them(encoding: str) -> None:
     """Bob's points 2 km (40 tolerances) from Alice's and his names identical to hers: the
     point alone links almost none of the pairs, and with the names (which cannot tell the
     namesakes apart) it loses the recall it had within the tolerance."""
@@ -439,7 +446,7 @@ def test_points_moved_far_beyond_the_tolerance_are_not_linked_by_them() -> None:
     assert (
         min(metres(a, b) for a, b in zip(records[0]["pos"], records[1]["pos"], strict=True)) >= 1999
     )
-    point_only = _link(POINT, records)
-    with_point = _link(NAMES + POINT, records)
+    point_only = _link(POINT, records, encoding)
+    with_point = _link(NAMES + POINT, records, encoding)
     assert point_only[1] <= 0.05
     assert with_point[1] <= 0.75

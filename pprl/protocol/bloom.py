@@ -37,7 +37,7 @@ import numpy as np
 
 from pprl.protocol.combined import is_combined, parts, with_combined
 from pprl.protocol.features import FEATURES_PER_ENTRY, indicator_features
-from pprl.protocol.kinds import DEFAULT_KIND
+from pprl.protocol.kinds import DEFAULT_KIND, EARTH_RADIUS_METRES, point_of
 
 MIN_KEY_BYTES = 16
 # 32 bytes of HMAC-SHA256 give 16 positions of 16 bits.
@@ -47,7 +47,6 @@ PAD = "\x02"  # a character no normalised value holds, so padding never meets a 
 NUMERIC_DIMENSIONS = {"quantity": 1, "coordinates": 3}
 WINDOWS = 64  # interval functions per value, each setting one bit
 WINDOW_UNITS = 16.0  # an interval's width, in units of the attribute's scale
-EARTH_RADIUS_M = 6_371_008.8
 
 
 class BloomKeyError(ValueError):
@@ -150,7 +149,7 @@ def points(kind: str, values: Sequence[str], scale: float) -> np.ndarray:
     places are near in every direction whatever the latitude, with no projection to agree."""
     if kind == "quantity":
         return np.array([[float(value) / scale] for value in values], dtype=np.float64)
-    pairs = [value.split(",") for value in values]
+    pairs = [point_of(value) for value in values]
     radians = np.radians(np.array(pairs, dtype=np.float64).reshape(len(values), 2))
     latitude, longitude = radians[:, 0], radians[:, 1]
     xyz = np.stack(
@@ -161,7 +160,7 @@ def points(kind: str, values: Sequence[str], scale: float) -> np.ndarray:
         ],
         axis=1,
     )
-    return xyz * (EARTH_RADIUS_M / scale)
+    return xyz * (EARTH_RADIUS_METRES / scale)
 
 
 class WindowEncoder:

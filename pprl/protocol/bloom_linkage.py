@@ -100,6 +100,7 @@ def train(
         rng=rng,
         corruption=method.error_model,
         kinds=agreement.kinds,
+        scales=agreement.scales,
     )
     x, y = training_features(
         unpack(agreement.encode(own)),
