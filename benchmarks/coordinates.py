@@ -18,7 +18,8 @@ Both parties train on the agreed error model (`--method-errors`, registers by de
 moves a point within the tolerance among its errors) and link as the daemons do
 (pipeline.link_in_process); the figures are the agreed pairs' precision, recall and F1, and
 the wall seconds of both parties' phases together. Names only does not depend on the
-tolerance and runs once.
+tolerance and runs once. `--encoding bloom` links the same registers on keyed Bloom filters
+(the point windowed in its tolerance, pprl.protocol.bloom) instead of reference distances.
 
 Last, what the peer learns of a point: without noise a released row is the point's distances
 to the public reference points, rounded to whole tolerances. For `--trilaterate` of Alice's
@@ -42,6 +43,7 @@ import numpy as np
 from pprl.bench.data import make_task, read_reference
 from pprl.files import write_text_atomic
 from pprl.protocol import pipeline
+from pprl.protocol.bloom import BloomKey
 from pprl.protocol.distances import haversine_metres, kind_distances
 from pprl.protocol.error_model import MODEL_NAMES, displaced
 from pprl.protocol.kinds import normalise_value, point_of
@@ -108,9 +110,10 @@ def link(
     agreement = pipeline.Agreement(
         reference(args),
         mapping,
-        method_params(error_model=args.method_errors),
+        method_params(error_model=args.method_errors, encoding=args.encoding),
         KINDS if scaled else None,
         {"pos": tolerance} if scaled else None,
+        bloom_key=BloomKey.generate() if args.encoding == "bloom" else None,
     )
     seeds = (Randomness(args.seed, "alice"), Randomness(args.seed, "bob"))
     began = time.perf_counter()
@@ -179,6 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--namesakes", type=float, default=0.0)
     parser.add_argument("--reference-rows", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--encoding", choices=["reference", "bloom"], default="reference")
     parser.add_argument(
         "--trilaterate", type=int, default=20, help="points the peer locates (0: none)"
     )

@@ -133,3 +133,31 @@ def test_the_gate_calibrates_the_noise_on_the_filters_distances() -> None:
     assert choice.rates[choice.sigma] <= 0.10
     assert any(rate > 0.10 for sigma, rate in choice.rates.items() if sigma < choice.sigma)
     assert min(choice.rates.values()) == 0.0
+
+
+def test_soft_links_come_from_the_filters_distances_too() -> None:
+    """What filters sent as they are cannot do: per own record its K best peer records,
+    scored on the noisy distances."""
+    linkage = pipeline.link_in_process(
+        _agreement(1.0),
+        _columns(DATA.alice),
+        _columns(DATA.bob),
+        (Randomness(3, "alice"), Randomness(4, "bob")),
+    )
+    alice, bob = linkage.alice, linkage.bob
+    soft = pipeline.soft_match(
+        _agreement(1.0), alice.released.tensor, bob.released.tensor, alice.model, 3
+    )
+    assert len(soft.rows_a) == 3 * len(DATA.alice)
+    row_a = {p.id: i for i, p in enumerate(DATA.alice)}
+    row_b = {p.id: i for i, p in enumerate(DATA.bob)}
+    # released rows are in each party's secret order: back to records
+    pairs = set(
+        zip(
+            alice.released.order[soft.rows_a].tolist(),
+            bob.released.order[soft.rows_b].tolist(),
+            strict=True,
+        )
+    )
+    truth = {(row_a[a], row_b[b]) for a, b in DATA.truth}
+    assert len(pairs & truth) >= 0.9 * len(truth)
