@@ -15,8 +15,9 @@ mechanism epsilon, and the attack measured on it.
 
 The attacks use the census first names and surnames (the privacy gate's dictionary) on 1,000
 of Alice's records: on the reference release, the gate's strongest attacker; on the Bloom
-release, the peer encoding the dictionary with the key it holds (bloom_audit). The anonlink
-stack's CLKs are not attacked here.
+release, the peer encoding the dictionary with the key it holds (bloom_audit); on the anonlink
+stack's CLKs, the peer hashing each listed name into each name field with the secret it
+holds (pprl.bench.clk_attack), on the same records.
 """
 
 from __future__ import annotations
@@ -29,9 +30,10 @@ from typing import Any
 
 import numpy as np
 
+from pprl.bench.clk_attack import attack_clks
 from pprl.bench.grid import machine
 from pprl.bench.in_process import link_tables, schema_tables
-from pprl.bench.peer import ALL_FIELDS, run_peer
+from pprl.bench.peer import ALL_FIELDS, NAME_FIELDS, Records, read_records, run_peer
 from pprl.files import write_text_atomic
 from pprl.party.local import read_truth
 from pprl.protocol import noise, pipeline, synthetic
@@ -99,6 +101,25 @@ def _noise(agreement: pipeline.Agreement) -> dict[str, Any]:
     return out
 
 
+def audited_rows(n: int, seed: int) -> np.ndarray:
+    return np.sort(np.random.default_rng(seed).choice(n, AUDITED, replace=False))
+
+
+def anonlink_leakage(path: Path, fields: tuple[str, ...], seed: int) -> dict[str, Any]:
+    """The key holder's attack on the CLKs of the records the Bloom release's attack takes."""
+    records = read_records(path, fields)
+    rows = audited_rows(len(records.ids), seed)
+    sample = Records(path, [records.ids[i] for i in rows], [records.values[i] for i in rows])
+    census = synthetic.census_names()
+    attacked = [name for name in NAME_FIELDS if name in fields]
+    leakage = attack_clks(sample, fields, attacked, [*census.first.names, *census.last.names])
+    return {
+        "records_reidentified": round(leakage.records_reidentified, 4),
+        "records_exposed": round(leakage.records_exposed, 4),
+        "by_attribute": {name: round(rate, 4) for name, rate in leakage.by_field.items()},
+    }
+
+
 def bloom_release(
     tables: tuple[RecordTable, RecordTable],
     truth: set[tuple[str, str]],
@@ -111,7 +132,7 @@ def bloom_release(
     linkage = link_in_process(agreement, alice.attributes, bob.attributes, rngs)
     seconds = time.perf_counter() - began
     found = {(alice.ids[a], bob.ids[b]) for a, b in linkage.agreed}
-    sample = np.sort(np.random.default_rng(seed).choice(len(alice), AUDITED, replace=False))
+    sample = audited_rows(len(alice), seed)
     filters = agreement.encode(alice.attributes)
     census = synthetic.census_names()
     report = audit_filters(
@@ -182,6 +203,7 @@ def main() -> None:
             "threshold": peer.best.threshold,
             "seconds": round(peer.seconds["encode"] + peer.seconds["match"], 1),
             "bytes_per_party": 128 * tables[0].__len__(),  # one 1,024-bit CLK per record
+            "leakage": anonlink_leakage(args.records_a, fields, args.seed),
         },
     }
     result = {

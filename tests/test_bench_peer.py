@@ -5,6 +5,7 @@ import importlib.util
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 pytest.importorskip("anonlink")
@@ -12,9 +13,12 @@ pytest.importorskip("recordlinkage")
 if importlib.util.find_spec("clkhash") is None:
     pytest.skip("clkhash is not installed (optional extra peer)", allow_module_level=True)
 
+from pprl.bench.clk_attack import attack_clks
 from pprl.bench.febrl import FIELDS
 from pprl.bench.peer import (
+    NAME_FIELDS,
     THRESHOLDS,
+    Records,
     all_candidates,
     candidates,
     encode,
@@ -25,6 +29,7 @@ from pprl.bench.peer import (
 )
 from pprl.cli import main
 from pprl.party.local import read_truth, write_demo_data
+from pprl.protocol import synthetic
 from pprl.protocol.errors import InputError
 
 
@@ -114,3 +119,20 @@ def test_the_command_prints_the_table_and_writes_json(
     assert document["best"]["f1"] == max(p["f1"] for p in document["sweep"])
     assert document["fields"] == ["first", "last"] and document["truth_pairs"] == 300
     assert 0 < document["candidate_pairs"]["best"] <= document["candidate_pairs"]["floor"]
+
+
+def test_the_key_holder_reads_every_listed_name_from_anonlinks_clks() -> None:
+    """The attack bloom_compare.py runs on the peer's CLKs: a record's listed names are read
+    back exactly (the longest listed name whose bits its CLK holds), an unlisted one is not."""
+    census = synthetic.census_names()
+    firsts = [str(n).lower() for n in census.first.names[:400]]
+    lasts = [str(n).lower() for n in census.last.names[:400]]
+    rng = np.random.default_rng(3)
+    values = [[firsts[i], lasts[j]] for i, j in rng.integers(0, 400, (60, 2))]
+    values.append(["zqxjvw", lasts[0]])  # a given name no list holds
+    records = Records(Path("generated"), [str(i) for i in range(61)], values)
+    leakage = attack_clks(records, NAME_FIELDS, NAME_FIELDS, [*firsts, *lasts])
+    assert leakage.by_field["surname"] == 1.0
+    assert leakage.by_field["given_name"] == pytest.approx(60 / 61)
+    assert leakage.records_reidentified == pytest.approx(60 / 61)
+    assert leakage.records_exposed == 1.0
