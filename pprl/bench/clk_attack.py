@@ -2,8 +2,9 @@
 our Bloom release: the other party of an anonlink linkage holds the secret the CLKs are
 keyed with, so it can hash any name into any field as the owner did.
 
-A CLK is the union of its fields' bits. The attacker hashes each dictionary name alone in a
-name field (the other fields empty, their empty encoding's bits taken away), and reads a
+A CLK is the union of its fields' bits. The attacker hashes each dictionary name in a name
+field of a fixed row (one record's other values, which some fields need: a postcode may not be
+blank), takes that row's bits without the name away, and reads a
 field's value as the longest listed name (most bits) whose bits all lie in the record's CLK:
 a record's own name is always contained, and a longer contained name is the likelier one.
 """
@@ -39,16 +40,17 @@ def attack_clks(
 ) -> ClkLeakage:
     """`records` (their `fields`, as encoded) attacked on the fields `attacked` with `names`."""
     own = _bits(encode(records, fields, None)).astype(np.float32)
-    empty = _bits(encode(Records(records.path, ["-"], [[""] * len(fields)]), fields, None))[0]
     listed = sorted({name.lower() for name in names if name})
     found: dict[str, np.ndarray] = {}
     for name in attacked:
         column = list(fields).index(name)
+        base = [value if k != column else "" for k, value in enumerate(records.values[0])]
+        empty = _bits(encode(Records(records.path, ["-"], [base]), fields, None))[0]
         best_count = np.zeros(len(own), dtype=np.float32)
         best_name = np.full(len(own), -1)
         for start in range(0, len(listed), _NAME_ROWS):
             block = listed[start : start + _NAME_ROWS]
-            rows = [["" if k != column else value for k in range(len(fields))] for value in block]
+            rows = [[value if k == column else v for k, v in enumerate(base)] for value in block]
             ids = [str(i) for i in range(len(block))]
             bits = _bits(encode(Records(records.path, ids, rows), fields, None)) & (1 - empty)
             counts = bits.sum(axis=1).astype(np.float32)
