@@ -24,6 +24,7 @@ exposed when at least one does.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -261,8 +262,7 @@ class Dictionary:
         if metric is None:
             return self
         if metric.identity not in self._under:
-            other = object.__new__(Dictionary)
-            other.__dict__.update(self.__dict__)
+            other = copy.copy(self)  # names, prior and store shared; caches not
             other._whole, other._rows, other._probes = {}, {}, {}
             other._projected, other._spaces, other._under = {}, {}, {}
             other.metric = metric
