@@ -211,6 +211,23 @@ class WindowEncoder:
         return np.packbits(bits, axis=1)
 
 
+def value_filters(
+    key: BloomKey,
+    params: BloomParams,
+    label: str,
+    kind: str,
+    scale: float | None,
+    values: Sequence[str],
+) -> np.ndarray:
+    """(n, bits / 8) packed filters of one attribute's values under `label`: windowed in
+    units of `scale` for a quantity or coordinates, else their q-grams."""
+    if kind not in NUMERIC_DIMENSIONS:
+        return FilterEncoder(key, params, label, kind).encode(values)
+    if scale is None:
+        raise ValueError(f"attribute {label!r} is a {kind} and needs a scale")
+    return WindowEncoder(key, params, label, kind, scale).encode(values)
+
+
 def encode(
     key: BloomKey,
     params: BloomParams,
@@ -226,17 +243,12 @@ def encode(
     encoded: list[np.ndarray] = []
     for name in attributes:
         kind = kinds.get(parts(name)[0], DEFAULT_KIND)
-        if kind in NUMERIC_DIMENSIONS and not is_combined(name):
-            if name not in scales:
-                raise ValueError(f"attribute {name!r} is a {kind} and needs a scale")
-            values = [value or "" for value in columns[name]]
-            encoded.append(WindowEncoder(key, params, name, kind, scales[name]).encode(values))
-            continue
-        encoder = FilterEncoder(key, params, name, kind)
         if is_combined(name):
+            encoder = FilterEncoder(key, params, name, kind)
             encoded.append(encoder.encode(*(columns[part] for part in parts(name))))
         else:  # a plain attribute, or an initial entry's first letters
-            encoded.append(encoder.encode(with_combined(columns, [name])[name]))
+            values = with_combined(columns, [name])[name]
+            encoded.append(value_filters(key, params, name, kind, scales.get(name), values))
     return np.stack(encoded, axis=1)
 
 
@@ -310,12 +322,8 @@ class FilterDistance:
         return f"bloom-hamming/{self.params.to_dict()}/{self.key.commitment()}"
 
     def filters(self, values: Sequence[str], kind: str, scale: float | None) -> Unpacked:
-        if kind in NUMERIC_DIMENSIONS:
-            if scale is None:
-                raise ValueError(f"a {kind} needs its scale")
-            encoder = WindowEncoder(self.key, self.params, "distance", kind, scale)
-            return unpack(encoder.encode(list(values))[:, None, :])
-        packed = FilterEncoder(self.key, self.params, "distance", "q-grams").encode(list(values))
+        shared = kind if kind in NUMERIC_DIMENSIONS else "q-grams"
+        packed = value_filters(self.key, self.params, "distance", shared, scale, list(values))
         return unpack(packed[:, None, :])
 
     def table(
