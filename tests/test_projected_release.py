@@ -56,9 +56,11 @@ def test_without_noise_projected_codes_give_the_distance_release_features() -> N
     assert np.array_equal(present, np.abs(unit_short).sum(axis=-1) > 0)
 
 
-def test_projected_noise_is_the_distance_release_noise_projected() -> None:
-    """Same features, so the same linkage: the noisy/clean cosines of the two releases agree
-    entry by entry, including the entries whose reference column repeats values."""
+def test_projected_noise_keeps_at_least_the_distance_release_signal() -> None:
+    """The projected release's noise is noise^2 in each coordinate; the distance release's,
+    one draw per distinct reference value, projected, is larger in the directions a column's
+    repeated values share. So the noisy/clean cosines of the projected release are never
+    below the distance release's, and above them where the column repeats values."""
     columns = _columns(400)
     cosines, constants = {}, {}
     for kind in ("distances", "projected"):
@@ -72,7 +74,8 @@ def test_projected_noise_is_the_distance_release_noise_projected() -> None:
         noisy_codes = noisy.smash(columns, np.random.default_rng(3))
         unit = unit_vectors(noisy_codes, dataclasses.replace(shift, constant=None))
         cosines[kind] = (base * unit).sum(axis=-1).mean(axis=0)
-    assert np.allclose(cosines["distances"], cosines["projected"], atol=0.03)
+    assert (cosines["projected"] >= cosines["distances"] - 0.03).all()
+    assert (cosines["projected"] > cosines["distances"] + 0.1).any()
     assert float(cosines["projected"].max()) < 0.95  # the noise is really there
     assert np.array_equal(constants["distances"], constants["projected"])
 
@@ -82,15 +85,16 @@ def test_under_noise_the_constant_coordinate_links_better(
     seeds: tuple[int, int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """1 - cosine of centred projections ignores how far apart two noisy vectors are; with
-    the constant coordinate it reads that too. Same data, same releases, same seeds: F1
-    0.957 / 0.948 without it, 0.980 / 0.984 with it when this test was written."""
+    the constant coordinate it reads that too. Same data, same releases, same seeds, at
+    sigma 4: F1 0.305 / 0.268 without it, 0.349 / 0.301 with it when last measured (the
+    noise drawn isotropically in the projected space)."""
     data = synthetic.generate(500, 4)
     row_a = {p.id: i for i, p in enumerate(data.alice)}
     row_b = {p.id: i for i, p in enumerate(data.bob)}
     truth = {(row_a[a], row_b[b]) for a, b in data.truth}
 
     def f1() -> float:
-        agreement = _agreement(1.5, "projected", rows=500)
+        agreement = _agreement(4.0, "projected", rows=500)
         alice = {name: [getattr(p, name) for p in data.alice] for name in ATTRIBUTES}
         bob = {name: [getattr(p, name) for p in data.bob] for name in ATTRIBUTES}
         randomness = (Randomness(seeds[0], "alice"), Randomness(seeds[1], "bob"))
@@ -100,21 +104,21 @@ def test_under_noise_the_constant_coordinate_links_better(
 
     with_constant = f1()
     monkeypatch.setattr(release, "LENGTH_WEIGHT", 0.0)  # a zero coordinate: plain cosine
-    assert _agreement(1.5, "projected", rows=500).standardise.constant.max() == 0.0
+    assert _agreement(4.0, "projected", rows=500).standardise.constant.max() == 0.0
     without = f1()
-    assert with_constant > without + 0.015
+    assert with_constant > without + 0.02
 
 
-def test_a_repeated_reference_value_shares_one_noise_draw() -> None:
+def test_the_projected_noise_is_isotropic_whatever_the_column_repeats() -> None:
+    """A column that repeats a value gives the same noise as one that does not: noise^2 in
+    each projected coordinate, none shared between coordinates (a peer who weighs directions
+    by the noise's covariance gains nothing over one who does not)."""
     rng = np.random.default_rng(4)
     basis = np.linalg.qr(rng.normal(size=(3, 2)))[0]
-    grid = projected_release(1.0, np.zeros(3), basis, basis * 5.0, ["ANN", "BOB", "ANN"])
-    assert grid.noise_map.shape == (2, 2)
-    assert np.allclose(grid.noise_map[0], basis[0] + basis[2])
+    grid = projected_release(1.5, np.zeros(3), basis, basis * 5.0)
     distances = np.zeros((20000, 3), dtype=np.uint8)
     noise = grid.decode(grid.encode(distances, rng)) - grid.project(distances)
-    expected = grid.noise_map.T @ grid.noise_map
-    assert np.allclose(np.cov(noise.T), expected, atol=0.08)
+    assert np.allclose(np.cov(noise.T), 1.5**2 * np.eye(2), atol=0.08)
 
 
 def test_codes_round_trip_on_the_grid_and_missing_values_stay_missing() -> None:

@@ -187,7 +187,6 @@ class Agreement:
                 statistics.centre[column],
                 statistics.components[column],
                 statistics.projections[column],
-                self.reference.columns[column],
             )
             for _, column in self.mapping
         }
@@ -257,9 +256,7 @@ class Agreement:
     def _length_constants(self) -> np.ndarray | None:
         """The projected features' constant coordinates (release.length_constants): under
         noise, 1 - cosine then also reads how far apart the two vectors are."""
-        return length_constants(
-            self._components, self.mapping, self.reference.columns, self.release.noise
-        )
+        return length_constants(self._components, self.mapping, self.release.noise)
 
     def _key_commitment(self) -> str | None:
         return None if self.bloom_key is None else self.bloom_key.commitment()

@@ -12,17 +12,21 @@ so they do not weaken what the noise buys.
 Noise is drawn once per distinct value and distinct reference value of each mapping entry:
 every record with the same name shows the same noisy vector, and a reference value that
 occurs twice gives two equal coordinates, so a peer can average neither (it still sees which
-records share a value, as it does without noise).
+records share a value, as it does without noise). A peer reads the distinct coordinates
+only: those carry independent noise of one scale (audit.distinct_positions).
 
 The projected release (`ProjectedRelease`) sends less: the "projected-cosine" feature only
 uses a value's centred distance vector projected onto the reference column's k leading
 components, so a party can send those k coordinates, with the noise added in that space,
-instead of all R noisy distances. Gaussian noise of one scale in every direction, projected
-onto orthonormal directions, is that same noise in k dimensions: the linkage sees features of
-the same distribution, while a peer loses the R - k other coordinates. Each coordinate is
-quantised to one byte on a grid that covers the reference values' own projections with room
-to spare; the basis and grid come from the public reference set only, so both parties derive
-the same ones.
+instead of all R noisy distances. The noise is drawn in that space, one independent draw of
+the same scale per coordinate, so its covariance is noise^2 times the identity whatever the
+reference column repeats. (Noise drawn once per distinct reference value and then projected
+has covariance noise^2 N^T N, N the basis rows summed per distinct value: a column that
+repeats values makes it up to 140 times the nominal variance in a few directions and far
+less in others, and a peer who weighs each direction by that public covariance re-identified
+about five times what a Euclidean attack did.) Each coordinate is quantised to one byte on a
+grid that covers the reference values' own projections with room to spare; the basis and
+grid come from the public reference set only, so both parties derive the same ones.
 """
 
 from __future__ import annotations
@@ -126,17 +130,15 @@ class Release:
 
 @dataclass(frozen=True, eq=False)
 class ProjectedRelease:
-    """Noise in edit units, the column's centre (R,) and basis (R, k), the byte grid of each of
-    the k projected coordinates (code = round((y - low) / step)), and the (D, k) rows of the
-    basis summed over each of the column's D distinct values: the distance release draws one
-    noise per distinct reference value, so its noise, projected, is N(0, noise^2) @ that."""
+    """Noise in edit units, the column's centre (R,) and basis (R, k), and the byte grid of
+    each of the k projected coordinates (code = round((y - low) / step)); the noise is
+    N(0, noise^2) in each of the k coordinates independently."""
 
     noise: float
     centre: np.ndarray
     basis: np.ndarray
     low: np.ndarray
     step: np.ndarray
-    noise_map: np.ndarray
 
     @property
     def width(self) -> int:
@@ -153,12 +155,11 @@ class ProjectedRelease:
         rng: np.random.Generator | None,
         draws: np.ndarray | None = None,
     ) -> np.ndarray:
-        """(n, k) uint8 codes of (n, R) distances. Noise needs `rng`, or `draws`: (n, D)
-        standard normals, one per distinct reference value (keyed noise)."""
+        """(n, k) uint8 codes of (n, R) distances. Noise needs `rng`, or `draws`: (n, k)
+        standard normals, one per coordinate (keyed noise)."""
         values = self.project(distances)
         if self.noise > 0:
-            shape = (len(values), len(self.noise_map))
-            values += (self.noise * standard_normals(draws, rng, shape)) @ self.noise_map
+            values += self.noise * standard_normals(draws, rng, values.shape)
         codes = np.rint((values - self.low) / self.step)
         return np.clip(codes, 0, MISSING_CODE - 1).astype(np.uint8)
 
@@ -172,33 +173,17 @@ def projected_release(
     centre: np.ndarray,
     basis: np.ndarray,
     projections: np.ndarray,
-    reference_values: Sequence[str],
 ) -> ProjectedRelease:
     """The release of one column, its byte grid spanning the reference values' own (R, k)
     `projections` widened by a quarter of their range and four noise deviations each side, so
-    that records' values, which are names like the reference set's, are seldom clipped.
-
-    The noise is the distance release's, projected: one draw per distinct reference value,
-    shared by its repeated coordinates, so both releases give features of one distribution.
-    """
+    that records' values, which are names like the reference set's, are seldom clipped."""
     if not np.isfinite(noise) or noise < 0:
         raise ValueError(f"the noise scale must be a finite number >= 0, got {noise}")
     low, high = projections.min(axis=0), projections.max(axis=0)
     pad = 0.25 * (high - low) + _GRID_NOISE_DEVIATIONS * noise + 1.0
     low, high = low - pad, high + pad
     step = (high - low) / (MISSING_CODE - 1)
-    return ProjectedRelease(
-        float(noise), centre, basis, low, step, _noise_map(basis, reference_values)
-    )
-
-
-def _noise_map(basis: np.ndarray, reference_values: Sequence[str]) -> np.ndarray:
-    """(D, k): the rows of the (R, k) basis summed over each distinct reference value."""
-    index: dict[str, int] = {}
-    codes = np.array([index.setdefault(value, len(index)) for value in reference_values])
-    noise_map = np.zeros((len(index), basis.shape[1]))
-    np.add.at(noise_map, codes, basis)
-    return noise_map
+    return ProjectedRelease(float(noise), centre, basis, low, step)
 
 
 # The constant coordinate of the projected features (features.Standardise.constant), in rms
@@ -209,23 +194,19 @@ LENGTH_WEIGHT = 1.5
 
 
 def length_constants(
-    statistics: ReferenceStatistics,
-    mapping: Sequence[tuple[str, str]],
-    reference_columns: Mapping[str, Sequence[str]],
-    noise: float,
+    statistics: ReferenceStatistics, mapping: Sequence[tuple[str, str]], noise: float
 ) -> np.ndarray | None:
     """(M,) each entry's constant coordinate under noise (None without): LENGTH_WEIGHT times
     the rms length of a released projected vector, the reference values' spread plus the
-    noise's (one draw per distinct reference value, projected). Public figures only, so both
-    parties get the same, and the same for either release."""
+    noise's (noise^2 in each of the k coordinates). Public figures only, so both parties get
+    the same."""
     if noise <= 0:
         return None
     lengths = []
     for _, column in mapping:
         basis = statistics.components[column]
         spread = statistics.projections[column].var(axis=0).sum()
-        noise_map = _noise_map(basis, reference_columns[column])
-        lengths.append(spread + noise**2 * (noise_map**2).sum())
+        lengths.append(spread + noise**2 * basis.shape[1])
     return (LENGTH_WEIGHT * np.sqrt(lengths)).astype(np.float32)
 
 

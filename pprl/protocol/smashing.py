@@ -91,7 +91,9 @@ def smash_values(
     missing = table[:, 0] == MISSING_CODE if table.size else np.zeros(0, dtype=bool)
     draws = None
     if key is not None and release.noise > 0:
-        draws = key.draws(label, distinct_codes(values)[0], table.shape[1])
+        # One draw per released coordinate: per distinct reference value, or per component.
+        width = release.width if isinstance(release, ProjectedRelease) else table.shape[1]
+        draws = key.draws(label, distinct_codes(values)[0], width)
     if isinstance(release, ProjectedRelease):
         # The projection needs every coordinate, repeated reference values included.
         released = release.encode(table[:, ref_codes], rng, draws)
