@@ -49,8 +49,21 @@ def print_run(summary: dict) -> None:
                 f"of {privacy['audited_records']} sampled released records (limit "
                 f"{privacy['limit']:.1%}); " + (f"noise {noise:.3g} edits" if noise else "no noise")
             )
+        if privacy.get("recovered"):
+            each = ", ".join(f"{a} {r:.1%}" for a, r in privacy["recovered"].items())
+            print(
+                f"  what that attack recovered: values {each}; records with any name "
+                f"{privacy['exposed']:.1%}"
+            )
         if privacy.get("noise_choice"):
             print(f"  {privacy['noise_choice']}")
+        expected = party.get("expected", {})
+        if expected.get("f1"):
+            print(
+                f"  expected before sending: F1 about {expected['f1']:.2f} (precision "
+                f"{expected['precision']:.2f}, recall {expected['recall']:.2f}; minimum "
+                f"{expected['minimum']:.2f})"
+            )
         if party.get("peak_rss_bytes"):
             print(f"  daemon peak resident memory {party['peak_rss_bytes'] / 2**30:.2f} GiB")
     if "linkage" not in summary:

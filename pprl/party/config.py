@@ -14,8 +14,10 @@ from typing import Any
 from pprl.protocol.audit import MEASURES
 from pprl.protocol.bloom import BloomParams
 from pprl.protocol.classifier import CLASS_WEIGHTS, DEFAULT_C, TRAINERS
+from pprl.protocol.error_model import DEFAULT_MODEL as REGISTERS_MODEL
 from pprl.protocol.error_model import MODEL_NAMES
 from pprl.protocol.errors import InputError
+from pprl.protocol.expectation import DEFAULT_MIN_EXPECTED_F1
 from pprl.protocol.features import FEATURES
 from pprl.protocol.kinds import (
     DEFAULT_DATE_FORMAT,
@@ -93,6 +95,7 @@ KNOWN_KEYS: dict[str, tuple[str, ...]] = {
         "measure",
         "noise_key",
         "bloom_key",
+        "min_expected_f1",
     ),
     "tls": ("cert", "key", "ca"),
     "peer": ("identity", "address", "timeout_seconds"),
@@ -142,6 +145,9 @@ class PrivacySettings:
     population: Path | None = None
     # The key both parties hold for [method] encoding = "bloom" (pprl.party.bloom_key).
     bloom_key: Path | None = None
+    # TRAIN stops the run, before anything is sent, when this party's classifier is expected
+    # to link worse than this F1 (pprl.protocol.expectation).
+    min_expected_f1: float = DEFAULT_MIN_EXPECTED_F1
 
 
 @dataclass(frozen=True)
@@ -174,6 +180,9 @@ class PartyConfig:
     schema: tuple[Attribute, ...] = ()
     # "error": a cell its kind cannot read stops the run; "missing": counted as missing.
     on_bad_value: str = "error"
+    # Whether the register error model was chosen because [records] names its own
+    # attributes (no [method] error_model): AGREE says so.
+    registers_by_default: bool = False
     # [development] seed: makes a daemon's linkage replayable for tests and benchmarks. Anyone
     # who knows it can replay the shuffle, the noise and the training sample, so it must never
     # be set in production. None: the daemon draws them from the operating system.
@@ -468,7 +477,10 @@ def _bloom(section: _Section) -> dict[str, Any]:
     return {"encoding": encoding, **settings}
 
 
-def _method(section: _Section, gate_on: bool) -> MethodParams:
+def _method(section: _Section, gate_on: bool, own_attributes: bool = False) -> MethodParams:
+    """The [method] table; `own_attributes`: [records] names its own attributes, so the
+    records are a register's rather than the built-in demo's, and TRAIN corrupts them with
+    the register error model unless error_model says otherwise."""
     defaults = MethodParams()
     bloom = _bloom(section)
     if bloom.get("encoding") == "bloom":
@@ -487,7 +499,8 @@ def _method(section: _Section, gate_on: bool) -> MethodParams:
     # AGREE.
     noisy = float(sigma) or (1.0 if section.has("attack_success") or auto else 0.0)
     # Defaults that depend on the noise come from method_params, as for every other caller.
-    error_model = _choice(section, "error_model", MODEL_NAMES, defaults.error_model)
+    default_model = REGISTERS_MODEL if own_attributes else defaults.error_model
+    error_model = _choice(section, "error_model", MODEL_NAMES, default_model)
     classifier = _choice(section, "classifier", TRAINERS, default_classifier(error_model))
     implied = method_params(
         noise_sigma=noisy, negatives_per_positive=negatives, error_model=error_model
@@ -618,6 +631,7 @@ def _privacy(section: _Section) -> PrivacySettings:
         noise_key=_optional_file(section, "noise_key"),
         population=_optional_file(section, "population"),
         bloom_key=_optional_file(section, "bloom_key"),
+        min_expected_f1=section.limit("min_expected_f1", DEFAULT_MIN_EXPECTED_F1),
     )
 
 
@@ -656,7 +670,8 @@ def load_config(path: str | Path) -> PartyConfig:
     attributes = records.strings("attributes", ["first", "middle", "last"])
     privacy = _privacy(top.section("privacy", required=False))
     gate_on = privacy.max_reidentification < 1
-    method_params = _method(method, gate_on)
+    own_attributes = records.has("attributes")
+    method_params = _method(method, gate_on, own_attributes)
     if method_params.keyed and privacy.bloom_key is None:
         raise InputError(
             f"encoding = {method_params.encoding!r} needs the key file both parties hold "
@@ -682,6 +697,7 @@ def load_config(path: str | Path) -> PartyConfig:
         attack_success=method.share("attack_success", None, low_open=True),
         auto_noise=is_auto_noise(method, gate_on),
         privacy=privacy,
+        registers_by_default=own_attributes and not method.has("error_model"),
         wire_log=_optional_file(top.section("wire_log", required=False), "path"),
         scheduler=_scheduler(top.section("matching", required=False)),
         development_seed=_development_seed(top.section("development", required=False)),

@@ -23,6 +23,7 @@ from pprl.party.wire_types import wire_phase
 from pprl.party.work import (
     DATA_REPORT,
     LINKAGE_CSV,
+    MODEL,
     NOISE_CHOICE,
     OWN_MATCHES,
     OWN_TENSOR,
@@ -92,8 +93,21 @@ class ControlService(rpc.ControlServicer):
             noise_edits=meta(OWN_TENSOR, "noise_edits", kind=float),
             noise_sigma=self._noise_sigma(run.run_id),
             noise_choice=meta(NOISE_CHOICE, "why", kind=str) or "",
+            exposed=meta(OWN_TENSOR, "exposed", kind=float),
+            recovered=meta(OWN_TENSOR, "recovered", kind=dict),
+            expected_precision=self._expected(run.run_id, "precision"),
+            expected_recall=self._expected(run.run_id, "recall"),
+            expected_f1=self._expected(run.run_id, "f1"),
+            min_expected_f1=self.config.privacy.min_expected_f1,
             **self._data_report(run.run_id),
         )
+
+    def _expected(self, run_id: str, key: str) -> float:
+        """TRAIN's estimate of this party's linkage (0 before TRAIN)."""
+        artifact = self.store.artifact(run_id, MODEL, verify=False)
+        if artifact is None:
+            return 0.0
+        return float(artifact.meta.get("expected", {}).get(key, 0.0))
 
     def _noise_sigma(self, run_id: str) -> float:
         """The agreed sigma, as stored with the agreement (0 before AGREE)."""

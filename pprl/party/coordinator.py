@@ -300,6 +300,14 @@ class Coordinator:
                         "noise_edits": s.noise_edits,
                         "noise_sigma": s.noise_sigma,
                         "noise_choice": s.noise_choice,
+                        "exposed": s.exposed,
+                        "recovered": dict(s.recovered),
+                    },
+                    "expected": {
+                        "precision": s.expected_precision,
+                        "recall": s.expected_recall,
+                        "f1": s.expected_f1,
+                        "minimum": s.min_expected_f1,
                     },
                     "phase_seconds": {
                         p.name.lower(): round(s.phase_seconds[p.name.lower()], 3)

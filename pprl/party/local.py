@@ -191,6 +191,7 @@ class Privacy:
     feature: str | None = None  # None: the daemon's default for the noise
     max_reidentification: float = 1.0
     release: str | None = None  # None: the daemon's default for the feature
+    min_expected_f1: float | None = None  # None: the daemon's default
 
 
 def prepare(
@@ -236,6 +237,11 @@ def prepare(
             "# The demo shows the gate's measurement; a custodian's default limit is "
             f"{DEFAULT_REIDENTIFICATION_LIMIT}.",
             f"max_reidentification = {privacy.max_reidentification!r}",
+            *(
+                [f"min_expected_f1 = {privacy.min_expected_f1!r}"]
+                if privacy.min_expected_f1 is not None
+                else []
+            ),
             "[tls]",
             f"cert = {_toml(cert)}",
             f"key = {_toml(key)}",

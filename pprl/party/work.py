@@ -47,6 +47,7 @@ from pprl.protocol import classifier, noise, pipeline, plans, soft_links
 from pprl.protocol.audit import ATTACK_NAMES, AuditReport, Dictionary
 from pprl.protocol.bloom import BloomKey
 from pprl.protocol.errors import PprlError
+from pprl.protocol.expectation import expected_quality, poor_linkage_words
 from pprl.protocol.matching import Matches
 from pprl.protocol.method import (
     MethodParams,
@@ -144,6 +145,18 @@ def attack_words(report: AuditReport) -> str:
         return ""
     others = ", ".join(f"{a} {r:.1%}" for a, r in report.by_attack.items() if a != report.attack)
     return f"; strongest attacker: {ATTACK_NAMES[report.attack]} (others: {others})"
+
+
+def recovered_words(report: AuditReport) -> str:
+    """What the peer recovers besides whole records: each attacked attribute's values (a
+    surname, say), and records with at least one name."""
+    if not report.attributes:
+        return "no name attribute attacked"
+    each = ", ".join(
+        f"{a.attribute} {a.recovered:.1%}" + (f" (with the {a.prior} list)" if a.prior else "")
+        for a in report.attributes
+    )
+    return f"values recovered: {each}; records with any name recovered {report.record_exposed:.1%}"
 
 
 def _review(own_sharing: int, peer_sharing: int) -> str:
@@ -255,6 +268,16 @@ class PhaseWork:
             tmp.write_text(json.dumps(report), encoding="utf-8")
         self.store.record_artifact(run_id, DATA_REPORT, report)
         progress(0, 1, "agreements", data_words(report))
+        if self.config.registers_by_default:
+            progress(
+                0,
+                1,
+                "agreements",
+                "training will corrupt records with the register error model (nicknames, "
+                "initials, swapped fields, blanks, moves: docs/error-model.md), the default "
+                'when [records] names its own attributes; error_model = "one-error" in '
+                "[method] gives the paper's single edit",
+            )
         choice = None
         if self.config.auto_noise:
             choice = self._choose_noise(run_id, agreement, inputs, progress)
@@ -425,6 +448,8 @@ class PhaseWork:
                 "shape": list(released.tensor.shape),
                 "audited_records": audit.records,
                 "reidentified": audit.rate(self.config.privacy.measure),
+                "exposed": audit.record_exposed,
+                "recovered": {a.attribute: a.recovered for a in audit.attributes},
                 "noise_edits": agreement.release.noise,
             },
         )
@@ -462,17 +487,13 @@ class PhaseWork:
             settings.measure,
             population=self._population(agreement),
         )
-        detail = ", ".join(
-            f"{a.attribute} {a.result.nearest_rate:.1%} nearest / {a.result.exact_rate:.1%} exact"
-            for a in report.attributes
-        )
         limit = settings.max_reidentification
         rate = report.rate(settings.measure)
         counted = "every name" if settings.measure == "every-name" else "at least one name"
         unaudited = pipeline.unaudited_attributes(agreement)
         words = (
             f"a dictionary attack re-identified {rate:.1%} of {size} sampled records "
-            f"({counted} recovered; {detail or 'no name attribute'}{attack_words(report)})"
+            f"({counted} recovered); {recovered_words(report)}{attack_words(report)}"
         )
         if unaudited:
             words += f"; not attacked by the name dictionary: {', '.join(unaudited)}"
@@ -499,10 +520,19 @@ class PhaseWork:
             f"{min(method.training_records, len(inputs.records))} own records (Algorithm 2)",
         )
         model, pairs = pipeline.train(agreement, inputs.records.attributes, self.randomness)
+        progress(0, 1, "models", f"trained on {pairs} pairs; estimating the linkage it will give")
+        quality = expected_quality(agreement, inputs.records.attributes, model, self.randomness)
+        minimum = self.config.privacy.min_expected_f1
+        if quality.f1 < minimum:
+            raise PhaseFailed(
+                f"{poor_linkage_words(quality, minimum)} (in {self.config.source})",
+                reason=pb.POOR_LINKAGE,
+            )
         with atomic_file(self.store.artifact_path(run_id, MODEL)) as tmp:
             tmp.write_bytes(model.to_bytes())
-        self.store.record_artifact(run_id, MODEL, {"kind": model.kind, "pairs": pairs})
-        progress(1, 1, "models", f"trained on {pairs} pairs")
+        meta = {"kind": model.kind, "pairs": pairs, "expected": quality.as_dict()}
+        self.store.record_artifact(run_id, MODEL, meta)
+        progress(1, 1, "models", f"trained on {pairs} pairs; {quality.words()}")
 
     def exchange(self, run_id: str, progress: PhaseProgress) -> None:
         artifact = self._artifact(run_id, OWN_TENSOR)

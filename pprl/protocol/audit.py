@@ -431,14 +431,25 @@ _SHORTLIST = 32
 def prior_penalty(
     dictionary: Dictionary, noise: float, attacker: str, prior: str = ANY_NAME
 ) -> np.ndarray | None:
-    """What the attacker adds to each name's squared distance: nothing for "uniform" (or
-    without noise, where the nearest name is the only likely one), 2 noise^2 (-log p) for
-    "prior", p the dictionary's `prior`, so that the smallest sum is the most probable name."""
+    """What the attacker adds to each name's squared distance: nothing for "uniform", 2
+    noise^2 (-log p) for "prior", p the dictionary's `prior`, so that the smallest sum is the
+    most probable name (without noise, the prior breaks ties: _weight)."""
     if attacker not in ATTACKS:
         raise ValueError(f"unknown attacker {attacker!r}; expected one of {ATTACKS}")
-    if attacker == "uniform" or noise <= 0:
+    if attacker == "uniform":
         return None
-    return -2.0 * noise * noise * dictionary.priors[prior]
+    return -2.0 * _weight(noise) * dictionary.priors[prior]
+
+
+# Without noise a released vector is read exactly, yet a value with a typo can be as near to
+# several names; the weighted attackers then take the likeliest of those, as if the distances
+# were read with half an edit's uncertainty (tests/test_audit_attackers.py).
+_EXACT_READING = 0.5
+
+
+def _weight(noise: float) -> float:
+    """noise^2, what a log probability is worth in squared edits."""
+    return max(noise, _EXACT_READING) ** 2
 
 
 def count_penalty(
@@ -455,7 +466,7 @@ def count_penalty(
     expected = records * np.exp(log_prior)
     seen = np.asarray(counts, dtype=np.float64)[:, None]
     log_likelihood = seen * np.log(expected)[None, :] - expected[None, :]
-    return -2.0 * noise * noise * (log_prior[None, :] + log_likelihood)
+    return -2.0 * _weight(noise) * (log_prior[None, :] + log_likelihood)
 
 
 def attack(
@@ -645,8 +656,8 @@ def audit_tensor(
         columns = [mapping[m][1] for m in entries]
         encoders = [releases[m] for m in entries]
         codes, noise = tensor[:, entries, :], encoders[0].noise
-        weighted = attacker != "uniform" and noise > 0
-        if attacker == "counts" and noise > 0 and (counts is None or records < 1):
+        weighted = attacker != "uniform"
+        if attacker == "counts" and (counts is None or records < 1):
             raise ValueError("the counts attacker needs the vectors' counts in the release")
         best: tuple[int, str, EntryAudit] | None = None
         # A weighted attacker tries each of the dictionary's priors on this attribute and

@@ -415,7 +415,7 @@ def audit_rows(
 ) -> AuditReport:
     """The peer's dictionary attacks on the given rows of a release: the report of the
     attacker (audit.ATTACKS) that re-identifies most by `measure`, with every attacker's
-    rate. Without noise the attackers agree, so only the uniform one runs. `counts` gives,
+    rate. `counts` gives,
     per attribute, how often each row's vector occurs in the whole release and that
     release's size, when `released` holds only a sample of it. With `stop_above`, only the
     rate by `measure` is wanted (no per-attribute figures: audit.audit_tensor's `only`), the
@@ -440,7 +440,7 @@ def audit_rows(
     mapping = [agreement.mapping[m] for m in entries]
     whole = released.tensor[:, entries, :]
     releases = [agreement.releases[m] for m in entries]
-    attackers: tuple[str, ...] = ATTACKS if agreement.release.noise > 0 else ATTACKS[:1]
+    attackers: tuple[str, ...] = ATTACKS
     if stop_above is not None:
         attackers = attackers[::-1]
     if counts is None:

@@ -22,6 +22,7 @@ SHUFFLE = "shuffle"
 RELEASE = "release"
 GATE = "gate"
 TRAINING = "training"
+EXPECTATION = "expectation"
 
 
 def secret_generator() -> np.random.Generator:

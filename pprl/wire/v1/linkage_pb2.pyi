@@ -39,6 +39,7 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ABANDONED: _ClassVar[ErrorReason]
     RUN_OPEN: _ClassVar[ErrorReason]
     STORAGE: _ClassVar[ErrorReason]
+    POOR_LINKAGE: _ClassVar[ErrorReason]
 PHASE_UNSPECIFIED: Phase
 PHASE_AGREE: Phase
 PHASE_SMASH: Phase
@@ -66,6 +67,7 @@ TIMED_OUT: ErrorReason
 ABANDONED: ErrorReason
 RUN_OPEN: ErrorReason
 STORAGE: ErrorReason
+POOR_LINKAGE: ErrorReason
 
 class ErrorDetail(_message.Message):
     __slots__ = ("reason", "message")
@@ -216,7 +218,7 @@ class GetStatusRequest(_message.Message):
     def __init__(self, run_id: _Optional[str] = ...) -> None: ...
 
 class GetStatusResponse(_message.Message):
-    __slots__ = ("identity", "run_id", "completed", "phase_seconds", "bytes_sent", "records", "own_matches", "peer_matches", "agreed_matches", "peak_rss_bytes", "scored_pairs", "audited_records", "reidentified", "reidentification_limit", "noise_edits", "reference_shared", "repeated_groups", "repeated_records", "missing_values", "unreadable_values", "noise_sigma", "noise_choice", "peer")
+    __slots__ = ("identity", "run_id", "completed", "phase_seconds", "bytes_sent", "records", "own_matches", "peer_matches", "agreed_matches", "peak_rss_bytes", "scored_pairs", "audited_records", "reidentified", "reidentification_limit", "noise_edits", "reference_shared", "repeated_groups", "repeated_records", "missing_values", "unreadable_values", "noise_sigma", "noise_choice", "peer", "exposed", "recovered", "expected_precision", "expected_recall", "expected_f1", "min_expected_f1")
     class PhaseSecondsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -245,6 +247,13 @@ class GetStatusResponse(_message.Message):
         key: str
         value: int
         def __init__(self, key: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
+    class RecoveredEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: float
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[float] = ...) -> None: ...
     IDENTITY_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     COMPLETED_FIELD_NUMBER: _ClassVar[int]
@@ -268,6 +277,12 @@ class GetStatusResponse(_message.Message):
     NOISE_SIGMA_FIELD_NUMBER: _ClassVar[int]
     NOISE_CHOICE_FIELD_NUMBER: _ClassVar[int]
     PEER_FIELD_NUMBER: _ClassVar[int]
+    EXPOSED_FIELD_NUMBER: _ClassVar[int]
+    RECOVERED_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_PRECISION_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_RECALL_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_F1_FIELD_NUMBER: _ClassVar[int]
+    MIN_EXPECTED_F1_FIELD_NUMBER: _ClassVar[int]
     identity: str
     run_id: str
     completed: Phase
@@ -291,4 +306,10 @@ class GetStatusResponse(_message.Message):
     noise_sigma: float
     noise_choice: str
     peer: str
-    def __init__(self, identity: _Optional[str] = ..., run_id: _Optional[str] = ..., completed: _Optional[_Union[Phase, str]] = ..., phase_seconds: _Optional[_Mapping[str, float]] = ..., bytes_sent: _Optional[int] = ..., records: _Optional[int] = ..., own_matches: _Optional[int] = ..., peer_matches: _Optional[int] = ..., agreed_matches: _Optional[int] = ..., peak_rss_bytes: _Optional[int] = ..., scored_pairs: _Optional[int] = ..., audited_records: _Optional[int] = ..., reidentified: _Optional[float] = ..., reidentification_limit: _Optional[float] = ..., noise_edits: _Optional[float] = ..., reference_shared: _Optional[_Mapping[str, int]] = ..., repeated_groups: _Optional[int] = ..., repeated_records: _Optional[int] = ..., missing_values: _Optional[_Mapping[str, int]] = ..., unreadable_values: _Optional[_Mapping[str, int]] = ..., noise_sigma: _Optional[float] = ..., noise_choice: _Optional[str] = ..., peer: _Optional[str] = ...) -> None: ...
+    exposed: float
+    recovered: _containers.ScalarMap[str, float]
+    expected_precision: float
+    expected_recall: float
+    expected_f1: float
+    min_expected_f1: float
+    def __init__(self, identity: _Optional[str] = ..., run_id: _Optional[str] = ..., completed: _Optional[_Union[Phase, str]] = ..., phase_seconds: _Optional[_Mapping[str, float]] = ..., bytes_sent: _Optional[int] = ..., records: _Optional[int] = ..., own_matches: _Optional[int] = ..., peer_matches: _Optional[int] = ..., agreed_matches: _Optional[int] = ..., peak_rss_bytes: _Optional[int] = ..., scored_pairs: _Optional[int] = ..., audited_records: _Optional[int] = ..., reidentified: _Optional[float] = ..., reidentification_limit: _Optional[float] = ..., noise_edits: _Optional[float] = ..., reference_shared: _Optional[_Mapping[str, int]] = ..., repeated_groups: _Optional[int] = ..., repeated_records: _Optional[int] = ..., missing_values: _Optional[_Mapping[str, int]] = ..., unreadable_values: _Optional[_Mapping[str, int]] = ..., noise_sigma: _Optional[float] = ..., noise_choice: _Optional[str] = ..., peer: _Optional[str] = ..., exposed: _Optional[float] = ..., recovered: _Optional[_Mapping[str, float]] = ..., expected_precision: _Optional[float] = ..., expected_recall: _Optional[float] = ..., expected_f1: _Optional[float] = ..., min_expected_f1: _Optional[float] = ...) -> None: ...

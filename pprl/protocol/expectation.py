@@ -1,0 +1,91 @@
+"""How well a party's classifier will link, estimated before anything is sent.
+
+After TRAIN a party holds a model trained on synthetic pairs of its own records. It can make
+more such pairs that the model has not seen (a fresh sample of its records, freshly corrupted
+by the agreed error model, both released with independent noise as its and the peer's real
+releases are) and link them as MATCH would: candidates, top-k, the agreed one-to-one
+assignment. The pairs are labelled, so precision and recall follow. No peer data is needed,
+so a run that would link badly can stop at TRAIN, before EXCHANGE sends the tensor.
+
+It is an estimate: the real peer's errors are not the error model's (docs/results.md
+measures how close it comes on data this project did not generate), its file may hold fewer
+of the same people, and the number of records compared changes precision. The sample is the
+party's own record count, up to EXPECTATION_RECORDS, so the comparison is of about the real
+run's size.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from pprl.protocol import classifier, pipeline
+from pprl.protocol.randomness import EXPECTATION, Randomness
+
+# The most own records one estimate links against their corrupted copies: 5,000 x 5,000
+# pairs take a few seconds, and precision at that scale is near the real run's at 5,000.
+EXPECTATION_RECORDS = 5000
+# Below this expected F1 a run stops before EXCHANGE ([privacy] min_expected_f1).
+DEFAULT_MIN_EXPECTED_F1 = 0.9
+
+
+@dataclass(frozen=True)
+class ExpectedQuality:
+    """A classifier's precision and recall on held-out synthetic pairs of own records."""
+
+    precision: float
+    recall: float
+    pairs: int  # the synthetic matching pairs it was measured on
+
+    @property
+    def f1(self) -> float:
+        total = self.precision + self.recall
+        return 0.0 if total == 0 else 2 * self.precision * self.recall / total
+
+    def words(self) -> str:
+        return (
+            f"expected F1 about {self.f1:.2f} (precision {self.precision:.2f}, recall "
+            f"{self.recall:.2f}; this party's classifier on {self.pairs:,} held-out synthetic "
+            "pairs of its own records, released as the real release)"
+        )
+
+    def as_dict(self) -> dict[str, float]:
+        return {
+            "precision": self.precision,
+            "recall": self.recall,
+            "f1": self.f1,
+            "pairs": self.pairs,
+        }
+
+
+def expected_quality(
+    agreement: pipeline.Agreement,
+    attributes: Mapping[str, Sequence[str]],
+    model: classifier.Model,
+    randomness: Randomness,
+    size: int = EXPECTATION_RECORDS,
+) -> ExpectedQuality:
+    """The model's precision and recall linking a fresh sample of own records with fresh
+    corrupted copies of them (the agreed error model), as MATCH links (identity is truth)."""
+    rng = randomness.generator(EXPECTATION)
+    sample = pipeline.training_sample(agreement, attributes, rng, size=size)
+    matched = pipeline.match(agreement, sample.own_tensor, sample.corrupted_tensor, model)
+    pairs = len(sample.own_tensor)
+    found = matched.matches
+    correct = int(np.count_nonzero(found.rows_a == found.rows_b))
+    precision = correct / len(found) if len(found) else 0.0
+    return ExpectedQuality(precision, correct / pairs if pairs else 0.0, pairs)
+
+
+def poor_linkage_words(quality: ExpectedQuality, minimum: float) -> str:
+    """Why a run stops, and what would help, in the operator's words."""
+    return (
+        f"{quality.words()}, below the minimum of {minimum:.2f}; nothing was sent. What would "
+        "help: a higher gate limit ([privacy] max_reidentification: less noise, more the peer "
+        "learns, docs/privacy.md), more compared attributes ([records] and [[mapping]]), a "
+        "larger reference set or one closer to the records' values (docs/reference-sets.md), "
+        'another encoding ([method] encoding = "bloom", docs/bloom.md), or, knowing the '
+        "estimate, a lower [privacy] min_expected_f1"
+    )
