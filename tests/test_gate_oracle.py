@@ -8,11 +8,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from pprl.bench.bayes_decoder import bayes_reidentified
 from pprl.protocol import pipeline, synthetic
 from pprl.protocol.audit import Dictionary
 from pprl.protocol.method import method_params
 from pprl.protocol.reference import DEFAULT_MAPPING, ReferenceSet
-from tests.oracles import bayes_reidentified
 
 ATTRIBUTES = ["first", "middle", "last"]
 

@@ -191,3 +191,37 @@ def test_a_configured_list_of_people_adds_the_attacker_who_combines_attributes(d
     # A list that holds every one of Alice's people: it beats the name dictionary.
     assert "strongest attacker: a list of people, every attribute of a record together" in alice[0]
     assert "population" not in bob[0]
+
+
+def test_a_run_expected_to_link_badly_stops_at_train_and_nothing_is_sent(deploy):
+    """Noise that leaves the classifier guessing: each party's estimate on held-out synthetic
+    pairs of its own records falls below its minimum, TRAIN fails with POOR_LINKAGE naming
+    the estimate and the remedies, and no tensor leaves either party."""
+    privacy = Privacy(noise_sigma=6.0, max_reidentification=1.0)
+    deployment = deploy(size=300, wire_log=True, privacy=privacy)
+    result = coordinate(deployment)
+    assert result.returncode != 0
+    output = result.stdout + result.stderr
+    assert "[POOR_LINKAGE]: TRAIN failed: expected F1 about 0." in output
+    assert "below the minimum of 0.90; nothing was sent" in output
+    assert "max_reidentification" in output and "min_expected_f1" in output
+    assert "PushTensor" not in _methods_sent(deployment)
+    for name in PARTIES:
+        assert not list(deployment.parties[name].state_dir.rglob(PEER_TENSOR))
+
+
+def test_the_summary_reports_what_the_attack_recovers_and_the_linkage_expected(deploy):
+    privacy = Privacy(noise_sigma=1.0, max_reidentification=1.0, min_expected_f1=0.5)
+    deployment = deploy(size=300, privacy=privacy)
+    path = deployment.workdir / "summary.json"
+    result = coordinate(deployment, "--json", str(path))
+    assert result.returncode == 0, result.stderr
+    alice = json.loads(path.read_text())["parties"]["alice"]
+    recovered = alice["privacy"]["recovered"]
+    assert set(recovered) == {"first", "middle", "last"}
+    assert all(0 <= rate <= 1 for rate in recovered.values())
+    assert alice["privacy"]["exposed"] >= alice["privacy"]["reidentified"]
+    expected = alice["expected"]
+    assert expected["minimum"] == 0.5 and 0.5 <= expected["f1"] <= 1
+    assert "what that attack recovered: values first" in result.stdout
+    assert "expected before sending: F1 about" in result.stdout

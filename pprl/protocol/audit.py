@@ -476,8 +476,10 @@ def attack(
     columns: Sequence[str],
     tolerance: int,
     penalty: np.ndarray | None = None,
+    groups: np.ndarray | None = None,
 ) -> EntryAudit:
-    """audit_entry against the whole dictionary, computing full vectors for few names.
+    """audit_entry against the whole dictionary, computing full vectors for few names;
+    `penalty` and `groups` as audit_entry takes them.
 
     The first _PROBE coordinates of each column bound every name's distance from below (a
     partial sum of squares), so a name whose partial distance already exceeds the best full
@@ -489,7 +491,12 @@ def attack(
     width = dictionary.width(columns[0])
     if width <= _PROBE or not len(released):
         vectors = np.concatenate([dictionary.vectors(c) for c in columns], axis=1)
-        return audit_entry(released, truth, dictionary.names, vectors, tolerance, True, penalty)
+        return audit_entry(
+            released, truth, dictionary.names, vectors, tolerance, True, penalty, groups=groups
+        )
+    per_row = penalty is not None and penalty.ndim == 2
+    if per_row and (groups is None or len(groups) != len(released)):
+        raise ValueError("a penalty per group needs the group of every row")
     values = np.asarray(released, dtype=np.float64)
     probe_at = np.concatenate([np.arange(_PROBE) + k * width for k in range(len(columns))])
     partial = np.concatenate([dictionary.probe(c, _PROBE) for c in columns], axis=1)
@@ -504,7 +511,7 @@ def attack(
     rounded = lower_bounds(np.rint(values)[:, probe_at])
     bounds = lower_bounds(values[:, probe_at])
     if penalty is not None:
-        bounds += penalty[None, :]
+        bounds += penalty[groups] if per_row else penalty[None, :]
     shortlist = np.argpartition(bounds, min(_SHORTLIST, len(partial) - 1), axis=1)
     chosen = set(shortlist[:, :_SHORTLIST].ravel().tolist())
     chosen |= set(np.flatnonzero((rounded <= 0.5).any(axis=0)).tolist())
@@ -520,14 +527,14 @@ def attack(
         + np.einsum("nr,nr->n", values, values)[:, None]
     )
     if penalty is not None:
-        scores += penalty[first][None, :]
+        scores += penalty[groups][:, first] if per_row else penalty[first][None, :]
     best = scores.min(axis=1)
     margin = 1e-6 * (1.0 + np.abs(best)) + 2 * _TIE
     needed = (bounds <= (best + margin)[:, None]).any(axis=0)
     rows = np.array(sorted(chosen | set(np.flatnonzero(needed).tolist())))
     names = [dictionary.names[i] for i in rows]
-    kept = None if penalty is None else penalty[rows]
-    return audit_entry(released, truth, names, full(rows), tolerance, True, kept)
+    kept = None if penalty is None else penalty[..., rows]
+    return audit_entry(released, truth, names, full(rows), tolerance, True, kept, groups=groups)
 
 
 def attack_projected(
@@ -576,26 +583,7 @@ def _attack_entries(
     kept = [codes[:, j, distinct_positions(dictionary.columns[c])] for j, c in enumerate(columns)]
     joined = np.concatenate(kept, axis=1)
     released = encoders[0].decode(joined.reshape(len(codes), joined.shape[1]))
-    if penalty is None or penalty.ndim == 1:
-        return attack(released, truth, dictionary, columns, tolerance, penalty)
-    # The distance release's pruning bounds hold for one penalty: one attack per group.
-    if groups is None:
-        raise ValueError("a penalty per group needs the group of every row")
-    exact = np.zeros(len(codes), dtype=bool)
-    nearest = np.zeros(len(codes), dtype=bool)
-    candidates = np.zeros(len(codes), dtype=np.int64)
-    for group in np.unique(groups).tolist():
-        rows = np.flatnonzero(groups == group)
-        part = attack(
-            released[rows],
-            [truth[i] for i in rows.tolist()],
-            dictionary,
-            columns,
-            tolerance,
-            penalty[group],
-        )
-        exact[rows], nearest[rows], candidates[rows] = part.exact, part.nearest, part.candidates
-    return EntryAudit(exact, nearest, candidates)
+    return attack(released, truth, dictionary, columns, tolerance, penalty, groups)
 
 
 def vector_counts(tensor: np.ndarray, mapping: Sequence[tuple[str, str]]) -> dict[str, np.ndarray]:
