@@ -20,7 +20,7 @@ from pprl.party.config import DEFAULT_AUDIT_RECORDS
 from pprl.party.local import read_truth
 from pprl.protocol import pipeline
 from pprl.protocol.audit import census_dictionary
-from pprl.protocol.expectation import expected_quality
+from pprl.protocol.expectation import EXACT_SHARE, expected_quality
 from pprl.protocol.method import method_params
 from pprl.protocol.metrics import linkage_quality
 from pprl.protocol.randomness import Randomness
@@ -50,8 +50,10 @@ def measure(
     parties: dict[str, Any],
     truth: set[tuple[str, str]],
     randomness: dict[str, Randomness],
+    exact_shares: list[float],
 ) -> dict[str, Any]:
-    """The agreed linkage's quality and each party's estimate."""
+    """The agreed linkage's quality and each party's estimate at each share of unchanged
+    held-out pairs."""
     alice, bob = parties["alice"], parties["bob"]
     began = time.perf_counter()
     linkage = pipeline.link_in_process(
@@ -66,13 +68,18 @@ def measure(
         "f1": quality.f1,
         "link_seconds": round(seconds, 1),
     }
-    for name, side in (("alice", linkage.alice), ("bob", linkage.bob)):
-        began = time.perf_counter()
-        estimate = expected_quality(
-            agreement, parties[name].attributes, side.model, randomness[name]
-        )
-        row[f"expected_{name}"] = estimate.as_dict()
-        row[f"expected_{name}"]["seconds"] = round(time.perf_counter() - began, 1)
+    for share in exact_shares:
+        for name, side in (("alice", linkage.alice), ("bob", linkage.bob)):
+            began = time.perf_counter()
+            estimate = expected_quality(
+                agreement,
+                parties[name].attributes,
+                side.model,
+                randomness[name],
+                exact_share=share,
+            )
+            key = f"expected_{name}_{share:g}"
+            row[key] = estimate.as_dict() | {"seconds": round(time.perf_counter() - began, 1)}
     return row
 
 
@@ -88,6 +95,11 @@ def main() -> None:
         "--gate", type=float, help="also at the noise each party's gate at this limit chooses"
     )
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--exact-shares",
+        default=f"{EXACT_SHARE:g}",
+        help="comma-separated shares of held-out pairs left unchanged, one estimate each",
+    )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     read = schema_tables(args.schema, args.records_a, args.records_b)
@@ -95,6 +107,7 @@ def main() -> None:
     truth = read_truth(args.truth)
     reference = load_reference(args.reference)
     randomness = {name: Randomness(args.seed, name) for name in parties}
+    shares = [float(s) for s in args.exact_shares.split(",")]
     # The method as a daemon with automatic noise has it: the noisy defaults (projected).
     noisy = method_params(**{**read.method, "noise_sigma": 1.0})
     base = pipeline.Agreement(reference, read.mapping, noisy, read.kinds, read.scales)
@@ -107,12 +120,17 @@ def main() -> None:
     for label, sigma in levels:
         method = method_params(**{**read.method, "noise_sigma": sigma})
         agreement = pipeline.Agreement(reference, read.mapping, method, read.kinds, read.scales)
-        row = {"level": label, "sigma": sigma, **measure(agreement, parties, truth, randomness)}
+        measured = measure(agreement, parties, truth, randomness, shares)
+        row = {"level": label, "sigma": sigma, **measured}
         results["rows"].append(row)
-        expected = [row[f"expected_{n}"]["f1"] for n in parties]
+        expected = " | ".join(
+            f"unchanged {share:g}: expected F1 "
+            + " ".join(f"{n} {row[f'expected_{n}_{share:g}']['f1']:.3f}" for n in parties)
+            for share in shares
+        )
         print(
             f"{label:>10} sigma {sigma:<6g} true P {row['precision']:.3f} R {row['recall']:.3f} "
-            f"F1 {row['f1']:.3f} | expected F1 alice {expected[0]:.3f} bob {expected[1]:.3f}",
+            f"F1 {row['f1']:.3f} | {expected}",
             flush=True,
         )
     if args.json:

@@ -25,7 +25,7 @@ from pprl.party.config import (
 from pprl.party.local import Privacy, prepare
 from pprl.protocol.errors import InputError
 from pprl.protocol.kinds import Attribute
-from pprl.protocol.method import MethodParams
+from pprl.protocol.method import MethodParams, method_params
 from pprl.protocol.reference import DEFAULT_MAPPING, REGISTER_MAPPING
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -131,9 +131,15 @@ def test_full_config(tmp_path: Path) -> None:
         ),
         peers=(PeerEndpoint("bob", "bob.example:50052"),),
         coordinator_identity="coordinator",
-        method=MethodParams(
-            classifier="rbf", c=0.5, training_records=2000, negatives_per_positive=3
+        # Its own attributes: a register's records, so the register error model's defaults.
+        method=method_params(
+            classifier="rbf",
+            c=0.5,
+            training_records=2000,
+            negatives_per_positive=3,
+            error_model="registers",
         ),
+        registers_by_default=True,
         wire_log=base / "logs" / "alice.wire.log",
         schema=(Attribute("given"), Attribute("surname")),
         source=str(path),
@@ -568,6 +574,10 @@ def test_noise_feature_and_gate_settings_are_read(tmp_path: Path) -> None:
         ("privacy", "max_reidentification", 1.5),
         ("privacy", "max_reidentification", True),
         ("privacy", "audit_records", 0),
+        ("privacy", "min_expected_f1", 1.2),
+        ("privacy", "min_expected_f1", -0.1),
+        ("privacy", "min_expected_f1", "high"),
+        ("privacy", "min_expected_f1", True),
     ],
 )
 def test_bad_noise_and_gate_settings_name_their_key(
@@ -1006,3 +1016,23 @@ def test_bad_peers_tables_name_the_entry_and_key(
     error = load_error(path)
     assert_located(error, path, field)
     assert words in error.message
+
+
+def test_a_minimum_expected_f1_of_point_nine_by_default(tmp_path: Path) -> None:
+    assert load_config(write(tmp_path, minimal())).privacy.min_expected_f1 == 0.9
+    data = minimal() | {"privacy": {"min_expected_f1": 0.5}}
+    assert load_config(write(tmp_path, data)).privacy.min_expected_f1 == 0.5
+
+
+def test_records_with_their_own_attributes_train_on_register_errors(tmp_path: Path) -> None:
+    """The built-in demo's records hold one error each; a register's do not: naming one's own
+    attributes makes the register error model the default, and the config says it chose it."""
+    built_in = load_config(write(tmp_path, minimal()))
+    assert built_in.method.error_model == "one-error" and not built_in.registers_by_default
+    data = minimal()
+    data["records"] = data["records"] | {"attributes": ["first", "middle", "last"]}
+    own = load_config(write(tmp_path, data))
+    assert own.method.error_model == "registers" and own.registers_by_default
+    data["method"] = {"error_model": "one-error"}
+    chosen = load_config(write(tmp_path, data))
+    assert chosen.method.error_model == "one-error" and not chosen.registers_by_default

@@ -197,7 +197,7 @@ def test_a_run_expected_to_link_badly_stops_at_train_and_nothing_is_sent(deploy)
     """Noise that leaves the classifier guessing: each party's estimate on held-out synthetic
     pairs of its own records falls below its minimum, TRAIN fails with POOR_LINKAGE naming
     the estimate and the remedies, and no tensor leaves either party."""
-    privacy = Privacy(noise_sigma=6.0, max_reidentification=1.0)
+    privacy = Privacy(noise_sigma=6.0, max_reidentification=1.0, min_expected_f1=0.9)
     deployment = deploy(size=300, wire_log=True, privacy=privacy)
     result = coordinate(deployment)
     assert result.returncode != 0

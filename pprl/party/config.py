@@ -146,7 +146,7 @@ class PrivacySettings:
     # The key both parties hold for [method] encoding = "bloom" (pprl.party.bloom_key).
     bloom_key: Path | None = None
     # TRAIN stops the run, before anything is sent, when this party's classifier is expected
-    # to link worse than this F1 (pprl.protocol.expectation).
+    # to link worse than this F1 (pprl.protocol.expectation); 0 estimates nothing.
     min_expected_f1: float = DEFAULT_MIN_EXPECTED_F1
 
 

@@ -191,7 +191,9 @@ class Privacy:
     feature: str | None = None  # None: the daemon's default for the noise
     max_reidentification: float = 1.0
     release: str | None = None  # None: the daemon's default for the feature
-    min_expected_f1: float | None = None  # None: the daemon's default
+    # 0: no minimum, and TRAIN estimates nothing (the gate's 100% default: only report);
+    # None: the daemon's default.
+    min_expected_f1: float | None = 0.0
 
 
 def prepare(

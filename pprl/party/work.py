@@ -520,19 +520,23 @@ class PhaseWork:
             f"{min(method.training_records, len(inputs.records))} own records (Algorithm 2)",
         )
         model, pairs = pipeline.train(agreement, inputs.records.attributes, self.randomness)
-        progress(0, 1, "models", f"trained on {pairs} pairs; estimating the linkage it will give")
-        quality = expected_quality(agreement, inputs.records.attributes, model, self.randomness)
+        meta: dict[str, Any] = {"kind": model.kind, "pairs": pairs}
+        words = f"trained on {pairs} pairs"
         minimum = self.config.privacy.min_expected_f1
-        if quality.f1 < minimum:
-            raise PhaseFailed(
-                f"{poor_linkage_words(quality, minimum)} (in {self.config.source})",
-                reason=pb.POOR_LINKAGE,
-            )
+        if minimum > 0:  # 0: no minimum to check, nothing to estimate
+            progress(0, 1, "models", f"{words}; estimating the linkage it will give")
+            quality = expected_quality(agreement, inputs.records.attributes, model, self.randomness)
+            if quality.f1 < minimum:
+                raise PhaseFailed(
+                    f"{poor_linkage_words(quality, minimum)} (in {self.config.source})",
+                    reason=pb.POOR_LINKAGE,
+                )
+            meta["expected"] = quality.as_dict()
+            words += f"; {quality.words()}"
         with atomic_file(self.store.artifact_path(run_id, MODEL)) as tmp:
             tmp.write_bytes(model.to_bytes())
-        meta = {"kind": model.kind, "pairs": pairs, "expected": quality.as_dict()}
         self.store.record_artifact(run_id, MODEL, meta)
-        progress(1, 1, "models", f"trained on {pairs} pairs; {quality.words()}")
+        progress(1, 1, "models", words)
 
     def exchange(self, run_id: str, progress: PhaseProgress) -> None:
         artifact = self._artifact(run_id, OWN_TENSOR)

@@ -74,15 +74,16 @@ def expected_quality(
     model: classifier.Model,
     randomness: Randomness,
     size: int = EXPECTATION_RECORDS,
+    exact_share: float = EXACT_SHARE,
 ) -> ExpectedQuality:
     """The model's precision and recall linking a fresh sample of own records with fresh
-    copies of them, EXACT_SHARE unchanged and the rest corrupted by the agreed error model,
+    copies of them, `exact_share` unchanged and the rest corrupted by the agreed error model,
     as MATCH links (identity is truth)."""
     rng = randomness.generator(EXPECTATION)
     sample = pipeline.training_sample(agreement, attributes, rng, size=size)
     copies = sample.corrupted_tensor.copy()
     pairs = len(copies)
-    exact = rng.random(pairs) < EXACT_SHARE
+    exact = rng.random(pairs) < exact_share
     copies[exact] = agreement.smash(sample.own, rng)[exact]
     matched = pipeline.match(agreement, sample.own_tensor, copies, model)
     found = matched.matches
