@@ -112,7 +112,10 @@ def main() -> None:
     noisy = method_params(**{**read.method, "noise_sigma": 1.0})
     base = pipeline.Agreement(reference, read.mapping, noisy, read.kinds, read.scales)
     levels: list[tuple[str, float]] = [("fixed", float(s)) for s in args.sigmas.split(",") if s]
-    results: dict[str, Any] = {"command": vars(args) | {"json": str(args.json)}, "rows": []}
+    results: dict[str, Any] = {
+        "command": vars(args) | {"json": str(args.json and args.json.name)},
+        "rows": [],
+    }
     if args.gate is not None:
         chosen = gate_sigma(base, parties, randomness, args.gate)
         results["gate_choice"] = chosen

@@ -58,7 +58,10 @@ def main() -> None:
     spare = census.last.names[2000:6000:2]
     sigmas = [float(s) for s in args.sigmas.split(",") if s]
     base = pipeline.Agreement(reference, DEFAULT_MAPPING, method_params(noise_sigma=1.0))
-    out: dict[str, Any] = {"command": vars(args) | {"json": str(args.json)}, "rows": []}
+    out: dict[str, Any] = {
+        "command": vars(args) | {"json": str(args.json and args.json.name)},
+        "rows": [],
+    }
     if args.gate is not None:
         chosen = {}
         for name, records in sides.items():
