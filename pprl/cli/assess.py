@@ -107,7 +107,7 @@ def assess(args: argparse.Namespace) -> dict[str, Any]:
         gate = pipeline.audit_rows(
             agreement, released, np.sort(position[records]), alice, dictionary
         )
-        surnames = next(a.result.nearest_rate for a in gate.attributes if a.attribute == "last")
+        surnames = next(a.recovered for a in gate.attributes if a.attribute == "last")
         points.append(
             {
                 "sigma": sigma,

@@ -58,6 +58,10 @@ from pprl.protocol.smashing import smash_values
 
 MEASURES = ("every-name", "any-name")
 ATTACKS = ("uniform", "prior", "counts")
+# Without noise a vector is read exactly: counts add nothing to what the prior does (a value's
+# vector is the same in every record either way), and the prior only settles near ties, which
+# the list of any name settles as well as a list per attribute.
+EXACT_ATTACKS = ("uniform", "prior")
 ATTACK_NAMES = {
     "uniform": "every name equally likely",
     "prior": "names weighted by frequency",
@@ -650,7 +654,8 @@ def audit_tensor(
         best: tuple[int, str, EntryAudit] | None = None
         # A weighted attacker tries each of the dictionary's priors on this attribute and
         # keeps the one that recovers most, as a peer who knows what it holds would choose.
-        for prior in dictionary.priors if weighted else [""]:
+        tried = list(dictionary.priors) if noise > 0 else [ANY_NAME]
+        for prior in tried if weighted else [""]:
             penalty: np.ndarray | None
             if attacker == "counts" and weighted:
                 assert counts is not None

@@ -31,6 +31,7 @@ from pprl.protocol import (
 )
 from pprl.protocol.audit import (
     ATTACKS,
+    EXACT_ATTACKS,
     AuditReport,
     Dictionary,
     audit_tensor,
@@ -415,7 +416,7 @@ def audit_rows(
 ) -> AuditReport:
     """The peer's dictionary attacks on the given rows of a release: the report of the
     attacker (audit.ATTACKS) that re-identifies most by `measure`, with every attacker's
-    rate. `counts` gives,
+    rate (without noise, the uniform one and the prior breaking its ties). `counts` gives,
     per attribute, how often each row's vector occurs in the whole release and that
     release's size, when `released` holds only a sample of it. With `stop_above`, only the
     rate by `measure` is wanted (no per-attribute figures: audit.audit_tensor's `only`), the
@@ -440,7 +441,7 @@ def audit_rows(
     mapping = [agreement.mapping[m] for m in entries]
     whole = released.tensor[:, entries, :]
     releases = [agreement.releases[m] for m in entries]
-    attackers: tuple[str, ...] = ATTACKS
+    attackers: tuple[str, ...] = ATTACKS if agreement.release.noise > 0 else EXACT_ATTACKS
     if stop_above is not None:
         attackers = attackers[::-1]
     if counts is None:
