@@ -30,8 +30,9 @@ reference column repeats a value, with the same noise: the attack reads each dis
 reference value once (`distinct_positions`), so every coordinate it compares carries noise of
 one scale, and nearest is most probable. Under noise of one scale in every coordinate (both
 releases: pprl.protocol.release), the prior attacker with the right prior is the Bayes
-decision for each attribute's value (tests/oracles.py checks the gate against a brute-force
-decoder that estimates the noise's covariance from the release itself).
+decision for each attribute's value (tests/test_gate_oracle.py holds the gate to the
+brute-force decoder of pprl.bench.bayes_decoder, which estimates the noise's covariance from
+the release itself).
 """
 
 from __future__ import annotations
@@ -276,15 +277,17 @@ class Dictionary:
         one, so a name a custom list repeats is taken as more common. `priors`: further named
         weightings of the same names (say, as first names and as surnames), each tried by the
         weighted attackers beside the `weights`."""
+        priors = priors or {}
+        for given in [weights, *priors.values()]:
+            if given is not None and len(given) != len(names):
+                raise ValueError(f"{len(given)} weights for {len(names)} names")
         totals: dict[str, float] = defaultdict(float)
-        named: dict[str, dict[str, float]] = {p: defaultdict(float) for p in priors or {}}
+        named: dict[str, dict[str, float]] = {p: defaultdict(float) for p in priors}
         for i, name in enumerate(names):
             if name:
                 totals[name] += 1.0 if weights is None else float(weights[i])
                 for prior, tally in named.items():
-                    tally[name] += float((priors or {})[prior][i])
-        if weights is not None and len(weights) != len(names):
-            raise ValueError(f"{len(weights)} weights for {len(names)} names")
+                    tally[name] += float(priors[prior][i])
         self.names = sorted(totals)
         if not self.names:
             raise ValueError("the dictionary holds no names")
