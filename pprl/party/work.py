@@ -274,8 +274,8 @@ class PhaseWork:
                 1,
                 "agreements",
                 "training will corrupt records with the register error model (nicknames, "
-                "initials, swapped fields, blanks, changed surnames: docs/error-model.md), the default "
-                'when [records] names its own attributes; error_model = "one-error" in '
+                "initials, swapped fields, blanks, changed surnames: docs/error-model.md), the "
+                'default when [records] names its own attributes; error_model = "one-error" in '
                 "[method] gives the paper's single edit",
             )
         choice = None
