@@ -244,7 +244,9 @@ def print_audit(report: dict[str, Any]) -> None:
         "\nthe closest dictionary vector is unique and within one edit of the true value; a"
         "\nrecord counts when every non-empty value of it falls to one of the two. Under noise"
         "\nthree attackers run: every name equally likely (uniform), names weighted by how"
-        "\ncommon they are (prior), and also by how often each vector occurs (counts); the"
+        "\ncommon they are (prior), and also by how often each vector occurs (counts), the"
+        "\nweighted ones with the list that fits each attribute best (first names, surnames,"
+        "\neither); without noise the prior settles the uniform attacker's near ties. The"
         "\ndefended figures are the strongest one's."
     )
     if report["population"]:
