@@ -528,7 +528,8 @@ class PhaseWork:
             quality = expected_quality(agreement, inputs.records.attributes, model, self.randomness)
             if quality.f1 < minimum:
                 raise PhaseFailed(
-                    f"{poor_linkage_words(quality, minimum)} (in {self.config.source})",
+                    f"{poor_linkage_words(quality, minimum)} (in {self.config.source})"
+                    + self._whose_noise(run_id),
                     reason=pb.POOR_LINKAGE,
                 )
             meta["expected"] = quality.as_dict()
@@ -537,6 +538,18 @@ class PhaseWork:
             tmp.write_bytes(model.to_bytes())
         self.store.record_artifact(run_id, MODEL, meta)
         progress(1, 1, "models", words)
+
+    def _whose_noise(self, run_id: str) -> str:
+        """When the peer's gate asked for more noise than this party's: say so, since the
+        linkage this party expects is then the peer's choice's."""
+        meta = self._noise_meta(run_id)
+        own, agreed = meta.get("sigma"), meta.get("agreed")
+        if own is None or agreed is None or agreed <= own:
+            return ""
+        return (
+            f"; the noise is {self.peer(run_id).peer}'s proposal, sigma {agreed:g}, where this "
+            f"party's own gate needed sigma {own:g}"
+        )
 
     def exchange(self, run_id: str, progress: PhaseProgress) -> None:
         artifact = self._artifact(run_id, OWN_TENSOR)
