@@ -309,6 +309,8 @@ class Dictionary:
         self._projected: dict[str, np.ndarray] = {}
         self._spaces: dict[tuple[str, ...], tuple[np.ndarray, np.ndarray]] = {}
         self.metric: Metric | None = None
+        # The distance attack's last probe bounds, for the next prior on the same values.
+        self.bounds_kept: tuple[tuple[tuple[str, ...], bytes], np.ndarray, np.ndarray] | None = None
         self._under: dict[str, Dictionary] = {}
 
     def under(self, metric: Metric | None) -> Dictionary:
@@ -320,6 +322,7 @@ class Dictionary:
             other = copy.copy(self)  # names, prior and store shared; caches not
             other._whole, other._rows, other._probes = {}, {}, {}
             other._projected, other._spaces, other._under = {}, {}, {}
+            other.bounds_kept = None
             other.metric = metric
             other._names_digest = hashlib.sha256(
                 self._names_digest + metric.identity.encode()
@@ -495,8 +498,8 @@ def attack(
     noise this leaves a handful of names per value; noise loosens the bound until, at worst,
     every name is computed, as brute force would.
     """
-    width = dictionary.width(columns[0])
-    if width <= _PROBE or not len(released):
+    widths = [dictionary.width(c) for c in columns]
+    if min(widths) <= _PROBE or not len(released):
         vectors = np.concatenate([dictionary.vectors(c) for c in columns], axis=1)
         return audit_entry(
             released, truth, dictionary.names, vectors, tolerance, True, penalty, groups=groups
@@ -505,21 +508,11 @@ def attack(
     if per_row and (groups is None or len(groups) != len(released)):
         raise ValueError("a penalty per group needs the group of every row")
     values = np.asarray(released, dtype=np.float64)
-    probe_at = np.concatenate([np.arange(_PROBE) + k * width for k in range(len(columns))])
-    partial = np.concatenate([dictionary.probe(c, _PROBE) for c in columns], axis=1)
-    partial = partial.astype(np.float64)
-    squares = np.einsum("dr,dr->d", partial, partial)
-
-    def lower_bounds(points: np.ndarray) -> np.ndarray:
-        out = squares[None, :] - 2.0 * points @ partial.T
-        out += np.einsum("nr,nr->n", points, points)[:, None]
-        return out
-
-    rounded = lower_bounds(np.rint(values)[:, probe_at])
-    bounds = lower_bounds(values[:, probe_at])
+    rounded, bounds = _probe_bounds(values, dictionary, columns, widths)
     if penalty is not None:
-        bounds += penalty[groups] if per_row else penalty[None, :]
-    shortlist = np.argpartition(bounds, min(_SHORTLIST, len(partial) - 1), axis=1)
+        # A new array: the bounds are kept for the next prior (_probe_bounds).
+        bounds = bounds + (penalty[groups] if per_row else penalty[None, :])
+    shortlist = np.argpartition(bounds, min(_SHORTLIST, bounds.shape[1] - 1), axis=1)
     chosen = set(shortlist[:, :_SHORTLIST].ravel().tolist())
     chosen |= set(np.flatnonzero((rounded <= 0.5).any(axis=0)).tolist())
 
@@ -542,6 +535,34 @@ def attack(
     names = [dictionary.names[i] for i in rows]
     kept = None if penalty is None else penalty[..., rows]
     return audit_entry(released, truth, names, full(rows), tolerance, True, kept, groups=groups)
+
+
+def _probe_bounds(
+    values: np.ndarray, dictionary: Dictionary, columns: Sequence[str], widths: Sequence[int]
+) -> tuple[np.ndarray, np.ndarray]:
+    """(n, d) lower bounds of every name's squared distance from the rounded and from the
+    released values, by the first _PROBE coordinates of each column. The weighted attackers
+    try several priors on the same values: the last pair computed is kept and given again."""
+    key = (tuple(columns), hashlib.sha256(values.tobytes()).digest())
+    kept = dictionary.bounds_kept
+    if kept is not None and kept[0] == key:
+        return kept[1], kept[2]
+    dictionary.bounds_kept = None  # the old pair goes before the new one is made
+    starts = np.cumsum([0, *widths[:-1]])
+    probe_at = np.concatenate([np.arange(_PROBE) + start for start in starts])
+    partial = np.concatenate([dictionary.probe(c, _PROBE) for c in columns], axis=1)
+    partial = partial.astype(np.float64)
+    squares = np.einsum("dr,dr->d", partial, partial)
+
+    def lower_bounds(points: np.ndarray) -> np.ndarray:
+        out = squares[None, :] - 2.0 * points @ partial.T
+        out += np.einsum("nr,nr->n", points, points)[:, None]
+        return out
+
+    rounded = lower_bounds(np.rint(values)[:, probe_at])
+    bounds = lower_bounds(values[:, probe_at])
+    dictionary.bounds_kept = (key, rounded, bounds)
+    return rounded, bounds
 
 
 def attack_projected(
