@@ -107,19 +107,24 @@ def audit_entry(
     penalty: np.ndarray | None = None,
     squares: np.ndarray | None = None,
     groups: np.ndarray | None = None,
+    looked_up: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> EntryAudit:
     """Attack (n, D) released vectors in edit units with the (d, D) integer distance vectors of
     the names `dictionary`; without `lookup` (vectors that are not whole edits) by nearest
     neighbour only, with no candidate counts. `penalty` (d,) is added to each name's squared
     distance: 2 noise^2 (-log prior) makes the nearest the most probable name; a (g, d)
     penalty gives each row the one its `groups` (n,) entry picks. `squares` (d,): the
-    vectors' squared lengths, when the caller keeps them."""
+    vectors' squared lengths, when the caller keeps them. `looked_up`: the exact lookup's
+    (exact, candidates), when the caller made it (`attack` does, on the few names whose
+    vectors can match)."""
     if len(released) != len(truth):
         raise ValueError(f"{len(released)} vectors for {len(truth)} true values")
     if len(dictionary) != len(dictionary_vectors):
         raise ValueError(f"{len(dictionary)} names for {len(dictionary_vectors)} vectors")
     values = np.asarray(released, dtype=np.float64)
-    if lookup:
+    if looked_up is not None:
+        exact, candidates = looked_up
+    elif lookup:
         exact, candidates = _lookup(np.rint(values), truth, dictionary, dictionary_vectors)
     else:
         exact, candidates = np.zeros(len(values), bool), np.zeros(len(values), np.int64)
@@ -534,7 +539,23 @@ def attack(
     rows = np.array(sorted(chosen | set(np.flatnonzero(needed).tolist())))
     names = [dictionary.names[i] for i in rows]
     kept = None if penalty is None else penalty[..., rows]
-    return audit_entry(released, truth, names, full(rows), tolerance, True, kept, groups=groups)
+    # Only a name whose probe matches a rounded vector can match it whole: the lookup needs
+    # those few, whatever the penalty.
+    matchable = np.flatnonzero((rounded <= 0.5).any(axis=0))
+    looked_up = _lookup(
+        np.rint(values), truth, [dictionary.names[i] for i in matchable], full(matchable)
+    )
+    return audit_entry(
+        released,
+        truth,
+        names,
+        full(rows),
+        tolerance,
+        False,
+        kept,
+        groups=groups,
+        looked_up=looked_up,
+    )
 
 
 def _probe_bounds(
