@@ -301,7 +301,7 @@ class Coordinator:
                         "noise_sigma": s.noise_sigma,
                         "noise_choice": s.noise_choice,
                         "exposed": s.exposed,
-                        "recovered": dict(s.recovered),
+                        "recovered": dict(sorted(s.recovered.items())),
                     },
                     "expected": {
                         "precision": s.expected_precision,
