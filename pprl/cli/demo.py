@@ -15,7 +15,8 @@ from pprl.protocol.features import FEATURES
 DEMO_REFERENCE_ROWS = 2000
 # The gate limit the demo needs to link: at the daemons' default of 10% the gate's noise
 # leaves an expected F1 near 0.13 on the built-in data and TRAIN stops the run (POOR_LINKAGE).
-# At 80% the chosen noise links with F1 about 0.99 (docs/privacy.md, "The demo's gate").
+# At 80% the chosen noise links with F1 about 0.99 (docs/privacy.md, "Against a careful
+# attacker").
 DEMO_GATE_LIMIT = 0.8
 
 
