@@ -32,7 +32,7 @@ import numpy as np
 
 from pprl.bench.clk_attack import attack_clks
 from pprl.bench.grid import machine
-from pprl.bench.in_process import link_tables, schema_tables
+from pprl.bench.in_process import add_table_arguments, link_tables, schema_tables
 from pprl.bench.peer import ALL_FIELDS, NAME_FIELDS, Records, read_records, run_peer
 from pprl.files import write_text_atomic
 from pprl.party.local import read_truth
@@ -151,11 +151,7 @@ def bloom_release(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--records-a", type=Path, required=True)
-    parser.add_argument("--records-b", type=Path, required=True)
-    parser.add_argument("--truth", type=Path, required=True)
-    parser.add_argument("--reference", type=Path, required=True)
-    parser.add_argument("--schema", type=Path, required=True)
+    add_table_arguments(parser)
     parser.add_argument("--peer-fields", required=True, help="anonlink's fields, or 'all'")
     parser.add_argument("--bits", type=int, default=BloomParams.bits)
     parser.add_argument("--hashes", type=int, default=BloomParams.hashes)

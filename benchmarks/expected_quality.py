@@ -15,8 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pprl.bench.in_process import schema_tables
-from pprl.party.config import DEFAULT_AUDIT_RECORDS
+from pprl.bench.in_process import add_table_arguments, gate_sigmas, schema_tables
 from pprl.party.local import read_truth
 from pprl.protocol import pipeline
 from pprl.protocol.audit import census_dictionary
@@ -25,24 +24,6 @@ from pprl.protocol.method import method_params
 from pprl.protocol.metrics import linkage_quality
 from pprl.protocol.randomness import Randomness
 from pprl.protocol.reference import load_reference
-
-
-def gate_sigma(
-    agreement: pipeline.Agreement,
-    parties: dict[str, Any],
-    randomness: dict[str, Randomness],
-    limit: float,
-) -> dict[str, float]:
-    """Each party's smallest passing sigma, as AGREE chooses it (the run takes the larger)."""
-    dictionary = census_dictionary(agreement.reference.columns)
-    chosen = {}
-    for name, table in parties.items():
-        rows = pipeline.gate_sample(len(table), DEFAULT_AUDIT_RECORDS, randomness[name])
-        choice = pipeline.calibrate_noise(
-            agreement, table.attributes, rows, dictionary, randomness[name], limit, "every-name"
-        )
-        chosen[name] = choice.sigma
-    return chosen
 
 
 def measure(
@@ -85,11 +66,7 @@ def measure(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--records-a", type=Path, required=True)
-    parser.add_argument("--records-b", type=Path, required=True)
-    parser.add_argument("--truth", type=Path, required=True)
-    parser.add_argument("--reference", type=Path, required=True)
-    parser.add_argument("--schema", type=Path, required=True)
+    add_table_arguments(parser)
     parser.add_argument("--sigmas", default="0", help="comma-separated sigmas to measure at")
     parser.add_argument(
         "--gate", type=float, help="also at the noise each party's gate at this limit chooses"
@@ -117,7 +94,9 @@ def main() -> None:
         "rows": [],
     }
     if args.gate is not None:
-        chosen = gate_sigma(base, parties, randomness, args.gate)
+        dictionary = census_dictionary(reference.columns)
+        columns = {name: table.attributes for name, table in parties.items()}
+        chosen = gate_sigmas(base, columns, dictionary, randomness, args.gate)
         results["gate_choice"] = chosen
         levels.append((f"gate {args.gate:g}", max(chosen.values())))
     for label, sigma in levels:

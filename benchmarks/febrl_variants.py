@@ -9,9 +9,8 @@ the agreed linkage per variant.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from pprl.bench.in_process import link_tables, method_choices, schema_tables
+from pprl.bench.in_process import add_table_arguments, link_tables, method_choices, schema_tables
 from pprl.party.local import read_truth
 from pprl.protocol import pipeline
 from pprl.protocol.method import method_params
@@ -20,11 +19,7 @@ from pprl.protocol.reference import load_reference
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--records-a", type=Path, required=True)
-    parser.add_argument("--records-b", type=Path, required=True)
-    parser.add_argument("--truth", type=Path, required=True)
-    parser.add_argument("--reference", type=Path, required=True)
-    parser.add_argument("--schema", type=Path, required=True)
+    add_table_arguments(parser)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument(
         "--variant", action="append", default=[], help="KEY=VALUE[,KEY=VALUE] of [method]"

@@ -21,7 +21,7 @@ import numpy as np
 
 from pprl.bench.bayes_decoder import bayes_reidentified
 from pprl.bench.data import read_reference
-from pprl.party.config import DEFAULT_AUDIT_RECORDS
+from pprl.bench.in_process import gate_sigmas
 from pprl.protocol import pipeline, synthetic
 from pprl.protocol.audit import census_dictionary
 from pprl.protocol.method import method_params
@@ -63,12 +63,7 @@ def main() -> None:
         "rows": [],
     }
     if args.gate is not None:
-        chosen = {}
-        for name, records in sides.items():
-            sample = pipeline.gate_sample(args.size, DEFAULT_AUDIT_RECORDS, randomness[name])
-            chosen[name] = pipeline.calibrate_noise(
-                base, records, sample, dictionary, randomness[name], args.gate, "every-name"
-            ).sigma
+        chosen = gate_sigmas(base, sides, dictionary, randomness, args.gate)
         out["gate_choice"] = chosen
         sigmas.append(max(chosen.values()))
     for sigma in sigmas:

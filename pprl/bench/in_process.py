@@ -7,15 +7,17 @@ a variant's figures are what a deployment with those [method] keys would link.
 
 from __future__ import annotations
 
+import argparse
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pprl.party.config import records_schema
+from pprl.party.config import DEFAULT_AUDIT_RECORDS, records_schema
 from pprl.party.local import load_schema
 from pprl.protocol import pipeline
+from pprl.protocol.audit import Dictionary
 from pprl.protocol.kinds import kinds_of, scales_of
 from pprl.protocol.metrics import Quality, linkage_quality
 from pprl.protocol.randomness import Randomness
@@ -91,3 +93,29 @@ def link_tables(
     seconds = time.perf_counter() - began
     found = {(alice.ids[a], bob.ids[b]) for a, b in linkage.agreed}
     return Outcome(linkage_quality(found, truth), seconds)
+
+
+def add_table_arguments(parser: argparse.ArgumentParser) -> None:
+    """The five files a run on real records takes: both record files, the truth, the
+    reference set and the schema that reads them (schema_tables)."""
+    for name in ("--records-a", "--records-b", "--truth", "--reference", "--schema"):
+        parser.add_argument(name, type=Path, required=True)
+
+
+def gate_sigmas(
+    agreement: pipeline.Agreement,
+    parties: Mapping[str, Mapping[str, Sequence[str]]],
+    dictionary: Dictionary,
+    randomness: Mapping[str, Randomness],
+    limit: float,
+) -> dict[str, float]:
+    """Each party's smallest sigma that passes a gate at `limit`, on the records its gate
+    samples, as AGREE chooses it (a run takes the larger of the two)."""
+    chosen = {}
+    for name, columns in parties.items():
+        size = len(next(iter(columns.values())))
+        rows = pipeline.gate_sample(size, DEFAULT_AUDIT_RECORDS, randomness[name])
+        chosen[name] = pipeline.calibrate_noise(
+            agreement, columns, rows, dictionary, randomness[name], limit, "every-name"
+        ).sigma
+    return chosen
