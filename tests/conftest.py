@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
+import socket
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -12,6 +14,7 @@ from typing import NamedTuple
 import grpc
 import pytest
 
+from pprl.party import local
 from pprl.party.config import TlsFiles
 from pprl.party.coordinator import Coordinator
 from pprl.party.local import (
@@ -28,6 +31,34 @@ from pprl.wire.v1 import linkage_pb2 as pb
 from pprl.wire.v1 import linkage_pb2_grpc as rpc
 
 SEED = 11
+
+# Each parallel worker hands out daemon ports from its own block, below Linux's ephemeral
+# range (32768-60999), so two workers never pick the same port between checking it and a
+# daemon binding it (the race of asking the OS for a free port and closing it).
+PORT_BLOCK = 500
+FIRST_PORT = 20000
+
+
+@pytest.fixture(scope="session", autouse=True)
+def worker_ports(worker_id: str) -> Iterator[None]:
+    """`local.free_port` for this worker: the next free port of its own block."""
+    index = 0 if worker_id == "master" else int(worker_id.removeprefix("gw"))
+    first = FIRST_PORT + index * PORT_BLOCK
+    ports = itertools.cycle(range(first, first + PORT_BLOCK))
+
+    def free_port() -> int:
+        for port in itertools.islice(ports, PORT_BLOCK):
+            with socket.socket() as sock:
+                try:
+                    sock.bind(("127.0.0.1", port))
+                except OSError:
+                    continue
+                return port
+        raise RuntimeError(f"no free port in {first}-{first + PORT_BLOCK - 1}")
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(local, "free_port", free_port)
+        yield
 
 
 @pytest.fixture

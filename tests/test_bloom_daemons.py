@@ -107,7 +107,9 @@ def test_noisy_filter_distances_pass_the_default_gate_and_say_tau_and_epsilon_in
     quality = evaluate(
         deployment, summary["run_id"], read_truth(deployment.workdir / "data/truth.csv")
     )
-    assert quality["linkage"]["f1"] >= 0.5, quality  # 0.66 measured: 150 rows, heavy noise
+    # Measured over 10 random keys: F1 0.39 to 0.66 (150 reference rows, heavy noise); the
+    # key decides the filters and so the noise the gate needs. Unlinked, F1 would be near 0.
+    assert quality["linkage"]["f1"] >= 0.3, quality
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,8 @@ import sys
 import grpc
 import pytest
 
-from pprl.party.local import Deployment, evaluate, free_port, read_truth
+from pprl.party import local
+from pprl.party.local import Deployment, evaluate, read_truth
 from pprl.party.reasons import reason_of
 from pprl.party.state import run_dir
 from pprl.wire.v1 import linkage_pb2 as pb
@@ -106,7 +107,7 @@ def test_a_session_links_every_pair_and_resumes(deploy):
 
 def test_a_party_list_that_repeats_an_identity_is_refused_before_any_call(tmp_path):
     """No daemon listens: the list is refused before the coordinator connects to anyone."""
-    deployment_free = [f"127.0.0.1:{free_port()}" for _ in range(3)]
+    deployment_free = [f"127.0.0.1:{local.free_port()}" for _ in range(3)]
     from pprl.party.certs import make_development_pki
 
     certs = make_development_pki(tmp_path / "certs", ["coordinator"])
@@ -124,7 +125,7 @@ def test_a_party_list_that_repeats_an_identity_is_refused_before_any_call(tmp_pa
 def test_an_unreachable_third_party_stops_the_session_before_it_begins(deploy):
     deployment = deploy(size=60, parties=3)
     listed = [f"{n}=127.0.0.1:{deployment.parties[n].port}" for n in ("alice", "bob")]
-    listed.append(f"carol=127.0.0.1:{free_port()}")  # nothing listens there
+    listed.append(f"carol=127.0.0.1:{local.free_port()}")  # nothing listens there
     result = _coordinate(deployment, "--wait", "2", parties=listed)
     assert result.returncode != 0
     assert "carol at 127.0.0.1:" in result.stderr
