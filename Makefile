@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 # Parallel test workers: the daemon tests wait on their peers and leave the CPU idle about
 # half the time, so four workers on two cores finish sooner than two. Files that share
-# module-scoped daemons stay on one worker (--dist loadfile).
+# module-scoped fixtures build them once per worker that runs any of their tests.
 TEST_WORKERS ?= 4
 
 .PHONY: install demo test lint format proto clean
@@ -25,7 +25,7 @@ test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
-	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist load
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -6,7 +6,7 @@ noise per run and with keyed noise (pprl.protocol.keyed_noise).
         --sigma 2 --runs 10 --releases distances projected --json docs/results/averaging.json
 
 Alice's generated records are released `--runs` times through the daemon's pipeline; the
-attack is the privacy gate's (pipeline.audit_release, census first and last names) on the
+attack is the privacy gate's (audit_release, census first and last names) on the
 codes' mean, rounded back onto the byte grid, over every record.
 """
 
@@ -22,12 +22,15 @@ import numpy as np
 from pprl.bench.grid import machine
 from pprl.files import write_text_atomic
 from pprl.protocol import pipeline, synthetic
+from pprl.protocol.agreement import Agreement
 from pprl.protocol.audit import census_dictionary
+from pprl.protocol.gate import audit_release
 from pprl.protocol.keyed_noise import NoiseKey
 from pprl.protocol.method import method_params
 from pprl.protocol.randomness import Randomness
 from pprl.protocol.reference import DEFAULT_MAPPING, ReferenceSet
 from pprl.protocol.release import RELEASES
+from pprl.protocol.released import Released
 
 ATTRIBUTES = ("first", "middle", "last")
 
@@ -45,10 +48,8 @@ def releases(agreement, columns, randomness: list[Randomness]) -> list[np.ndarra
 
 def attack(agreement, columns, dictionary, tensors: list[np.ndarray]) -> dict[str, float]:
     mean = np.rint(np.mean(tensors, axis=0)).astype(np.uint8)
-    released = pipeline.Released(np.arange(len(mean)), mean)
-    report = pipeline.audit_release(
-        agreement, released, columns, dictionary, len(mean), Randomness(0)
-    )
+    released = Released(np.arange(len(mean)), mean)
+    report = audit_release(agreement, released, columns, dictionary, len(mean), Randomness(0))
     figures = {"records": report.record_reidentified}
     figures |= {a.attribute: a.result.nearest_rate for a in report.attributes}
     return figures
@@ -73,7 +74,7 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|")
     for release in args.releases:
         params = method_params(noise_sigma=args.sigma, release=release)
-        agreement = pipeline.Agreement(ReferenceSet("built-in", reference), DEFAULT_MAPPING, params)
+        agreement = Agreement(ReferenceSet("built-in", reference), DEFAULT_MAPPING, params)
         key = NoiseKey.generate()
         for noise, sources in (
             ("fresh", [Randomness() for _ in range(args.runs)]),

@@ -37,10 +37,12 @@ from pprl.bench.peer import ALL_FIELDS, NAME_FIELDS, Records, read_records, run_
 from pprl.files import write_text_atomic
 from pprl.party.local import read_truth
 from pprl.protocol import noise, pipeline, synthetic
+from pprl.protocol.agreement import Agreement
 from pprl.protocol.audit import AuditReport, census_dictionary
 from pprl.protocol.bloom import BloomKey, BloomParams
 from pprl.protocol.bloom_audit import audit_filters
 from pprl.protocol.bloom_linkage import BloomAgreement, link_in_process
+from pprl.protocol.gate import audit_release
 from pprl.protocol.method import method_params
 from pprl.protocol.metrics import Quality, linkage_quality
 from pprl.protocol.randomness import Randomness
@@ -69,7 +71,7 @@ def _leakage(report: AuditReport) -> dict[str, Any]:
 def reference_release(
     tables: tuple[RecordTable, RecordTable],
     truth: set[tuple[str, str]],
-    agreement: pipeline.Agreement,
+    agreement: Agreement,
     seed: int,
 ) -> dict[str, Any]:
     outcome = link_tables(tables, truth, agreement, seed)
@@ -77,9 +79,7 @@ def reference_release(
     randomness = Randomness(seed, "alice")
     released = pipeline.release(agreement, alice.attributes, randomness)
     dictionary = census_dictionary(agreement.reference.columns)
-    report = pipeline.audit_release(
-        agreement, released, alice.attributes, dictionary, AUDITED, randomness
-    )
+    report = audit_release(agreement, released, alice.attributes, dictionary, AUDITED, randomness)
     return {
         **_quality(outcome.quality),
         "seconds": round(outcome.seconds, 1),
@@ -89,7 +89,7 @@ def reference_release(
     }
 
 
-def _noise(agreement: pipeline.Agreement) -> dict[str, Any]:
+def _noise(agreement: Agreement) -> dict[str, Any]:
     """sigma, sigma0 and the distances' unit, tau and epsilon (for a one-edit change)."""
     sigma, sigma0 = agreement.method.noise_sigma, agreement.sigma0
     coordinates, change, unit = agreement.sensitivity
@@ -163,7 +163,7 @@ def main() -> None:
     tables, truth = read.tables, read_truth(args.truth)
     method = method_params(**read.method)
     reference = load_reference(args.reference)
-    agreement = pipeline.Agreement(reference, read.mapping, method, read.kinds, read.scales)
+    agreement = Agreement(reference, read.mapping, method, read.kinds, read.scales)
     key = BloomKey.generate()
     bloom = BloomAgreement(
         key,
@@ -180,7 +180,7 @@ def main() -> None:
         # method_params at this sigma: noise changes the best features and training
         for encoding in ("reference", "bloom-distances"):
             noisy_method = method_params(**read.method, noise_sigma=sigma, encoding=encoding)
-            release = pipeline.Agreement(
+            release = Agreement(
                 reference,
                 read.mapping,
                 noisy_method,

@@ -43,6 +43,7 @@ import numpy as np
 from pprl.bench.data import make_task, read_reference
 from pprl.files import write_text_atomic
 from pprl.protocol import pipeline
+from pprl.protocol.agreement import Agreement
 from pprl.protocol.bloom import BloomKey
 from pprl.protocol.distances import haversine_metres, kind_distances
 from pprl.protocol.error_model import MODEL_NAMES, displaced
@@ -107,7 +108,7 @@ def link(
 ) -> dict[str, Any]:
     alice, bob, truth = records
     scaled = tolerance is not None
-    agreement = pipeline.Agreement(
+    agreement = Agreement(
         reference(args),
         mapping,
         method_params(error_model=args.method_errors, encoding=args.encoding),

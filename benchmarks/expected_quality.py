@@ -18,6 +18,7 @@ from typing import Any
 from pprl.bench.in_process import add_table_arguments, gate_sigmas, schema_tables
 from pprl.party.local import read_truth
 from pprl.protocol import pipeline
+from pprl.protocol.agreement import Agreement
 from pprl.protocol.audit import census_dictionary
 from pprl.protocol.expectation import EXACT_SHARE, expected_quality
 from pprl.protocol.method import method_params
@@ -27,7 +28,7 @@ from pprl.protocol.reference import load_reference
 
 
 def measure(
-    agreement: pipeline.Agreement,
+    agreement: Agreement,
     parties: dict[str, Any],
     truth: set[tuple[str, str]],
     randomness: dict[str, Randomness],
@@ -87,7 +88,7 @@ def main() -> None:
     shares = [float(s) for s in args.exact_shares.split(",")]
     # The method as a daemon with automatic noise has it: the noisy defaults (projected).
     noisy = method_params(**{**read.method, "noise_sigma": 1.0})
-    base = pipeline.Agreement(reference, read.mapping, noisy, read.kinds, read.scales)
+    base = Agreement(reference, read.mapping, noisy, read.kinds, read.scales)
     levels: list[tuple[str, float]] = [("fixed", float(s)) for s in args.sigmas.split(",") if s]
     results: dict[str, Any] = {
         "command": vars(args) | {"json": str(args.json and args.json.name)},
@@ -101,7 +102,7 @@ def main() -> None:
         levels.append((f"gate {args.gate:g}", max(chosen.values())))
     for label, sigma in levels:
         method = method_params(**{**read.method, "noise_sigma": sigma})
-        agreement = pipeline.Agreement(reference, read.mapping, method, read.kinds, read.scales)
+        agreement = Agreement(reference, read.mapping, method, read.kinds, read.scales)
         measured = measure(agreement, parties, truth, randomness, shares)
         row = {"level": label, "sigma": sigma, **measured}
         results["rows"].append(row)

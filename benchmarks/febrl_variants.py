@@ -12,7 +12,7 @@ import argparse
 
 from pprl.bench.in_process import add_table_arguments, link_tables, method_choices, schema_tables
 from pprl.party.local import read_truth
-from pprl.protocol import pipeline
+from pprl.protocol.agreement import Agreement
 from pprl.protocol.method import method_params
 from pprl.protocol.reference import load_reference
 
@@ -30,7 +30,7 @@ def main() -> None:
     reference = load_reference(args.reference)
     for variant in args.variant or [""]:
         method = method_params(**method_choices(read.method, variant))
-        agreement = pipeline.Agreement(reference, read.mapping, method, read.kinds, read.scales)
+        agreement = Agreement(reference, read.mapping, method, read.kinds, read.scales)
         outcome = link_tables(read.tables, truth, agreement, args.seed)
         quality = outcome.quality
         print(

@@ -22,7 +22,9 @@ import numpy as np
 
 from pprl.party.gate_cache import DiskProjections
 from pprl.protocol import pipeline, synthetic
+from pprl.protocol.agreement import Agreement
 from pprl.protocol.audit import census_dictionary
+from pprl.protocol.gate import audit_rows, calibrate_noise
 from pprl.protocol.keyed_noise import NoiseKey
 from pprl.protocol.method import method_params
 from pprl.protocol.randomness import Randomness
@@ -36,14 +38,14 @@ def one_run(
     randomness = Randomness(noise_key=NoiseKey(bytes(32)))
     began = time.perf_counter()
     # As a daemon builds it: the reference set's principal directions kept in its cache.
-    agreement = pipeline.Agreement(
+    agreement = Agreement(
         ReferenceSet("built-in", reference),
         DEFAULT_MAPPING,
         method_params(noise_sigma=1.0),
         store=DiskProjections(cache),
     )
     dictionary = census_dictionary(reference, DiskProjections(cache))
-    choice = pipeline.calibrate_noise(
+    choice = calibrate_noise(
         agreement, columns, records, dictionary, randomness, 0.10, "every-name", hint=hint
     )
     chosen = time.perf_counter() - began
@@ -52,7 +54,7 @@ def one_run(
     position = np.empty(len(released.order), dtype=np.int64)
     position[released.order] = np.arange(len(released.order))
     began = time.perf_counter()
-    pipeline.audit_rows(agreed, released, np.sort(position[records]), columns, dictionary)
+    audit_rows(agreed, released, np.sort(position[records]), columns, dictionary)
     return chosen, time.perf_counter() - began, choice.sigma
 
 

@@ -1,6 +1,6 @@
 """The privacy gate against the Bayes decision on the same release: generated voter-like
 records released at given noise levels (or the noise a gate limit chooses), attacked on all
-rows by the gate (pipeline.audit_rows: every attacker, every prior) and by the brute-force
+rows by the gate (audit_rows: every attacker, every prior) and by the brute-force
 Bayes decoder (pprl.bench.bayes_decoder: the noise's covariance estimated from the release,
 the census lists and frequencies as priors). The gate's rate should be at least the
 decoder's; both are printed with the agreed linkage's F1 at that noise.
@@ -23,7 +23,9 @@ from pprl.bench.bayes_decoder import bayes_reidentified
 from pprl.bench.data import read_reference
 from pprl.bench.in_process import gate_sigmas
 from pprl.protocol import pipeline, synthetic
+from pprl.protocol.agreement import Agreement
 from pprl.protocol.audit import census_dictionary
+from pprl.protocol.gate import audit_rows
 from pprl.protocol.method import method_params
 from pprl.protocol.randomness import Randomness
 from pprl.protocol.reference import DEFAULT_MAPPING, ReferenceSet
@@ -57,7 +59,7 @@ def main() -> None:
     # The decoder estimates the noise from names outside the records' (the commonest are).
     spare = census.last.names[2000:6000:2]
     sigmas = [float(s) for s in args.sigmas.split(",") if s]
-    base = pipeline.Agreement(reference, DEFAULT_MAPPING, method_params(noise_sigma=1.0))
+    base = Agreement(reference, DEFAULT_MAPPING, method_params(noise_sigma=1.0))
     out: dict[str, Any] = {
         "command": vars(args) | {"json": str(args.json and args.json.name)},
         "rows": [],
@@ -75,7 +77,7 @@ def main() -> None:
         released = linkage.alice.released
         everyone = np.arange(args.size)
         began = time.perf_counter()
-        gate = pipeline.audit_rows(agreement, released, everyone, sides["alice"], dictionary)
+        gate = audit_rows(agreement, released, everyone, sides["alice"], dictionary)
         gate_seconds = time.perf_counter() - began
         shuffled = {a: [v[i] for i in released.order] for a, v in sides["alice"].items()}
         began = time.perf_counter()

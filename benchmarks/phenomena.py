@@ -32,7 +32,7 @@ from pprl.bench.in_process import Outcome, link_tables, method_choices
 from pprl.bench.peer import PeerResult, run_peer
 from pprl.files import write_text_atomic
 from pprl.party.local import read_truth, write_demo_data
-from pprl.protocol import pipeline
+from pprl.protocol.agreement import Agreement
 from pprl.protocol.error_model import PHENOMENA
 from pprl.protocol.method import method_params
 from pprl.protocol.records import load_records
@@ -160,7 +160,7 @@ def _data_set(name: str, out: Path, args: argparse.Namespace, variants: Sequence
     for variant in variants:
         method = method_params(**method_choices(BASE_METHOD, variant))
         mapping = chosen_mapping(args.mapping, method.error_model)
-        agreement = pipeline.Agreement(reference, mapping, method)
+        agreement = Agreement(reference, mapping, method)
         ours = link_tables(tables, truth, agreement, args.seed)
         rows.append(Row(name, variant, ours, peer))
     return rows

@@ -4,7 +4,7 @@ Both parties run in one process through the daemon's pipeline (pprl.protocol.pip
 seeded per party): noise-aware training, released tensors with noise drawn once per distinct
 value, candidate matching, one-to-one selection, agreed pairs; the method's defaults for the
 noise come from method_params, as a daemon's configuration gets them. The attack is the
-privacy gate's (pipeline.audit_release) on a sample of Alice's released records, with the
+privacy gate's (audit_release) on a sample of Alice's released records, with the
 census first and last names as the dictionary:
 
     .venv/bin/python benchmarks/privacy_curves.py --sizes 5000 --reference-rows 200 2000 \\
@@ -29,7 +29,9 @@ import numpy as np
 from pprl.bench.data import read_reference
 from pprl.files import write_text_atomic
 from pprl.protocol import pipeline, synthetic
+from pprl.protocol.agreement import Agreement
 from pprl.protocol.audit import census_dictionary
+from pprl.protocol.gate import audit_release
 from pprl.protocol.method import method_params
 from pprl.protocol.metrics import linkage_quality
 from pprl.protocol.population_attack import Population
@@ -85,7 +87,7 @@ def point(
         data_cache[(size, seed)] = synthetic.generate(size, seed)
     data = data_cache[(size, seed)]
     reference = reference_columns(reference_name, rows)
-    agreement = pipeline.Agreement(
+    agreement = Agreement(
         ReferenceSet(reference_name, reference),
         DEFAULT_MAPPING,
         method_params(noise_sigma=sigma, feature=feature, release=release),
@@ -103,7 +105,7 @@ def point(
     dictionary = dictionaries[reference_name, rows]
     began = time.perf_counter()
     population = None if extra is None else population_list(data.alice, size, extra, seed)
-    report = pipeline.audit_release(
+    report = audit_release(
         agreement,
         linkage.alice.released,
         alice,

@@ -32,6 +32,7 @@ from sklearn.metrics import r2_score
 from pprl.bench.data import read_reference
 from pprl.files import write_text_atomic
 from pprl.protocol import pipeline, synthetic
+from pprl.protocol.agreement import Agreement
 from pprl.protocol.method import method_params
 from pprl.protocol.randomness import Randomness
 from pprl.protocol.reference import DEFAULT_MAPPING, ReferenceSet
@@ -52,7 +53,7 @@ def soft_neighbours(
     """Alice's records' top_k Bob records (indices into data.bob) and scores, by Alice's
     record index and rank."""
     data = synthetic.generate(size, seed)
-    agreement = pipeline.Agreement(
+    agreement = Agreement(
         ReferenceSet("built-in", read_reference(None, reference_rows)),
         DEFAULT_MAPPING,
         method_params(noise_sigma=sigma),

@@ -31,6 +31,9 @@ from pprl.wire.v1 import linkage_pb2 as pb
 from pprl.wire.v1 import linkage_pb2_grpc as rpc
 
 SEED = 11
+# Without a privacy setting of its own a test checks behaviour, not the gate: the gate still
+# runs and reports, on this many sampled records instead of the daemon's default.
+TRIAL_AUDIT_RECORDS = 40
 
 # Each parallel worker hands out daemon ports from its own block, below Linux's ephemeral
 # range (32768-60999), so two workers never pick the same port between checking it and a
@@ -84,7 +87,7 @@ def deploy(tmp_path_factory) -> Iterator[Callable[..., Deployment]]:
             {name: data / f"{name}.csv" for name in names},
             data / "reference.csv",
             wire_log=wire_log,
-            privacy=privacy,
+            privacy=privacy or Privacy(audit_records=TRIAL_AUDIT_RECORDS),
         )
         if configure is not None:
             configure(deployment)

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from pprl.protocol.agreement import Agreement
 from pprl.protocol.classifier import Model
 from pprl.protocol.matching import (
     DEFAULT_TOP_K,
@@ -14,6 +15,7 @@ from pprl.protocol.matching import (
     one_to_one,
     score_pairs,
 )
+from pprl.protocol.own_training import training_pairs, training_sample
 from pprl.protocol.progress import Progress
 
 
@@ -69,7 +71,6 @@ def training_set(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Labelled training pairs the way a party makes them (pipeline), on raw distances."""
     from pprl.protocol.method import MethodParams
-    from pprl.protocol.pipeline import Agreement, training_pairs, training_sample
     from pprl.protocol.reference import ReferenceSet
 
     params = MethodParams(**{"hard_negatives": 0, **method})

@@ -6,15 +6,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pprl.protocol import audit, pipeline, synthetic
+from pprl.protocol import audit, synthetic
+from pprl.protocol.agreement import Agreement
 from pprl.protocol.audit import (
     Dictionary,
     audit_tensor,
     census_dictionary,
     prior_penalty,
 )
+from pprl.protocol.gate import audit_rows, value_counts
 from pprl.protocol.method import method_params
 from pprl.protocol.reference import DEFAULT_MAPPING, ReferenceSet
+from pprl.protocol.released import Released
 
 ATTRIBUTES = ("first", "middle", "last")
 
@@ -56,12 +59,12 @@ def test_on_census_like_records_weighted_attackers_recover_more(release) -> None
     people = synthetic.generate(250, 4).alice
     columns = {name: [getattr(p, name) for p in people] for name in ATTRIBUTES}
     params = method_params(noise_sigma=1.0, release=release)
-    agreement = pipeline.Agreement(ReferenceSet("built-in", reference), DEFAULT_MAPPING, params)
+    agreement = Agreement(ReferenceSet("built-in", reference), DEFAULT_MAPPING, params)
     tensor = agreement.smash(columns, np.random.default_rng(1))
     dictionary = census_dictionary(reference)
     identity = np.arange(len(people))
-    released = pipeline.Released(identity, tensor)
-    gate = pipeline.audit_rows(agreement, released, identity, columns, dictionary)
+    released = Released(identity, tensor)
+    gate = audit_rows(agreement, released, identity, columns, dictionary)
     rates = gate.by_attack
     assert set(rates) == set(audit.ATTACKS)
     assert rates["prior"] > rates["uniform"] + 0.05
@@ -79,7 +82,7 @@ def test_on_census_like_records_weighted_attackers_recover_more(release) -> None
 def test_the_counts_of_a_sample_can_come_from_the_values_of_all_records() -> None:
     columns = {"first": ["ADA", "BOB", "ADA", "ADA"], "middle": ["", "", "", ""]}
     columns["last"] = ["KING", "KING", "LEE", "KING"]
-    counts = pipeline.value_counts(columns, DEFAULT_MAPPING, np.array([0, 1, 2]))
+    counts = value_counts(columns, DEFAULT_MAPPING, np.array([0, 1, 2]))
     assert counts["first"].tolist() == [3, 1, 3]
     assert counts["last"].tolist() == [3, 3, 1]
 
@@ -104,12 +107,10 @@ def test_without_noise_the_uniform_and_the_prior_attackers_run() -> None:
     reference = synthetic.default_reference(100)
     people = synthetic.generate(40, 2).bob  # one error per record: not every value is listed
     columns = {name: [getattr(p, name) for p in people] for name in ATTRIBUTES}
-    agreement = pipeline.Agreement(
-        ReferenceSet("built-in", reference), DEFAULT_MAPPING, method_params()
-    )
+    agreement = Agreement(ReferenceSet("built-in", reference), DEFAULT_MAPPING, method_params())
     identity = np.arange(len(people))
-    released = pipeline.Released(identity, agreement.smash(columns, None))
-    gate = pipeline.audit_rows(agreement, released, identity, columns, census_dictionary(reference))
+    released = Released(identity, agreement.smash(columns, None))
+    gate = audit_rows(agreement, released, identity, columns, census_dictionary(reference))
     assert set(gate.by_attack) == set(audit.EXACT_ATTACKS) == {"uniform", "prior"}
     assert gate.record_reidentified == max(gate.by_attack.values())
     assert gate.by_attack["prior"] >= gate.by_attack["uniform"]

@@ -9,8 +9,10 @@ import numpy as np
 import pytest
 
 from pprl.protocol import noise, pipeline
+from pprl.protocol.agreement import Agreement
 from pprl.protocol.audit import census_dictionary
 from pprl.protocol.bloom import BloomKey, BloomParams, FilterDistance, FilterEncoder, unpack
+from pprl.protocol.gate import audit_release, calibrate_noise
 from pprl.protocol.method import method_params
 from pprl.protocol.randomness import Randomness
 from pprl.protocol.reference import DEFAULT_MAPPING, ReferenceSet
@@ -25,9 +27,9 @@ def _columns(people: list) -> dict[str, list[str]]:
     return {name: [getattr(p, name) for p in people] for name in ("first", "middle", "last")}
 
 
-def _agreement(sigma: float, key: BloomKey | None = KEY) -> pipeline.Agreement:
+def _agreement(sigma: float, key: BloomKey | None = KEY) -> Agreement:
     method = method_params(encoding="bloom-distances", noise_sigma=sigma, training_records=200)
-    return pipeline.Agreement(REFERENCE, DEFAULT_MAPPING, method, bloom_key=key)
+    return Agreement(REFERENCE, DEFAULT_MAPPING, method, bloom_key=key)
 
 
 def test_the_distance_is_the_hamming_distance_of_the_filters_up_to_the_clamp() -> None:
@@ -48,7 +50,7 @@ def test_the_distance_is_the_hamming_distance_of_the_filters_up_to_the_clamp() -
 
 def test_the_agreement_commits_to_the_key_and_says_tau_and_epsilon_in_bits() -> None:
     agreement = _agreement(0.5)
-    plain = pipeline.Agreement(
+    plain = Agreement(
         REFERENCE, DEFAULT_MAPPING, method_params(noise_sigma=0.5, training_records=200)
     )
     description = agreement.description()
@@ -91,7 +93,7 @@ def test_the_release_links_and_its_noise_is_calibrated_as_the_reference_releases
         assert len(linkage.agreed - truth) <= 0.05 * len(linkage.agreed)
     assert found[0.0] >= 0.9 and found[1.0] >= 0.6
     # attack_success solves sigma from the filters' sigma0, as for edit distances
-    solved = pipeline.Agreement.resolve(
+    solved = Agreement.resolve(
         REFERENCE,
         DEFAULT_MAPPING,
         method_params(encoding="bloom-distances", training_records=200),
@@ -111,7 +113,7 @@ def test_the_peer_with_the_key_attacks_the_filters_distances() -> None:
         agreement = _agreement(sigma)
         randomness = Randomness(5, "alice")
         released = pipeline.release(agreement, columns, randomness)
-        report = pipeline.audit_release(agreement, released, columns, dictionary, 200, randomness)
+        report = audit_release(agreement, released, columns, dictionary, 200, randomness)
         rates[sigma] = report.record_reidentified
     assert rates[0.0] >= 0.95
     assert rates[2.0] < rates[0.0] - 0.3
@@ -121,7 +123,7 @@ def test_the_gate_calibrates_the_noise_on_the_filters_distances() -> None:
     """The smallest noise at which the key holder's attack stays within 10%, searched as for
     edit distances; large noise leaves no record to attack after the first attribute."""
     columns = _columns(DATA.alice)
-    choice = pipeline.calibrate_noise(
+    choice = calibrate_noise(
         _agreement(0.0),
         columns,
         np.arange(100),  # the gate's sample: half the records, as it samples 200 of more

@@ -6,11 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pprl.protocol import pipeline
+from pprl.protocol.agreement import Agreement
 from pprl.protocol.combined import base_names, combined_kinds, combined_values, with_combined
 from pprl.protocol.errors import InputError
 from pprl.protocol.features import MISSING_CODE
+from pprl.protocol.gate import attacked_entries, unaudited_attributes
 from pprl.protocol.method import method_params
+from pprl.protocol.own_training import training_sample
 from pprl.protocol.reference import ReferenceSet, reference_overlap, validate_mapping
 
 MAPPING = [("first", "first"), ("last", "last"), ("first+middle+last", "first+last")]
@@ -89,7 +91,7 @@ def test_mapping_checks_every_part() -> None:
 
 
 def test_swapped_fields_agree_exactly_on_the_combined_entry() -> None:
-    agreement = pipeline.Agreement(_reference(), MAPPING, method_params(), None)
+    agreement = Agreement(_reference(), MAPPING, method_params(), None)
     assert agreement.reference.columns["first+last"][5] == "ANNA PAUL"
     records = {
         "first": ["ANNA", "SMITH", "ANNA", ""],
@@ -104,7 +106,7 @@ def test_swapped_fields_agree_exactly_on_the_combined_entry() -> None:
     assert not np.array_equal(combined[0], combined[2])  # a typo still shows
     assert (tensor[3] == MISSING_CODE).all()  # nothing at all: missing everywhere
     # Training corrupts the plain attributes, then derives the combined value again.
-    sample = pipeline.training_sample(agreement, records, np.random.default_rng(0), size=3)
+    sample = training_sample(agreement, records, np.random.default_rng(0), size=3)
     assert set(sample.corrupted) == {"first", "middle", "last"}
     assert sample.corrupted_tensor.shape[1] == 3
 
@@ -128,7 +130,7 @@ def test_the_initial_tells_a_cut_middle_name_from_another_one() -> None:
     """JOHN against J is one person's middle name cut to its initial; against MARY it is a
     namesake. The full middle names' vectors differ in both cases, the initials' only in the
     second; a missing middle name is missing on the initial entry too."""
-    agreement = pipeline.Agreement(_reference(), INITIAL_MAPPING, method_params(), None)
+    agreement = Agreement(_reference(), INITIAL_MAPPING, method_params(), None)
     records = {"first": ["ANNA"] * 4, "middle": ["JOHN", "J", "MARY", ""]}
     tensor = agreement.smash(records, None)
     assert tensor.shape == (4, 3, 10)
@@ -137,12 +139,12 @@ def test_the_initial_tells_a_cut_middle_name_from_another_one() -> None:
     assert not np.array_equal(tensor[0, 2], tensor[2, 2])
     assert (tensor[3, 1:] == MISSING_CODE).all()
     # Training corrupts the middle name, then takes the initial of what it became.
-    sample = pipeline.training_sample(agreement, records, np.random.default_rng(0), size=4)
+    sample = training_sample(agreement, records, np.random.default_rng(0), size=4)
     assert set(sample.corrupted) == {"first", "middle"}
     assert sample.corrupted_tensor.shape[1] == 3
 
 
 def test_the_gate_does_not_attack_an_initial_and_says_so() -> None:
-    agreement = pipeline.Agreement(_reference(), INITIAL_MAPPING, method_params(), None)
-    assert pipeline.attacked_entries(agreement) == [0, 1]
-    assert pipeline.unaudited_attributes(agreement) == ["middle:initial (initial, readable)"]
+    agreement = Agreement(_reference(), INITIAL_MAPPING, method_params(), None)
+    assert attacked_entries(agreement) == [0, 1]
+    assert unaudited_attributes(agreement) == ["middle:initial (initial, readable)"]

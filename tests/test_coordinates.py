@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from pprl.protocol import distances, pipeline
+from pprl.protocol.agreement import Agreement
 from pprl.protocol.bloom import BloomKey
 from pprl.protocol.corruption import Corrupter
 from pprl.protocol.distances import haversine_metres, kind_distances
@@ -329,13 +330,13 @@ def _reference(rows: int = 300) -> ReferenceSet:
 def test_an_agreement_needs_a_scale_for_coordinates_and_covers_it() -> None:
     method = method_params()
     with pytest.raises(ValueError, match="'pos' is coordinates and needs a scale"):
-        pipeline.Agreement(_reference(20), POINT, method, KINDS)
+        Agreement(_reference(20), POINT, method, KINDS)
     with pytest.raises(ValueError, match="'first' has a scale but is a name"):
-        pipeline.Agreement(_reference(20), NAMES + POINT, method, KINDS, {**SCALES, "first": 1})
-    agreement = pipeline.Agreement(_reference(20), NAMES + POINT, method, KINDS, SCALES)
+        Agreement(_reference(20), NAMES + POINT, method, KINDS, {**SCALES, "first": 1})
+    agreement = Agreement(_reference(20), NAMES + POINT, method, KINDS, SCALES)
     described = agreement.description()
     assert described["kinds"]["pos"] == "coordinates" and described["scales"] == SCALES
-    again = pipeline.Agreement(
+    again = Agreement(
         _reference(20),
         [tuple(entry) for entry in described["mapping"]],
         MethodParams(**described["params"]),
@@ -343,12 +344,12 @@ def test_an_agreement_needs_a_scale_for_coordinates_and_covers_it() -> None:
         described.get("scales"),
     )
     assert again.digest() == agreement.digest()
-    wider = pipeline.Agreement(_reference(20), NAMES + POINT, method, KINDS, {"pos": 100.0})
+    wider = Agreement(_reference(20), NAMES + POINT, method, KINDS, {"pos": 100.0})
     assert wider.digest() != agreement.digest()
 
 
 def test_the_agreement_smashes_a_point_by_its_tolerance() -> None:
-    agreement = pipeline.Agreement(_reference(20), NAMES + POINT, method_params(), KINDS, SCALES)
+    agreement = Agreement(_reference(20), NAMES + POINT, method_params(), KINDS, SCALES)
     records = {"first": ["ANN", "BO"], "last": ["LEE", "MAY"], "pos": ["48.85,2.35", ""]}
     tensor = agreement.smash(records, rng=None)
     assert tensor.shape == (2, 3, 20)
@@ -407,7 +408,7 @@ def _link(
     """Precision, recall and F1 of both parties' agreed pairs, under `encoding` (the Bloom
     release windows the point in its tolerance, pprl.protocol.bloom)."""
     with_point = any(attribute == "pos" for attribute, _ in mapping)
-    agreement = pipeline.Agreement(
+    agreement = Agreement(
         _reference(),
         mapping,
         method_params(training_records=PEOPLE, encoding=encoding),

@@ -12,8 +12,8 @@ import pytest
 from pprl.party.config import attribute_kinds, attribute_scales, load_config
 from pprl.party.inputs import load_inputs
 from pprl.party.local import generated_deployment
+from pprl.protocol.agreement import Agreement
 from pprl.protocol.errors import InputError
-from pprl.protocol.pipeline import Agreement
 from pprl.protocol.training import MIN_TRAINING_RECORDS
 
 

@@ -12,6 +12,7 @@ import pytest
 from nicknames import NickNamer
 
 from pprl.cli import main
+from pprl.protocol.agreement import Agreement
 from pprl.protocol.corruption import Corrupter
 from pprl.protocol.error_model import (
     DEFAULT_COUNTS,
@@ -29,7 +30,7 @@ from pprl.protocol.error_model import (
     surname_pool,
 )
 from pprl.protocol.method import MethodParams, method_params
-from pprl.protocol.pipeline import Agreement, training_sample
+from pprl.protocol.own_training import training_sample
 from pprl.protocol.reference import ReferenceSet
 from pprl.protocol.synthetic import generate
 from pprl.protocol.training import corrupt_sample

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from pprl.protocol import pipeline, synthetic
+from pprl.protocol.agreement import Agreement
 from pprl.protocol.expectation import ExpectedQuality, expected_quality, poor_linkage_words
 from pprl.protocol.method import method_params
 from pprl.protocol.randomness import Randomness
@@ -25,7 +26,7 @@ def test_the_estimate_follows_the_true_linkage(sigma: float, low: float, high: f
     at noise that ruins the linkage, so does the estimate. Each within 0.1 of the truth."""
     data = synthetic.generate(300, 3)
     reference = ReferenceSet("built-in", synthetic.default_reference(200))
-    agreement = pipeline.Agreement(reference, DEFAULT_MAPPING, method_params(noise_sigma=sigma))
+    agreement = Agreement(reference, DEFAULT_MAPPING, method_params(noise_sigma=sigma))
     alice, bob = _columns(data.alice), _columns(data.bob)
     randomness = (Randomness(1, "alice"), Randomness(2, "bob"))
     linkage = pipeline.link_in_process(agreement, alice, bob, randomness)

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from pprl.party.gate_cache import DiskProjections, read_noise_hint, write_noise_hint
-from pprl.protocol import pipeline, release, synthetic
+from pprl.protocol import release, synthetic
+from pprl.protocol.agreement import Agreement
 from pprl.protocol.audit import Dictionary
 from pprl.protocol.method import method_params
 from pprl.protocol.reference import DEFAULT_MAPPING, ReferenceSet
@@ -19,7 +20,7 @@ NAMES = ["ADA", "ALAN", "GRACE", "EDSGER", "BARBARA", "DONALD"]
 
 def _grid(rows: int = 60):
     reference = synthetic.default_reference(rows)
-    agreement = pipeline.Agreement(
+    agreement = Agreement(
         ReferenceSet("built-in", reference), DEFAULT_MAPPING, method_params(noise_sigma=1.0)
     )
     return reference, agreement.releases[0]
@@ -69,15 +70,15 @@ def test_the_reference_sets_principal_directions_are_kept_and_read_back(tmp_path
     reference = ReferenceSet("built-in", synthetic.default_reference(60))
     store = DiskProjections(tmp_path)
 
-    def agreed() -> pipeline.Agreement:
+    def agreed() -> Agreement:
         method = method_params(noise_sigma=1.0)
-        return pipeline.Agreement(reference, DEFAULT_MAPPING, method, store=store)
+        return Agreement(reference, DEFAULT_MAPPING, method, store=store)
 
     first = agreed().releases
     k = first[0].basis.shape[1]
     files = sorted(f for f in tmp_path.glob("*.npy") if np.load(f).shape == (k, 60))
     assert len(files) == 2  # one per mapped column: first and last
-    uncached = pipeline.Agreement(reference, DEFAULT_MAPPING, method_params(noise_sigma=1.0))
+    uncached = Agreement(reference, DEFAULT_MAPPING, method_params(noise_sigma=1.0))
     for ours, theirs in zip(first, uncached.releases, strict=True):
         assert np.array_equal(ours.basis, theirs.basis)
     planted = np.load(files[0])[::-1]  # the same directions, reordered: read, not recomputed

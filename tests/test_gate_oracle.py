@@ -9,10 +9,13 @@ import numpy as np
 import pytest
 
 from pprl.bench.bayes_decoder import bayes_reidentified
-from pprl.protocol import pipeline, synthetic
+from pprl.protocol import synthetic
+from pprl.protocol.agreement import Agreement
 from pprl.protocol.audit import Dictionary
+from pprl.protocol.gate import audit_rows
 from pprl.protocol.method import method_params
 from pprl.protocol.reference import DEFAULT_MAPPING, ReferenceSet
+from pprl.protocol.released import Released
 
 ATTRIBUTES = ["first", "middle", "last"]
 
@@ -45,15 +48,13 @@ def test_the_gate_recovers_at_least_what_the_bayes_decision_does(release, sigma)
     people = synthetic.generate(400, 7).alice
     columns = {a: [getattr(p, a) for p in people] for a in ATTRIBUTES}
     params = method_params(noise_sigma=sigma, release=release)
-    agreement = pipeline.Agreement(ReferenceSet("built-in", reference), DEFAULT_MAPPING, params)
+    agreement = Agreement(ReferenceSet("built-in", reference), DEFAULT_MAPPING, params)
     tensor = agreement.smash(columns, np.random.default_rng(11))
     # Noise of one scale leaves the byte grid's ends alone: nothing to censor.
     assert np.mean((tensor == 0) | (tensor == 254)) < 1e-3
     dictionary, spare = _small_dictionary(people, reference)
     identity = np.arange(len(people))
-    gate = pipeline.audit_rows(
-        agreement, pipeline.Released(identity, tensor), identity, columns, dictionary
-    )
+    gate = audit_rows(agreement, Released(identity, tensor), identity, columns, dictionary)
     oracle, per_attribute = bayes_reidentified(
         agreement,
         tensor,

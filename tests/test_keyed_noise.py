@@ -11,6 +11,7 @@ import pytest
 
 from pprl.party.noise_key import KEY_FILE, party_noise_key
 from pprl.protocol import pipeline, synthetic
+from pprl.protocol.agreement import Agreement
 from pprl.protocol.audit import audit_tensor, census_dictionary
 from pprl.protocol.errors import InputError
 from pprl.protocol.keyed_noise import KEY_BYTES, NoiseKey
@@ -33,7 +34,7 @@ def test_draws_depend_on_key_label_and_value_only() -> None:
         NoiseKey(b"short")
 
 
-def _release(agreement: pipeline.Agreement, columns, randomness: Randomness) -> np.ndarray:
+def _release(agreement: Agreement, columns, randomness: Randomness) -> np.ndarray:
     released = pipeline.release(agreement, columns, randomness)
     # Back in the records' own order, so two runs' rows describe the same records.
     tensor = np.empty_like(released.tensor)
@@ -45,7 +46,7 @@ def _release(agreement: pipeline.Agreement, columns, randomness: Randomness) -> 
 def test_averaging_ten_runs_helps_against_fresh_noise_and_not_against_keyed(release) -> None:
     reference = synthetic.default_reference(300)
     params = method_params(noise_sigma=3.0, feature="projected-cosine", release=release)
-    agreement = pipeline.Agreement(ReferenceSet("built-in", reference), DEFAULT_MAPPING, params)
+    agreement = Agreement(ReferenceSet("built-in", reference), DEFAULT_MAPPING, params)
     people = synthetic.generate(120, 9).alice
     columns = {name: [getattr(p, name) for p in people] for name in ATTRIBUTES}
     dictionary = census_dictionary(reference)

@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 
 from pprl.protocol import pipeline, synthetic
-from pprl.protocol.audit import ATTACKS, audit_tensor, census_dictionary
+from pprl.protocol.agreement import Agreement
+from pprl.protocol.audit import ATTACKS, audit_tensor, census_dictionary, vector_counts
+from pprl.protocol.gate import audit_rows, calibrate_noise, gate_sample
 from pprl.protocol.method import method_params
 from pprl.protocol.noise import CalibrationError
 from pprl.protocol.noise_choice import SIGMA_STEPS, choose_sigma
@@ -44,15 +46,15 @@ def test_a_gate_no_noise_on_the_grid_can_pass_is_refused() -> None:
 
 def test_the_chosen_noise_passes_the_gate_on_the_sampled_records_and_a_step_less_does_not():
     reference = synthetic.default_reference(300)
-    agreement = pipeline.Agreement(
+    agreement = Agreement(
         ReferenceSet("built-in", reference), DEFAULT_MAPPING, method_params(noise_sigma=1.0)
     )
     people = synthetic.generate(400, 3).alice
     columns = {name: [getattr(p, name) for p in people] for name in ("first", "middle", "last")}
     randomness = Randomness(5, "alice")
-    records = pipeline.gate_sample(len(people), 150, randomness)
+    records = gate_sample(len(people), 150, randomness)
     dictionary = census_dictionary(reference)
-    choice = pipeline.calibrate_noise(
+    choice = calibrate_noise(
         agreement, columns, records, dictionary, randomness, 0.10, "every-name"
     )
     assert 0 < choice.sigma < 8
@@ -62,7 +64,7 @@ def test_the_chosen_noise_passes_the_gate_on_the_sampled_records_and_a_step_less
     position = np.empty(len(released.order), dtype=np.int64)
     position[released.order] = np.arange(len(released.order))
     rows = np.sort(position[records])
-    report = pipeline.audit_rows(chosen, released, rows, columns, dictionary)
+    report = audit_rows(chosen, released, rows, columns, dictionary)
     assert report.record_reidentified == choice.rates[choice.sigma] <= 0.10
     below = choice.sigma - 0.125
     assert choice.rates[below] > 0.10
@@ -101,13 +103,13 @@ def test_an_attack_that_may_stop_early_fails_the_same_releases() -> None:
     dictionary = census_dictionary(reference)
     randomness = Randomness(6, "alice")
     for sigma in (1.0, 4.0):
-        agreement = pipeline.Agreement(
+        agreement = Agreement(
             ReferenceSet("built-in", reference), DEFAULT_MAPPING, method_params(noise_sigma=sigma)
         )
         released = pipeline.release(agreement, columns, randomness)
         rows = np.arange(120)
-        full = pipeline.audit_rows(agreement, released, rows, columns, dictionary)
-        early = pipeline.audit_rows(agreement, released, rows, columns, dictionary, stop_above=0.10)
+        full = audit_rows(agreement, released, rows, columns, dictionary)
+        early = audit_rows(agreement, released, rows, columns, dictionary, stop_above=0.10)
         assert len(full.by_attack) == 3
         assert (early.record_reidentified > 0.10) == (full.record_reidentified > 0.10)
         assert early.record_reidentified <= full.record_reidentified
@@ -125,12 +127,12 @@ def test_the_record_rate_alone_equals_the_full_attacks(measure: str) -> None:
     people = synthetic.generate(300, 8).alice
     columns = {name: [getattr(p, name) for p in people] for name in ("first", "middle", "last")}
     dictionary = census_dictionary(reference)
-    agreement = pipeline.Agreement(
+    agreement = Agreement(
         ReferenceSet("built-in", reference), DEFAULT_MAPPING, method_params(noise_sigma=1.5)
     )
     released = pipeline.release(agreement, columns, Randomness(2, "alice"))
     truth = {name: [values[i] for i in released.order] for name, values in columns.items()}
-    counts = pipeline.vector_counts(released.tensor, agreement.mapping)
+    counts = vector_counts(released.tensor, agreement.mapping)
     rates = set()
     for attacker in ATTACKS:
         kwargs = {"attacker": attacker, "counts": counts, "records": len(people)}

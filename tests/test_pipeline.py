@@ -13,6 +13,7 @@ from pprl.party.config import load_config
 from pprl.party.local import PARTIES, Deployment, Privacy
 from pprl.party.state import run_dir
 from pprl.protocol import pipeline
+from pprl.protocol.agreement import Agreement
 from pprl.protocol.method import method_params
 from pprl.protocol.randomness import Randomness
 from pprl.protocol.records import load_records
@@ -30,7 +31,7 @@ def _columns(people: list) -> dict[str, list[str]]:
 
 def _in_process(sigma: float, seeds: tuple[int, int]) -> pipeline.Linkage:
     data = DATA
-    agreement = pipeline.Agreement(
+    agreement = Agreement(
         ReferenceSet("built-in", default_reference(120)),
         DEFAULT_MAPPING,
         method_params(noise_sigma=sigma, training_records=200),
@@ -95,7 +96,7 @@ def test_two_daemons_link_exactly_what_the_pipeline_links_in_one_process(deploy,
 
     config = load_config(deployment.parties["alice"].config)
     records = {name: load_records(deployment.workdir / "data" / f"{name}.csv") for name in PARTIES}
-    agreement = pipeline.Agreement.resolve(
+    agreement = Agreement.resolve(
         load_reference(config.reference_path), config.mapping, config.method
     )
     linkage = pipeline.link_in_process(
@@ -135,16 +136,16 @@ def test_method_params_fill_the_defaults_the_noise_implies_and_refuse_unknown_ch
 
 def test_agreement_computes_the_svd_only_for_projected_features() -> None:
     reference = ReferenceSet("built-in", default_reference(80))
-    plain = pipeline.Agreement(reference, DEFAULT_MAPPING, method_params())
+    plain = Agreement(reference, DEFAULT_MAPPING, method_params())
     noisy = method_params(noise_sigma=1.0, release="distances")
-    projected = pipeline.Agreement(reference, DEFAULT_MAPPING, noisy)
+    projected = Agreement(reference, DEFAULT_MAPPING, noisy)
     assert plain.standardise is None
     assert projected.sigma0 == plain.sigma0 and not projected.statistics.components
     assert projected.standardise is not None and projected.standardise.basis is not None
     assert projected.standardise.basis.shape == (4, 80, 30)  # max(30, sqrt(2R)) components
     # Sending the projected coordinates: the basis goes into the release, the features only
     # read the codes back.
-    short = pipeline.Agreement(reference, DEFAULT_MAPPING, method_params(noise_sigma=1.0))
+    short = Agreement(reference, DEFAULT_MAPPING, method_params(noise_sigma=1.0))
     assert not short.statistics.components
     assert short.standardise is not None and short.standardise.basis is None
     assert [grid.width for grid in short.releases] == [30] * 4

@@ -7,11 +7,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pprl.protocol import pipeline, synthetic
+from pprl.protocol import synthetic
+from pprl.protocol.agreement import Agreement
 from pprl.protocol.audit import census_dictionary
+from pprl.protocol.gate import audit_rows
 from pprl.protocol.method import method_params
 from pprl.protocol.population_attack import Population, attack_population
 from pprl.protocol.reference import DEFAULT_MAPPING, ReferenceSet
+from pprl.protocol.released import Released
 
 ATTRIBUTES = ("first", "middle", "last")
 
@@ -22,9 +25,9 @@ def _released(sigma: float, release: str = "distances", size: int = 300):
     columns = {name: [getattr(p, name) for p in people] for name in ATTRIBUTES}
     feature = "projected-cosine" if release == "projected" else None
     params = method_params(noise_sigma=sigma, release=release, feature=feature)
-    agreement = pipeline.Agreement(ReferenceSet("built-in", reference), DEFAULT_MAPPING, params)
+    agreement = Agreement(ReferenceSet("built-in", reference), DEFAULT_MAPPING, params)
     tensor = agreement.smash(columns, np.random.default_rng(1))
-    released = pipeline.Released(np.arange(size), tensor)
+    released = Released(np.arange(size), tensor)
     return agreement, released, columns
 
 
@@ -59,13 +62,11 @@ def test_under_noise_it_re_identifies_far_more_than_the_dictionary_attackers() -
     combined = _attack(agreement, released, columns, listed)
     rows = np.arange(300)
     dictionary = census_dictionary(agreement.reference.columns)
-    alone = pipeline.audit_rows(agreement, released, rows, columns, dictionary)
+    alone = audit_rows(agreement, released, rows, columns, dictionary)
     assert alone.attack != "population"
     assert combined.record_reidentified > alone.record_reidentified + 0.2
     # Through the gate's entry point it runs beside them, and wins.
-    both = pipeline.audit_rows(
-        agreement, released, rows, columns, dictionary, population=Population(listed)
-    )
+    both = audit_rows(agreement, released, rows, columns, dictionary, population=Population(listed))
     assert both.attack == "population"
     assert both.by_attack["population"] == pytest.approx(combined.record_reidentified)
     assert set(both.by_attack) == {"population", "uniform", "prior", "counts"}

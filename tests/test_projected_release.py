@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from pprl.protocol import pipeline, release, synthetic
+from pprl.protocol.agreement import Agreement
 from pprl.protocol.audit import Dictionary, audit_tensor
 from pprl.protocol.features import MISSING_CODE, unit_vectors
 from pprl.protocol.method import agreement_description, method_params
@@ -19,10 +20,10 @@ from pprl.protocol.release import kept_components, projected_release, released_w
 ATTRIBUTES = ("first", "middle", "last")
 
 
-def _agreement(sigma: float, release: str, rows: int = 300) -> pipeline.Agreement:
+def _agreement(sigma: float, release: str, rows: int = 300) -> Agreement:
     reference = ReferenceSet("built-in", synthetic.default_reference(rows))
     params = method_params(noise_sigma=sigma, feature="projected-cosine", release=release)
-    return pipeline.Agreement(reference, DEFAULT_MAPPING, params)
+    return Agreement(reference, DEFAULT_MAPPING, params)
 
 
 def _columns(size: int = 300, seed: int = 5) -> dict[str, list[str]]:

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from pprl.protocol import pipeline
+from pprl.protocol.agreement import Agreement
 from pprl.protocol.corruption import Corrupter
 from pprl.protocol.features import MISSING_CODE
 from pprl.protocol.kinds import normalise_value
@@ -60,7 +61,7 @@ def _link(
     """Both parties' agreed pairs, (Alice's row, Bob's row)."""
     alice, bob = _records()
     kinds = KINDS if scales else None
-    agreement = pipeline.Agreement(_reference(), mapping, method, kinds, scales)
+    agreement = Agreement(_reference(), mapping, method, kinds, scales)
     seeds = (Randomness(3, "alice"), Randomness(3, "bob"))
     return pipeline.link_in_process(agreement, alice, bob, seeds).agreed
 
@@ -80,9 +81,9 @@ def test_under_noise_a_scale_that_spans_tens_of_units_keeps_the_linkage() -> Non
     drowns the names in noise, a scale that spans tens of units across the reference range
     (5 cm over 70) does not."""
     noisy = method_params(training_records=2 * PEOPLE, noise_sigma=0.5)
-    names = pipeline.Agreement(_reference(), MAPPING[:2], noisy)
-    fine = pipeline.Agreement(_reference(), MAPPING, noisy, KINDS, SCALES)
-    coarse = pipeline.Agreement(_reference(), MAPPING, noisy, KINDS, {"height": 5.0})
+    names = Agreement(_reference(), MAPPING[:2], noisy)
+    fine = Agreement(_reference(), MAPPING, noisy, KINDS, SCALES)
+    coarse = Agreement(_reference(), MAPPING, noisy, KINDS, {"height": 5.0})
     assert fine.sigma0 > 10 * names.sigma0 and coarse.sigma0 < 2 * names.sigma0
     truth = {(i, i) for i in range(2 * PEOPLE)}
     agreed = _link(MAPPING, noisy, {"height": 5.0})
@@ -92,18 +93,18 @@ def test_under_noise_a_scale_that_spans_tens_of_units_keeps_the_linkage() -> Non
 def test_an_agreement_needs_a_scale_for_each_quantity_and_for_nothing_else() -> None:
     method = method_params()
     with pytest.raises(ValueError, match="'height' is a quantity and needs a scale"):
-        pipeline.Agreement(_reference(), MAPPING, method, KINDS)
+        Agreement(_reference(), MAPPING, method, KINDS)
     with pytest.raises(ValueError, match="'first' has a scale but is a name"):
-        pipeline.Agreement(_reference(), MAPPING, method, KINDS, {**SCALES, "first": 1.0})
+        Agreement(_reference(), MAPPING, method, KINDS, {**SCALES, "first": 1.0})
     with pytest.raises(ValueError, match="finite number > 0"):
-        pipeline.Agreement(_reference(), MAPPING, method, KINDS, {"height": 0.0})
+        Agreement(_reference(), MAPPING, method, KINDS, {"height": 0.0})
 
 
 def test_the_stored_description_gives_back_the_agreement_and_its_scales() -> None:
     """A daemon rebuilds its agreement from the description stored at AGREE."""
-    agreement = pipeline.Agreement(_reference(), MAPPING, method_params(), KINDS, SCALES)
+    agreement = Agreement(_reference(), MAPPING, method_params(), KINDS, SCALES)
     described = agreement.description()
-    again = pipeline.Agreement(
+    again = Agreement(
         _reference(),
         [tuple(entry) for entry in described["mapping"]],
         MethodParams(**described["params"]),
@@ -111,12 +112,12 @@ def test_the_stored_description_gives_back_the_agreement_and_its_scales() -> Non
         described.get("scales"),
     )
     assert again.digest() == agreement.digest()
-    other = pipeline.Agreement(_reference(), MAPPING, method_params(), KINDS, {"height": 1.0})
+    other = Agreement(_reference(), MAPPING, method_params(), KINDS, {"height": 1.0})
     assert other.digest() != agreement.digest()
 
 
 def test_the_agreement_smashes_a_quantity_by_its_scale() -> None:
-    agreement = pipeline.Agreement(_reference(20), MAPPING, method_params(), KINDS, SCALES)
+    agreement = Agreement(_reference(20), MAPPING, method_params(), KINDS, SCALES)
     records = {"first": ["ANN", "BO"], "last": ["LEE", "MAY"], "height": ["175.5", ""]}
     tensor = agreement.smash(records, rng=None)
     assert tensor.shape == (2, 3, 20)

@@ -17,7 +17,9 @@ from typing import Any
 from pprl.party.config import DEFAULT_AUDIT_RECORDS, records_schema
 from pprl.party.local import load_schema
 from pprl.protocol import pipeline
+from pprl.protocol.agreement import Agreement
 from pprl.protocol.audit import Dictionary
+from pprl.protocol.gate import calibrate_noise, gate_sample
 from pprl.protocol.kinds import kinds_of, scales_of
 from pprl.protocol.metrics import Quality, linkage_quality
 from pprl.protocol.randomness import Randomness
@@ -82,7 +84,7 @@ class Outcome:
 def link_tables(
     tables: tuple[RecordTable, RecordTable],
     truth: set[tuple[str, str]],
-    agreement: pipeline.Agreement,
+    agreement: Agreement,
     seed: int = 1,
 ) -> Outcome:
     """Alice's and Bob's tables linked under `agreement`, scored on `truth`."""
@@ -103,7 +105,7 @@ def add_table_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def gate_sigmas(
-    agreement: pipeline.Agreement,
+    agreement: Agreement,
     parties: Mapping[str, Mapping[str, Sequence[str]]],
     dictionary: Dictionary,
     randomness: Mapping[str, Randomness],
@@ -114,8 +116,8 @@ def gate_sigmas(
     chosen = {}
     for name, columns in parties.items():
         size = len(next(iter(columns.values())))
-        rows = pipeline.gate_sample(size, DEFAULT_AUDIT_RECORDS, randomness[name])
-        chosen[name] = pipeline.calibrate_noise(
+        rows = gate_sample(size, DEFAULT_AUDIT_RECORDS, randomness[name])
+        chosen[name] = calibrate_noise(
             agreement, columns, rows, dictionary, randomness[name], limit, "every-name"
         ).sigma
     return chosen

@@ -23,12 +23,15 @@ import numpy as np
 
 from pprl.bench.data import ATTRIBUTES, Columns, LinkageTask
 from pprl.protocol import candidates, classifier, matching, pipeline, plain, training
+from pprl.protocol.agreement import Agreement
 from pprl.protocol.features import unit_vectors
 from pprl.protocol.method import MethodParams, method_params
 from pprl.protocol.metrics import linkage_quality
+from pprl.protocol.own_training import TrainingSample, fit, training_sample
 from pprl.protocol.progress import Progress, rate_text
 from pprl.protocol.randomness import Randomness
 from pprl.protocol.reference import ReferenceSet, default_mapping, reference_overlap
+from pprl.protocol.released import record_pairs
 
 Row = dict[str, Any]
 Log = Callable[[str], None]
@@ -119,15 +122,13 @@ class _Party:
     """One party's side of a cell: its release under the cell's agreement, its training
     samples and its per-variant models, all through the daemon's pipeline."""
 
-    def __init__(
-        self, name: str, columns: Columns, agreement: pipeline.Agreement, seed: int
-    ) -> None:
+    def __init__(self, name: str, columns: Columns, agreement: Agreement, seed: int) -> None:
         self.name = name
         self.columns = columns
         self.agreement = agreement
         self.seed = seed
         self.released = pipeline.release(agreement, columns, Randomness(seed, name))
-        self._samples: dict[tuple[int, str], pipeline.TrainingSample] = {}
+        self._samples: dict[tuple[int, str], TrainingSample] = {}
         self._similarity: dict[tuple[int, str], np.ndarray] = {}
 
     def _rng(self, *parts: int | str) -> np.random.Generator:
@@ -135,11 +136,11 @@ class _Party:
         words = [self.seed, self.name, *parts]
         return np.random.default_rng([zlib.crc32(str(word).encode()) for word in words])
 
-    def sample(self, variant: Variant) -> pipeline.TrainingSample:
+    def sample(self, variant: Variant) -> TrainingSample:
         """The released training sample, shared by variants alike in it."""
         key = (variant.training_records, variant.corruption)
         if key not in self._samples:
-            self._samples[key] = pipeline.training_sample(
+            self._samples[key] = training_sample(
                 self.agreement,
                 self.columns,
                 self._rng("sample", *key),
@@ -158,7 +159,7 @@ class _Party:
             self._similarity[key] = training.smashed_similarity(
                 unit_vectors(sample.own_tensor, shift), unit_vectors(sample.corrupted_tensor, shift)
             )
-        model, _ = pipeline.fit(
+        model, _ = fit(
             self.agreement,
             sample,
             self._rng("negatives", *key),
@@ -282,7 +283,7 @@ def run_cell(
     if matching_mode not in MATCHING:
         raise ValueError(f"unknown matching {matching_mode!r}; expected one of {MATCHING}")
     method = method or method_params()
-    agreement = pipeline.Agreement(
+    agreement = Agreement(
         ReferenceSet("benchmark reference", dict(reference)),
         default_mapping(method.error_model),
         method,
@@ -324,8 +325,8 @@ def run_cell(
         _, _, train_a, train_b = models[index]
         kept_a, finish_a = _finish(found[2 * index], variant)
         kept_b, finish_b = _finish(found[2 * index + 1], variant)
-        pairs_a = pipeline.record_pairs(kept_a, alice.released, bob.released)
-        pairs_b = pipeline.record_pairs(kept_b, alice.released, bob.released)
+        pairs_a = record_pairs(kept_a, alice.released, bob.released)
+        pairs_b = record_pairs(kept_b, alice.released, bob.released)
         row: Row = {
             "size": len(task.alice["first"]),
             "reference_rows": len(reference["first"]),

@@ -30,7 +30,8 @@ from pprl.party.local import (
     write_demo_data,
 )
 from pprl.party.state import run_dir
-from pprl.protocol import candidates, matching, pipeline, plans
+from pprl.protocol import candidates, matching, plans
+from pprl.protocol.agreement import Agreement
 from pprl.protocol.classifier import Model
 from pprl.protocol.features import (
     Standardise,
@@ -229,7 +230,7 @@ def _compare(
     states = {n: run_dir(Path(end["state"][n]), end["run_id"]) for n in PARTIES}
     state = states["alice"]
     model = Model.from_bytes((state / MODEL).read_bytes())
-    agreement = pipeline.Agreement(
+    agreement = Agreement(
         load_reference(workdir / "data" / "reference.csv"), DEFAULT_MAPPING, options.method()
     )
     own = _tensor(state, OWN_TENSOR, (size, -1, agreement.width))

@@ -18,7 +18,9 @@ from typing import Any
 import numpy as np
 
 from pprl.cli.summary import write_json
+from pprl.protocol.agreement import Agreement
 from pprl.protocol.errors import InputError
+from pprl.protocol.gate import audit_rows, calibrate_noise, gate_sample
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -80,16 +82,16 @@ def assess(args: argparse.Namespace) -> dict[str, Any]:
         raise InputError(f"--rows must be at least 2, got {args.rows}")
     columns = read_reference(args.reference, args.rows)
     reference = ReferenceSet(str(args.reference), columns)
-    base = pipeline.Agreement(reference, DEFAULT_MAPPING, method_params(noise_sigma=1.0))
+    base = Agreement(reference, DEFAULT_MAPPING, method_params(noise_sigma=1.0))
     data = synthetic.generate(args.size, args.seed)
     names = ("first", "middle", "last")
     alice = {name: [getattr(p, name) for p in data.alice] for name in names}
     bob = {name: [getattr(p, name) for p in data.bob] for name in names}
     dictionary = census_dictionary(columns)
     randomness = (Randomness(args.seed, "alice"), Randomness(args.seed, "bob"))
-    records = pipeline.gate_sample(args.size, args.audit_records, randomness[0])
+    records = gate_sample(args.size, args.audit_records, randomness[0])
     try:
-        choice = pipeline.calibrate_noise(
+        choice = calibrate_noise(
             base, alice, records, dictionary, randomness[0], args.limit, "every-name"
         )
     except CalibrationError as exc:
@@ -104,9 +106,7 @@ def assess(args: argparse.Namespace) -> dict[str, Any]:
         released = linkage.alice.released
         position = np.empty(len(released.order), dtype=np.int64)
         position[released.order] = np.arange(len(released.order))
-        gate = pipeline.audit_rows(
-            agreement, released, np.sort(position[records]), alice, dictionary
-        )
+        gate = audit_rows(agreement, released, np.sort(position[records]), alice, dictionary)
         surnames = next(a.recovered for a in gate.attributes if a.attribute == "last")
         points.append(
             {

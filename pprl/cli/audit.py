@@ -17,12 +17,14 @@ import numpy as np
 
 from pprl.cli.summary import write_json
 from pprl.party.config import load_config
-from pprl.protocol import pipeline
+from pprl.protocol.agreement import Agreement
 from pprl.protocol.audit import AuditReport, audit_tensor
 from pprl.protocol.errors import InputError
+from pprl.protocol.gate import attacked_entries, audit_rows, calibrate_noise
 from pprl.protocol.noise import CalibrationError
 from pprl.protocol.randomness import Randomness, secret_generator
 from pprl.protocol.release import Release
+from pprl.protocol.released import Released
 
 GATED = {"every-name": "record_reidentified", "any-name": "record_exposed"}
 
@@ -134,7 +136,7 @@ def run_audit(options: AuditOptions) -> dict[str, Any]:
     if config.auto_noise:
         print(f"choosing the noise as AGREE would, on {size:,} sampled records", flush=True)
         try:
-            choice = pipeline.calibrate_noise(
+            choice = calibrate_noise(
                 agreement,
                 truth,
                 np.arange(size),
@@ -148,15 +150,16 @@ def run_audit(options: AuditOptions) -> dict[str, Any]:
             raise InputError(f'noise_sigma = "auto": {exc}', path=str(options.config)) from None
         agreement = agreement.with_noise(choice.sigma)
         method, words = agreement.method, agreement.noise_words()
-    if agreement.bloom:
-        # What the daemon sends is its filters, and the peer holds the key: that attack only.
-        print(f"attacking {size:,} sampled records, Bloom filters with the key", flush=True)
+    if not agreement.encoding.takes_noise:
+        # What the daemon sends takes no noise (the filters, whose key the peer holds): the
+        # attack on it is the only one.
+        print(f"attacking {size:,} sampled records, {words}", flush=True)
         identity = np.arange(size)
-        released = pipeline.Released(identity, agreement.smash(truth, rng))
-        report = pipeline.audit_rows(
+        released = Released(identity, agreement.smash(truth, rng))
+        report = audit_rows(
             agreement, released, identity, truth, dictionary, config.privacy.measure
         )
-        results = [_row("bloom", report)]
+        results = [_row(agreement.encoding.name, report)]
     else:
         print(f"attacking {size:,} sampled records, raw release", flush=True)
         attacked = attacked_mapping(agreement)
@@ -175,8 +178,8 @@ def run_audit(options: AuditOptions) -> dict[str, Any]:
         # What the daemon would send: its release (projected or distances), its noise.
         tensor = agreement.smash(truth, rng, key=randomness.noise_key)
         identity = np.arange(size)
-        released = pipeline.Released(identity, tensor)
-        report = pipeline.audit_rows(
+        released = Released(identity, tensor)
+        report = audit_rows(
             agreement,
             released,
             identity,
@@ -205,9 +208,9 @@ def run_audit(options: AuditOptions) -> dict[str, Any]:
     }
 
 
-def attacked_mapping(agreement: pipeline.Agreement) -> list[tuple[str, str]]:
+def attacked_mapping(agreement: Agreement) -> list[tuple[str, str]]:
     """The mapping entries the attacks judge."""
-    return [agreement.mapping[m] for m in pipeline.attacked_entries(agreement)]
+    return [agreement.mapping[m] for m in attacked_entries(agreement)]
 
 
 def print_audit(report: dict[str, Any]) -> None:

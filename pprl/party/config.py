@@ -14,6 +14,7 @@ from typing import Any
 from pprl.protocol.audit import MEASURES
 from pprl.protocol.bloom import BloomParams
 from pprl.protocol.classifier import CLASS_WEIGHTS, DEFAULT_C, TRAINERS
+from pprl.protocol.encodings import DEFAULT_ENCODING, ENCODINGS, Encoding
 from pprl.protocol.error_model import DEFAULT_MODEL as REGISTERS_MODEL
 from pprl.protocol.error_model import MODEL_NAMES
 from pprl.protocol.errors import InputError
@@ -31,8 +32,6 @@ from pprl.protocol.kinds import KINDS as ATTRIBUTE_KINDS
 from pprl.protocol.matching import ASSIGNMENTS
 from pprl.protocol.method import (
     BLOOM_KEYS,
-    ENCODINGS,
-    KEYED_ENCODINGS,
     MethodParams,
     default_classifier,
     method_params,
@@ -451,22 +450,26 @@ def _optional_file(section: _Section, key: str) -> Path | None:
     return section.file(key) if section.has(key) else None
 
 
+def _encoding(section: _Section) -> Encoding:
+    return ENCODINGS[_choice(section, "encoding", tuple(ENCODINGS), DEFAULT_ENCODING)]
+
+
 def _bloom(section: _Section) -> dict[str, Any]:
-    """The Bloom-filter settings, refusing what the filters sent as they are do not do:
-    noise, and the noise-dependent settings, are for the releases of distances."""
-    encoding = _choice(section, "encoding", ENCODINGS, "reference")
+    """The encoding and its filter settings, refusing the keys it does not take (the filters
+    sent as they are take no noise, nor the noise-dependent settings)."""
+    encoding = _encoding(section)
     keys = [key for key in BLOOM_KEYS if key in section.data]
-    if encoding not in KEYED_ENCODINGS:
+    if not encoding.keyed:
         if keys:
-            raise section._error(keys[0], 'applies to encoding = "bloom" or "bloom-distances" only')
+            keyed = " or ".join(f'"{e.name}"' for e in ENCODINGS.values() if e.keyed)
+            raise section._error(keys[0], f"applies to encoding = {keyed} only")
         return {}
-    sent_as_they_are = ("noise_sigma", "attack_success", "feature", "release", "soft_top_k")
-    for key in sent_as_they_are if encoding == "bloom" else ():
+    for key in encoding.refused_keys:
         if key in section.data and not (key == "noise_sigma" and section.data[key] == 0):
             raise section._error(
                 key,
-                'does not apply to encoding = "bloom" (the filters are sent as they are; '
-                'encoding = "bloom-distances" releases their noisy distances)',
+                f'does not apply to encoding = "{encoding.name}" (the filters are sent as they '
+                'are; encoding = "bloom-distances" releases their noisy distances)',
             )
     defaults = MethodParams()
     settings = {key: section.count(key, getattr(defaults, key)) for key in BLOOM_KEYS}
@@ -474,7 +477,7 @@ def _bloom(section: _Section) -> dict[str, Any]:
         BloomParams(settings["bloom_bits"], settings["bloom_hashes"], settings["bloom_q"])
     except ValueError as error:
         raise section._error(keys[0] if keys else "encoding", str(error)) from None
-    return {"encoding": encoding, **settings}
+    return {"encoding": encoding.name, **settings}
 
 
 def _method(section: _Section, gate_on: bool, own_attributes: bool = False) -> MethodParams:
@@ -483,7 +486,7 @@ def _method(section: _Section, gate_on: bool, own_attributes: bool = False) -> M
     the register error model unless error_model says otherwise."""
     defaults = MethodParams()
     bloom = _bloom(section)
-    if bloom.get("encoding") == "bloom":
+    if not _encoding(section).takes_noise:
         gate_on = False  # no noise to choose: the gate measures, and refuses above its limit
     negatives = section.count("negatives_per_positive", defaults.negatives_per_positive)
     sigma = section.data.get("noise_sigma", 0.0)
@@ -541,7 +544,7 @@ def is_auto_noise(section: _Section, gate_on: bool) -> bool:
     setting at all: a release without noise fails any such gate on names (docs/privacy.md)."""
     if "noise_sigma" in section.data:
         return section.data["noise_sigma"] == AUTO
-    if section.data.get("encoding") == "bloom":
+    if not _encoding(section).takes_noise:
         return False
     return gate_on and "attack_success" not in section.data
 

@@ -38,9 +38,9 @@ from pprl.party.coordinator import Coordinator, CoordinatorError, Endpoint
 from pprl.party.inputs import load_inputs
 from pprl.party.state import run_dir
 from pprl.protocol import synthetic
+from pprl.protocol.agreement import Agreement
 from pprl.protocol.errors import InputError, PprlError
 from pprl.protocol.metrics import Quality, linkage_quality
-from pprl.protocol.pipeline import Agreement
 
 DEFAULT_REFERENCE_ROWS = 1000
 PARTIES = ("alice", "bob")
@@ -194,6 +194,8 @@ class Privacy:
     # 0: no minimum, and TRAIN estimates nothing (the gate's 100% default: only report);
     # None: the daemon's default.
     min_expected_f1: float | None = 0.0
+    # Records the gate attacks (None: the daemon's default).
+    audit_records: int | None = None
 
 
 def prepare(
@@ -242,6 +244,11 @@ def prepare(
             *(
                 [f"min_expected_f1 = {privacy.min_expected_f1!r}"]
                 if privacy.min_expected_f1 is not None
+                else []
+            ),
+            *(
+                [f"audit_records = {privacy.audit_records!r}"]
+                if privacy.audit_records is not None
                 else []
             ),
             "[tls]",

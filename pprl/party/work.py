@@ -44,10 +44,19 @@ from pprl.party.state import Artifact, RunStore, file_sha256
 from pprl.party.transfer import Expected
 from pprl.party.versions import check_versions
 from pprl.protocol import classifier, noise, pipeline, plans, soft_links
+from pprl.protocol.agreement import Agreement
 from pprl.protocol.audit import ATTACK_NAMES, AuditReport, Dictionary
 from pprl.protocol.bloom import BloomKey
+from pprl.protocol.encodings import ENCODINGS, Runner
 from pprl.protocol.errors import PprlError
 from pprl.protocol.expectation import expected_quality, poor_linkage_words
+from pprl.protocol.gate import (
+    attacked_entries,
+    audit_rows,
+    calibrate_noise,
+    gate_sample,
+    unaudited_attributes,
+)
 from pprl.protocol.matching import Matches
 from pprl.protocol.method import (
     MethodParams,
@@ -63,7 +72,7 @@ from pprl.protocol.population_attack import Population
 from pprl.protocol.randomness import Randomness
 from pprl.protocol.records import RecordTable
 from pprl.protocol.reference import reference_overlap
-from pprl.protocol.release import released_width
+from pprl.protocol.released import Released
 from pprl.wire.v1 import linkage_pb2 as pb
 
 # phase_progress(done, total, unit, message): what the Advance stream tells the coordinator.
@@ -85,10 +94,10 @@ def party_bloom_key(config: PartyConfig) -> BloomKey | None:
     return load_bloom_key(config.privacy.bloom_key)
 
 
-def resolve_agreement(config: PartyConfig, inputs: Inputs) -> pipeline.Agreement:
+def resolve_agreement(config: PartyConfig, inputs: Inputs) -> Agreement:
     """The configured method on these inputs, sigma solved from attack_success if set."""
     try:
-        return pipeline.Agreement.resolve(
+        return Agreement.resolve(
             inputs.reference,
             config.mapping,
             config.method,
@@ -102,7 +111,7 @@ def resolve_agreement(config: PartyConfig, inputs: Inputs) -> pipeline.Agreement
         raise PhaseFailed(f"[method] attack_success in {config.source}: {exc}") from None
 
 
-def data_report(inputs: Inputs, agreement: pipeline.Agreement) -> dict[str, Any]:
+def data_report(inputs: Inputs, agreement: Agreement) -> dict[str, Any]:
     """What real registers hold and the method accepts: reference values shared with the
     records, records sharing every compared value, missing and unreadable values."""
     records: RecordTable = inputs.records
@@ -181,7 +190,7 @@ class PhaseWork:
         self._inputs: dict[str, Inputs] = {}
         self._dictionary_cache: tuple[tuple[Path | None, str], Dictionary] | None = None
         self._population_cache: tuple[tuple[Path, tuple[str, ...]], Population | None] | None = None
-        self._agreements: dict[str, pipeline.Agreement] = {}
+        self._agreements: dict[str, Agreement] = {}
 
     # -- helpers -------------------------------------------------------------------------
     def peer(self, run_id: str) -> PeerClient:
@@ -210,14 +219,14 @@ class PhaseWork:
             self._inputs = {run_id: load_inputs(self.config)}
         return self._inputs[run_id]
 
-    def agreement(self, run_id: str) -> pipeline.Agreement:
+    def agreement(self, run_id: str) -> Agreement:
         """The agreement stored at AGREE (its noise already resolved from a target)."""
         if run_id not in self._agreements:
             _, description = self.store.run(run_id).agreement()
             agreed = json.loads(description)
             # Only the run being worked on is kept, as with its inputs.
             self._agreements = {
-                run_id: pipeline.Agreement(
+                run_id: Agreement(
                     self.inputs(run_id).reference,
                     self.config.mapping,
                     MethodParams(**agreed["params"]),
@@ -232,13 +241,11 @@ class PhaseWork:
         """What a peer tensor must fit, taken from the stored agreement itself."""
         digest, description = self.store.run(run_id).agreement()
         agreed = json.loads(description)
-        params = agreed["params"]
-        if params.get("encoding") == "bloom":
-            # One filter per mapped attribute (pipeline.Agreement.bloom_attributes).
-            attributes = dict.fromkeys(attribute for attribute, _ in agreed["mapping"])
-            return Expected(run_id, digest, len(attributes), params["bloom_bits"] // 8)
-        width = released_width(params.get("release", "distances"), agreed["reference"]["rows"])
-        return Expected(run_id, digest, len(agreed["mapping"]), width)
+        method = MethodParams(**agreed["params"])
+        entries, width = ENCODINGS[method.encoding].wire_shape(
+            agreed["mapping"], method, agreed["reference"]["rows"]
+        )
+        return Expected(run_id, digest, entries, width)
 
     def _artifact(self, run_id: str, name: str) -> Artifact:
         """An artifact an earlier phase stored; the phase order guarantees it unless the state
@@ -329,9 +336,7 @@ class PhaseWork:
             f"digest {digest[:16]}… matches {peer.peer}'s; {agreement.noise_words()}{seeded}",
         )
 
-    def _set_agreement(
-        self, run_id: str, agreement: pipeline.Agreement
-    ) -> tuple[dict[str, Any], str]:
+    def _set_agreement(self, run_id: str, agreement: Agreement) -> tuple[dict[str, Any], str]:
         """Store what the peer will be shown: the description (marked when the noise is
         chosen automatically) and its digest."""
         description = agreement.description()
@@ -346,14 +351,14 @@ class PhaseWork:
     def _choose_noise(
         self,
         run_id: str,
-        agreement: pipeline.Agreement,
+        agreement: Agreement,
         inputs: Inputs,
         progress: PhaseProgress,
     ) -> NoiseChoice:
         """The smallest noise at which this party's own gate passes, measured on the records
         the gate will attack at SMASH."""
         settings = self.config.privacy
-        records = pipeline.gate_sample(len(inputs.records), settings.audit_records, self.randomness)
+        records = gate_sample(len(inputs.records), settings.audit_records, self.randomness)
         progress(
             0,
             1,
@@ -362,7 +367,7 @@ class PhaseWork:
             f"sampled records stays within {settings.max_reidentification:.1%}",
         )
         try:
-            choice = pipeline.calibrate_noise(
+            choice = calibrate_noise(
                 agreement,
                 inputs.records.attributes,
                 records,
@@ -400,15 +405,13 @@ class PhaseWork:
         artifact = self.store.artifact(run_id, NOISE_CHOICE, verify=False)
         return dict(artifact.meta) if artifact is not None else {}
 
-    def _population(self, agreement: pipeline.Agreement) -> Population | None:
+    def _population(self, agreement: Agreement) -> Population | None:
         """The gate's list of people, if configured, with the attacked attributes' columns:
         read once per daemon."""
         path = self.config.privacy.population
         if path is None:
             return None
-        attacked = list(
-            dict.fromkeys(agreement.mapping[m][0] for m in pipeline.attacked_entries(agreement))
-        )
+        attacked = list(dict.fromkeys(agreement.mapping[m][0] for m in attacked_entries(agreement)))
         key = (path, tuple(attacked))
         if self._population_cache is None or self._population_cache[0] != key:
             self._population_cache = (key, load_population(path, attacked))
@@ -458,8 +461,8 @@ class PhaseWork:
     def _privacy_gate(
         self,
         run_id: str,
-        agreement: pipeline.Agreement,
-        released: pipeline.Released,
+        agreement: Agreement,
+        released: Released,
         inputs: Inputs,
         progress: PhaseProgress,
     ) -> AuditReport:
@@ -473,12 +476,10 @@ class PhaseWork:
             position[released.order] = np.arange(len(released.order))
             rows = np.sort(position[np.asarray(chosen, dtype=np.int64)])
         else:
-            rows = pipeline.gate_sample(
-                len(released.order), settings.audit_records, self.randomness
-            )
+            rows = gate_sample(len(released.order), settings.audit_records, self.randomness)
         size = len(rows)
         progress(0, size, "records", "privacy gate: dictionary attack on a sample of the tensor")
-        report = pipeline.audit_rows(
+        report = audit_rows(
             agreement,
             released,
             rows,
@@ -490,7 +491,7 @@ class PhaseWork:
         limit = settings.max_reidentification
         rate = report.rate(settings.measure)
         counted = "every name" if settings.measure == "every-name" else "at least one name"
-        unaudited = pipeline.unaudited_attributes(agreement)
+        unaudited = unaudited_attributes(agreement)
         words = (
             f"a dictionary attack re-identified {rate:.1%} of {size} sampled records "
             f"({counted} recovered); {recovered_words(report)}{attack_words(report)}"
@@ -583,11 +584,7 @@ class PhaseWork:
             except ValueError as exc:
                 raise PhaseFailed(f"[method] {exc}, in {self.config.source}") from None
         where = f"on {self.config.scheduler}" if self.config.scheduler else "here"
-        what = (
-            "comparing distinct filters for candidates"
-            if self.agreement(run_id).bloom
-            else f"grouping distinct vectors; blocks run {where}"
-        )
+        what = self.agreement(run_id).encoding.match_words(where)
         progress(0, len(own), "records", what)
         matched = pipeline.match(
             self.agreement(run_id),
@@ -633,7 +630,7 @@ class PhaseWork:
         self._store_pairs(run_id, SOFT_MATCHES, found)
         progress(len(own), len(own), "records", f"soft linkage: kept {len(found)} pairs")
 
-    def _runner(self) -> pipeline.Runner:
+    def _runner(self) -> Runner:
         """Where MATCH's blocks run: on the configured Dask scheduler, or here."""
         return engine.on_dask(self.config.scheduler) if self.config.scheduler else plans.run_here
 

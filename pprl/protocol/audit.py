@@ -237,7 +237,7 @@ class AuditReport:
     record_reidentified: float  # ... to exact lookup or nearest neighbour
     record_exposed: float  # share of records with at least one value falling to either
     attack: str = "uniform"  # which nearest-neighbour attacker (ATTACKS) this report is of
-    # Each attacker's rate under the measure the strongest was chosen by (pipeline.audit_rows).
+    # Each attacker's rate under the measure the strongest was chosen by (gate.audit_rows).
     by_attack: dict[str, float] = field(default_factory=dict)
 
     def rate(self, measure: str) -> float:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -28,8 +29,10 @@ from pprl.protocol.bloom_candidates import Packed, candidate_keys, score_keys
 from pprl.protocol.classifier import Model
 from pprl.protocol.combined import base_names
 from pprl.protocol.matching import _ranked
-from pprl.protocol.method import MethodParams
 from pprl.protocol.progress import Progress
+
+if TYPE_CHECKING:
+    from pprl.protocol.method import MethodParams
 
 Columns = Mapping[str, Sequence[str]]
 _BLOCK_BYTES = 64 << 20
@@ -126,28 +129,20 @@ def _decisions(features: np.ndarray, model: Model) -> np.ndarray:
     return model.decision(features.reshape(-1, width)).reshape(n_rows, n_b)
 
 
-@dataclass(frozen=True)
-class Matched:
-    """The one-to-one pairs, and how many pairs were scored (None: all)."""
-
-    matches: matching.Matches
-    scored: int | None
-
-
 def match_filters(
     own: np.ndarray,
     peer: np.ndarray,
     model: Model,
     method: MethodParams,
     progress: Progress | None = None,
-) -> Matched:
+) -> matching.Matched:
     """Packed (n, attributes, bytes) filters matched: the candidates a linear model's bound
     allows (bloom_candidates), or every pair; best top_k per own row; one-to-one."""
     packed_own, packed_peer = Packed.of(own), Packed.of(peer)
     keys = candidate_keys(packed_own, packed_peer, model)
     if keys is None:
         found = match(unpack(own), unpack(peer), model, method, progress)
-        return Matched(found, None)
+        return matching.Matched(found, None)
     rows_a, rows_b, features = score_keys(packed_own, packed_peer, keys)
     scores = _decisions(features[:, None, :], model)[:, 0]
     keep = scores > 0
@@ -155,7 +150,7 @@ def match_filters(
     ranked = _ranked(accepted, "a", method.top_k)
     if progress is not None:
         progress(len(own), len(own))
-    return Matched(matching.one_to_one(ranked, method.assignment), len(keys))
+    return matching.Matched(matching.one_to_one(ranked, method.assignment), len(keys))
 
 
 def match(

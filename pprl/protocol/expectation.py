@@ -29,6 +29,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from pprl.protocol import classifier, pipeline
+from pprl.protocol.agreement import Agreement
+from pprl.protocol.own_training import training_sample
 from pprl.protocol.randomness import EXPECTATION, Randomness
 
 # The most own records one estimate links against their corrupted copies: 5,000 x 5,000
@@ -71,7 +73,7 @@ class ExpectedQuality:
 
 
 def expected_quality(
-    agreement: pipeline.Agreement,
+    agreement: Agreement,
     attributes: Mapping[str, Sequence[str]],
     model: classifier.Model,
     randomness: Randomness,
@@ -82,7 +84,7 @@ def expected_quality(
     copies of them, `exact_share` unchanged and the rest corrupted by the agreed error model,
     as MATCH links (identity is truth)."""
     rng = randomness.generator(EXPECTATION)
-    sample = pipeline.training_sample(agreement, attributes, rng, size=size)
+    sample = training_sample(agreement, attributes, rng, size=size)
     copies = sample.corrupted_tensor.copy()
     pairs = len(copies)
     exact = rng.random(pairs) < exact_share

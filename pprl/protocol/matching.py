@@ -43,6 +43,15 @@ class Matches:
 
 
 @dataclass(frozen=True)
+class Matched:
+    """The one-to-one pairs (own row, peer row, score), and how many pairs were scored
+    (None: all)."""
+
+    matches: Matches
+    scored: int | None
+
+
+@dataclass(frozen=True)
 class Selection:
     """One classifier's view of the pairs: keep pairs with decision > `threshold`, at most
     `top_k` per row of side `rows_of` ("a" or "b"); `top_k` None keeps every accepted pair,

@@ -15,6 +15,7 @@ from typing import Any
 
 from pprl.protocol.bloom import BloomParams
 from pprl.protocol.classifier import CLASS_WEIGHTS, DEFAULT_C, TRAINERS, check_saturation
+from pprl.protocol.encodings import DEFAULT_ENCODING, ENCODINGS, encoding_named
 from pprl.protocol.error_model import MODEL_NAMES, ONE_ERROR
 from pprl.protocol.features import FEATURES
 from pprl.protocol.kinds import DEFAULT_KIND
@@ -23,11 +24,6 @@ from pprl.protocol.reference import MappingEntry, ReferenceSet
 from pprl.protocol.release import RELEASES
 
 DESCRIPTION_VERSION = 2
-# "reference": edit distances to the reference set; "bloom": keyed Bloom filters, sent as
-# they are; "bloom-distances": the filters' Hamming distances to the reference values'
-# filters, released (and noised) as the reference release's distances are.
-ENCODINGS = ("reference", "bloom", "bloom-distances")
-KEYED_ENCODINGS = ("bloom", "bloom-distances")
 BLOOM_KEYS = ("bloom_bits", "bloom_hashes", "bloom_q")
 # The description's entry for the commitment to the parties' Bloom-filter key (never the key).
 BLOOM_KEY_COMMITMENT = "bloom_key"
@@ -73,9 +69,10 @@ class MethodParams:
     # Besides the linkage, each party writes its records' K best peer records (soft_links);
     # 0: not asked for.
     soft_top_k: int = 0
-    # What a party encodes its values as (ENCODINGS): edit distances to the reference set, or
-    # keyed q-gram Bloom filters (pprl.protocol.bloom) of bloom_bits, bloom_hashes, bloom_q.
-    encoding: str = "reference"
+    # What a party encodes its values as (pprl.protocol.encodings.ENCODINGS): edit distances
+    # to the reference set, or keyed q-gram Bloom filters (pprl.protocol.bloom) of bloom_bits,
+    # bloom_hashes, bloom_q, sent as they are or as distances to the reference set's filters.
+    encoding: str = DEFAULT_ENCODING
     bloom_bits: int = 1024
     bloom_hashes: int = 10
     bloom_q: int = 2
@@ -94,7 +91,7 @@ class MethodParams:
             del out["release"]
         if not self.soft_top_k:
             del out["soft_top_k"]
-        if self.encoding == "reference":
+        if self.encoding == DEFAULT_ENCODING:
             for key in ("encoding", *BLOOM_KEYS):
                 del out[key]
         return out
@@ -102,7 +99,8 @@ class MethodParams:
     @property
     def keyed(self) -> bool:
         """Whether the encoding needs the parties' shared Bloom-filter key."""
-        return self.encoding in KEYED_ENCODINGS
+        encoding = ENCODINGS.get(self.encoding)  # the digest takes any fields, known or not
+        return encoding is not None and encoding.keyed
 
     @property
     def bloom(self) -> BloomParams:
@@ -159,11 +157,9 @@ def method_params(
     assignment = rest.pop("assignment", None) or default_assignment(model, noisy)
     if assignment not in ASSIGNMENTS:
         raise ValueError(f"unknown assignment {assignment!r}; expected one of {ASSIGNMENTS}")
-    encoding = rest.get("encoding", defaults.encoding)
-    if encoding not in ENCODINGS:
-        raise ValueError(f"unknown encoding {encoding!r}; expected one of {', '.join(ENCODINGS)}")
-    if encoding in KEYED_ENCODINGS:
-        check_bloom(encoding, noise_sigma, rest.get("soft_top_k", 0), rest)
+    encoding_named(rest.get("encoding", defaults.encoding)).check(
+        noise_sigma, rest.get("soft_top_k", 0), rest
+    )
     release = rest.pop("release", None)
     if release is None:
         release = "projected" if feature == "projected-cosine" else defaults.release
@@ -183,27 +179,6 @@ def method_params(
         hard_negatives=hard_negatives,
         saturation=float(saturation),
         **rest,
-    )
-
-
-def check_bloom(encoding: str, noise_sigma: float, soft_top_k: int, rest: dict[str, Any]) -> None:
-    """The filters' settings, and what the filters sent as they are cannot do, refused
-    rather than ignored."""
-    if encoding == "bloom" and noise_sigma:
-        raise ValueError(
-            'encoding "bloom" sends the filters themselves, which take no noise (noise_sigma '
-            'must be 0); encoding "bloom-distances" releases their noisy distances to the '
-            "reference set's filters instead"
-        )
-    if encoding == "bloom" and soft_top_k:
-        raise ValueError(
-            'encoding "bloom" does not write soft links (soft_top_k must be 0); '
-            '"bloom-distances" does'
-        )
-    BloomParams(
-        rest.get("bloom_bits", BloomParams.bits),
-        rest.get("bloom_hashes", BloomParams.hashes),
-        rest.get("bloom_q", BloomParams.q),
     )
 
 

@@ -1,0 +1,98 @@
+"""A classifier from a party's own records only (Algorithm 2), for the encodings that
+release distances: own records and their corrupted copies, both released as the party
+releases its tensor, labelled by who is whose copy."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from pprl.protocol import classifier, training
+from pprl.protocol.combined import base_names
+
+if TYPE_CHECKING:
+    from pprl.protocol.agreement import Agreement
+    from pprl.protocol.method import MethodParams
+
+Columns = Mapping[str, Sequence[str]]
+
+
+@dataclass(frozen=True)
+class TrainingSample:
+    """Own records, their corrupted copies, and both released as the party releases its
+    tensor (with independent noise), so the model learns the features it will meet."""
+
+    own: dict[str, list[str]]
+    corrupted: dict[str, list[str]]
+    own_tensor: np.ndarray
+    corrupted_tensor: np.ndarray
+
+
+def training_sample(
+    agreement: Agreement,
+    attributes: Columns,
+    rng: np.random.Generator,
+    *,
+    size: int | None = None,
+    corruption: str | None = None,
+    errors_per_record: int = 1,
+) -> TrainingSample:
+    """A sample of own records and their corrupted copies, released (Algorithm 2); the
+    corruption is the agreed error model unless one is given."""
+    names = base_names(attribute for attribute, _ in agreement.mapping)
+    own, corrupted = training.corrupt_sample(
+        attributes,
+        names,
+        size=agreement.method.training_records if size is None else size,
+        rng=rng,
+        corruption=agreement.method.error_model if corruption is None else corruption,
+        errors_per_record=errors_per_record,
+        kinds=agreement.kinds,
+        scales=agreement.scales,
+    )
+    return TrainingSample(
+        own, corrupted, agreement.smash(own, rng), agreement.smash(corrupted, rng)
+    )
+
+
+def training_pairs(
+    agreement: Agreement,
+    sample: TrainingSample,
+    rng: np.random.Generator,
+    *,
+    method: MethodParams | None = None,
+    similarity: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Labelled pair features of a training sample: each record with its own copy (1), and
+    with others' copies, random or nearest (0). `method` overrides the agreed training
+    parameters (the benchmarks' variants); `similarity` may be shared by several fits."""
+    method = method or agreement.method
+    return training.training_features(
+        sample.own_tensor,
+        sample.corrupted_tensor,
+        rng,
+        method.negatives_per_positive,
+        method.hard_negatives,
+        similarity,
+        standardise=agreement.standardise,
+    )
+
+
+def fit(
+    agreement: Agreement,
+    sample: TrainingSample,
+    rng: np.random.Generator,
+    *,
+    method: MethodParams | None = None,
+    similarity: np.ndarray | None = None,
+) -> tuple[classifier.Model, int]:
+    """The classifier trained on a training sample's pairs, and the pair count."""
+    method = method or agreement.method
+    x, y = training_pairs(agreement, sample, rng, method=method, similarity=similarity)
+    model = classifier.train(
+        x, y, method.classifier, method.c, method.class_weight, method.saturation
+    )
+    return model, len(y)
