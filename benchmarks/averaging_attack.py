@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from pprl.bench.grid import machine
-from pprl.files import write_text_atomic
+from pprl.files.atomic import write_text_atomic
 from pprl.protocol import pipeline, synthetic
 from pprl.protocol.agreement import Agreement
 from pprl.protocol.audit import census_dictionary

@@ -34,7 +34,8 @@ from pprl.bench.clk_attack import attack_clks
 from pprl.bench.grid import machine
 from pprl.bench.in_process import add_table_arguments, link_tables, schema_tables
 from pprl.bench.peer import ALL_FIELDS, NAME_FIELDS, Records, read_records, run_peer
-from pprl.files import write_text_atomic
+from pprl.files.atomic import write_text_atomic
+from pprl.files.reference import load_reference
 from pprl.party.local import read_truth
 from pprl.protocol import noise, pipeline, synthetic
 from pprl.protocol.agreement import Agreement
@@ -47,7 +48,6 @@ from pprl.protocol.method import method_params
 from pprl.protocol.metrics import Quality, linkage_quality
 from pprl.protocol.randomness import Randomness
 from pprl.protocol.records import RecordTable
-from pprl.protocol.reference import load_reference
 
 AUDITED = 1000
 

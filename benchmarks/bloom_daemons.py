@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from pprl.bench.grid import machine
-from pprl.files import write_text_atomic
+from pprl.files.atomic import write_text_atomic
 from pprl.party.local import (
     Deployment,
     Privacy,

@@ -41,13 +41,14 @@ from typing import Any
 import numpy as np
 
 from pprl.bench.data import make_task, read_reference
-from pprl.files import write_text_atomic
+from pprl.files.atomic import write_text_atomic
 from pprl.protocol import pipeline
 from pprl.protocol.agreement import Agreement
 from pprl.protocol.bloom import BloomKey
-from pprl.protocol.distances import haversine_metres, kind_distances
+from pprl.protocol.canonical import point_of
+from pprl.protocol.distances import haversine_metres
 from pprl.protocol.error_model import MODEL_NAMES, displaced
-from pprl.protocol.kinds import normalise_value, point_of
+from pprl.protocol.kinds import kind_distances, normalise_value
 from pprl.protocol.method import method_params
 from pprl.protocol.metrics import linkage_quality
 from pprl.protocol.randomness import Randomness

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from pprl.bench.in_process import add_table_arguments, gate_sigmas, schema_tables
+from pprl.files.reference import load_reference
 from pprl.party.local import read_truth
 from pprl.protocol import pipeline
 from pprl.protocol.agreement import Agreement
@@ -24,7 +25,6 @@ from pprl.protocol.expectation import EXACT_SHARE, expected_quality
 from pprl.protocol.method import method_params
 from pprl.protocol.metrics import linkage_quality
 from pprl.protocol.randomness import Randomness
-from pprl.protocol.reference import load_reference
 
 
 def measure(

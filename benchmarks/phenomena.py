@@ -30,18 +30,14 @@ from typing import Any
 from pprl.bench.grid import machine
 from pprl.bench.in_process import Outcome, link_tables, method_choices
 from pprl.bench.peer import PeerResult, run_peer
-from pprl.files import write_text_atomic
+from pprl.files.atomic import write_text_atomic
+from pprl.files.records import load_records
+from pprl.files.reference import load_reference
 from pprl.party.local import read_truth, write_demo_data
 from pprl.protocol.agreement import Agreement
 from pprl.protocol.error_model import PHENOMENA
 from pprl.protocol.method import method_params
-from pprl.protocol.records import load_records
-from pprl.protocol.reference import (
-    DEFAULT_MAPPING,
-    MappingEntry,
-    default_mapping,
-    load_reference,
-)
+from pprl.protocol.reference import DEFAULT_MAPPING, MappingEntry, default_mapping
 
 # These corrupt fields of kind date, number, quantity and coordinates, which generated data
 # has none of.

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from pprl.bench.data import read_reference
-from pprl.files import write_text_atomic
+from pprl.files.atomic import write_text_atomic
 from pprl.protocol import pipeline, synthetic
 from pprl.protocol.agreement import Agreement
 from pprl.protocol.audit import census_dictionary

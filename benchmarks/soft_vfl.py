@@ -30,7 +30,7 @@ from sklearn.ensemble import HistGradientBoostingRegressor
 from sklearn.metrics import r2_score
 
 from pprl.bench.data import read_reference
-from pprl.files import write_text_atomic
+from pprl.files.atomic import write_text_atomic
 from pprl.protocol import pipeline, synthetic
 from pprl.protocol.agreement import Agreement
 from pprl.protocol.method import method_params

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from pprl.files import generated
 from pprl.protocol import synthetic
 
 
@@ -18,7 +19,7 @@ def _assess(*args: str) -> subprocess.CompletedProcess:
 
 def test_a_set_is_assessed_at_the_automatic_noise_and_at_each_sigma_asked(tmp_path: Path):
     reference = tmp_path / "reference.csv"
-    synthetic.write_reference_csv(reference, synthetic.default_reference(120))
+    generated.write_reference_csv(reference, synthetic.default_reference(120))
     out = tmp_path / "report.json"
     result = _assess(
         *("--reference", str(reference), "--size", "200", "--audit-records", "80"),
@@ -41,7 +42,7 @@ def test_a_missing_set_or_a_bad_setting_is_a_message(tmp_path: Path) -> None:
     assert missing.returncode == 2 and "reference file not found" in missing.stderr
     assert "Traceback" not in missing.stderr
     reference = tmp_path / "reference.csv"
-    synthetic.write_reference_csv(reference, synthetic.default_reference(50))
+    generated.write_reference_csv(reference, synthetic.default_reference(50))
     bad = _assess("--reference", str(reference), "--limit", "0")
     assert bad.returncode == 2 and "--limit" in bad.stderr
     negative = _assess("--reference", str(reference), "--sigma", "-1")

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from pprl.files.reference import load_reference
 from pprl.party.local import write_demo_data
 from pprl.protocol.noise import attack_success, sigma_for_success
-from pprl.protocol.reference import DEFAULT_MAPPING, load_reference
+from pprl.protocol.reference import DEFAULT_MAPPING
 from pprl.protocol.release import reference_statistics
 
 

@@ -18,7 +18,7 @@ from pprl.protocol.bloom import (
     unpack,
 )
 from pprl.protocol.bloom_linkage import BloomAgreement, link_in_process
-from pprl.protocol.kinds import EARTH_RADIUS_METRES
+from pprl.protocol.canonical import EARTH_RADIUS_METRES
 from pprl.protocol.method import method_params
 from pprl.protocol.metrics import linkage_quality
 

@@ -11,8 +11,9 @@ import pytest
 from pprl.protocol import distances, pipeline
 from pprl.protocol.agreement import Agreement
 from pprl.protocol.bloom import BloomKey
+from pprl.protocol.canonical import BadValue, point_of
 from pprl.protocol.corruption import Corrupter
-from pprl.protocol.distances import haversine_metres, kind_distances
+from pprl.protocol.distances import haversine_metres
 from pprl.protocol.error_model import (
     COMPASS,
     coordinate_errors,
@@ -23,7 +24,7 @@ from pprl.protocol.error_model import (
 )
 from pprl.protocol.errors import InputError
 from pprl.protocol.features import MISSING_CODE
-from pprl.protocol.kinds import Attribute, BadValue, normalise_value, point_of
+from pprl.protocol.kinds import Attribute, kind_distances, normalise_value
 from pprl.protocol.method import MethodParams, method_params
 from pprl.protocol.randomness import Randomness
 from pprl.protocol.reference import ReferenceSet

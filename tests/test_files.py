@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pprl.files import atomic_file, write_text_atomic
+from pprl.files.atomic import atomic_file, write_text_atomic
 
 
 def test_atomic_file_replaces_the_target_only_on_success(tmp_path: Path) -> None:

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from pprl.protocol import distances
-from pprl.protocol.distances import kind_distances
+from pprl.protocol.canonical import BadValue, swap_day_month
 from pprl.protocol.features import MISSING_CODE
-from pprl.protocol.kinds import Attribute, BadValue, normalise_value, swap_day_month
+from pprl.protocol.kinds import Attribute, kind_distances, normalise_value
 from pprl.protocol.smashing import distance_table, smash_values
 
 

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from pprl.files.records import load_records
+from pprl.files.reference import load_reference
 from pprl.party.artifacts import LINKAGE_CSV, PEER_MATCHES_CSV
 from pprl.party.config import load_config
 from pprl.party.local import PARTIES, Deployment, Privacy
@@ -16,8 +18,7 @@ from pprl.protocol import pipeline
 from pprl.protocol.agreement import Agreement
 from pprl.protocol.method import method_params
 from pprl.protocol.randomness import Randomness
-from pprl.protocol.records import load_records
-from pprl.protocol.reference import DEFAULT_MAPPING, ReferenceSet, load_reference
+from pprl.protocol.reference import DEFAULT_MAPPING, ReferenceSet
 from pprl.protocol.synthetic import default_reference, generate
 from tests.conftest import coordinate
 

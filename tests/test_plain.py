@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from rapidfuzz.distance import Levenshtein
 
-from pprl.protocol import plain
+from pprl.bench import plain
 from pprl.protocol.classifier import Model, train
 from pprl.protocol.corruption import Corrupter
 from pprl.protocol.matching import Selection, one_to_one

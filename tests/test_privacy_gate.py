@@ -75,7 +75,7 @@ def test_the_daemon_draws_randomness_only_from_the_secret_generator() -> None:
     nothing, and a shuffle it could replay would undo the secret row order. Its one source
     is Randomness, seeded by nothing but an explicit development seed."""
     built = []
-    for path in Path("pprl/party").glob("*.py"):
+    for path in Path("pprl/party").rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Attribute):
                 assert node.attr not in {"default_rng", "seed", "RandomState"}, path

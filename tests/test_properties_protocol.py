@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from rapidfuzz.distance import Levenshtein
 
+from pprl.files.records import load_records
 from pprl.protocol.classifier import Model
 from pprl.protocol.corruption import (
     ERROR_KINDS,
@@ -35,7 +36,7 @@ from pprl.protocol.matching import exact_scores
 from pprl.protocol.method import MethodParams, agreement_digest
 from pprl.protocol.metrics import linkage_quality
 from pprl.protocol.phases import Phase, PhaseOrderError, check_advance
-from pprl.protocol.records import load_records, normalise
+from pprl.protocol.records import normalise
 from pprl.protocol.reference import ReferenceSet
 from pprl.protocol.smashing import smash_values
 from tests.oracles import brute_greedy, candidate_pairs, match, pair_list

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from pprl.files.records import load_records
 from pprl.protocol.errors import InputError
 from pprl.protocol.kinds import Attribute
-from pprl.protocol.records import load_records, normalise
+from pprl.protocol.records import normalise
 
 HEADER = "id,first,middle,last\n"
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from pprl.files.reference import load_reference
 from pprl.protocol.errors import InputError
 from pprl.protocol.method import (
     MethodParams,
@@ -20,7 +21,6 @@ from pprl.protocol.method import (
 from pprl.protocol.reference import (
     DEFAULT_MAPPING,
     ReferenceSet,
-    load_reference,
     reference_overlap,
     typed_reference,
     validate_mapping,
@@ -159,7 +159,8 @@ def test_digest_is_stable_across_processes(tmp_path: Path) -> None:
     code = (
         "import sys\n"
         "from pprl.protocol.method import *\n"
-        "from pprl.protocol.reference import *\n"
+        "from pprl.files.reference import load_reference\n"
+        "from pprl.protocol.reference import DEFAULT_MAPPING\n"
         "ref = load_reference(sys.argv[1])\n"
         "print(agreement_digest(ref, DEFAULT_MAPPING, MethodParams()))\n"
     )

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from pprl.cli import main
+from pprl.files.reference import load_reference
 from pprl.protocol.errors import InputError
 from pprl.protocol.kinds import REFERENCE_DATE_FORMAT, normalise_value
 from pprl.protocol.method import _canonical, agreement_digest, method_params, reference_sha256
-from pprl.protocol.reference import load_reference
 from pprl.protocol.reference_builder import (
     GENERATORS,
     STREET_TYPES,

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from rapidfuzz.distance import DamerauLevenshtein, Levenshtein
 
+from pprl.files.generated import write_records_csv, write_reference_csv, write_truth_csv
 from pprl.protocol.corruption import Corrupter
 from pprl.protocol.error_model import error_model
 from pprl.protocol.synthetic import (
@@ -21,9 +22,6 @@ from pprl.protocol.synthetic import (
     generate,
     generate_third,
     pair_truth,
-    write_records_csv,
-    write_reference_csv,
-    write_truth_csv,
 )
 
 SIZE = 2000

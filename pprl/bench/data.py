@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from pprl.files.reference import load_reference
 from pprl.protocol.errors import InputError
 from pprl.protocol.records import normalise
-from pprl.protocol.reference import load_reference
 from pprl.protocol.synthetic import default_reference, generate
 
 ATTRIBUTES = ("first", "middle", "last")

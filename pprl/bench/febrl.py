@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from pprl.bench.extra import import_extra
-from pprl.files import atomic_file
-from pprl.protocol.synthetic import write_truth_csv
+from pprl.files.atomic import atomic_file
+from pprl.files.generated import write_truth_csv
 
 FIELDS = (
     "given_name",

@@ -15,7 +15,7 @@ from typing import Any
 
 from pprl.bench.data import make_task, read_reference
 from pprl.bench.quality import Log, Row, Variant, run_cell
-from pprl.files import atomic_file, write_text_atomic
+from pprl.files.atomic import atomic_file, write_text_atomic
 from pprl.protocol.method import MethodParams, method_params
 
 ROLES = ("alice", "bob", "agreed", "plain")

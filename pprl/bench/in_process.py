@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pprl.files.records import load_records
 from pprl.party.config import DEFAULT_AUDIT_RECORDS, records_schema
 from pprl.party.local import load_schema
 from pprl.protocol import pipeline
@@ -23,7 +24,7 @@ from pprl.protocol.gate import calibrate_noise, gate_sample
 from pprl.protocol.kinds import kinds_of, scales_of
 from pprl.protocol.metrics import Quality, linkage_quality
 from pprl.protocol.randomness import Randomness
-from pprl.protocol.records import RecordTable, load_records
+from pprl.protocol.records import RecordTable
 
 
 def _value(text: str) -> object:

@@ -21,8 +21,9 @@ from typing import Any
 
 import numpy as np
 
+from pprl.bench import plain
 from pprl.bench.data import ATTRIBUTES, Columns, LinkageTask
-from pprl.protocol import candidates, classifier, matching, pipeline, plain, training
+from pprl.protocol import candidates, classifier, matching, pipeline, training
 from pprl.protocol.agreement import Agreement
 from pprl.protocol.features import unit_vectors
 from pprl.protocol.method import MethodParams, method_params

@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from pprl.files.records import load_records
+from pprl.files.reference import load_reference
 from pprl.party.artifacts import MODEL, ORDER, OWN_TENSOR, PEER_TENSOR
 from pprl.party.local import (
     PARTIES,
@@ -42,8 +44,7 @@ from pprl.protocol.features import (
 )
 from pprl.protocol.method import MethodParams, method_params
 from pprl.protocol.metrics import linkage_quality
-from pprl.protocol.records import load_records
-from pprl.protocol.reference import DEFAULT_MAPPING, load_reference
+from pprl.protocol.reference import DEFAULT_MAPPING
 
 Log = Callable[[str], None]
 

@@ -19,7 +19,7 @@ from pprl.bench.quality import (
     stderr_log,
 )
 from pprl.bench.report import quality_table
-from pprl.files import write_text_atomic
+from pprl.files.atomic import write_text_atomic
 from pprl.protocol.error_model import MODEL_NAMES
 from pprl.protocol.errors import InputError
 from pprl.protocol.features import FEATURES

@@ -9,10 +9,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from pprl.files import write_text_atomic
+from pprl.files.atomic import write_text_atomic
+from pprl.files.reference import load_reference
 from pprl.protocol.errors import InputError
 from pprl.protocol.method import reference_sha256
-from pprl.protocol.reference import load_reference
 from pprl.protocol.reference_builder import (
     DEFAULT_YEARS,
     GENERATORS,

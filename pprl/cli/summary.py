@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pprl.files import write_text_atomic
+from pprl.files.atomic import write_text_atomic
 
 
 def other_records(summary: dict, name: str) -> int:

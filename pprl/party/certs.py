@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from pprl.files import atomic_file
+from pprl.files.atomic import atomic_file
 from pprl.protocol.errors import InputError
 
 IDENTITY_PATTERN = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")

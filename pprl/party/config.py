@@ -568,12 +568,12 @@ def _schema(section: _Section, attributes: tuple[str, ...]) -> tuple[Attribute, 
             raise section._error(
                 f"kinds.{name}", f"must be one of {', '.join(ATTRIBUTE_KINDS)}, got {kind!r}"
             )
-        if name in formats and kind != "date":
+        if name in formats and not ATTRIBUTE_KINDS[kind].formatted:
             raise section._error(
                 f"date_formats.{name}", f"is set but {name} is a {kind}, not a date"
             )
         date_format = formats.get(name, DEFAULT_DATE_FORMAT)
-        if kind == "date":
+        if ATTRIBUTE_KINDS[kind].formatted:
             _check_date_format(section, name, date_format)
         _check_scale(section, name, kind, scales)
         schema.append(Attribute(name, kind, date_format, scales.get(name)))
@@ -588,19 +588,9 @@ def _check_scale(section: _Section, name: str, kind: str, scales: dict[str, floa
         raise section._error(
             f"scales.{name}", f"is set but {name} is a {kind}, not a quantity or coordinates"
         )
-    if kind == "quantity" and name not in scales:
-        raise section._error(
-            f"scales.{name}",
-            f"missing: quantity {name} needs its scale, the difference that counts as one unit "
-            f"of distance (e.g. scales = {{ {name} = 0.5 }})",
-        )
-    if kind == "coordinates" and name not in scales:
-        raise section._error(
-            f"scales.{name}",
-            f"missing: coordinates {name} need their scale, the metres that count as one unit "
-            "of distance and the tolerance within which two records of one place may lie "
-            f"(e.g. scales = {{ {name} = 50 }})",
-        )
+    if ATTRIBUTE_KINDS[kind].scaled and name not in scales:
+        message = f"missing: {ATTRIBUTE_KINDS[kind].scale_example(name)}"
+        raise section._error(f"scales.{name}", message)
 
 
 def records_schema(records: dict[str, Any], path: Path) -> tuple[Attribute, ...]:

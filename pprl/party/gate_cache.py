@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pprl.files import atomic_file
+from pprl.files.atomic import atomic_file
 
 log = logging.getLogger("pprl.party")
 CACHE_DIR = "gate-cache"

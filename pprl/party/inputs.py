@@ -5,12 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from pprl.files.records import load_records
+from pprl.files.reference import load_reference
+from pprl.files.tables import read_table
 from pprl.party.config import PartyConfig, attribute_schema
 from pprl.protocol import reference
 from pprl.protocol.audit import Dictionary, census_dictionary
 from pprl.protocol.errors import InputError
 from pprl.protocol.population_attack import Population
-from pprl.protocol.records import RecordTable, load_records, normalise, read_table
+from pprl.protocol.records import RecordTable, normalise
 from pprl.protocol.release import ArrayStore
 from pprl.protocol.training import MIN_TRAINING_RECORDS
 
@@ -35,7 +38,7 @@ def load_inputs(config: PartyConfig, records_path: Path | None = None) -> Inputs
             "the party's own to make matching and non-matching pairs",
             path=records.path,
         )
-    ref = reference.load_reference(config.reference_path)
+    ref = load_reference(config.reference_path)
     reference.validate_mapping(config.mapping, config.attributes, ref)
     return Inputs(records, ref)
 

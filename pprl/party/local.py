@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pprl.files import generated
 from pprl.party.artifacts import LINKAGE_CSV, PEER_MATCHES_CSV
 from pprl.party.bloom_key import load_bloom_key
 from pprl.party.certs import make_development_pki
@@ -90,26 +91,26 @@ def write_demo_data(
         namesakes=namesakes,
     )
     written = [out / "reference.csv"]
-    synthetic.write_reference_csv(written[0], synthetic.default_reference(reference_rows))
+    generated.write_reference_csv(written[0], synthetic.default_reference(reference_rows))
     if side in ("alice", "all"):
         written.append(out / "alice.csv")
-        synthetic.write_records_csv(written[-1], data.alice)
+        generated.write_records_csv(written[-1], data.alice)
     if side in ("bob", "all"):
         written.append(out / "bob.csv")
-        synthetic.write_records_csv(written[-1], data.bob)
+        generated.write_records_csv(written[-1], data.bob)
     if side == "all":
         written.append(out / "truth.csv")
-        synthetic.write_truth_csv(written[-1], data.truth)
+        generated.write_truth_csv(written[-1], data.truth)
     if parties == 3 and side in ("carol", "all"):
         assert isinstance(errors_per_row, int)
         carol, alice_carol = synthetic.generate_third(data, seed, overlap, errors_per_row)
         written.append(out / "carol.csv")
-        synthetic.write_records_csv(written[-1], carol)
+        generated.write_records_csv(written[-1], carol)
         if side == "all":
             bob_carol = synthetic.pair_truth(data.truth, alice_carol)
             for pair, truth in ((("alice", "carol"), alice_carol), (("bob", "carol"), bob_carol)):
                 written.append(out / f"truth_{pair[0]}_{pair[1]}.csv")
-                synthetic.write_truth_csv(written[-1], truth, pair)
+                generated.write_truth_csv(written[-1], truth, pair)
     return written
 
 
@@ -430,7 +431,7 @@ def _inputs(options: DemoOptions, workdir: Path) -> tuple[dict[str, Path], Path,
         reference = options.reference
         if reference is None:
             reference = workdir / "reference.csv"
-            synthetic.write_reference_csv(
+            generated.write_reference_csv(
                 reference, synthetic.default_reference(DEFAULT_REFERENCE_ROWS)
             )
         return records, reference, options.truth

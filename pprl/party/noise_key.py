@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pprl.files import atomic_file
+from pprl.files.atomic import atomic_file
 from pprl.protocol.errors import InputError
 from pprl.protocol.keyed_noise import KEY_BYTES, NoiseKey
 

@@ -17,15 +17,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from pprl.files import atomic_file
+from pprl.files.atomic import atomic_file
 from pprl.party.tls import CHUNK_BYTES
+from pprl.protocol.errors import PprlError
 from pprl.wire.v1 import linkage_pb2 as pb
 
 DTYPE = "uint8"
 MAX_RECORDS = 50_000_000
 
 
-class TransferError(ValueError):
+class TransferError(PprlError, ValueError):
     """A tensor stream that does not match what was declared or agreed."""
 
 

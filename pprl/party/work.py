@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from pprl import __version__
-from pprl.files import atomic_file
+from pprl.files.atomic import atomic_file
 from pprl.party import engine
 from pprl.party.artifacts import (
     DATA_REPORT,

@@ -18,7 +18,7 @@ from pprl.protocol.distances import Metric
 from pprl.protocol.encodings import Distances, encoding_named
 from pprl.protocol.features import Standardise
 from pprl.protocol.keyed_noise import NoiseKey
-from pprl.protocol.kinds import SCALED_KINDS, check_scale
+from pprl.protocol.kinds import KINDS, SCALED_KINDS, check_scale
 from pprl.protocol.method import (
     MethodParams,
     agreement_description,
@@ -276,9 +276,10 @@ def quantity_scales(kinds: Mapping[str, str], scales: Mapping[str, float]) -> di
     metres, the stated tolerance), refusing one without a scale, and a scale given for another
     kind, a mistake better told than ignored."""
     for attribute, kind in kinds.items():
-        if kind in SCALED_KINDS and attribute not in scales:
-            article = "a quantity" if kind == "quantity" else kind
-            raise ValueError(f"attribute {attribute!r} is {article} and needs a scale")
+        if KINDS[kind].scaled and attribute not in scales:
+            raise ValueError(
+                f"attribute {attribute!r} is {KINDS[kind].described} and needs a scale"
+            )
     for attribute, scale in scales.items():
         if kinds.get(attribute, "quantity") not in SCALED_KINDS:
             raise ValueError(f"attribute {attribute!r} has a scale but is a {kinds[attribute]}")

@@ -31,13 +31,14 @@ import hmac
 import math
 import secrets
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from pprl.protocol.combined import is_combined, parts, with_combined
+from pprl.protocol.errors import PprlError
 from pprl.protocol.features import FEATURES_PER_ENTRY, indicator_features
-from pprl.protocol.kinds import DEFAULT_KIND, EARTH_RADIUS_METRES, point_of
+from pprl.protocol.kinds import DEFAULT_KIND, kind_named
 
 MIN_KEY_BYTES = 16
 # 32 bytes of HMAC-SHA256 give 16 positions of 16 bits.
@@ -49,7 +50,7 @@ WINDOWS = 64  # interval functions per value, each setting one bit
 WINDOW_UNITS = 16.0  # an interval's width, in units of the attribute's scale
 
 
-class BloomKeyError(ValueError):
+class BloomKeyError(PprlError, ValueError):
     """A key too short to be secret, or none."""
 
 
@@ -144,23 +145,8 @@ class FilterEncoder:
 
 
 def points(kind: str, values: Sequence[str], scale: float) -> np.ndarray:
-    """(n, dimensions) positions in units of `scale`: a quantity on the line; coordinates
-    ("lat,lon" in degrees) on the Earth's surface in metres, as 3-D points, so that nearby
-    places are near in every direction whatever the latitude, with no projection to agree."""
-    if kind == "quantity":
-        return np.array([[float(value) / scale] for value in values], dtype=np.float64)
-    pairs = [point_of(value) for value in values]
-    radians = np.radians(np.array(pairs, dtype=np.float64).reshape(len(values), 2))
-    latitude, longitude = radians[:, 0], radians[:, 1]
-    xyz = np.stack(
-        [
-            np.cos(latitude) * np.cos(longitude),
-            np.cos(latitude) * np.sin(longitude),
-            np.sin(latitude),
-        ],
-        axis=1,
-    )
-    return xyz * (EARTH_RADIUS_METRES / scale)
+    """(n, dimensions) positions in units of `scale` (Kind.points)."""
+    return kind_named(kind).points(values, scale)
 
 
 class WindowEncoder:
@@ -315,6 +301,11 @@ class FilterDistance:
 
     key: BloomKey
     params: BloomParams
+    # Each value's packed filter, by (label, scale): the gate and its noise search compare the
+    # same dictionary and reference values again and again, and encoding them is most of it.
+    _encoded: dict[tuple[str, float | None], dict[str, np.ndarray]] = field(
+        default_factory=dict, repr=False
+    )
 
     @property
     def identity(self) -> str:
@@ -323,8 +314,14 @@ class FilterDistance:
 
     def filters(self, values: Sequence[str], kind: str, scale: float | None) -> Unpacked:
         shared = kind if kind in NUMERIC_DIMENSIONS else "q-grams"
-        packed = value_filters(self.key, self.params, "distance", shared, scale, list(values))
-        return unpack(packed[:, None, :])
+        known = self._encoded.setdefault((shared, scale), {})
+        new = list(dict.fromkeys(value for value in values if value not in known))
+        if new:
+            packed = value_filters(self.key, self.params, "distance", shared, scale, new)
+            known.update(zip(new, packed, strict=True))
+        rows = [known[value] for value in values]
+        stacked = np.stack(rows) if rows else np.empty((0, self.params.bits // 8), np.uint8)
+        return unpack(stacked[:, None, :])
 
     def table(
         self,

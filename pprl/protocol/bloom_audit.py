@@ -18,7 +18,7 @@ from pprl.protocol.audit import AttributeAudit, AuditReport, EntryAudit
 from pprl.protocol.bloom import BloomKey, BloomParams, FilterEncoder, unpack
 from pprl.protocol.bloom_linkage import BloomAgreement
 from pprl.protocol.combined import is_derived
-from pprl.protocol.kinds import DEFAULT_KIND
+from pprl.protocol.kinds import DEFAULT_KIND, KINDS
 
 _BLOCK = 256
 
@@ -92,7 +92,7 @@ def audit_filters(
     listed = set(names)
     for m, attribute in enumerate(agreement.attributes):
         kind = kinds.get(attribute, DEFAULT_KIND)
-        if is_derived(attribute) or kind != "name":
+        if is_derived(attribute) or not KINDS[kind].names_people:
             continue
         values = list(truth[attribute])
         present = np.array([bool(v) for v in values])

@@ -38,6 +38,7 @@ import numpy as np
 
 from pprl.protocol import dense_scores
 from pprl.protocol.classifier import Model, full_weights
+from pprl.protocol.errors import PprlError
 from pprl.protocol.features import (
     Standardise,
     indicator_features,
@@ -77,7 +78,7 @@ class TensorRows(Protocol):
     def __getitem__(self, rows: slice) -> np.ndarray: ...
 
 
-class CandidatesUnavailable(ValueError):
+class CandidatesUnavailable(PprlError, ValueError):
     """No bound prunes anything, or the tables would not fit: score all pairs instead."""
 
 

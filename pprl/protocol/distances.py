@@ -23,7 +23,7 @@ import numpy as np
 from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
 
-from pprl.protocol.kinds import DEFAULT_KIND, EARTH_RADIUS_METRES, point_of, swap_day_month
+from pprl.protocol.canonical import EARTH_RADIUS_METRES, point_of, swap_day_month
 
 # Cells of a quantity table computed at once: bounds the float64 scratch (32 MiB) at any size.
 _QUANTITY_CELLS = 1 << 22
@@ -48,28 +48,9 @@ class Metric(Protocol):
     ) -> np.ndarray: ...
 
 
-def kind_distances(
-    values_a: Sequence[str],
-    values_b: Sequence[str],
-    kind: str = DEFAULT_KIND,
-    clamp: int = 254,
-    scale: float | None = None,
-    metric: Metric | None = None,
-) -> np.ndarray:
-    """(len(a), len(b)) uint8 distances of the kind between present (non-empty) values;
-    anything above `clamp` - 1 reads as `clamp`. `scale` is a quantity's unit of distance,
-    or coordinates' in metres; `metric`, when given, replaces the kind's distance."""
-    if metric is not None:
-        return metric.table(values_a, values_b, kind, clamp, scale)
-    if kind == "quantity":
-        if scale is None:
-            raise ValueError("a quantity's distance needs its scale")
-        return _quantity_distances(values_a, values_b, clamp, scale)
-    if kind == "coordinates":
-        if scale is None:
-            raise ValueError("the distance of coordinates needs their scale")
-        return _coordinate_distances(values_a, values_b, clamp, scale)
-    table = process.cdist(
+def levenshtein_table(values_a: Sequence[str], values_b: Sequence[str], clamp: int) -> np.ndarray:
+    """(len(a), len(b)) uint8 edit distances; anything above `clamp` - 1 reads as `clamp`."""
+    return process.cdist(
         values_a,
         values_b,
         scorer=Levenshtein.distance,
@@ -77,20 +58,25 @@ def kind_distances(
         workers=-1,
         score_cutoff=clamp - 1,
     )
-    if kind == "date":
-        swapped = process.cdist(
-            [swap_day_month(value) for value in values_a],
-            values_b,
-            scorer=Levenshtein.distance,
-            dtype=np.int32,
-            workers=-1,
-            score_cutoff=clamp - 1,
-        )
-        np.minimum(table, np.minimum(swapped + 1, clamp).astype(np.uint8), out=table)
+
+
+def date_table(values_a: Sequence[str], values_b: Sequence[str], clamp: int) -> np.ndarray:
+    """Edit distances of canonical dates, each the smaller of the plain one and one more than
+    the distance with day and month exchanged."""
+    table = levenshtein_table(values_a, values_b, clamp)
+    swapped = process.cdist(
+        [swap_day_month(value) for value in values_a],
+        values_b,
+        scorer=Levenshtein.distance,
+        dtype=np.int32,
+        workers=-1,
+        score_cutoff=clamp - 1,
+    )
+    np.minimum(table, np.minimum(swapped + 1, clamp).astype(np.uint8), out=table)
     return table
 
 
-def _quantity_distances(
+def quantity_table(
     values_a: Sequence[str], values_b: Sequence[str], clamp: int, scale: float
 ) -> np.ndarray:
     """round(|a - b| / scale), at most `clamp`, a block of rows at a time."""
@@ -119,7 +105,7 @@ def haversine_metres(
     return 2 * EARTH_RADIUS_METRES * np.arcsin(np.sqrt(np.clip(inner, 0.0, 1.0)))
 
 
-def _coordinate_distances(
+def coordinate_table(
     values_a: Sequence[str], values_b: Sequence[str], clamp: int, scale: float
 ) -> np.ndarray:
     """round(haversine(a, b) / scale), at most `clamp`, a block of rows at a time."""

@@ -73,17 +73,16 @@ from typing import Any
 import numpy as np
 from nicknames import NickNamer
 
-from pprl.protocol.corruption import Corrupter
-from pprl.protocol.kinds import (
+from pprl.protocol.canonical import (
     EARTH_RADIUS_METRES,
-    KINDS,
-    SCALED_KINDS,
     BadValue,
     canonical_coordinates,
     canonical_quantity,
     point_of,
     swap_day_month,
 )
+from pprl.protocol.corruption import Corrupter
+from pprl.protocol.kinds import KINDS, SCALED_KINDS
 
 PHENOMENA: tuple[str, ...] = (
     "typo",

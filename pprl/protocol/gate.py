@@ -20,6 +20,7 @@ from pprl.protocol.audit import (
     vector_counts,
 )
 from pprl.protocol.combined import is_initial, with_combined
+from pprl.protocol.kinds import KINDS
 from pprl.protocol.noise_choice import NoiseChoice, choose_sigma
 from pprl.protocol.population_attack import Population, attack_population
 from pprl.protocol.randomness import GATE, RELEASE, Randomness
@@ -208,7 +209,7 @@ def value_counts(
 def _attacked(agreement: Agreement, attribute: str) -> bool:
     """Whether the name-dictionary attack judges this attribute: names, but not an initial,
     which is one of 26 letters and taken as read by the peer."""
-    return agreement.kinds[attribute] == "name" and not is_initial(attribute)
+    return KINDS[agreement.kinds[attribute]].names_people and not is_initial(attribute)
 
 
 def attacked_entries(agreement: Agreement) -> list[int]:

@@ -1,4 +1,6 @@
-"""Attribute kinds: how a register's value of each kind is normalised before smashing.
+"""Attribute kinds: how a register's value of each kind is read, compared and checked in a
+reference column. One `Kind` object per kind, in the `KINDS` registry; the rest of the method
+asks the kind instead of comparing its name.
 
 Both parties must normalise alike, so the kind of every attribute is part of the agreement;
 the date format is not, because each party parses its own file into the same canonical form.
@@ -12,28 +14,32 @@ from __future__ import annotations
 
 import math
 import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from decimal import Context, Decimal
+from typing import TYPE_CHECKING, ClassVar
 
-# name: person names; text: free text (street, suburb); date: calendar dates, canonical
-# YYYYMMDD; number: digit strings (postcode, house number, phone, SSN), letters refused;
-# code: letters and digits without punctuation (a UK postcode, a licence number);
-# category: a small set of values (sex, state); quantity: a real number (a latitude, a height,
-# a weight), compared by its absolute difference in units of the attribute's scale;
-# coordinates: a point on the Earth, "LAT,LON" in decimal degrees, compared by the
-# great-circle (haversine) distance in units of the attribute's scale, in metres. That scale
-# is also the stated tolerance: two records of one place may lie up to one scale apart (a
-# GPS fix's error, a geocoder's rounding), and the training corrupts a point by moving it
-# within that distance (error_model.coordinate_errors).
-KINDS = ("name", "text", "date", "number", "code", "category", "quantity", "coordinates")
-# The kinds whose distance is counted in units of a per-attribute scale, which they need.
-SCALED_KINDS = ("quantity", "coordinates")
+import numpy as np
+
+from pprl.protocol.canonical import (
+    EARTH_RADIUS_METRES,
+    BadValue,
+    ascii_upper,
+    canonical_coordinates,
+    canonical_quantity,
+    point_of,
+)
+from pprl.protocol.distances import (
+    coordinate_table,
+    date_table,
+    levenshtein_table,
+    quantity_table,
+)
+
+if TYPE_CHECKING:
+    from pprl.protocol.distances import Metric
+
 DEFAULT_KIND = "name"
-# The mean Earth radius (IUGG), in metres, of the haversine distance.
-EARTH_RADIUS_METRES = 6_371_008.8
 # The reference set's own date columns are written as ISO dates, whatever the records use.
 REFERENCE_DATE_FORMAT = "%Y-%m-%d"
 DEFAULT_DATE_FORMAT = "%Y-%m-%d"
@@ -41,19 +47,210 @@ DEFAULT_DATE_FORMAT = "%Y-%m-%d"
 _NUMBER_SEPARATORS = re.compile(r"[\s\-./()+]")
 _NOT_ALPHANUMERIC = re.compile(r"[^0-9A-Z]")
 _PUNCTUATION = re.compile(r"[^\w\s]")
-# A sign, digits and at most one decimal point; no comma, since "12,500" may be twelve and a
-# half or twelve thousand five hundred, and no exponent or thousands separator.
-_DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)")
-# Latitude and longitude, separated by a comma, a semicolon or a space (spaces allowed around
-# a comma or semicolon); each part a decimal as a quantity is written.
-_COORDINATE_PAIR = re.compile(r"([^,;\s]+)\s*[,;\s]\s*([^,;\s]+)")
-# A double's shortest repr has at most 17 significant digits: this context never rounds it,
-# whatever another module makes of the thread's default context.
-_REPR_DIGITS = Context(prec=17)
 
 
-class BadValue(ValueError):
-    """A value its kind cannot read; the loader adds the file, row and field."""
+class Kind:
+    """One attribute kind: upper-cased text compared by edit distance, unless a subclass says
+    otherwise."""
+
+    name: ClassVar[str]
+    # Whether its distance is counted in units of a per-attribute scale, which it then needs.
+    scaled: ClassVar[bool] = False
+    # Fewer distinct values in a mapped reference column leave every record's distance vector
+    # nearly alike: a run would link nothing (1,000 identical rows did) or fail in SMASH.
+    min_reference_values: ClassVar[int] = 2
+    # What a reference column mapped from it must be written as, when that is not obvious.
+    reference_form: ClassVar[str] = ""
+    # Whether each party states the format its cells are written in ([records] date_formats).
+    formatted: ClassVar[bool] = False
+    # Whether the peer's dictionary of names attacks it (the privacy gate).
+    names_people: ClassVar[bool] = False
+    # How messages name an attribute of this kind ("a quantity", "coordinates").
+    described: ClassVar[str] = ""
+
+    def read(self, text: str, date_format: str) -> str | None:
+        """The canonical form of a non-blank cell (spacing already collapsed); BadValue when
+        the kind cannot read it."""
+        return text.upper()
+
+    def distances(
+        self, values_a: Sequence[str], values_b: Sequence[str], clamp: int, scale: float | None
+    ) -> np.ndarray:
+        """(len(a), len(b)) uint8 distances between present values, at most `clamp`."""
+        return levenshtein_table(values_a, values_b, clamp)
+
+    def blank_reference(self) -> str | None:
+        """Why a blank reference cell cannot be compared against, or None when it can."""
+        return None
+
+    def scale_example(self, attribute: str) -> str:
+        """What a scaled kind's scale is, with an example, for a configuration that lacks it."""
+        raise TypeError(f"a {self.name} has no scale")
+
+    def points(self, values: Sequence[str], scale: float) -> np.ndarray:
+        """(n, dimensions) positions of a scaled kind's values in units of `scale`."""
+        raise TypeError(f"a {self.name} has no position")
+
+
+class Name(Kind):
+    """Person names."""
+
+    name = "name"
+    min_reference_values = 10
+    names_people = True
+
+
+class Category(Kind):
+    """A small set of values (sex, state)."""
+
+    name = "category"
+
+
+class Text(Kind):
+    """Free text (street, suburb): accents and punctuation dropped."""
+
+    name = "text"
+    min_reference_values = 10
+
+    def read(self, text: str, date_format: str) -> str | None:
+        return " ".join(_PUNCTUATION.sub(" ", ascii_upper(text)).split()) or None
+
+
+class Code(Kind):
+    """Letters and digits without punctuation (a UK postcode, a licence number)."""
+
+    name = "code"
+
+    def read(self, text: str, date_format: str) -> str | None:
+        return _NOT_ALPHANUMERIC.sub("", ascii_upper(text)) or None
+
+
+class Number(Kind):
+    """Digit strings (postcode, house number, phone, SSN); letters refused."""
+
+    name = "number"
+
+    def read(self, text: str, date_format: str) -> str | None:
+        digits = _NUMBER_SEPARATORS.sub("", text)
+        if not digits.isascii() or not digits.isdigit():
+            raise BadValue(f"{text!r} is not a number (digits, with spaces or - . / ( ) +)")
+        return digits
+
+
+class Date(Kind):
+    """Calendar dates, canonical YYYYMMDD, compared by edit distance with day and month
+    swaps one edit away."""
+
+    name = "date"
+    formatted = True
+    reference_form = f" (reference dates are written {REFERENCE_DATE_FORMAT})"
+
+    def read(self, text: str, date_format: str) -> str | None:
+        try:
+            return datetime.strptime(text, date_format).strftime("%Y%m%d")
+        except ValueError:
+            raise BadValue(f"{text!r} is not a date in the format {date_format!r}") from None
+
+    def distances(
+        self, values_a: Sequence[str], values_b: Sequence[str], clamp: int, scale: float | None
+    ) -> np.ndarray:
+        return date_table(values_a, values_b, clamp)
+
+
+class Quantity(Kind):
+    """A real number (a latitude, a height, a weight), compared by its absolute difference
+    in units of the attribute's scale."""
+
+    name = "quantity"
+    scaled = True
+    described = "a quantity"
+
+    def read(self, text: str, date_format: str) -> str | None:
+        return canonical_quantity(text)
+
+    def distances(
+        self, values_a: Sequence[str], values_b: Sequence[str], clamp: int, scale: float | None
+    ) -> np.ndarray:
+        if scale is None:
+            raise ValueError("a quantity's distance needs its scale")
+        return quantity_table(values_a, values_b, clamp, scale)
+
+    def blank_reference(self) -> str | None:
+        return "a blank cell: a column mapped from a quantity needs a number in every row"
+
+    def scale_example(self, attribute: str) -> str:
+        return (
+            f"quantity {attribute} needs its scale, the difference that counts as one unit of "
+            f"distance (e.g. scales = {{ {attribute} = 0.5 }})"
+        )
+
+    def points(self, values: Sequence[str], scale: float) -> np.ndarray:
+        """On the line."""
+        return np.array([[float(value) / scale] for value in values], dtype=np.float64)
+
+
+class Coordinates(Kind):
+    """A point on the Earth, "LAT,LON" in decimal degrees, compared by the great-circle
+    (haversine) distance in units of the attribute's scale, in metres. That scale is also the
+    stated tolerance: two records of one place may lie up to one scale apart (a GPS fix's
+    error, a geocoder's rounding), and the training corrupts a point by moving it within that
+    distance (error_model.coordinate_errors)."""
+
+    name = "coordinates"
+    scaled = True
+    described = "coordinates"
+
+    def read(self, text: str, date_format: str) -> str | None:
+        return canonical_coordinates(text)
+
+    def distances(
+        self, values_a: Sequence[str], values_b: Sequence[str], clamp: int, scale: float | None
+    ) -> np.ndarray:
+        if scale is None:
+            raise ValueError("the distance of coordinates needs their scale")
+        return coordinate_table(values_a, values_b, clamp, scale)
+
+    def blank_reference(self) -> str | None:
+        return "a blank cell: a column mapped from coordinates needs a point (LAT,LON) in every row"
+
+    def scale_example(self, attribute: str) -> str:
+        return (
+            f"coordinates {attribute} need their scale, the metres that count as one unit of "
+            "distance and the tolerance within which two records of one place may lie "
+            f"(e.g. scales = {{ {attribute} = 50 }})"
+        )
+
+    def points(self, values: Sequence[str], scale: float) -> np.ndarray:
+        """On the Earth's surface in metres, as 3-D points, so that nearby places are near in
+        every direction whatever the latitude, with no projection to agree."""
+        pairs = [point_of(value) for value in values]
+        radians = np.radians(np.array(pairs, dtype=np.float64).reshape(len(values), 2))
+        latitude, longitude = radians[:, 0], radians[:, 1]
+        xyz = np.stack(
+            [
+                np.cos(latitude) * np.cos(longitude),
+                np.cos(latitude) * np.sin(longitude),
+                np.sin(latitude),
+            ],
+            axis=1,
+        )
+        return xyz * (EARTH_RADIUS_METRES / scale)
+
+
+KINDS: dict[str, Kind] = {
+    kind.name: kind
+    for kind in (Name(), Text(), Date(), Number(), Code(), Category(), Quantity(), Coordinates())
+}
+# The kinds whose distance is counted in units of a per-attribute scale, which they need.
+SCALED_KINDS = tuple(name for name, kind in KINDS.items() if kind.scaled)
+
+
+def kind_named(name: str) -> Kind:
+    """The registry's entry, or a ValueError that lists the kinds."""
+    try:
+        return KINDS[name]
+    except KeyError:
+        raise ValueError(f"unknown kind {name!r}; expected one of {', '.join(KINDS)}") from None
 
 
 @dataclass(frozen=True)
@@ -74,7 +271,7 @@ class Attribute:
                 f"attribute {self.name!r} has unknown kind {self.kind!r}; "
                 f"expected one of {', '.join(KINDS)}"
             )
-        if (self.kind in SCALED_KINDS) != (self.scale is not None):
+        if KINDS[self.kind].scaled != (self.scale is not None):
             raise ValueError(
                 f"attribute {self.name!r}: a quantity or coordinates, and no other kind, "
                 "has a scale"
@@ -102,69 +299,23 @@ def normalise_value(kind: str, raw: str, date_format: str = DEFAULT_DATE_FORMAT)
     text = " ".join(raw.split())
     if not text:
         return None
-    if kind in ("name", "category"):
-        return text.upper()
-    if kind == "text":
-        return " ".join(_PUNCTUATION.sub(" ", _ascii_upper(text)).split()) or None
-    if kind == "code":
-        return _NOT_ALPHANUMERIC.sub("", _ascii_upper(text)) or None
-    if kind == "number":
-        digits = _NUMBER_SEPARATORS.sub("", text)
-        if not digits.isascii() or not digits.isdigit():
-            raise BadValue(f"{raw!r} is not a number (digits, with spaces or - . / ( ) +)")
-        return digits
-    if kind == "date":
-        try:
-            return datetime.strptime(text, date_format).strftime("%Y%m%d")
-        except ValueError:
-            raise BadValue(f"{raw!r} is not a date in the format {date_format!r}") from None
-    if kind == "quantity":
-        return canonical_quantity(text)
-    if kind == "coordinates":
-        return canonical_coordinates(text)
-    raise ValueError(f"unknown kind {kind!r}")
+    return kind_named(kind).read(text, date_format)
 
 
-def canonical_quantity(text: str) -> str:
-    """The shortest decimal that reads back as the same double, without exponent or trailing
-    zeros ("175.50" and "+175.5" are both 175.5; "-0" is 0): two parties writing one number
-    differently still compare equal, and the distance is computed from what it reads back."""
-    if not _DECIMAL.fullmatch(text):
-        raise BadValue(
-            f"{text!r} is not a decimal number (digits, an optional sign and decimal point; "
-            "no decimal comma or thousands separator)"
-        )
-    number = float(text) + 0.0
-    if not math.isfinite(number):
-        raise BadValue(f"{text!r} is too large a number")
-    return format(Decimal(repr(number)).normalize(_REPR_DIGITS), "f")
-
-
-def canonical_coordinates(text: str) -> str:
-    """The canonical "lat,lon", each part written by canonical_quantity ("48.85660, 2.3522"
-    and "48.8566;2.3522" are both 48.8566,2.3522), refusing anything else and a point off the
-    globe: a latitude outside [-90, 90] or a longitude outside [-180, 180]."""
-    expected = (
-        "coordinates are LAT,LON in decimal degrees (e.g. 48.8566,2.3522; also LAT LON or LAT;LON)"
-    )
-    match = _COORDINATE_PAIR.fullmatch(text.strip())
-    if match is None:
-        raise BadValue(f"{text!r} is not a point: {expected}")
-    try:
-        latitude, longitude = canonical_quantity(match[1]), canonical_quantity(match[2])
-    except BadValue:
-        raise BadValue(f"{text!r} is not a point: {expected}") from None
-    if not -90 <= float(latitude) <= 90:
-        raise BadValue(f"{text!r} has latitude {latitude}, outside -90 to 90: {expected}")
-    if not -180 <= float(longitude) <= 180:
-        raise BadValue(f"{text!r} has longitude {longitude}, outside -180 to 180: {expected}")
-    return f"{latitude},{longitude}"
-
-
-def point_of(canonical: str) -> tuple[float, float]:
-    """(latitude, longitude) in degrees of a canonical "lat,lon"."""
-    latitude, _, longitude = canonical.partition(",")
-    return float(latitude), float(longitude)
+def kind_distances(
+    values_a: Sequence[str],
+    values_b: Sequence[str],
+    kind: str = DEFAULT_KIND,
+    clamp: int = 254,
+    scale: float | None = None,
+    metric: Metric | None = None,
+) -> np.ndarray:
+    """(len(a), len(b)) uint8 distances of the kind between present (non-empty) values;
+    anything above `clamp` - 1 reads as `clamp`. `scale` is a quantity's unit of distance,
+    or coordinates' in metres; `metric`, when given, replaces the kind's distance."""
+    if metric is not None:
+        return metric.table(values_a, values_b, kind, clamp, scale)
+    return kind_named(kind).distances(values_a, values_b, clamp, scale)
 
 
 def check_scale(name: str, scale: float) -> None:
@@ -174,14 +325,3 @@ def check_scale(name: str, scale: float) -> None:
         raise ValueError(f"the scale of {name!r} must be a number, got {scale!r}")
     if not math.isfinite(scale) or scale <= 0:
         raise ValueError(f"the scale of {name!r} must be a finite number > 0, got {scale!r}")
-
-
-def _ascii_upper(text: str) -> str:
-    """Accents dropped (É -> E) so that registers typed with and without them agree."""
-    decomposed = unicodedata.normalize("NFKD", text)
-    return "".join(c for c in decomposed if not unicodedata.combining(c)).upper()
-
-
-def swap_day_month(canonical: str) -> str:
-    """YYYYMMDD with day and month exchanged: the most common date error in registers."""
-    return canonical[:4] + canonical[6:8] + canonical[4:6]

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import math
 
+from pprl.protocol.errors import PprlError
+
 _BISECTION_STEPS = 200
 
 
-class CalibrationError(ValueError):
+class CalibrationError(PprlError, ValueError):
     """The requested target cannot be reached with any noise scale; the message says why."""
 
 

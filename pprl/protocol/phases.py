@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import enum
 
+from pprl.protocol.errors import PprlError
+
 
 class Phase(enum.IntEnum):
     NEW = 0
@@ -19,7 +21,7 @@ class Phase(enum.IntEnum):
 LAST_PHASE = Phase.LINK
 
 
-class PhaseOrderError(Exception):
+class PhaseOrderError(PprlError):
     """A phase was requested before the phases it depends on were completed."""
 
 

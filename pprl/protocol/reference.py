@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
+from pprl.protocol.canonical import BadValue
 from pprl.protocol.combined import parts, with_combined
 from pprl.protocol.error_model import ONE_ERROR
 from pprl.protocol.errors import InputError
-from pprl.protocol.kinds import DEFAULT_KIND, REFERENCE_DATE_FORMAT, BadValue, normalise_value
-from pprl.protocol.records import CsvTable, normalise, read_table
+from pprl.protocol.kinds import DEFAULT_KIND, REFERENCE_DATE_FORMAT, kind_named, normalise_value
 
 MappingEntry = tuple[str, str]
 DEFAULT_MAPPING: tuple[MappingEntry, ...] = (
@@ -35,13 +34,6 @@ REGISTER_MAPPING: tuple[MappingEntry, ...] = (
 )
 
 
-# Fewer distinct values in a mapped reference column leave every record's distance vector
-# nearly alike: a run would link nothing (1,000 identical rows did) or fail inside SMASH.
-# A category (sex, state) may have few values; names and text need more to be told apart.
-MIN_REFERENCE_VALUES = {"name": 10, "text": 10}
-MIN_OTHER_REFERENCE_VALUES = 2
-
-
 def default_mapping(error_model: str) -> tuple[MappingEntry, ...]:
     """The mapping a configuration without one gets, for its error model."""
     return DEFAULT_MAPPING if error_model == ONE_ERROR else REGISTER_MAPPING
@@ -58,22 +50,6 @@ class ReferenceSet:
 
     def __len__(self) -> int:
         return len(next(iter(self.columns.values()), []))
-
-
-def load_reference(path: str | Path) -> ReferenceSet:
-    """Load the reference set; duplicate rows are allowed, unusable columns are not."""
-    table = read_table(path)
-    _check_header(table)
-    if not table.rows:
-        raise InputError("no data rows (only a header)", path=table.path)
-    columns = {
-        name: [normalise(fields[i]) for _, fields in table.rows]
-        for i, name in enumerate(table.header)
-    }
-    for name, values in columns.items():
-        if not any(values):
-            raise InputError("every value in this column is empty", path=table.path, field=name)
-    return ReferenceSet(table.path, columns, tuple(line for line, _ in table.rows))
 
 
 def typed_reference(
@@ -118,7 +94,7 @@ def typed_reference(
 def _check_distinct(reference: ReferenceSet, column: str, kind: str) -> None:
     if column not in reference.columns:
         return  # validate_mapping names a missing column
-    least = MIN_REFERENCE_VALUES.get(kind, MIN_OTHER_REFERENCE_VALUES)
+    least = kind_named(kind).min_reference_values
     distinct = len({value for value in reference.columns[column] if value})
     if distinct < least:
         message = (
@@ -137,31 +113,13 @@ def _typed_column(reference: ReferenceSet, column: str, kind: str) -> list[str]:
             value = normalise_value(kind, raw, REFERENCE_DATE_FORMAT)
         except BadValue as error:
             message = f"{error}: the column is mapped from a {kind} attribute"
-            if kind == "date":
-                message += f" (reference dates are written {REFERENCE_DATE_FORMAT})"
+            message += kind_named(kind).reference_form
             raise InputError(message, path=reference.path, row=line, field=column) from None
-        if value is None and kind == "quantity":
-            message = "a blank cell: a column mapped from a quantity needs a number in every row"
-            raise InputError(message, path=reference.path, row=line, field=column)
-        if value is None and kind == "coordinates":
-            message = (
-                "a blank cell: a column mapped from coordinates needs a point (LAT,LON) in "
-                "every row"
-            )
-            raise InputError(message, path=reference.path, row=line, field=column)
+        blank = kind_named(kind).blank_reference() if value is None else None
+        if blank is not None:
+            raise InputError(blank, path=reference.path, row=line, field=column)
         values.append(value or "")
     return values
-
-
-def _check_header(table: CsvTable) -> None:
-    """Every reference column can be named in a mapping, so each needs one unique name."""
-    for position, name in enumerate(table.header, start=1):
-        if not name:
-            message = f"column {position} of the header has no name"
-            raise InputError(message, path=table.path, row=table.header_row)
-        if table.header.count(name) > 1:
-            message = "column appears more than once in the header"
-            raise InputError(message, path=table.path, row=table.header_row, field=name)
 
 
 def validate_mapping(

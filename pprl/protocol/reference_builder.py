@@ -24,14 +24,9 @@ from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 
 import numpy as np
 
+from pprl.protocol.canonical import BadValue, canonical_coordinates, canonical_quantity
 from pprl.protocol.errors import InputError
-from pprl.protocol.kinds import (
-    REFERENCE_DATE_FORMAT,
-    BadValue,
-    canonical_coordinates,
-    canonical_quantity,
-    normalise_value,
-)
+from pprl.protocol.kinds import REFERENCE_DATE_FORMAT, normalise_value
 from pprl.protocol.synthetic import census_names
 
 MIN_ROWS = 2

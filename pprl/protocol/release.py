@@ -40,9 +40,9 @@ from typing import Protocol
 
 import numpy as np
 
-from pprl.protocol.distances import Metric, kind_distances
+from pprl.protocol.distances import Metric
 from pprl.protocol.features import FEATURES, MISSING_CODE, Standardise
-from pprl.protocol.kinds import DEFAULT_KIND
+from pprl.protocol.kinds import DEFAULT_KIND, kind_distances
 
 _STEPS_PER_NOISE = 4
 _OFFSET_STEPS = 16

@@ -16,10 +16,10 @@ from typing import TypeVar
 
 import numpy as np
 
-from pprl.protocol.distances import Metric, kind_distances
+from pprl.protocol.distances import Metric
 from pprl.protocol.features import MISSING_CODE
 from pprl.protocol.keyed_noise import NoiseKey
-from pprl.protocol.kinds import DEFAULT_KIND
+from pprl.protocol.kinds import DEFAULT_KIND, kind_distances
 from pprl.protocol.progress import Progress
 from pprl.protocol.release import ProjectedRelease, Release, per_entry
 

@@ -7,16 +7,13 @@ disjoint from any generated data by construction, across all columns.
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from pathlib import Path
 
 import numpy as np
 
-from pprl.files import atomic_file
 from pprl.protocol.corruption import Corrupter
 from pprl.protocol.error_model import ErrorModel, error_model
 
@@ -371,30 +368,3 @@ def pair_truth(
     """(bob_id, carol_id) of the records both hold of one of Alice's people."""
     bob_of = dict(alice_bob)
     return sorted((bob_of[a], c) for a, c in alice_carol if a in bob_of)
-
-
-def _write_csv_atomic(path: Path, header: Sequence[str], rows: Iterable[Sequence[str]]) -> None:
-    with atomic_file(path) as tmp, tmp.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(header)
-        writer.writerows(rows)
-
-
-def write_records_csv(path: Path, people: Sequence[Person]) -> None:
-    _write_csv_atomic(
-        path, ("id", "first", "middle", "last"), ((p.id, p.first, p.middle, p.last) for p in people)
-    )
-
-
-def write_truth_csv(
-    path: Path, truth: Sequence[tuple[str, str]], parties: tuple[str, str] = ("alice", "bob")
-) -> None:
-    _write_csv_atomic(path, tuple(f"{name}_id" for name in parties), truth)
-
-
-def write_reference_csv(path: Path, reference: dict[str, list[str]]) -> None:
-    if len(reference["first"]) != len(reference["last"]):
-        raise ValueError("reference columns 'first' and 'last' differ in length")
-    _write_csv_atomic(
-        path, ("first", "last"), zip(reference["first"], reference["last"], strict=True)
-    )
