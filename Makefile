@@ -7,8 +7,8 @@ STAMP := $(VENV)/.installed
 # half the time, so four workers on two cores finish sooner than two. Files that share
 # module-scoped fixtures build them once per worker that runs any of their tests.
 TEST_WORKERS ?= 4
-# One BLAS thread per worker: four workers each spinning two threads on two cores cost a
-# sixth of the suite's CPU time in the kernel.
+# One BLAS thread per worker: four workers each starting a thread per core would keep eight
+# busy threads on two cores.
 TEST_ENV := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 
 .PHONY: install demo test lint format proto clean

@@ -51,7 +51,9 @@ def _run(deployment: Deployment, *extra: str) -> tuple[subprocess.CompletedProce
 
 def test_two_daemons_link_with_bloom_filters_and_the_gate_measures_the_key_holder(deploy):
     shared = secrets.token_hex(32)
-    deployment = deploy(size=200, overlap=0.9, configure=_bloom({"alice": shared, "bob": shared}))
+    # Privacy(): the daemons' own gate, whose census lists hold every name of Alice's.
+    bloom = _bloom({"alice": shared, "bob": shared})
+    deployment = deploy(size=200, overlap=0.9, configure=bloom, privacy=Privacy())
     result, summary = _run(deployment)
     assert result.returncode == 0, result.stderr
     assert "Bloom filters of 1024 bits, 10 hashes per 2-gram, no noise" in result.stdout

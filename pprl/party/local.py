@@ -197,6 +197,8 @@ class Privacy:
     min_expected_f1: float | None = 0.0
     # Records the gate attacks (None: the daemon's default).
     audit_records: int | None = None
+    # The gate's list of names (None: the daemon's default, the census lists).
+    dictionary: Path | None = None
 
 
 def prepare(
@@ -252,6 +254,7 @@ def prepare(
                 if privacy.audit_records is not None
                 else []
             ),
+            *([f"dictionary = {_toml(privacy.dictionary)}"] if privacy.dictionary else []),
             "[tls]",
             f"cert = {_toml(cert)}",
             f"key = {_toml(key)}",

@@ -15,15 +15,14 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from pprl.protocol import bloom_audit, bloom_linkage, candidates, matching, noise, plans
-from pprl.protocol.audit import AuditReport, Dictionary
+from pprl.protocol.audit import AuditReport
 from pprl.protocol.bloom import BloomParams, FilterDistance
 from pprl.protocol.classifier import Model
 from pprl.protocol.combined import with_combined
 from pprl.protocol.distances import Metric
-from pprl.protocol.gate import Counts, audit_distances
+from pprl.protocol.gate import Attack, audit_distances
 from pprl.protocol.keyed_noise import NoiseKey
 from pprl.protocol.own_training import fit, training_sample
-from pprl.protocol.population_attack import Population
 from pprl.protocol.progress import Progress
 from pprl.protocol.release import released_width
 from pprl.protocol.smashing import smash
@@ -73,20 +72,8 @@ class Encoding(ABC):
         """The records encoded as agreed: the tensor the peer receives."""
 
     @abstractmethod
-    def audit(
-        self,
-        agreement: Agreement,
-        tensor: np.ndarray,
-        rows: np.ndarray,
-        truth: Columns,
-        dictionary: Dictionary,
-        measure: str,
-        counts: Counts | None,
-        stop_above: float | None,
-        population: Population | None,
-    ) -> AuditReport:
-        """The peer's strongest attack on `rows` of a released tensor, whose plaintext is
-        `truth` (gate.audit_rows describes the arguments)."""
+    def audit(self, agreement: Agreement, attack: Attack) -> AuditReport:
+        """The peer's strongest attack on the attacked rows of a released tensor."""
 
     @abstractmethod
     def train(
@@ -157,21 +144,8 @@ class Distances(Encoding):
             metric=agreement.metric,
         )
 
-    def audit(
-        self,
-        agreement: Agreement,
-        tensor: np.ndarray,
-        rows: np.ndarray,
-        truth: Columns,
-        dictionary: Dictionary,
-        measure: str,
-        counts: Counts | None,
-        stop_above: float | None,
-        population: Population | None,
-    ) -> AuditReport:
-        return audit_distances(
-            agreement, tensor, rows, truth, dictionary, measure, counts, stop_above, population
-        )
+    def audit(self, agreement: Agreement, attack: Attack) -> AuditReport:
+        return audit_distances(agreement, attack)
 
     def train(
         self, agreement: Agreement, attributes: Columns, rng: np.random.Generator
@@ -266,25 +240,14 @@ class Filters(Encoding):
     ) -> np.ndarray:
         return agreement.bloom_agreement().encode(attributes)
 
-    def audit(
-        self,
-        agreement: Agreement,
-        tensor: np.ndarray,
-        rows: np.ndarray,
-        truth: Columns,
-        dictionary: Dictionary,
-        measure: str,
-        counts: Counts | None,
-        stop_above: float | None,
-        population: Population | None,
-    ) -> AuditReport:
+    def audit(self, agreement: Agreement, attack: Attack) -> AuditReport:
         """The peer holds the key: it encodes the dictionary as this party encoded its names."""
         filters = agreement.bloom_agreement()
         return bloom_audit.audit_filters(
             filters,
-            tensor[rows],
-            with_combined(truth, filters.attributes),
-            dictionary.names,
+            attack.tensor[attack.rows],
+            with_combined(attack.truth, filters.attributes),
+            attack.dictionary.names,
         )
 
     def train(

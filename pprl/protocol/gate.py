@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -34,6 +35,22 @@ Columns = Mapping[str, Sequence[str]]
 # Per attacked attribute, how often each attacked row's vector occurs in the whole release,
 # and that release's size.
 Counts = tuple[Mapping[str, np.ndarray], int]
+
+
+@dataclass(frozen=True)
+class Attack:
+    """What the gate asks of an encoding's attack (Encoding.audit): the released tensor, the
+    rows attacked and their plaintext, the attacker's dictionary, the measure a record falls
+    by, and (audit_rows says how) the vector counts, an early stop and a population list."""
+
+    tensor: np.ndarray
+    rows: np.ndarray
+    truth: Columns
+    dictionary: Dictionary
+    measure: str = "every-name"
+    counts: Counts | None = None
+    stop_above: float | None = None
+    population: Population | None = None
 
 
 def audit_release(
@@ -75,32 +92,25 @@ def audit_rows(
     fails, at a fraction of the cost). With a `population` list (the peer's list of people),
     the attacker who combines a record's attributes runs too."""
     truth = {name: [values[released.order[t]] for t in rows] for name, values in attributes.items()}
-    return agreement.encoding.audit(
-        agreement, released.tensor, rows, truth, dictionary, measure, counts, stop_above, population
+    attack = Attack(
+        released.tensor, rows, truth, dictionary, measure, counts, stop_above, population
     )
+    return agreement.encoding.audit(agreement, attack)
 
 
-def audit_distances(
-    agreement: Agreement,
-    tensor: np.ndarray,
-    rows: np.ndarray,
-    truth: Columns,
-    dictionary: Dictionary,
-    measure: str,
-    counts: Counts | None,
-    stop_above: float | None,
-    population: Population | None,
-) -> AuditReport:
+def audit_distances(agreement: Agreement, attack: Attack) -> AuditReport:
     """The attacks on a release of distances to the reference set: the report of the
     attacker (audit.ATTACKS) that re-identifies most by `measure`, with every attacker's rate
     (without noise, the uniform one and the prior breaking its ties). Strongest-first when
     `stop_above` is given (measured: counts, then prior), the population attacker first."""
+    rows, truth, measure, stop_above = attack.rows, attack.truth, attack.measure, attack.stop_above
+    counts = attack.counts
     entries = attacked_entries(agreement)
     if not entries:
         return AuditReport(len(rows), [], 0.0, 0.0, 0.0)
-    dictionary = dictionary.under(agreement.metric)
+    dictionary = attack.dictionary.under(agreement.metric)
     mapping = [agreement.mapping[m] for m in entries]
-    whole = tensor[:, entries, :]
+    whole = attack.tensor[:, entries, :]
     releases = [agreement.releases[m] for m in entries]
     attackers: tuple[str, ...] = ATTACKS if agreement.release.noise > 0 else EXACT_ATTACKS
     if stop_above is not None:
@@ -109,14 +119,14 @@ def audit_distances(
         everywhere = vector_counts(whole, mapping)
         counts = ({a: c[rows] for a, c in everywhere.items()}, len(whole))
     reports = []
-    if population is not None:
+    if attack.population is not None:
         report = attack_population(
             whole[rows],
             truth,
             mapping,
             releases,
             agreement.reference.columns,
-            population,
+            attack.population,
             metric=agreement.metric,
         )
         reports.append(report)
