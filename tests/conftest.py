@@ -46,15 +46,34 @@ PORT_BLOCK = 500
 FIRST_PORT = 20000
 
 
+# Modules whose tests run for seconds to a minute each in one process (statistical
+# experiments, commands started as processes), measured with --durations.
+LONG_MODULES = {
+    "test_audit_attackers.py",
+    "test_audit_command.py",
+    "test_assess_reference.py",
+    "test_bench_quality.py",
+    "test_bloom.py",
+    "test_bloom_distances.py",
+    "test_cli.py",
+    "test_demo_schema.py",
+    "test_keyed_noise.py",
+    "test_noise_choice.py",
+    "test_population_attack.py",
+}
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests that start daemons first: each takes tens of seconds, so handed out from the
-    start they spread over the parallel workers instead of leaving one running alone at the
-    end. The order within each group is kept."""
-    items.sort(
-        key=lambda item: (
-            not (item.get_closest_marker("integration") or item.get_closest_marker("faults"))
-        )
-    )
+    """Tests that start daemons first, then the long in-process ones: handed out from the
+    start, they spread over the parallel workers instead of leaving one running alone at
+    the end. The order within each group is kept."""
+
+    def group(item: pytest.Item) -> int:
+        if item.get_closest_marker("integration") or item.get_closest_marker("faults"):
+            return 0
+        return 1 if item.path.name in LONG_MODULES else 2
+
+    items.sort(key=group)
 
 
 @pytest.fixture(scope="session", autouse=True)
