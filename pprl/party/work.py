@@ -271,9 +271,7 @@ class PhaseWork:
         inputs = load_inputs(self.config)
         agreement = resolve_agreement(self.config, inputs)
         report = data_report(inputs, agreement)
-        with atomic_file(self.store.artifact_path(run_id, DATA_REPORT)) as tmp:
-            tmp.write_text(json.dumps(report), encoding="utf-8")
-        self.store.record_artifact(run_id, DATA_REPORT, report)
+        self._write_json(run_id, DATA_REPORT, report, report)
         progress(0, 1, "agreements", data_words(report))
         if self.config.registers_by_default:
             progress(
@@ -397,9 +395,7 @@ class PhaseWork:
         return choice
 
     def _store_noise(self, run_id: str, meta: dict[str, Any]) -> None:
-        with atomic_file(self.store.artifact_path(run_id, NOISE_CHOICE)) as tmp:
-            tmp.write_text(json.dumps(meta), encoding="utf-8")
-        self.store.record_artifact(run_id, NOISE_CHOICE, meta)
+        self._write_json(run_id, NOISE_CHOICE, meta, meta)
 
     def _noise_meta(self, run_id: str) -> dict[str, Any]:
         artifact = self.store.artifact(run_id, NOISE_CHOICE, verify=False)
@@ -535,9 +531,7 @@ class PhaseWork:
                 )
             meta["expected"] = quality.as_dict()
             words += f"; {quality.words()}"
-        with atomic_file(self.store.artifact_path(run_id, MODEL)) as tmp:
-            tmp.write_bytes(model.to_bytes())
-        self.store.record_artifact(run_id, MODEL, meta)
+        self._write_artifact(run_id, MODEL, lambda tmp: tmp.write_bytes(model.to_bytes()), meta)
         progress(1, 1, "models", words)
 
     def _whose_noise(self, run_id: str) -> str:
@@ -638,9 +632,12 @@ class PhaseWork:
         self, run_id: str, name: str, found: Matches, meta: dict[str, Any] | None = None
     ) -> None:
         """(own row, peer row, score) pairs as an artifact, written whole or not at all."""
-        with atomic_file(self.store.artifact_path(run_id, name)) as tmp, tmp.open("wb") as out:
-            np.savez(out, own=found.rows_a, peer=found.rows_b, scores=found.scores)
-        self.store.record_artifact(run_id, name, {"pairs": len(found), **(meta or {})})
+
+        def write(tmp: Path) -> None:
+            with tmp.open("wb") as out:
+                np.savez(out, own=found.rows_a, peer=found.rows_b, scores=found.scores)
+
+        self._write_artifact(run_id, name, write, {"pairs": len(found), **(meta or {})})
 
     def _own_matches(self, run_id: str) -> dict[str, np.ndarray]:
         with np.load(self._artifact(run_id, OWN_MATCHES).path) as data:
@@ -688,9 +685,7 @@ class PhaseWork:
             ours.add(pair.receiver_row)
             theirs.add(pair.sender_row)
         pairs = match_rows(match_set)
-        with atomic_file(self.store.artifact_path(run_id, PEER_MATCHES)) as tmp:
-            tmp.write_text(json.dumps({"pairs": pairs}), encoding="utf-8")
-        self.store.record_artifact(run_id, PEER_MATCHES, {"pairs": len(pairs)})
+        self._write_json(run_id, PEER_MATCHES, {"pairs": pairs}, {"pairs": len(pairs)})
         return len(pairs)
 
     def link(self, run_id: str, progress: PhaseProgress) -> None:
@@ -751,12 +746,28 @@ class PhaseWork:
         self._write_csv(run_id, OWN_TOKENS_CSV, [f"{me}_token", f"{me}_id"], mine)
 
     def _write_csv(self, run_id: str, name: str, header: list[str], rows: list) -> Path:
+        def write(tmp: Path) -> None:
+            with tmp.open("w", newline="", encoding="utf-8") as handle:
+                writer = csv.writer(handle)
+                writer.writerow(header)
+                writer.writerows(rows)
+
+        return self._write_artifact(run_id, name, write, {"rows": len(rows)})
+
+    def _write_json(self, run_id: str, name: str, value: Any, meta: dict[str, Any]) -> Path:
+        return self._write_artifact(
+            run_id, name, lambda tmp: tmp.write_text(json.dumps(value), encoding="utf-8"), meta
+        )
+
+    def _write_artifact(
+        self, run_id: str, name: str, write: Callable[[Path], Any], meta: dict[str, Any]
+    ) -> Path:
+        """An artifact written whole beside its place and renamed into it (atomic_file), then
+        recorded in the run store: a phase's output counts once both are done."""
         path = self.store.artifact_path(run_id, name)
-        with atomic_file(path) as tmp, tmp.open("w", newline="", encoding="utf-8") as handle:
-            writer = csv.writer(handle)
-            writer.writerow(header)
-            writer.writerows(rows)
-        self.store.record_artifact(run_id, name, {"rows": len(rows)})
+        with atomic_file(path) as tmp:
+            write(tmp)
+        self.store.record_artifact(run_id, name, meta)
         return path
 
     def run(self, phase: Phase, run_id: str, progress: PhaseProgress) -> None:
