@@ -59,15 +59,24 @@ class PeerClient:
     def agreement(
         self, run_id: str, wait_seconds: float = AGREEMENT_WAIT_SECONDS
     ) -> tuple[pb.GetAgreementResponse, int]:
-        """The peer's agreement; waits while the peer is still computing its own."""
+        """The peer's agreement; waits up to `wait_seconds` while the peer is still computing
+        its own, but no longer than [peer] timeout_seconds while it cannot be reached at all
+        (a peer that died in AGREE fails the phase in that time, and the run resumes)."""
         deadline = time.monotonic() + wait_seconds
+        unreachable_since: float | None = None
         request = pb.GetAgreementRequest(run_id=run_id)
         while True:
             try:
                 reply = self._stub.GetAgreement(request, timeout=min(30.0, self.timeout))
                 return reply, request.ByteSize()
             except grpc.RpcError as error:
-                if error.code() not in _RETRYABLE or time.monotonic() > deadline:
+                now = time.monotonic()
+                if error.code() == grpc.StatusCode.UNAVAILABLE:
+                    unreachable_since = unreachable_since or now
+                else:
+                    unreachable_since = None
+                gone = unreachable_since is not None and now - unreachable_since > self.timeout
+                if error.code() not in _RETRYABLE or now > deadline or gone:
                     raise self._fail("getting the agreement of", error) from None
             time.sleep(0.2)
 
