@@ -38,14 +38,12 @@ import numpy as np
 from pprl.protocol.combined import is_combined, parts, with_combined
 from pprl.protocol.errors import PprlError
 from pprl.protocol.features import FEATURES_PER_ENTRY, indicator_features
-from pprl.protocol.kinds import DEFAULT_KIND, kind_named
+from pprl.protocol.kinds import DEFAULT_KIND, SCALED_KINDS, kind_named
 
 MIN_KEY_BYTES = 16
 # 32 bytes of HMAC-SHA256 give 16 positions of 16 bits.
 MAX_HASHES = 16
 PAD = "\x02"  # a character no normalised value holds, so padding never meets a real q-gram
-# Kinds encoded by position rather than by q-grams, with the dimensions of their points.
-NUMERIC_DIMENSIONS = {"quantity": 1, "coordinates": 3}
 WINDOWS = 64  # interval functions per value, each setting one bit
 WINDOW_UNITS = 16.0  # an interval's width, in units of the attribute's scale
 
@@ -144,11 +142,6 @@ class FilterEncoder:
         return packed[np.fromiter((distinct[k] for k in keys), np.int64, len(keys))]
 
 
-def points(kind: str, values: Sequence[str], scale: float) -> np.ndarray:
-    """(n, dimensions) positions in units of `scale` (Kind.points)."""
-    return kind_named(kind).points(values, scale)
-
-
 class WindowEncoder:
     """One numeric attribute's filters: the keyed grids are drawn once from the key."""
 
@@ -160,7 +153,7 @@ class WindowEncoder:
         self.params, self.kind, self.scale = params, kind, scale
         self._key = key.secret
         self._label = f"{attribute}\x1f{kind}\x1fwindows\x1f".encode()
-        dimensions = NUMERIC_DIMENSIONS[kind]
+        dimensions = kind_named(kind).dimensions
         seed = hmac.digest(self._key, self._label + b"grids", "sha256")
         rng = np.random.default_rng(int.from_bytes(seed, "big"))
         gaussian = rng.standard_normal((WINDOWS, dimensions, dimensions))
@@ -169,7 +162,8 @@ class WindowEncoder:
 
     def cells(self, values: Sequence[str]) -> np.ndarray:
         """(n, WINDOWS, dimensions) int64: each value's interval under every function."""
-        at = np.einsum("wij,nj->nwi", self._rotations, points(self.kind, values, self.scale))
+        points = kind_named(self.kind).points(values, self.scale)
+        at = np.einsum("wij,nj->nwi", self._rotations, points)
         return np.floor((at + self._offsets) / WINDOW_UNITS).astype(np.int64)
 
     def encode(self, values: Sequence[str]) -> np.ndarray:
@@ -207,7 +201,7 @@ def value_filters(
 ) -> np.ndarray:
     """(n, bits / 8) packed filters of one attribute's values under `label`: windowed in
     units of `scale` for a quantity or coordinates, else their q-grams."""
-    if kind not in NUMERIC_DIMENSIONS:
+    if kind not in SCALED_KINDS:  # `kind` may be a shared label ("q-grams"), not a kind
         return FilterEncoder(key, params, label, kind).encode(values)
     if scale is None:
         raise ValueError(f"attribute {label!r} is a {kind} and needs a scale")
@@ -313,7 +307,7 @@ class FilterDistance:
         return f"bloom-hamming/{self.params.to_dict()}/{self.key.commitment()}"
 
     def filters(self, values: Sequence[str], kind: str, scale: float | None) -> Unpacked:
-        shared = kind if kind in NUMERIC_DIMENSIONS else "q-grams"
+        shared = kind if kind in SCALED_KINDS else "q-grams"
         known = self._encoded.setdefault((shared, scale), {})
         new = list(dict.fromkeys(value for value in values if value not in known))
         if new:

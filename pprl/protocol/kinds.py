@@ -56,6 +56,8 @@ class Kind:
     name: ClassVar[str]
     # Whether its distance is counted in units of a per-attribute scale, which it then needs.
     scaled: ClassVar[bool] = False
+    # The dimensions of a scaled kind's positions (`points`); 0 for the others.
+    dimensions: ClassVar[int] = 0
     # Fewer distinct values in a mapped reference column leave every record's distance vector
     # nearly alike: a run would link nothing (1,000 identical rows did) or fail in SMASH.
     min_reference_values: ClassVar[int] = 2
@@ -163,6 +165,7 @@ class Quantity(Kind):
 
     name = "quantity"
     scaled = True
+    dimensions = 1
     described = "a quantity"
 
     def read(self, text: str, date_format: str) -> str | None:
@@ -198,6 +201,7 @@ class Coordinates(Kind):
 
     name = "coordinates"
     scaled = True
+    dimensions = 3
     described = "coordinates"
 
     def read(self, text: str, date_format: str) -> str | None:
