@@ -486,8 +486,6 @@ def _method(section: _Section, gate_on: bool, own_attributes: bool = False) -> M
     the register error model unless error_model says otherwise."""
     defaults = MethodParams()
     bloom = _bloom(section)
-    if not _encoding(section).takes_noise:
-        gate_on = False  # no noise to choose: the gate measures, and refuses above its limit
     negatives = section.count("negatives_per_positive", defaults.negatives_per_positive)
     sigma = section.data.get("noise_sigma", 0.0)
     auto = is_auto_noise(section, gate_on)
@@ -545,7 +543,7 @@ def is_auto_noise(section: _Section, gate_on: bool) -> bool:
     if "noise_sigma" in section.data:
         return section.data["noise_sigma"] == AUTO
     if not _encoding(section).takes_noise:
-        return False
+        return False  # no noise to choose: the gate measures, and refuses above its limit
     return gate_on and "attack_success" not in section.data
 
 
