@@ -244,17 +244,9 @@ def prepare(
             "# The demo shows the gate's measurement; a custodian's default limit is "
             f"{DEFAULT_REIDENTIFICATION_LIMIT}.",
             f"max_reidentification = {privacy.max_reidentification!r}",
-            *(
-                [f"min_expected_f1 = {privacy.min_expected_f1!r}"]
-                if privacy.min_expected_f1 is not None
-                else []
-            ),
-            *(
-                [f"audit_records = {privacy.audit_records!r}"]
-                if privacy.audit_records is not None
-                else []
-            ),
-            *([f"dictionary = {_toml(privacy.dictionary)}"] if privacy.dictionary else []),
+            *_setting("min_expected_f1", privacy.min_expected_f1),
+            *_setting("audit_records", privacy.audit_records),
+            *_setting("dictionary", privacy.dictionary),
             "[tls]",
             f"cert = {_toml(cert)}",
             f"key = {_toml(key)}",
@@ -270,6 +262,11 @@ def prepare(
         parties[name] = PartySetup(name, ports[name], config, state, workdir / f"{name}.log")
     cert, key = certs["coordinator"]
     return Deployment(workdir, parties, TlsFiles(cert, key, workdir / "certs" / "ca.pem"))
+
+
+def _setting(key: str, value: Any) -> list[str]:
+    """A `key = value` line, or none where the value is None (the daemon's default)."""
+    return [] if value is None else [f"{key} = {_toml(value)}"]
 
 
 def _peer_tables(name: str, ports: dict[str, int]) -> list[str]:
