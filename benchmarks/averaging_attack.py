@@ -1,6 +1,6 @@
 """A peer that links the same records several times and averages what it receives: the
 dictionary attack on one release against the attack on the mean of several, with fresh
-noise per run and with keyed noise (pprl.protocol.keyed_noise).
+noise per run and with keyed noise (pprl.protocol.vectors.keyed_noise).
 
     .venv/bin/python benchmarks/averaging_attack.py --size 2000 --reference-rows 2000 \\
         --sigma 2 --runs 10 --releases distances projected --json docs/results/averaging.json
@@ -21,16 +21,17 @@ import numpy as np
 
 from pprl.bench.grid import machine
 from pprl.files.atomic import write_text_atomic
-from pprl.protocol import pipeline, synthetic
+from pprl.protocol import pipeline
 from pprl.protocol.agreement import Agreement
-from pprl.protocol.audit import census_dictionary
+from pprl.protocol.data import synthetic
+from pprl.protocol.data.reference import DEFAULT_MAPPING, ReferenceSet
 from pprl.protocol.gate import audit_release
-from pprl.protocol.keyed_noise import NoiseKey
+from pprl.protocol.linkage.released import Released
 from pprl.protocol.method import method_params
-from pprl.protocol.randomness import Randomness
-from pprl.protocol.reference import DEFAULT_MAPPING, ReferenceSet
-from pprl.protocol.release import RELEASES
-from pprl.protocol.released import Released
+from pprl.protocol.privacy.audit import census_dictionary
+from pprl.protocol.vectors.keyed_noise import NoiseKey
+from pprl.protocol.vectors.randomness import Randomness
+from pprl.protocol.vectors.release import RELEASES
 
 ATTRIBUTES = ("first", "middle", "last")
 

@@ -37,17 +37,19 @@ from pprl.bench.peer import ALL_FIELDS, NAME_FIELDS, Records, read_records, run_
 from pprl.files.atomic import write_text_atomic
 from pprl.files.reference import load_reference
 from pprl.party.local import read_truth
-from pprl.protocol import noise, pipeline, synthetic
+from pprl.protocol import pipeline
 from pprl.protocol.agreement import Agreement
-from pprl.protocol.audit import AuditReport, census_dictionary
-from pprl.protocol.bloom import BloomKey, BloomParams
-from pprl.protocol.bloom_audit import audit_filters
-from pprl.protocol.bloom_linkage import BloomAgreement, link_in_process
+from pprl.protocol.data import synthetic
+from pprl.protocol.data.records import RecordTable
 from pprl.protocol.gate import audit_release
+from pprl.protocol.linkage.bloom_linkage import BloomAgreement, link_in_process
 from pprl.protocol.method import method_params
 from pprl.protocol.metrics import Quality, linkage_quality
-from pprl.protocol.randomness import Randomness
-from pprl.protocol.records import RecordTable
+from pprl.protocol.privacy import noise
+from pprl.protocol.privacy.audit import AuditReport, census_dictionary
+from pprl.protocol.privacy.bloom_audit import audit_filters
+from pprl.protocol.vectors.bloom import BloomKey, BloomParams
+from pprl.protocol.vectors.randomness import Randomness
 
 AUDITED = 1000
 

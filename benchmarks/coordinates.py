@@ -19,7 +19,7 @@ moves a point within the tolerance among its errors) and link as the daemons do
 (pipeline.link_in_process); the figures are the agreed pairs' precision, recall and F1, and
 the wall seconds of both parties' phases together. Names only does not depend on the
 tolerance and runs once. `--encoding bloom` links the same registers on keyed Bloom filters
-(the point windowed in its tolerance, pprl.protocol.bloom) instead of reference distances.
+(the point windowed in its tolerance, pprl.protocol.vectors.bloom) instead of reference distances.
 
 Last, what the peer learns of a point: without noise a released row is the point's distances
 to the public reference points, rounded to whole tolerances. For `--trilaterate` of Alice's
@@ -44,16 +44,16 @@ from pprl.bench.data import make_task, read_reference
 from pprl.files.atomic import write_text_atomic
 from pprl.protocol import pipeline
 from pprl.protocol.agreement import Agreement
-from pprl.protocol.bloom import BloomKey
-from pprl.protocol.canonical import point_of
-from pprl.protocol.distances import haversine_metres
-from pprl.protocol.error_model import MODEL_NAMES, displaced
-from pprl.protocol.kinds import kind_distances, normalise_value
+from pprl.protocol.data.canonical import point_of
+from pprl.protocol.data.distances import haversine_metres
+from pprl.protocol.data.error_model import MODEL_NAMES, displaced
+from pprl.protocol.data.kinds import kind_distances, normalise_value
+from pprl.protocol.data.reference import MappingEntry, ReferenceSet, default_mapping
+from pprl.protocol.data.reference_builder import build_reference, parse_box, parse_column
 from pprl.protocol.method import method_params
 from pprl.protocol.metrics import linkage_quality
-from pprl.protocol.randomness import Randomness
-from pprl.protocol.reference import MappingEntry, ReferenceSet, default_mapping
-from pprl.protocol.reference_builder import build_reference, parse_box, parse_column
+from pprl.protocol.vectors.bloom import BloomKey
+from pprl.protocol.vectors.randomness import Randomness
 
 POINT: MappingEntry = ("pos", "pos")
 KINDS = {"pos": "coordinates"}

@@ -15,9 +15,9 @@ import argparse
 
 import numpy as np
 
-from pprl.protocol import synthetic
-from pprl.protocol.audit import audit_entry
-from pprl.protocol.smashing import smash_values
+from pprl.protocol.data import synthetic
+from pprl.protocol.privacy.audit import audit_entry
+from pprl.protocol.vectors.smashing import smash_values
 
 
 def reidentified(values: list[str], dictionary: list[str], reference: list[str]) -> np.ndarray:

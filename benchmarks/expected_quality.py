@@ -20,11 +20,11 @@ from pprl.files.reference import load_reference
 from pprl.party.local import read_truth
 from pprl.protocol import pipeline
 from pprl.protocol.agreement import Agreement
-from pprl.protocol.audit import census_dictionary
 from pprl.protocol.expectation import EXACT_SHARE, expected_quality
 from pprl.protocol.method import method_params
 from pprl.protocol.metrics import linkage_quality
-from pprl.protocol.randomness import Randomness
+from pprl.protocol.privacy.audit import census_dictionary
+from pprl.protocol.vectors.randomness import Randomness
 
 
 def measure(

@@ -20,15 +20,16 @@ from pathlib import Path
 
 import numpy as np
 
-from pprl.party.gate_cache import DiskProjections
-from pprl.protocol import pipeline, synthetic
+from pprl.party.storage.gate_cache import DiskProjections
+from pprl.protocol import pipeline
 from pprl.protocol.agreement import Agreement
-from pprl.protocol.audit import census_dictionary
+from pprl.protocol.data import synthetic
+from pprl.protocol.data.reference import DEFAULT_MAPPING, ReferenceSet
 from pprl.protocol.gate import audit_rows, calibrate_noise
-from pprl.protocol.keyed_noise import NoiseKey
 from pprl.protocol.method import method_params
-from pprl.protocol.randomness import Randomness
-from pprl.protocol.reference import DEFAULT_MAPPING, ReferenceSet
+from pprl.protocol.privacy.audit import census_dictionary
+from pprl.protocol.vectors.keyed_noise import NoiseKey
+from pprl.protocol.vectors.randomness import Randomness
 
 
 def one_run(

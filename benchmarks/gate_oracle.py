@@ -22,13 +22,14 @@ import numpy as np
 from pprl.bench.bayes_decoder import bayes_reidentified
 from pprl.bench.data import read_reference
 from pprl.bench.in_process import gate_sigmas
-from pprl.protocol import pipeline, synthetic
+from pprl.protocol import pipeline
 from pprl.protocol.agreement import Agreement
-from pprl.protocol.audit import census_dictionary
+from pprl.protocol.data import synthetic
+from pprl.protocol.data.reference import DEFAULT_MAPPING, ReferenceSet
 from pprl.protocol.gate import audit_rows
 from pprl.protocol.method import method_params
-from pprl.protocol.randomness import Randomness
-from pprl.protocol.reference import DEFAULT_MAPPING, ReferenceSet
+from pprl.protocol.privacy.audit import census_dictionary
+from pprl.protocol.vectors.randomness import Randomness
 
 ATTRIBUTES = ["first", "middle", "last"]
 

@@ -35,9 +35,9 @@ from pprl.files.records import load_records
 from pprl.files.reference import load_reference
 from pprl.party.local import read_truth, write_demo_data
 from pprl.protocol.agreement import Agreement
-from pprl.protocol.error_model import PHENOMENA
+from pprl.protocol.data.error_model import PHENOMENA
+from pprl.protocol.data.reference import DEFAULT_MAPPING, MappingEntry, default_mapping
 from pprl.protocol.method import method_params
-from pprl.protocol.reference import DEFAULT_MAPPING, MappingEntry, default_mapping
 
 # These corrupt fields of kind date, number, quantity and coordinates, which generated data
 # has none of.

@@ -22,7 +22,7 @@ from rapidfuzz.distance import JaroWinkler
 
 from pprl.files.records import load_records
 from pprl.party.local import read_truth
-from pprl.protocol.matching import ASSIGNMENTS, GREEDY, Matches, one_to_one
+from pprl.protocol.linkage.matching import ASSIGNMENTS, GREEDY, Matches, one_to_one
 
 # Scores below this (out of one per field) are never links; it only bounds the greedy walk.
 _FLOOR_PER_FIELD = 0.6

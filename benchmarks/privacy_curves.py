@@ -28,16 +28,17 @@ import numpy as np
 
 from pprl.bench.data import read_reference
 from pprl.files.atomic import write_text_atomic
-from pprl.protocol import pipeline, synthetic
+from pprl.protocol import pipeline
 from pprl.protocol.agreement import Agreement
-from pprl.protocol.audit import census_dictionary
+from pprl.protocol.data import synthetic
+from pprl.protocol.data.reference import DEFAULT_MAPPING, ReferenceSet
 from pprl.protocol.gate import audit_release
 from pprl.protocol.method import method_params
 from pprl.protocol.metrics import linkage_quality
-from pprl.protocol.population_attack import Population
-from pprl.protocol.randomness import Randomness
-from pprl.protocol.reference import DEFAULT_MAPPING, ReferenceSet
-from pprl.protocol.release import RELEASES
+from pprl.protocol.privacy.audit import census_dictionary
+from pprl.protocol.privacy.population_attack import Population
+from pprl.protocol.vectors.randomness import Randomness
+from pprl.protocol.vectors.release import RELEASES
 
 ATTRIBUTES = ("first", "middle", "last")
 BUILT_IN = "built-in"

@@ -6,7 +6,7 @@
 The records are Alice's side of the built-in demo data (first, middle, last) plus a random
 date of birth per record; the reference sets come from `pprl reference`'s builder
 (first=first-name, last=surname, dob=date) with the given seed. Two mappings are timed with
-`pprl.protocol.smashing.smash`: the demo's four name entries (first->first, last->last,
+`pprl.protocol.vectors.smashing.smash`: the demo's four name entries (first->first, last->last,
 middle->first, middle->last), and one date entry (dob->dob), whose values are nearly all
 distinct; smash computes each distinct value once, so repeated names cost less than dates.
 Bytes per record are the uint8 tensor's: mapping entries x R. The last columns count the
@@ -23,10 +23,10 @@ from datetime import date
 
 import numpy as np
 
-from pprl.protocol.reference import DEFAULT_MAPPING
-from pprl.protocol.reference_builder import build_reference, parse_column
-from pprl.protocol.smashing import smash
-from pprl.protocol.synthetic import generate
+from pprl.protocol.data.reference import DEFAULT_MAPPING
+from pprl.protocol.data.reference_builder import build_reference, parse_column
+from pprl.protocol.data.synthetic import generate
+from pprl.protocol.vectors.smashing import smash
 
 DATE_MAPPING = (("dob", "dob"),)
 

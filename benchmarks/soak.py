@@ -19,7 +19,8 @@ from pathlib import Path
 
 import grpc
 
-from pprl.party.coordinator import Coordinator
+from pprl.party.coordination.coordinator import Coordinator
+from pprl.party.keys.tls import secure_channel
 from pprl.party.local import (
     DEFAULT_REFERENCE_ROWS,
     PARTIES,
@@ -27,7 +28,6 @@ from pprl.party.local import (
     start_daemon,
     stop_daemon,
 )
-from pprl.party.tls import secure_channel
 from pprl.wire.v1 import linkage_pb2 as pb
 from pprl.wire.v1 import linkage_pb2_grpc as rpc
 

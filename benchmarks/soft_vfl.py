@@ -31,11 +31,12 @@ from sklearn.metrics import r2_score
 
 from pprl.bench.data import read_reference
 from pprl.files.atomic import write_text_atomic
-from pprl.protocol import pipeline, synthetic
+from pprl.protocol import pipeline
 from pprl.protocol.agreement import Agreement
+from pprl.protocol.data import synthetic
+from pprl.protocol.data.reference import DEFAULT_MAPPING, ReferenceSet
 from pprl.protocol.method import method_params
-from pprl.protocol.randomness import Randomness
-from pprl.protocol.reference import DEFAULT_MAPPING, ReferenceSet
+from pprl.protocol.vectors.randomness import Randomness
 
 ATTRIBUTES = ("first", "middle", "last")
 ALICE_WEIGHTS = np.array([1.0, 0.5])

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from pprl.party.config import DEFAULT_REIDENTIFICATION_LIMIT
+from pprl.party.coordination.sessions import Session
 from pprl.party.local import (
     Deployment,
     Privacy,
@@ -31,7 +32,6 @@ from pprl.party.local import (
     running,
     write_demo_data,
 )
-from pprl.party.sessions import Session
 
 NAMES = ("alice", "bob", "carol")
 

@@ -16,7 +16,8 @@ import pytest
 
 from pprl.party import local
 from pprl.party.config import TlsFiles
-from pprl.party.coordinator import Coordinator
+from pprl.party.coordination.coordinator import Coordinator
+from pprl.party.keys.tls import secure_channel
 from pprl.party.local import (
     PARTIES,
     Deployment,
@@ -26,8 +27,7 @@ from pprl.party.local import (
     stop_daemon,
     write_demo_data,
 )
-from pprl.party.tls import secure_channel
-from pprl.protocol.synthetic import census_names
+from pprl.protocol.data.synthetic import census_names
 from pprl.wire.v1 import linkage_pb2 as pb
 from pprl.wire.v1 import linkage_pb2_grpc as rpc
 

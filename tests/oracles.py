@@ -7,14 +7,14 @@ from typing import Any
 import numpy as np
 
 from pprl.protocol.agreement import Agreement
-from pprl.protocol.classifier import Model
-from pprl.protocol.matching import (
+from pprl.protocol.linkage.matching import (
     DEFAULT_TOP_K,
     Matches,
     Selection,
     one_to_one,
     score_pairs,
 )
+from pprl.protocol.model.classifier import Model
 from pprl.protocol.own_training import training_pairs, training_sample
 from pprl.protocol.progress import Progress
 
@@ -70,8 +70,8 @@ def training_set(
     **method: Any,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Labelled training pairs the way a party makes them (pipeline), on raw distances."""
+    from pprl.protocol.data.reference import ReferenceSet
     from pprl.protocol.method import MethodParams
-    from pprl.protocol.reference import ReferenceSet
 
     params = MethodParams(**{"hard_negatives": 0, **method})
     agreement = Agreement(ReferenceSet("reference", reference), mapping, params)

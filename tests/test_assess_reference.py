@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from pprl.files import generated
-from pprl.protocol import synthetic
+from pprl.protocol.data import synthetic
 
 
 def _assess(*args: str) -> subprocess.CompletedProcess:

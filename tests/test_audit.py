@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pprl.protocol import synthetic
-from pprl.protocol.audit import Dictionary, attack, audit_entry, audit_tensor
-from pprl.protocol.corruption import Corrupter
-from pprl.protocol.release import Release
-from pprl.protocol.smashing import smash, smash_values
+from pprl.protocol.data import synthetic
+from pprl.protocol.data.corruption import Corrupter
+from pprl.protocol.privacy.audit import Dictionary, attack, audit_entry, audit_tensor
+from pprl.protocol.vectors.release import Release
+from pprl.protocol.vectors.smashing import smash, smash_values
 
 REFERENCE = ["ANN", "BOB"]
 # Edit distances to (ANN, BOB): ANN (0, 3), ANNA (1, 4), BOB (3, 0), BOBBY (5, 2),

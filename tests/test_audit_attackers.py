@@ -6,18 +6,19 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pprl.protocol import audit, synthetic
 from pprl.protocol.agreement import Agreement
-from pprl.protocol.audit import (
+from pprl.protocol.data import synthetic
+from pprl.protocol.data.reference import DEFAULT_MAPPING, ReferenceSet
+from pprl.protocol.gate import audit_rows, value_counts
+from pprl.protocol.linkage.released import Released
+from pprl.protocol.method import method_params
+from pprl.protocol.privacy import audit
+from pprl.protocol.privacy.audit import (
     Dictionary,
     audit_tensor,
     census_dictionary,
     prior_penalty,
 )
-from pprl.protocol.gate import audit_rows, value_counts
-from pprl.protocol.method import method_params
-from pprl.protocol.reference import DEFAULT_MAPPING, ReferenceSet
-from pprl.protocol.released import Released
 
 ATTRIBUTES = ("first", "middle", "last")
 

@@ -12,9 +12,9 @@ import pytest
 
 from pprl.files.reference import load_reference
 from pprl.party.local import write_demo_data
-from pprl.protocol.noise import attack_success, sigma_for_success
-from pprl.protocol.reference import DEFAULT_MAPPING
-from pprl.protocol.release import reference_statistics
+from pprl.protocol.data.reference import DEFAULT_MAPPING
+from pprl.protocol.privacy.noise import attack_success, sigma_for_success
+from pprl.protocol.vectors.release import reference_statistics
 
 
 @pytest.fixture(scope="module")

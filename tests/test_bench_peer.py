@@ -29,7 +29,7 @@ from pprl.bench.peer import (
 )
 from pprl.cli import main
 from pprl.party.local import read_truth, write_demo_data
-from pprl.protocol import synthetic
+from pprl.protocol.data import synthetic
 from pprl.protocol.errors import InputError
 
 

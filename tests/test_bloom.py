@@ -8,8 +8,12 @@ import dataclasses
 import numpy as np
 import pytest
 
-from pprl.protocol import synthetic
-from pprl.protocol.bloom import (
+from pprl.protocol.data import synthetic
+from pprl.protocol.linkage.bloom_linkage import BloomAgreement, link_in_process, training_features
+from pprl.protocol.method import method_params
+from pprl.protocol.metrics import linkage_quality
+from pprl.protocol.privacy.bloom_audit import audit_filters
+from pprl.protocol.vectors.bloom import (
     MIN_KEY_BYTES,
     BloomKey,
     BloomKeyError,
@@ -20,10 +24,6 @@ from pprl.protocol.bloom import (
     qgrams,
     unpack,
 )
-from pprl.protocol.bloom_audit import audit_filters
-from pprl.protocol.bloom_linkage import BloomAgreement, link_in_process, training_features
-from pprl.protocol.method import method_params
-from pprl.protocol.metrics import linkage_quality
 
 KEY = BloomKey(bytes(range(32)))
 PARAMS = BloomParams(bits=1024, hashes=10)
@@ -109,7 +109,7 @@ def test_block_features_are_the_pair_features_of_every_pair() -> None:
     b = unpack(encode(KEY, PARAMS, columns_b, ATTRIBUTES))
     block = block_features(a, b)
     i, j = np.meshgrid(np.arange(40), np.arange(40), indexing="ij")
-    from pprl.protocol.bloom_linkage import rows
+    from pprl.protocol.linkage.bloom_linkage import rows
 
     aligned = pair_features(rows(a, i.ravel()), rows(b, j.ravel()))
     np.testing.assert_allclose(block.reshape(-1, 9), aligned, atol=1e-6)

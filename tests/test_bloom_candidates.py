@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pprl.protocol import synthetic
-from pprl.protocol.bloom import BloomKey, BloomParams, unpack
-from pprl.protocol.bloom_candidates import Packed, candidate_keys, score_keys
-from pprl.protocol.bloom_linkage import BloomAgreement, match, match_filters, train
+from pprl.protocol.data import synthetic
+from pprl.protocol.linkage.bloom_candidates import Packed, candidate_keys, score_keys
+from pprl.protocol.linkage.bloom_linkage import BloomAgreement, match, match_filters, train
 from pprl.protocol.method import method_params
+from pprl.protocol.vectors.bloom import BloomKey, BloomParams, unpack
 
 ATTRIBUTES = ("first", "middle", "last")
 
@@ -65,7 +65,7 @@ def test_candidate_features_are_the_block_features(data) -> None:
         agreement.encode(_columns(data.alice[:40])),
         agreement.encode(_columns(data.bob[:30])),
     )
-    from pprl.protocol.bloom import block_features
+    from pprl.protocol.vectors.bloom import block_features
 
     keys = np.arange(40 * 30)
     rows_a, rows_b, features = score_keys(Packed.of(own), Packed.of(peer), keys)

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from pprl.party.artifacts import OWN_TENSOR
 from pprl.party.config import load_config
 from pprl.party.local import Deployment, Privacy, evaluate, generated_deployment, read_truth
-from pprl.party.state import run_dir
+from pprl.party.storage.artifacts import OWN_TENSOR
+from pprl.party.storage.state import run_dir
 from pprl.protocol.errors import InputError
 from tests.conftest import coordinate
 

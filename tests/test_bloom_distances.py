@@ -8,15 +8,16 @@ import math
 import numpy as np
 import pytest
 
-from pprl.protocol import noise, pipeline
+from pprl.protocol import pipeline
 from pprl.protocol.agreement import Agreement
-from pprl.protocol.audit import census_dictionary
-from pprl.protocol.bloom import BloomKey, BloomParams, FilterDistance, FilterEncoder, unpack
+from pprl.protocol.data.reference import DEFAULT_MAPPING, ReferenceSet
+from pprl.protocol.data.synthetic import default_reference, generate
 from pprl.protocol.gate import audit_release, calibrate_noise
 from pprl.protocol.method import method_params
-from pprl.protocol.randomness import Randomness
-from pprl.protocol.reference import DEFAULT_MAPPING, ReferenceSet
-from pprl.protocol.synthetic import default_reference, generate
+from pprl.protocol.privacy import noise
+from pprl.protocol.privacy.audit import census_dictionary
+from pprl.protocol.vectors.bloom import BloomKey, BloomParams, FilterDistance, FilterEncoder, unpack
+from pprl.protocol.vectors.randomness import Randomness
 
 KEY = BloomKey(bytes(range(32)))
 DATA = generate(200, seed=4)

@@ -8,7 +8,11 @@ import dataclasses
 import numpy as np
 import pytest
 
-from pprl.protocol.bloom import (
+from pprl.protocol.data.canonical import EARTH_RADIUS_METRES
+from pprl.protocol.linkage.bloom_linkage import BloomAgreement, link_in_process
+from pprl.protocol.method import method_params
+from pprl.protocol.metrics import linkage_quality
+from pprl.protocol.vectors.bloom import (
     WINDOW_UNITS,
     WINDOWS,
     BloomKey,
@@ -17,10 +21,6 @@ from pprl.protocol.bloom import (
     pair_features,
     unpack,
 )
-from pprl.protocol.bloom_linkage import BloomAgreement, link_in_process
-from pprl.protocol.canonical import EARTH_RADIUS_METRES
-from pprl.protocol.method import method_params
-from pprl.protocol.metrics import linkage_quality
 
 KEY = BloomKey(bytes(range(32)))
 PARAMS = BloomParams()

@@ -7,14 +7,14 @@ from functools import cache
 import numpy as np
 import pytest
 
-from pprl.protocol import candidates, plans
-from pprl.protocol.candidates import CandidatesUnavailable, accepted_pairs, distinct_entries
-from pprl.protocol.classifier import Model, train
-from pprl.protocol.features import unit_vectors
-from pprl.protocol.matching import Selection, exact_scores, score_pairs
-from pprl.protocol.reference import DEFAULT_MAPPING
-from pprl.protocol.smashing import smash
-from pprl.protocol.synthetic import default_reference, generate
+from pprl.protocol.data.reference import DEFAULT_MAPPING
+from pprl.protocol.data.synthetic import default_reference, generate
+from pprl.protocol.linkage import candidates, plans
+from pprl.protocol.linkage.candidates import CandidatesUnavailable, accepted_pairs, distinct_entries
+from pprl.protocol.linkage.matching import Selection, exact_scores, score_pairs
+from pprl.protocol.model.classifier import Model, train
+from pprl.protocol.model.features import unit_vectors
+from pprl.protocol.vectors.smashing import smash
 from tests.oracles import pair_list, training_set
 
 ATTRIBUTES = ("first", "middle", "last")

@@ -3,7 +3,7 @@ import pytest
 from sklearn.linear_model import LogisticRegression
 from sklearn.svm import SVC
 
-from pprl.protocol.classifier import Model, saturate, saturation_caps, train
+from pprl.protocol.model.classifier import Model, saturate, saturation_caps, train
 
 
 def _data(rng: np.random.Generator, n: int = 200) -> tuple[np.ndarray, np.ndarray]:

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from cryptography import x509
 
-from pprl.party.certs import identity_of
+from pprl.party.keys.certs import identity_of
 from pprl.party.local import DEFAULT_REFERENCE_ROWS, read_truth
 
 HELP = {

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from pprl.cli import main
-from pprl.party import certs
-from pprl.party.coordinator import CoordinatorError
+from pprl.party.coordination.coordinator import CoordinatorError
+from pprl.party.keys import certs
 from pprl.protocol.errors import InputError, PprlError
 
 

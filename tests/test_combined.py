@@ -7,13 +7,13 @@ import numpy as np
 import pytest
 
 from pprl.protocol.agreement import Agreement
-from pprl.protocol.combined import base_names, combined_kinds, combined_values, with_combined
+from pprl.protocol.data.combined import base_names, combined_kinds, combined_values, with_combined
+from pprl.protocol.data.reference import ReferenceSet, reference_overlap, validate_mapping
 from pprl.protocol.errors import InputError
-from pprl.protocol.features import MISSING_CODE
 from pprl.protocol.gate import attacked_entries, unaudited_attributes
 from pprl.protocol.method import method_params
+from pprl.protocol.model.features import MISSING_CODE
 from pprl.protocol.own_training import training_sample
-from pprl.protocol.reference import ReferenceSet, reference_overlap, validate_mapping
 
 MAPPING = [("first", "first"), ("last", "last"), ("first+middle+last", "first+last")]
 

@@ -23,10 +23,10 @@ from pprl.party.config import (
     records_schema,
 )
 from pprl.party.local import Privacy, prepare
+from pprl.protocol.data.kinds import Attribute
+from pprl.protocol.data.reference import DEFAULT_MAPPING, REGISTER_MAPPING
 from pprl.protocol.errors import InputError
-from pprl.protocol.kinds import Attribute
 from pprl.protocol.method import MethodParams, method_params
-from pprl.protocol.reference import DEFAULT_MAPPING, REGISTER_MAPPING
 
 ROOT = Path(__file__).resolve().parent.parent
 

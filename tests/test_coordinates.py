@@ -8,13 +8,13 @@ import math
 import numpy as np
 import pytest
 
-from pprl.protocol import distances, pipeline
+from pprl.protocol import pipeline
 from pprl.protocol.agreement import Agreement
-from pprl.protocol.bloom import BloomKey
-from pprl.protocol.canonical import BadValue, point_of
-from pprl.protocol.corruption import Corrupter
-from pprl.protocol.distances import haversine_metres
-from pprl.protocol.error_model import (
+from pprl.protocol.data import distances
+from pprl.protocol.data.canonical import BadValue, point_of
+from pprl.protocol.data.corruption import Corrupter
+from pprl.protocol.data.distances import haversine_metres
+from pprl.protocol.data.error_model import (
     COMPASS,
     coordinate_errors,
     displaced,
@@ -22,15 +22,16 @@ from pprl.protocol.error_model import (
     moved_point,
     spread_edits,
 )
+from pprl.protocol.data.kinds import Attribute, kind_distances, normalise_value
+from pprl.protocol.data.reference import ReferenceSet
+from pprl.protocol.data.reference_builder import build_reference, parse_column
+from pprl.protocol.data.synthetic import census_names
 from pprl.protocol.errors import InputError
-from pprl.protocol.features import MISSING_CODE
-from pprl.protocol.kinds import Attribute, kind_distances, normalise_value
 from pprl.protocol.method import MethodParams, method_params
-from pprl.protocol.randomness import Randomness
-from pprl.protocol.reference import ReferenceSet
-from pprl.protocol.reference_builder import build_reference, parse_column
-from pprl.protocol.synthetic import census_names
-from pprl.protocol.training import corrupt_sample
+from pprl.protocol.model.features import MISSING_CODE
+from pprl.protocol.model.training import corrupt_sample
+from pprl.protocol.vectors.bloom import BloomKey
+from pprl.protocol.vectors.randomness import Randomness
 
 PARIS, LONDON = "48.8566,2.3522", "51.5074,-0.1278"
 # A 10 by 10 km box over Paris: 0.09 degree of latitude, 0.14 of longitude at 48.8 N.
@@ -407,7 +408,7 @@ def _link(
     encoding: str = "reference",
 ) -> tuple[float, float, float]:
     """Precision, recall and F1 of both parties' agreed pairs, under `encoding` (the Bloom
-    release windows the point in its tolerance, pprl.protocol.bloom)."""
+    release windows the point in its tolerance, pprl.protocol.vectors.bloom)."""
     with_point = any(attribute == "pos" for attribute, _ in mapping)
     agreement = Agreement(
         _reference(),

@@ -5,8 +5,8 @@ import json
 from argparse import Namespace
 from pathlib import Path
 
-from pprl.protocol.canonical import point_of
-from pprl.protocol.distances import haversine_metres
+from pprl.protocol.data.canonical import point_of
+from pprl.protocol.data.distances import haversine_metres
 from tests.scripts import benchmark_script
 
 

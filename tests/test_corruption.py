@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from rapidfuzz.distance import DamerauLevenshtein, Levenshtein
 
-from pprl.protocol.corruption import (
+from pprl.protocol.data.corruption import (
     ERROR_KINDS,
     OCR_PAIRS,
     PHONETIC_PAIRS,

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from pprl.party.config import attribute_kinds, attribute_scales, load_config
-from pprl.party.inputs import load_inputs
 from pprl.party.local import generated_deployment
+from pprl.party.storage.inputs import load_inputs
 from pprl.protocol.agreement import Agreement
 from pprl.protocol.errors import InputError
-from pprl.protocol.training import MIN_TRAINING_RECORDS
+from pprl.protocol.model.training import MIN_TRAINING_RECORDS
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +62,7 @@ def test_too_few_records_to_train_are_refused_at_agree(config, tmp_path, rows) -
 
 def test_the_fewest_records_allowed_are_enough_to_train(config, tmp_path) -> None:
     from pprl.protocol import pipeline
-    from pprl.protocol.randomness import Randomness
+    from pprl.protocol.vectors.randomness import Randomness
 
     records = [[f"A{i}", n, "", s] for i, (n, s) in enumerate(_NAMES[:MIN_TRAINING_RECORDS])]
     path = _write(tmp_path / "least.csv", ["id", "first", "middle", "last"], records)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pprl.protocol.synthetic import census_names
+from pprl.protocol.data.synthetic import census_names
 
 SCHEMA = """
 [records]

@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pprl.protocol import candidates, dense_scores, plans
-from pprl.protocol.candidates import distinct_entries
-from pprl.protocol.classifier import Model
-from pprl.protocol.features import MISSING_CODE, unit_vectors
-from pprl.protocol.matching import Selection, exact_scores, score_pairs
+from pprl.protocol.linkage import candidates, dense_scores, plans
+from pprl.protocol.linkage.candidates import distinct_entries
+from pprl.protocol.linkage.matching import Selection, exact_scores, score_pairs
+from pprl.protocol.model.classifier import Model
+from pprl.protocol.model.features import MISSING_CODE, unit_vectors
 from tests.oracles import pair_list
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pprl.party import engine
-from pprl.party.engine import EngineError
-from pprl.protocol import candidates, plans
-from pprl.protocol.candidates import distinct_entries
-from pprl.protocol.matching import Selection
+from pprl.party.phases import engine
+from pprl.party.phases.engine import EngineError
+from pprl.protocol.linkage import candidates, plans
+from pprl.protocol.linkage.candidates import distinct_entries
+from pprl.protocol.linkage.matching import Selection
 from tests.oracles import pair_list
 from tests.test_candidates import _linkage
 

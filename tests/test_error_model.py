@@ -13,8 +13,8 @@ from nicknames import NickNamer
 
 from pprl.cli import main
 from pprl.protocol.agreement import Agreement
-from pprl.protocol.corruption import Corrupter
-from pprl.protocol.error_model import (
+from pprl.protocol.data.corruption import Corrupter
+from pprl.protocol.data.error_model import (
     DEFAULT_COUNTS,
     MODEL_NAMES,
     MODELS,
@@ -29,11 +29,11 @@ from pprl.protocol.error_model import (
     spread_edits,
     surname_pool,
 )
+from pprl.protocol.data.reference import ReferenceSet
+from pprl.protocol.data.synthetic import generate
 from pprl.protocol.method import MethodParams, method_params
+from pprl.protocol.model.training import corrupt_sample
 from pprl.protocol.own_training import training_sample
-from pprl.protocol.reference import ReferenceSet
-from pprl.protocol.synthetic import generate
-from pprl.protocol.training import corrupt_sample
 
 NAMES = ("first", "middle", "last")
 PERSON = ("WILLIAM", "JAMES", "SMITH")

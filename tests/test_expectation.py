@@ -6,12 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pprl.protocol import pipeline, synthetic
+from pprl.protocol import pipeline
 from pprl.protocol.agreement import Agreement
+from pprl.protocol.data import synthetic
+from pprl.protocol.data.reference import DEFAULT_MAPPING, ReferenceSet
 from pprl.protocol.expectation import ExpectedQuality, expected_quality, poor_linkage_words
 from pprl.protocol.method import method_params
-from pprl.protocol.randomness import Randomness
-from pprl.protocol.reference import DEFAULT_MAPPING, ReferenceSet
+from pprl.protocol.vectors.randomness import Randomness
 
 ATTRIBUTES = ("first", "middle", "last")
 

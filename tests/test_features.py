@@ -1,6 +1,6 @@
 import numpy as np
 
-from pprl.protocol.features import (
+from pprl.protocol.model.features import (
     MISSING_CODE,
     Standardise,
     missing_values,

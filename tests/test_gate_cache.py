@@ -8,12 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pprl.party.gate_cache import DiskProjections, read_noise_hint, write_noise_hint
-from pprl.protocol import release, synthetic
+from pprl.party.storage.gate_cache import DiskProjections, read_noise_hint, write_noise_hint
 from pprl.protocol.agreement import Agreement
-from pprl.protocol.audit import Dictionary
+from pprl.protocol.data import synthetic
+from pprl.protocol.data.reference import DEFAULT_MAPPING, ReferenceSet
 from pprl.protocol.method import method_params
-from pprl.protocol.reference import DEFAULT_MAPPING, ReferenceSet
+from pprl.protocol.privacy.audit import Dictionary
+from pprl.protocol.vectors import release
 
 NAMES = ["ADA", "ALAN", "GRACE", "EDSGER", "BARBARA", "DONALD"]
 

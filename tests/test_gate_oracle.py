@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 
 from pprl.bench.bayes_decoder import bayes_reidentified
-from pprl.protocol import synthetic
 from pprl.protocol.agreement import Agreement
-from pprl.protocol.audit import Dictionary
+from pprl.protocol.data import synthetic
+from pprl.protocol.data.reference import DEFAULT_MAPPING, ReferenceSet
 from pprl.protocol.gate import audit_rows
+from pprl.protocol.linkage.released import Released
 from pprl.protocol.method import method_params
-from pprl.protocol.reference import DEFAULT_MAPPING, ReferenceSet
-from pprl.protocol.released import Released
+from pprl.protocol.privacy.audit import Dictionary
 
 ATTRIBUTES = ["first", "middle", "last"]
 

@@ -15,10 +15,10 @@ import grpc
 import numpy as np
 import pytest
 
-from pprl.party.artifacts import PEER_MATCHES, PEER_TENSOR
 from pprl.party.local import start_daemon, stop_daemon
 from pprl.party.reasons import reason_of
-from pprl.party.state import run_dir
+from pprl.party.storage.artifacts import PEER_MATCHES, PEER_TENSOR
+from pprl.party.storage.state import run_dir
 from pprl.wire.v1 import linkage_pb2 as pb
 from tests.conftest import coordinate, stub_as, tensor_stream
 

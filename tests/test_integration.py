@@ -8,11 +8,11 @@ import signal
 
 import pytest
 
-from pprl.party.artifacts import PEER_MATCHES_CSV
-from pprl.party.coordinator import Coordinator
+from pprl.party.coordination.coordinator import Coordinator
 from pprl.party.local import PARTIES, evaluate, read_truth, start_daemon, stop_daemon
-from pprl.party.state import run_dir
-from pprl.party.wire_log import read_wire_log
+from pprl.party.service.wire_log import read_wire_log
+from pprl.party.storage.artifacts import PEER_MATCHES_CSV
+from pprl.party.storage.state import run_dir
 from tests.conftest import coordinate
 
 pytestmark = pytest.mark.integration
@@ -144,8 +144,8 @@ def test_matching_on_a_dask_cluster_gives_the_in_process_pairs(deploy):
     those the in-process engine finds from the same tensors and model."""
     import numpy as np
 
-    from pprl.protocol import candidates, matching
-    from pprl.protocol.classifier import Model
+    from pprl.protocol.linkage import candidates, matching
+    from pprl.protocol.model.classifier import Model
 
     distributed = pytest.importorskip("dask.distributed")
     with distributed.LocalCluster(

@@ -9,15 +9,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pprl.party.noise_key import KEY_FILE, party_noise_key
-from pprl.protocol import pipeline, synthetic
+from pprl.party.keys.noise_key import KEY_FILE, party_noise_key
+from pprl.protocol import pipeline
 from pprl.protocol.agreement import Agreement
-from pprl.protocol.audit import audit_tensor, census_dictionary
+from pprl.protocol.data import synthetic
+from pprl.protocol.data.reference import DEFAULT_MAPPING, ReferenceSet
 from pprl.protocol.errors import InputError
-from pprl.protocol.keyed_noise import KEY_BYTES, NoiseKey
 from pprl.protocol.method import method_params
-from pprl.protocol.randomness import Randomness
-from pprl.protocol.reference import DEFAULT_MAPPING, ReferenceSet
+from pprl.protocol.privacy.audit import audit_tensor, census_dictionary
+from pprl.protocol.vectors.keyed_noise import KEY_BYTES, NoiseKey
+from pprl.protocol.vectors.randomness import Randomness
 
 ATTRIBUTES = ("first", "middle", "last")
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pprl.protocol import distances
-from pprl.protocol.canonical import BadValue, swap_day_month
-from pprl.protocol.features import MISSING_CODE
-from pprl.protocol.kinds import Attribute, kind_distances, normalise_value
-from pprl.protocol.smashing import distance_table, smash_values
+from pprl.protocol.data import distances
+from pprl.protocol.data.canonical import BadValue, swap_day_month
+from pprl.protocol.data.kinds import Attribute, kind_distances, normalise_value
+from pprl.protocol.model.features import MISSING_CODE
+from pprl.protocol.vectors.smashing import distance_table, smash_values
 
 
 @pytest.mark.parametrize(

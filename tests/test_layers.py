@@ -29,6 +29,48 @@ PROTOCOL_FORBIDS = {"grpc", "google", "os", "pathlib", "shutil", "tempfile", "so
 PROTOCOL_FORBIDS |= {"subprocess", "urllib", "http", "requests"}
 
 
+# Inside the method and the daemon, sub-packages by concern, each importing only itself and
+# those listed (a module directly in the package is the base below every sub-package, or
+# the top above them all, as placed here). Imports made for annotations alone (under
+# `if TYPE_CHECKING:`) may name a type of any layer of the same package: no code runs them.
+SUB_LAYERS = {
+    "protocol": {
+        "base": set(),
+        "data": {"base"},
+        "model": {"base", "data"},
+        "vectors": {"base", "data", "model"},
+        "linkage": {"base", "data", "model", "vectors"},
+        "privacy": {"base", "data", "model", "vectors", "linkage"},
+        "top": {"base", "data", "model", "vectors", "linkage", "privacy"},
+    },
+    "party": {
+        "base": set(),
+        "keys": {"base"},
+        "storage": {"base", "keys"},
+        "peering": {"base", "keys", "storage"},
+        "phases": {"base", "keys", "storage", "peering"},
+        "service": {"base", "keys", "storage", "peering", "phases"},
+        "coordination": {"base", "keys", "storage"},
+        "top": {"base", "keys", "storage", "coordination"},
+    },
+}
+BASE_MODULES = {
+    "protocol": {"errors", "progress", "phases", "metrics"},
+    "party": {"config", "reasons", "versions", "wire_types"},
+}
+
+
+def _sub_layer(package: str, parts: tuple[str, ...]) -> str:
+    """The sub-layer of pprl.<package>.<parts...> (parts without the .py suffix)."""
+    if not parts or parts == ("__init__",):
+        return "top"
+    if len(parts) > 1:
+        return parts[0]
+    if parts[0] in SUB_LAYERS[package]:
+        return parts[0]  # the sub-package itself
+    return "base" if parts[0] in BASE_MODULES[package] else "top"
+
+
 def _sources() -> list[Path]:
     return sorted(p for p in PACKAGE.rglob("*.py") if "wire" not in p.relative_to(PACKAGE).parts)
 
@@ -75,6 +117,68 @@ def test_each_module_imports_only_the_layers_below_it(path: Path) -> None:
             assert parts[1] in ALLOWED[layer], f"{path}:{line} ({layer}) imports {module}"
         elif layer == "protocol":
             assert parts[0] not in PROTOCOL_FORBIDS, f"{path}:{line} imports {module}"
+
+
+def _runtime_imports(path: Path, placed: Path | None = None) -> list[tuple[int, str]]:
+    """(line, module) of the imports outside `if TYPE_CHECKING:` blocks."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    typing_only = {
+        inner.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and ast.unparse(node.test) in ("TYPE_CHECKING",)
+        for stmt in node.body
+        for inner in ast.walk(stmt)
+        if isinstance(inner, ast.Import | ast.ImportFrom)
+    }
+    return [(line, module) for line, module in _imports(path, placed) if line not in typing_only]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [p for p in _sources() if _layer(p) in SUB_LAYERS],
+    ids=lambda p: str(p.relative_to(PACKAGE)),
+)
+def test_each_sub_package_imports_only_those_below_it(path: Path) -> None:
+    package = _layer(path)
+    own = _sub_layer(package, tuple(path.relative_to(PACKAGE / package).with_suffix("").parts))
+    allowed = SUB_LAYERS[package][own] | {own}
+    for line, module in _runtime_imports(path):
+        parts = tuple(module.split("."))
+        if parts[:2] != ("pprl", package):
+            continue
+        target = _sub_layer(package, parts[2:])
+        assert target in allowed, f"{path}:{line} ({own}) imports {module} ({target})"
+
+
+def test_every_module_of_the_method_and_the_daemon_has_a_sub_layer() -> None:
+    """A new sub-package must be placed in SUB_LAYERS; a new module directly in the package
+    is the top unless it is named a base module."""
+    for package, layers in SUB_LAYERS.items():
+        for path in (PACKAGE / package).iterdir():
+            if path.is_dir() and (path / "__init__.py").exists():
+                assert path.name in layers, f"{path} is not placed in SUB_LAYERS"
+    for package, modules in BASE_MODULES.items():
+        for module in modules:
+            assert (PACKAGE / package / f"{module}.py").exists(), f"{package}.{module} is gone"
+
+
+def test_the_sub_layer_check_sees_an_upward_import(tmp_path: Path) -> None:
+    """A data module importing the linkage, and the same import for annotations only."""
+    fake = tmp_path / "fake.py"
+    fake.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "from pprl.protocol.linkage import matching\n"
+        "if TYPE_CHECKING:\n"
+        "    from pprl.protocol.agreement import Agreement\n"
+    )
+    runtime = [
+        module for _, module in _runtime_imports(fake, PACKAGE / "protocol" / "data" / "x.py")
+    ]
+    assert runtime == ["typing", "pprl.protocol.linkage"]
+    layers = [_sub_layer("protocol", tuple(m.split(".")[2:])) for m in runtime[1:]]
+    assert layers == ["linkage"] and "linkage" not in SUB_LAYERS["protocol"]["data"]
+    assert _sub_layer("protocol", ("agreement",)) == "top"
+    assert _sub_layer("protocol", ("errors",)) == "base"
 
 
 def test_the_method_opens_no_file() -> None:

@@ -6,7 +6,7 @@ import platform
 
 import pytest
 
-from pprl.party.malloc import limit_malloc_arenas
+from pprl.party.service.malloc import limit_malloc_arenas
 
 
 @pytest.mark.skipif(

@@ -2,10 +2,8 @@ import numpy as np
 import pytest
 from scipy.optimize import linear_sum_assignment
 
-from pprl.protocol.classifier import Model, train
-from pprl.protocol.corruption import Corrupter
-from pprl.protocol.features import unit_vectors
-from pprl.protocol.matching import (
+from pprl.protocol.data.corruption import Corrupter
+from pprl.protocol.linkage.matching import (
     GREEDY,
     OPTIMAL,
     Matches,
@@ -14,7 +12,9 @@ from pprl.protocol.matching import (
 )
 from pprl.protocol.method import method_params
 from pprl.protocol.metrics import linkage_quality
-from pprl.protocol.smashing import smash
+from pprl.protocol.model.classifier import Model, train
+from pprl.protocol.model.features import unit_vectors
+from pprl.protocol.vectors.smashing import smash
 from tests.oracles import brute_greedy, candidate_pairs, match, pair_list, training_set
 
 MAPPING = (("first", "first"), ("last", "last"), ("middle", "first"), ("middle", "last"))

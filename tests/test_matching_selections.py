@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from pprl.protocol import matching
-from pprl.protocol.matching import (
+from pprl.protocol.linkage import matching
+from pprl.protocol.linkage.matching import (
     PassTimes,
     Selection,
     TooManyPairs,

@@ -62,8 +62,8 @@ def test_a_partition_with_one_predicted_class_still_counts_its_missed_matches() 
     second block, which holds 4 true matches."""
     import numpy as np
 
-    from pprl.protocol.classifier import Model
-    from pprl.protocol.matching import Selection, score_pairs
+    from pprl.protocol.linkage.matching import Selection, score_pairs
+    from pprl.protocol.model.classifier import Model
 
     rng = np.random.default_rng(0)
     unit = rng.random((12, 1, 5)).astype(np.float32)

@@ -7,8 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from pprl.protocol import randomness
-from pprl.protocol.noise import (
+from pprl.protocol.privacy.noise import (
     CalibrationError,
     attack_success,
     describe,
@@ -16,8 +15,9 @@ from pprl.protocol.noise import (
     sigma_for_success,
     success_floor,
 )
-from pprl.protocol.randomness import secret_generator
-from pprl.protocol.release import Release
+from pprl.protocol.vectors import randomness
+from pprl.protocol.vectors.randomness import secret_generator
+from pprl.protocol.vectors.release import Release
 
 # erf(0.5), erf(1), erf(0.4) and erf(1 / (2 sqrt 2)) = P(|Z| < 1/2), from tables.
 ERF_HALF = 0.5204998778130465

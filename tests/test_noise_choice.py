@@ -6,15 +6,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pprl.protocol import pipeline, synthetic
+from pprl.protocol import pipeline
 from pprl.protocol.agreement import Agreement
-from pprl.protocol.audit import ATTACKS, audit_tensor, census_dictionary, vector_counts
+from pprl.protocol.data import synthetic
+from pprl.protocol.data.reference import DEFAULT_MAPPING, ReferenceSet
 from pprl.protocol.gate import audit_rows, calibrate_noise, gate_sample
 from pprl.protocol.method import method_params
-from pprl.protocol.noise import CalibrationError
-from pprl.protocol.noise_choice import SIGMA_STEPS, choose_sigma
-from pprl.protocol.randomness import Randomness
-from pprl.protocol.reference import DEFAULT_MAPPING, ReferenceSet
+from pprl.protocol.privacy.audit import ATTACKS, audit_tensor, census_dictionary, vector_counts
+from pprl.protocol.privacy.noise import CalibrationError
+from pprl.protocol.privacy.noise_choice import SIGMA_STEPS, choose_sigma
+from pprl.protocol.vectors.randomness import Randomness
 
 
 def test_the_smallest_passing_step_is_found_with_few_measurements() -> None:

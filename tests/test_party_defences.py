@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 
 from pprl import __version__
-from pprl.party.artifacts import PEER_TENSOR
-from pprl.party.certs import make_development_pki
-from pprl.party.coordinator import Coordinator, CoordinatorError
+from pprl.party.coordination.coordinator import Coordinator, CoordinatorError
+from pprl.party.keys.certs import make_development_pki
 from pprl.party.reasons import reason_of
-from pprl.party.state import run_dir
+from pprl.party.storage.artifacts import PEER_TENSOR
+from pprl.party.storage.state import run_dir
 from pprl.wire.v1 import linkage_pb2 as pb
 from tests.conftest import coordinate, stub_as, tensor_stream
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pprl.protocol.reference import DEFAULT_MAPPING, REGISTER_MAPPING
+from pprl.protocol.data.reference import DEFAULT_MAPPING, REGISTER_MAPPING
 from tests.scripts import benchmark_script
 
 pytest.importorskip("anonlink")

@@ -10,16 +10,16 @@ import pytest
 
 from pprl.files.records import load_records
 from pprl.files.reference import load_reference
-from pprl.party.artifacts import LINKAGE_CSV, PEER_MATCHES_CSV
 from pprl.party.config import load_config
 from pprl.party.local import PARTIES, Deployment, Privacy
-from pprl.party.state import run_dir
+from pprl.party.storage.artifacts import LINKAGE_CSV, PEER_MATCHES_CSV
+from pprl.party.storage.state import run_dir
 from pprl.protocol import pipeline
 from pprl.protocol.agreement import Agreement
+from pprl.protocol.data.reference import DEFAULT_MAPPING, ReferenceSet
+from pprl.protocol.data.synthetic import default_reference, generate
 from pprl.protocol.method import method_params
-from pprl.protocol.randomness import Randomness
-from pprl.protocol.reference import DEFAULT_MAPPING, ReferenceSet
-from pprl.protocol.synthetic import default_reference, generate
+from pprl.protocol.vectors.randomness import Randomness
 from tests.conftest import coordinate
 
 SEED = 21

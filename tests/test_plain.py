@@ -5,10 +5,10 @@ import pytest
 from rapidfuzz.distance import Levenshtein
 
 from pprl.bench import plain
-from pprl.protocol.classifier import Model, train
-from pprl.protocol.corruption import Corrupter
-from pprl.protocol.matching import Selection, one_to_one
+from pprl.protocol.data.corruption import Corrupter
+from pprl.protocol.linkage.matching import Selection, one_to_one
 from pprl.protocol.metrics import linkage_quality
+from pprl.protocol.model.classifier import Model, train
 
 FIELDS = ["first", "middle", "last"]
 

@@ -7,14 +7,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pprl.protocol import synthetic
 from pprl.protocol.agreement import Agreement
-from pprl.protocol.audit import census_dictionary
+from pprl.protocol.data import synthetic
+from pprl.protocol.data.reference import DEFAULT_MAPPING, ReferenceSet
 from pprl.protocol.gate import audit_rows
+from pprl.protocol.linkage.released import Released
 from pprl.protocol.method import method_params
-from pprl.protocol.population_attack import Population, attack_population
-from pprl.protocol.reference import DEFAULT_MAPPING, ReferenceSet
-from pprl.protocol.released import Released
+from pprl.protocol.privacy.audit import census_dictionary
+from pprl.protocol.privacy.population_attack import Population, attack_population
 
 ATTRIBUTES = ("first", "middle", "last")
 

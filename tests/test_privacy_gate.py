@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from pprl.party.artifacts import NOISE_CHOICE, OWN_TENSOR, PEER_TENSOR
-from pprl.party.gate_cache import CACHE_DIR, NOISE_HINT
 from pprl.party.local import PARTIES, Privacy, evaluate, read_truth
-from pprl.party.state import run_dir
-from pprl.party.wire_log import read_wire_log
+from pprl.party.service.wire_log import read_wire_log
+from pprl.party.storage.artifacts import NOISE_CHOICE, OWN_TENSOR, PEER_TENSOR
+from pprl.party.storage.gate_cache import CACHE_DIR, NOISE_HINT
+from pprl.party.storage.state import run_dir
 from tests.conftest import coordinate
 
 pytestmark = pytest.mark.integration

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import time
 
-from pprl.party.coordinator import _Printer
+from pprl.party.coordination.coordinator import _Printer
 from pprl.protocol.progress import rate_text
 from pprl.wire.v1 import linkage_pb2 as pb
 

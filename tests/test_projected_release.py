@@ -8,14 +8,16 @@ import dataclasses
 import numpy as np
 import pytest
 
-from pprl.protocol import pipeline, release, synthetic
+from pprl.protocol import pipeline
 from pprl.protocol.agreement import Agreement
-from pprl.protocol.audit import Dictionary, audit_tensor
-from pprl.protocol.features import MISSING_CODE, unit_vectors
+from pprl.protocol.data import synthetic
+from pprl.protocol.data.reference import DEFAULT_MAPPING, ReferenceSet
 from pprl.protocol.method import agreement_description, method_params
-from pprl.protocol.randomness import Randomness
-from pprl.protocol.reference import DEFAULT_MAPPING, ReferenceSet
-from pprl.protocol.release import kept_components, projected_release, released_width
+from pprl.protocol.model.features import MISSING_CODE, unit_vectors
+from pprl.protocol.privacy.audit import Dictionary, audit_tensor
+from pprl.protocol.vectors import release
+from pprl.protocol.vectors.randomness import Randomness
+from pprl.protocol.vectors.release import kept_components, projected_release, released_width
 
 ATTRIBUTES = ("first", "middle", "last")
 

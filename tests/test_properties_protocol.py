@@ -23,22 +23,22 @@ from hypothesis.extra.numpy import arrays
 from rapidfuzz.distance import Levenshtein
 
 from pprl.files.records import load_records
-from pprl.protocol.classifier import Model
-from pprl.protocol.corruption import (
+from pprl.protocol.data.corruption import (
     ERROR_KINDS,
     OCR_PAIRS,
     PHONETIC_PAIRS,
     QWERTY_NEIGHBOURS,
     Corrupter,
 )
-from pprl.protocol.features import MISSING_CODE, pair_features, unit_vectors
-from pprl.protocol.matching import exact_scores
+from pprl.protocol.data.records import normalise
+from pprl.protocol.data.reference import ReferenceSet
+from pprl.protocol.linkage.matching import exact_scores
 from pprl.protocol.method import MethodParams, agreement_digest
 from pprl.protocol.metrics import linkage_quality
+from pprl.protocol.model.classifier import Model
+from pprl.protocol.model.features import MISSING_CODE, pair_features, unit_vectors
 from pprl.protocol.phases import Phase, PhaseOrderError, check_advance
-from pprl.protocol.records import normalise
-from pprl.protocol.reference import ReferenceSet
-from pprl.protocol.smashing import smash_values
+from pprl.protocol.vectors.smashing import smash_values
 from tests.oracles import brute_greedy, candidate_pairs, match, pair_list
 
 FAST = settings(max_examples=60, deadline=None)

@@ -1,9 +1,10 @@
 """Property tests (hypothesis) for tensor streams: every tensor round-trips byte for byte, and
 every single corruption of a stream is refused without leaving a file behind.
 
-``pprl.party.transfer`` imports CHUNK_BYTES into its own namespace and both ``tensor_messages``
-(the sender) and ``receive_tensor`` (the receiver) read that module global at call time, so
-patching ``pprl.party.transfer.CHUNK_BYTES`` reaches both; patching ``pprl.party.tls`` would not.
+``pprl.party.peering.transfer`` imports CHUNK_BYTES into its own namespace and both
+``tensor_messages`` (the sender) and ``receive_tensor`` (the receiver) read that module global
+at call time, so patching ``pprl.party.peering.transfer.CHUNK_BYTES`` reaches both; patching
+``pprl.party.keys.tls`` would not.
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from pprl.party import transfer
-from pprl.party.transfer import Expected, TransferError, receive_tensor, tensor_messages
+from pprl.party.peering import transfer
+from pprl.party.peering.transfer import Expected, TransferError, receive_tensor, tensor_messages
 from pprl.wire.v1 import linkage_pb2 as pb
 
 RUN_ID = "run-property"

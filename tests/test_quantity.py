@@ -7,14 +7,14 @@ import pytest
 
 from pprl.protocol import pipeline
 from pprl.protocol.agreement import Agreement
-from pprl.protocol.corruption import Corrupter
-from pprl.protocol.features import MISSING_CODE
-from pprl.protocol.kinds import normalise_value
+from pprl.protocol.data.corruption import Corrupter
+from pprl.protocol.data.kinds import normalise_value
+from pprl.protocol.data.reference import ReferenceSet
+from pprl.protocol.data.reference_builder import build_reference, parse_column
+from pprl.protocol.data.synthetic import census_names
 from pprl.protocol.method import MethodParams, method_params
-from pprl.protocol.randomness import Randomness
-from pprl.protocol.reference import ReferenceSet
-from pprl.protocol.reference_builder import build_reference, parse_column
-from pprl.protocol.synthetic import census_names
+from pprl.protocol.model.features import MISSING_CODE
+from pprl.protocol.vectors.randomness import Randomness
 
 PEOPLE = 40  # name pairs; each is held by two namesakes
 KINDS = {"height": "quantity"}

@@ -5,12 +5,12 @@ from __future__ import annotations
 import grpc
 import pytest
 
-from pprl.party.authorise import service_of
-from pprl.party.peer import PeerError
-from pprl.party.phase_runner import failure
+from pprl.party.peering.peer import PeerError
+from pprl.party.phases.phase_runner import failure
+from pprl.party.phases.work import PhaseFailed
 from pprl.party.reasons import reason_name
-from pprl.party.state import ArtifactError
-from pprl.party.work import PhaseFailed
+from pprl.party.service.authorise import service_of
+from pprl.party.storage.state import ArtifactError
 from pprl.protocol.errors import InputError
 from pprl.wire.v1 import linkage_pb2 as pb
 

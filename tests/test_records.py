@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from pprl.files.records import load_records
+from pprl.protocol.data.kinds import Attribute
+from pprl.protocol.data.records import normalise
 from pprl.protocol.errors import InputError
-from pprl.protocol.kinds import Attribute
-from pprl.protocol.records import normalise
 
 HEADER = "id,first,middle,last\n"
 

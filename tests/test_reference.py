@@ -11,19 +11,19 @@ from pathlib import Path
 import pytest
 
 from pprl.files.reference import load_reference
+from pprl.protocol.data.reference import (
+    DEFAULT_MAPPING,
+    ReferenceSet,
+    reference_overlap,
+    typed_reference,
+    validate_mapping,
+)
 from pprl.protocol.errors import InputError
 from pprl.protocol.method import (
     MethodParams,
     agreement_description,
     agreement_digest,
     explain_mismatch,
-)
-from pprl.protocol.reference import (
-    DEFAULT_MAPPING,
-    ReferenceSet,
-    reference_overlap,
-    typed_reference,
-    validate_mapping,
 )
 
 REFERENCE = "first,last\nAda,Lovelace\n grace , hopper\nAlan,Turing\nAda,Lovelace\n"
@@ -160,7 +160,7 @@ def test_digest_is_stable_across_processes(tmp_path: Path) -> None:
         "import sys\n"
         "from pprl.protocol.method import *\n"
         "from pprl.files.reference import load_reference\n"
-        "from pprl.protocol.reference import DEFAULT_MAPPING\n"
+        "from pprl.protocol.data.reference import DEFAULT_MAPPING\n"
         "ref = load_reference(sys.argv[1])\n"
         "print(agreement_digest(ref, DEFAULT_MAPPING, MethodParams()))\n"
     )

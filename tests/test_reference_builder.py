@@ -14,17 +14,17 @@ import pytest
 
 from pprl.cli import main
 from pprl.files.reference import load_reference
-from pprl.protocol.errors import InputError
-from pprl.protocol.kinds import REFERENCE_DATE_FORMAT, normalise_value
-from pprl.protocol.method import _canonical, agreement_digest, method_params, reference_sha256
-from pprl.protocol.reference_builder import (
+from pprl.protocol.data.kinds import REFERENCE_DATE_FORMAT, normalise_value
+from pprl.protocol.data.reference_builder import (
     GENERATORS,
     STREET_TYPES,
     build_reference,
     parse_column,
     reference_csv,
 )
-from pprl.protocol.synthetic import census_names
+from pprl.protocol.data.synthetic import census_names
+from pprl.protocol.errors import InputError
+from pprl.protocol.method import _canonical, agreement_digest, method_params, reference_sha256
 
 SPEC = (
     "first=first-name",
@@ -71,7 +71,7 @@ def test_the_bytes_do_not_depend_on_the_process(tmp_path: Path) -> None:
     """A fresh interpreter (another hash seed) writes what this one does."""
     script = (
         "import sys\n"
-        "from pprl.protocol.reference_builder import build_reference, parse_column, "
+        "from pprl.protocol.data.reference_builder import build_reference, parse_column, "
         "reference_csv\n"
         f"spec = {SPEC!r}\n"
         f"sys.stdout.write(reference_csv(build_reference([parse_column(t) for t in spec], "

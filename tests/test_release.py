@@ -5,10 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pprl.protocol import release as release_module
-from pprl.protocol.features import unit_vectors
-from pprl.protocol.release import Release, kept_components, reference_statistics, standardise
-from pprl.protocol.smashing import smash
+from pprl.protocol.model.features import unit_vectors
+from pprl.protocol.vectors import release as release_module
+from pprl.protocol.vectors.release import (
+    Release,
+    kept_components,
+    reference_statistics,
+    standardise,
+)
+from pprl.protocol.vectors.smashing import smash
 
 # Distances within the column: ANN-BOB 3, ANN-ANNA 1, BOB-ANNA 4.
 REFERENCE = {"first": ["ANN", "BOB", "ANNA"]}

@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pprl.protocol.candidates import accepted_pairs, bounds
-from pprl.protocol.classifier import MIN_CAP, Model, saturation_caps, train
-from pprl.protocol.features import MISSING_CODE, pair_features, unit_vectors
-from pprl.protocol.matching import Selection, one_to_one
+from pprl.protocol.linkage.candidates import accepted_pairs, bounds
+from pprl.protocol.linkage.matching import Selection, one_to_one
 from pprl.protocol.method import DEFAULT_SATURATION, method_params
+from pprl.protocol.model.classifier import MIN_CAP, Model, saturation_caps, train
+from pprl.protocol.model.features import MISSING_CODE, pair_features, unit_vectors
 from tests.oracles import pair_list
 
 

@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from pprl.protocol.features import MISSING_CODE
-from pprl.protocol.smashing import smash, smash_values
+from pprl.protocol.model.features import MISSING_CODE
+from pprl.protocol.vectors.smashing import smash, smash_values
 
 PAPER_MAPPING = (("first", "first"), ("last", "last"), ("middle", "first"), ("middle", "last"))
 PAPER_RS = {"first": ["CHARLIE", "JAY"], "last": ["ADLER", "ADLER"]}

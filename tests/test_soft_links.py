@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pprl.protocol import candidates, plans, soft_links
-from pprl.protocol.candidates import CandidatesUnavailable, distinct_entries
-from pprl.protocol.classifier import Model
-from pprl.protocol.features import MISSING_CODE, unit_vectors
-from pprl.protocol.matching import Selection, exact_scores
+from pprl.protocol.linkage import candidates, plans, soft_links
+from pprl.protocol.linkage.candidates import CandidatesUnavailable, distinct_entries
+from pprl.protocol.linkage.matching import Selection, exact_scores
+from pprl.protocol.model.classifier import Model
+from pprl.protocol.model.features import MISSING_CODE, unit_vectors
 
 
 def _tensors() -> tuple[np.ndarray, np.ndarray]:

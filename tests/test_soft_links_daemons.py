@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from pprl.party.artifacts import OWN_TOKENS_CSV, SOFT_LINKS_CSV
 from pprl.party.local import PARTIES, read_truth
-from pprl.party.state import run_dir
+from pprl.party.storage.artifacts import OWN_TOKENS_CSV, SOFT_LINKS_CSV
+from pprl.party.storage.state import run_dir
 from tests.conftest import coordinate
 
 pytestmark = pytest.mark.integration

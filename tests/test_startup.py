@@ -11,10 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from pprl.party.certs import make_development_pki
 from pprl.party.config import PartyConfig, PeerEndpoint, TlsFiles, load_config
+from pprl.party.keys.certs import make_development_pki
 from pprl.party.local import generated_deployment
-from pprl.party.startup import check_certificate, check_roles, check_startup, check_state_dir
+from pprl.party.service.startup import (
+    check_certificate,
+    check_roles,
+    check_startup,
+    check_state_dir,
+)
 from pprl.protocol.errors import InputError
 
 

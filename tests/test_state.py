@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pprl.party.state import ArtifactError, RunStore, file_sha256, run_dir
+from pprl.party.storage.state import ArtifactError, RunStore, file_sha256, run_dir
 from pprl.protocol.phases import Phase
 
 

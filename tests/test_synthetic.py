@@ -10,9 +10,9 @@ import pytest
 from rapidfuzz.distance import DamerauLevenshtein, Levenshtein
 
 from pprl.files.generated import write_records_csv, write_reference_csv, write_truth_csv
-from pprl.protocol.corruption import Corrupter
-from pprl.protocol.error_model import error_model
-from pprl.protocol.synthetic import (
+from pprl.protocol.data.corruption import Corrupter
+from pprl.protocol.data.error_model import error_model
+from pprl.protocol.data.synthetic import (
     MISSING_LOOKALIKES,
     Person,
     SyntheticData,

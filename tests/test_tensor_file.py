@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pprl.party.artifacts import TensorFile
-from pprl.party.state import ArtifactError
-from pprl.protocol.candidates import accepted_pairs, distinct_entries
-from pprl.protocol.matching import Selection
+from pprl.party.storage.artifacts import TensorFile
+from pprl.party.storage.state import ArtifactError
+from pprl.protocol.linkage.candidates import accepted_pairs, distinct_entries
+from pprl.protocol.linkage.matching import Selection
 from tests.oracles import pair_list
 from tests.test_candidates import _linkage
 

@@ -13,7 +13,7 @@ import pytest
 from pprl.party import local
 from pprl.party.local import Deployment, evaluate, read_truth
 from pprl.party.reasons import reason_of
-from pprl.party.state import run_dir
+from pprl.party.storage.state import run_dir
 from pprl.wire.v1 import linkage_pb2 as pb
 from tests.conftest import stub_as
 
@@ -108,7 +108,7 @@ def test_a_session_links_every_pair_and_resumes(deploy):
 def test_a_party_list_that_repeats_an_identity_is_refused_before_any_call(tmp_path):
     """No daemon listens: the list is refused before the coordinator connects to anyone."""
     deployment_free = [f"127.0.0.1:{local.free_port()}" for _ in range(3)]
-    from pprl.party.certs import make_development_pki
+    from pprl.party.keys.certs import make_development_pki
 
     certs = make_development_pki(tmp_path / "certs", ["coordinator"])
     cert, key = certs["coordinator"]

@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from pprl.protocol.features import pair_features, unit_vectors
-from pprl.protocol.training import (
+from pprl.protocol.model.features import pair_features, unit_vectors
+from pprl.protocol.model.training import (
     corrupt_sample,
     negative_partners,
     smashed_similarity,

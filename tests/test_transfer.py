@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pprl.party.tls import CHUNK_BYTES
-from pprl.party.transfer import Expected, TransferError, receive_tensor, tensor_messages
+from pprl.party.keys.tls import CHUNK_BYTES
+from pprl.party.peering.transfer import Expected, TransferError, receive_tensor, tensor_messages
 from pprl.wire.v1 import linkage_pb2 as pb
 
 RUN_ID = "run-2024-0001"

@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 from rapidfuzz.distance import Levenshtein
 
-from pprl.protocol.release import ProjectedRelease
-from pprl.protocol.smashing import smash_values
+from pprl.protocol.vectors.release import ProjectedRelease
+from pprl.protocol.vectors.smashing import smash_values
 
 _BLOCK = 256
 

@@ -6,9 +6,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pprl.files.reference import load_reference
+from pprl.protocol.data.records import normalise
+from pprl.protocol.data.synthetic import default_reference, generate
 from pprl.protocol.errors import InputError
-from pprl.protocol.records import normalise
-from pprl.protocol.synthetic import default_reference, generate
 
 ATTRIBUTES = ("first", "middle", "last")
 Columns = dict[str, list[str]]

@@ -19,12 +19,12 @@ from pprl.party.config import DEFAULT_AUDIT_RECORDS, records_schema
 from pprl.party.local import load_schema
 from pprl.protocol import pipeline
 from pprl.protocol.agreement import Agreement
-from pprl.protocol.audit import Dictionary
+from pprl.protocol.data.kinds import kinds_of, scales_of
+from pprl.protocol.data.records import RecordTable
 from pprl.protocol.gate import calibrate_noise, gate_sample
-from pprl.protocol.kinds import kinds_of, scales_of
 from pprl.protocol.metrics import Quality, linkage_quality
-from pprl.protocol.randomness import Randomness
-from pprl.protocol.records import RecordTable
+from pprl.protocol.privacy.audit import Dictionary
+from pprl.protocol.vectors.randomness import Randomness
 
 
 def _value(text: str) -> object:

@@ -12,11 +12,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pprl.protocol.classifier import Model
-from pprl.protocol.matching import Matches, PassTimes, Selection, scan
+from pprl.protocol.linkage.matching import Matches, PassTimes, Selection, scan
+from pprl.protocol.model.classifier import Model
+from pprl.protocol.model.training import negative_partners
 from pprl.protocol.progress import Progress
-from pprl.protocol.smashing import distance_table
-from pprl.protocol.training import negative_partners
+from pprl.protocol.vectors.smashing import distance_table
 
 
 @dataclass(frozen=True)

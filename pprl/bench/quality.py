@@ -23,16 +23,18 @@ import numpy as np
 
 from pprl.bench import plain
 from pprl.bench.data import ATTRIBUTES, Columns, LinkageTask
-from pprl.protocol import candidates, classifier, matching, pipeline, training
+from pprl.protocol import pipeline
 from pprl.protocol.agreement import Agreement
-from pprl.protocol.features import unit_vectors
+from pprl.protocol.data.reference import ReferenceSet, default_mapping, reference_overlap
+from pprl.protocol.linkage import candidates, matching
+from pprl.protocol.linkage.released import record_pairs
 from pprl.protocol.method import MethodParams, method_params
 from pprl.protocol.metrics import linkage_quality
+from pprl.protocol.model import classifier, training
+from pprl.protocol.model.features import unit_vectors
 from pprl.protocol.own_training import TrainingSample, fit, training_sample
 from pprl.protocol.progress import Progress, rate_text
-from pprl.protocol.randomness import Randomness
-from pprl.protocol.reference import ReferenceSet, default_mapping, reference_overlap
-from pprl.protocol.released import record_pairs
+from pprl.protocol.vectors.randomness import Randomness
 
 Row = dict[str, Any]
 Log = Callable[[str], None]

@@ -21,7 +21,6 @@ import numpy as np
 
 from pprl.files.records import load_records
 from pprl.files.reference import load_reference
-from pprl.party.artifacts import MODEL, ORDER, OWN_TENSOR, PEER_TENSOR
 from pprl.party.local import (
     PARTIES,
     Privacy,
@@ -31,20 +30,21 @@ from pprl.party.local import (
     running,
     write_demo_data,
 )
-from pprl.party.state import run_dir
-from pprl.protocol import candidates, matching, plans
+from pprl.party.storage.artifacts import MODEL, ORDER, OWN_TENSOR, PEER_TENSOR
+from pprl.party.storage.state import run_dir
 from pprl.protocol.agreement import Agreement
-from pprl.protocol.classifier import Model
-from pprl.protocol.features import (
+from pprl.protocol.data.reference import DEFAULT_MAPPING
+from pprl.protocol.linkage import candidates, matching, plans
+from pprl.protocol.method import MethodParams, method_params
+from pprl.protocol.metrics import linkage_quality
+from pprl.protocol.model.classifier import Model
+from pprl.protocol.model.features import (
     Standardise,
     indicator_features,
     missing_units,
     missing_values,
     unit_vectors,
 )
-from pprl.protocol.method import MethodParams, method_params
-from pprl.protocol.metrics import linkage_quality
-from pprl.protocol.reference import DEFAULT_MAPPING
 
 Log = Callable[[str], None]
 

@@ -66,13 +66,14 @@ def run(args: argparse.Namespace) -> int:
 def assess(args: argparse.Namespace) -> dict[str, Any]:
     # The pipeline loads only for this command.
     from pprl.bench.data import read_reference
-    from pprl.protocol import pipeline, synthetic
-    from pprl.protocol.audit import census_dictionary
+    from pprl.protocol import pipeline
+    from pprl.protocol.data import synthetic
+    from pprl.protocol.data.reference import DEFAULT_MAPPING, ReferenceSet
     from pprl.protocol.method import method_params
     from pprl.protocol.metrics import linkage_quality
-    from pprl.protocol.noise import CalibrationError
-    from pprl.protocol.randomness import Randomness
-    from pprl.protocol.reference import DEFAULT_MAPPING, ReferenceSet
+    from pprl.protocol.privacy.audit import census_dictionary
+    from pprl.protocol.privacy.noise import CalibrationError
+    from pprl.protocol.vectors.randomness import Randomness
 
     if args.size < 2 or args.audit_records < 1 or not 0 < args.limit <= 1:
         raise InputError("--size needs at least 2, --audit-records 1, --limit within (0, 1]")

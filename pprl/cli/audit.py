@@ -18,13 +18,13 @@ import numpy as np
 from pprl.cli.summary import write_json
 from pprl.party.config import load_config
 from pprl.protocol.agreement import Agreement
-from pprl.protocol.audit import AuditReport, audit_tensor
 from pprl.protocol.errors import InputError
 from pprl.protocol.gate import attacked_entries, audit_rows, calibrate_noise
-from pprl.protocol.noise import CalibrationError
-from pprl.protocol.randomness import Randomness, secret_generator
-from pprl.protocol.release import Release
-from pprl.protocol.released import Released
+from pprl.protocol.linkage.released import Released
+from pprl.protocol.privacy.audit import AuditReport, audit_tensor
+from pprl.protocol.privacy.noise import CalibrationError
+from pprl.protocol.vectors.randomness import Randomness, secret_generator
+from pprl.protocol.vectors.release import Release
 
 GATED = {"every-name": "record_reidentified", "any-name": "record_exposed"}
 
@@ -109,9 +109,9 @@ def run(args: argparse.Namespace) -> int:
 def run_audit(options: AuditOptions) -> dict[str, Any]:
     """The report as a dict (what --json writes); raises InputError for unusable inputs."""
     # The daemon's code (gRPC, the classifiers) loads only for this command.
-    from pprl.party.inputs import load_dictionary, load_inputs, load_population
-    from pprl.party.work import PhaseFailed, resolve_agreement
-    from pprl.protocol.smashing import smash
+    from pprl.party.phases.work import PhaseFailed, resolve_agreement
+    from pprl.party.storage.inputs import load_dictionary, load_inputs, load_population
+    from pprl.protocol.vectors.smashing import smash
 
     config = load_config(options.config)
     if options.sample < 1:

@@ -20,11 +20,11 @@ from pprl.bench.quality import (
 )
 from pprl.bench.report import quality_table
 from pprl.files.atomic import write_text_atomic
-from pprl.protocol.error_model import MODEL_NAMES
+from pprl.protocol.data.error_model import MODEL_NAMES
 from pprl.protocol.errors import InputError
-from pprl.protocol.features import FEATURES
 from pprl.protocol.method import MethodParams, method_params
-from pprl.protocol.release import RELEASES
+from pprl.protocol.model.features import FEATURES
+from pprl.protocol.vectors.release import RELEASES
 
 
 def _counts(text: str) -> list[int]:

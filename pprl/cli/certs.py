@@ -16,7 +16,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pprl.party import certs
+    from pprl.party.keys import certs
 
     written = certs.make_development_pki(Path(args.out), args.names)
     for name, (cert, key) in written.items():

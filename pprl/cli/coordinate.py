@@ -1,7 +1,7 @@
 """`pprl coordinate`: drive the daemons through the phases, or resume a run.
 
 Two parties (--alice and --bob, or two --party) make one run. Three or more make a session:
-one run for every pair (pprl.party.sessions)."""
+one run for every pair (pprl.party.coordination.sessions)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 from pprl.cli.summary import print_summary, write_json
 from pprl.party.config import TlsFiles
-from pprl.party.coordinator import DEFAULT_PHASE_TIMEOUT
-from pprl.party.run_ids import BadRunId, check_run_id
+from pprl.party.coordination.coordinator import DEFAULT_PHASE_TIMEOUT
+from pprl.party.storage.run_ids import BadRunId, check_run_id
 from pprl.protocol.phases import LAST_PHASE, Phase
 
 
@@ -109,8 +109,8 @@ def _run_id(text: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pprl.party.coordinator import Coordinator, Endpoint
-    from pprl.party.sessions import Session, pair_run_id
+    from pprl.party.coordination.coordinator import Coordinator, Endpoint
+    from pprl.party.coordination.sessions import Session, pair_run_id
 
     if args.phase_timeout <= 0:
         raise SystemExit("pprl coordinate: error: --phase-timeout must be positive")

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from pprl.cli.summary import print_summary, write_json
 from pprl.party.config import DEFAULT_REIDENTIFICATION_LIMIT
-from pprl.protocol.classifier import TRAINERS
 from pprl.protocol.errors import InputError
-from pprl.protocol.features import FEATURES
+from pprl.protocol.model.classifier import TRAINERS
+from pprl.protocol.model.features import FEATURES
 
 # More reference rows leave a peer less per coordinate at the noise the gate needs.
 DEMO_REFERENCE_ROWS = 2000

@@ -24,7 +24,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run_serve(args: argparse.Namespace) -> int:
     from pprl.party.config import load_config
-    from pprl.party.server import serve
+    from pprl.party.service.server import serve
 
     config = load_config(args.config)
     logging.basicConfig(
@@ -38,9 +38,9 @@ def run_serve(args: argparse.Namespace) -> int:
 
 def run_check(args: argparse.Namespace) -> int:
     from pprl.party.config import load_config
-    from pprl.party.inputs import load_inputs
-    from pprl.party.startup import check_startup
-    from pprl.party.work import data_report, data_words, resolve_agreement
+    from pprl.party.phases.work import data_report, data_words, resolve_agreement
+    from pprl.party.service.startup import check_startup
+    from pprl.party.storage.inputs import load_inputs
 
     config = load_config(args.config)
     check_startup(config)

@@ -11,9 +11,7 @@ from pathlib import Path
 
 from pprl.files.atomic import write_text_atomic
 from pprl.files.reference import load_reference
-from pprl.protocol.errors import InputError
-from pprl.protocol.method import reference_sha256
-from pprl.protocol.reference_builder import (
+from pprl.protocol.data.reference_builder import (
     DEFAULT_YEARS,
     GENERATORS,
     build_reference,
@@ -21,6 +19,8 @@ from pprl.protocol.reference_builder import (
     parse_years,
     reference_csv,
 )
+from pprl.protocol.errors import InputError
+from pprl.protocol.method import reference_sha256
 
 EXAMPLE = """\
 generators (NAME=GENERATOR[:PARAMETER]):

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from pprl.files.atomic import atomic_file
-from pprl.protocol.synthetic import Person
+from pprl.protocol.data.synthetic import Person
 
 
 def _write_csv_atomic(path: Path, header: Sequence[str], rows: Iterable[Sequence[str]]) -> None:

@@ -7,9 +7,9 @@ from collections.abc import Hashable, Sequence
 from pathlib import Path
 
 from pprl.files.tables import CsvTable, read_table
+from pprl.protocol.data.kinds import Attribute, BadValue
+from pprl.protocol.data.records import BAD_VALUE_POLICIES, RecordTable
 from pprl.protocol.errors import InputError
-from pprl.protocol.kinds import Attribute, BadValue
-from pprl.protocol.records import BAD_VALUE_POLICIES, RecordTable
 
 _SHOWN_GROUPS = 3
 _SHOWN_ROWS = 5

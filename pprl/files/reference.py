@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from pprl.files.tables import CsvTable, read_table
+from pprl.protocol.data.records import normalise
+from pprl.protocol.data.reference import ReferenceSet
 from pprl.protocol.errors import InputError
-from pprl.protocol.records import normalise
-from pprl.protocol.reference import ReferenceSet
 
 
 def load_reference(path: str | Path) -> ReferenceSet:

@@ -11,16 +11,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from pprl.protocol.audit import MEASURES
-from pprl.protocol.bloom import BloomParams
-from pprl.protocol.classifier import CLASS_WEIGHTS, DEFAULT_C, TRAINERS
-from pprl.protocol.encodings import DEFAULT_ENCODING, ENCODINGS, Encoding
-from pprl.protocol.error_model import DEFAULT_MODEL as REGISTERS_MODEL
-from pprl.protocol.error_model import MODEL_NAMES
-from pprl.protocol.errors import InputError
-from pprl.protocol.expectation import DEFAULT_MIN_EXPECTED_F1
-from pprl.protocol.features import FEATURES
-from pprl.protocol.kinds import (
+from pprl.protocol.data.error_model import DEFAULT_MODEL as REGISTERS_MODEL
+from pprl.protocol.data.error_model import MODEL_NAMES
+from pprl.protocol.data.kinds import (
     DEFAULT_DATE_FORMAT,
     DEFAULT_KIND,
     SCALED_KINDS,
@@ -28,17 +21,24 @@ from pprl.protocol.kinds import (
     kinds_of,
     scales_of,
 )
-from pprl.protocol.kinds import KINDS as ATTRIBUTE_KINDS
-from pprl.protocol.matching import ASSIGNMENTS
+from pprl.protocol.data.kinds import KINDS as ATTRIBUTE_KINDS
+from pprl.protocol.data.records import BAD_VALUE_POLICIES
+from pprl.protocol.data.reference import MappingEntry, default_mapping
+from pprl.protocol.encodings import DEFAULT_ENCODING, ENCODINGS, Encoding
+from pprl.protocol.errors import InputError
+from pprl.protocol.expectation import DEFAULT_MIN_EXPECTED_F1
+from pprl.protocol.linkage.matching import ASSIGNMENTS
 from pprl.protocol.method import (
     BLOOM_KEYS,
     MethodParams,
     default_classifier,
     method_params,
 )
-from pprl.protocol.records import BAD_VALUE_POLICIES
-from pprl.protocol.reference import MappingEntry, default_mapping
-from pprl.protocol.release import RELEASES
+from pprl.protocol.model.classifier import CLASS_WEIGHTS, DEFAULT_C, TRAINERS
+from pprl.protocol.model.features import FEATURES
+from pprl.protocol.privacy.audit import MEASURES
+from pprl.protocol.vectors.bloom import BloomParams
+from pprl.protocol.vectors.release import RELEASES
 
 # The privacy gate refuses to release a tensor when a dictionary attack on a sample of it
 # re-identifies a larger share of records than this (see docs/privacy.md).
@@ -142,7 +142,7 @@ class PrivacySettings:
     # A public list of people (CSV with the attributes' columns) for the attacker who combines
     # a record's attributes (None: that attacker does not run; docs/privacy.md).
     population: Path | None = None
-    # The key both parties hold for [method] encoding = "bloom" (pprl.party.bloom_key).
+    # The key both parties hold for [method] encoding = "bloom" (pprl.party.keys.bloom_key).
     bloom_key: Path | None = None
     # TRAIN stops the run, before anything is sent, when this party's classifier is expected
     # to link worse than this F1 (pprl.protocol.expectation); 0 estimates nothing.

@@ -23,9 +23,6 @@ from pathlib import Path
 from typing import Any
 
 from pprl.files import generated
-from pprl.party.artifacts import LINKAGE_CSV, PEER_MATCHES_CSV
-from pprl.party.bloom_key import load_bloom_key
-from pprl.party.certs import make_development_pki
 from pprl.party.config import (
     DEFAULT_REIDENTIFICATION_LIMIT,
     KNOWN_KEYS,
@@ -35,11 +32,14 @@ from pprl.party.config import (
     load_config,
     read_toml,
 )
-from pprl.party.coordinator import Coordinator, CoordinatorError, Endpoint
-from pprl.party.inputs import load_inputs
-from pprl.party.state import run_dir
-from pprl.protocol import synthetic
+from pprl.party.coordination.coordinator import Coordinator, CoordinatorError, Endpoint
+from pprl.party.keys.bloom_key import load_bloom_key
+from pprl.party.keys.certs import make_development_pki
+from pprl.party.storage.artifacts import LINKAGE_CSV, PEER_MATCHES_CSV
+from pprl.party.storage.inputs import load_inputs
+from pprl.party.storage.state import run_dir
 from pprl.protocol.agreement import Agreement
+from pprl.protocol.data import synthetic
 from pprl.protocol.errors import InputError, PprlError
 from pprl.protocol.metrics import Quality, linkage_quality
 

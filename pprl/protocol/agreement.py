@@ -11,23 +11,24 @@ from typing import Any
 
 import numpy as np
 
-from pprl.protocol import bloom_linkage, noise
-from pprl.protocol.bloom import BloomKey
-from pprl.protocol.combined import combined_kinds, with_combined
-from pprl.protocol.distances import Metric
+from pprl.protocol.data.combined import combined_kinds, with_combined
+from pprl.protocol.data.distances import Metric
+from pprl.protocol.data.kinds import KINDS, SCALED_KINDS, check_scale
+from pprl.protocol.data.reference import MappingEntry, ReferenceSet, typed_reference
 from pprl.protocol.encodings import Distances, encoding_named
-from pprl.protocol.features import Standardise
-from pprl.protocol.keyed_noise import NoiseKey
-from pprl.protocol.kinds import KINDS, SCALED_KINDS, check_scale
+from pprl.protocol.linkage import bloom_linkage
 from pprl.protocol.method import (
     MethodParams,
     agreement_description,
     description_digest,
     reference_sha256,
 )
+from pprl.protocol.model.features import Standardise
+from pprl.protocol.privacy import noise
 from pprl.protocol.progress import Progress
-from pprl.protocol.reference import MappingEntry, ReferenceSet, typed_reference
-from pprl.protocol.release import (
+from pprl.protocol.vectors.bloom import BloomKey
+from pprl.protocol.vectors.keyed_noise import NoiseKey
+from pprl.protocol.vectors.release import (
     ArrayStore,
     ProjectedRelease,
     ReferenceStatistics,
@@ -37,7 +38,7 @@ from pprl.protocol.release import (
     reference_statistics,
     standardise,
 )
-from pprl.protocol.smashing import Encoder
+from pprl.protocol.vectors.smashing import Encoder
 
 Columns = Mapping[str, Sequence[str]]
 

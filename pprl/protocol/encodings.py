@@ -14,18 +14,19 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from pprl.protocol import bloom_audit, bloom_linkage, candidates, matching, noise, plans
-from pprl.protocol.audit import AuditReport
-from pprl.protocol.bloom import BloomParams, FilterDistance
-from pprl.protocol.classifier import Model
-from pprl.protocol.combined import with_combined
-from pprl.protocol.distances import Metric
+from pprl.protocol.data.combined import with_combined
+from pprl.protocol.data.distances import Metric
 from pprl.protocol.gate import Attack, audit_distances
-from pprl.protocol.keyed_noise import NoiseKey
+from pprl.protocol.linkage import bloom_linkage, candidates, matching, plans
+from pprl.protocol.model.classifier import Model
 from pprl.protocol.own_training import fit, training_sample
+from pprl.protocol.privacy import bloom_audit, noise
+from pprl.protocol.privacy.audit import AuditReport
 from pprl.protocol.progress import Progress
-from pprl.protocol.release import released_width
-from pprl.protocol.smashing import smash
+from pprl.protocol.vectors.bloom import BloomParams, FilterDistance
+from pprl.protocol.vectors.keyed_noise import NoiseKey
+from pprl.protocol.vectors.release import released_width
+from pprl.protocol.vectors.smashing import smash
 
 if TYPE_CHECKING:
     from pprl.protocol.agreement import Agreement

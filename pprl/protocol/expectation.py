@@ -28,10 +28,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pprl.protocol import classifier, pipeline
+from pprl.protocol import pipeline
 from pprl.protocol.agreement import Agreement
+from pprl.protocol.model import classifier
 from pprl.protocol.own_training import training_sample
-from pprl.protocol.randomness import EXPECTATION, Randomness
+from pprl.protocol.vectors.randomness import EXPECTATION, Randomness
 
 # The most own records one estimate links against their corrupted copies: 5,000 x 5,000
 # pairs take a few seconds, and precision at that scale is near the real run's at 5,000.

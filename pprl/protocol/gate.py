@@ -12,7 +12,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from pprl.protocol.audit import (
+from pprl.protocol.data.combined import is_initial, with_combined
+from pprl.protocol.data.kinds import KINDS
+from pprl.protocol.data.reference import MappingEntry
+from pprl.protocol.linkage.released import Released
+from pprl.protocol.privacy.audit import (
     ATTACKS,
     EXACT_ATTACKS,
     AuditReport,
@@ -20,13 +24,9 @@ from pprl.protocol.audit import (
     audit_tensor,
     vector_counts,
 )
-from pprl.protocol.combined import is_initial, with_combined
-from pprl.protocol.kinds import KINDS
-from pprl.protocol.noise_choice import NoiseChoice, choose_sigma
-from pprl.protocol.population_attack import Population, attack_population
-from pprl.protocol.randomness import GATE, RELEASE, Randomness
-from pprl.protocol.reference import MappingEntry
-from pprl.protocol.released import Released
+from pprl.protocol.privacy.noise_choice import NoiseChoice, choose_sigma
+from pprl.protocol.privacy.population_attack import Population, attack_population
+from pprl.protocol.vectors.randomness import GATE, RELEASE, Randomness
 
 if TYPE_CHECKING:
     from pprl.protocol.agreement import Agreement

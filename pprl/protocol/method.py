@@ -13,15 +13,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from pprl.protocol.bloom import BloomParams
-from pprl.protocol.classifier import CLASS_WEIGHTS, DEFAULT_C, TRAINERS, check_saturation
+from pprl.protocol.data.error_model import MODEL_NAMES, ONE_ERROR
+from pprl.protocol.data.kinds import DEFAULT_KIND
+from pprl.protocol.data.reference import MappingEntry, ReferenceSet
 from pprl.protocol.encodings import DEFAULT_ENCODING, ENCODINGS, encoding_named
-from pprl.protocol.error_model import MODEL_NAMES, ONE_ERROR
-from pprl.protocol.features import FEATURES
-from pprl.protocol.kinds import DEFAULT_KIND
-from pprl.protocol.matching import ASSIGNMENTS, GREEDY, OPTIMAL
-from pprl.protocol.reference import MappingEntry, ReferenceSet
-from pprl.protocol.release import RELEASES
+from pprl.protocol.linkage.matching import ASSIGNMENTS, GREEDY, OPTIMAL
+from pprl.protocol.model.classifier import CLASS_WEIGHTS, DEFAULT_C, TRAINERS, check_saturation
+from pprl.protocol.model.features import FEATURES
+from pprl.protocol.vectors.bloom import BloomParams
+from pprl.protocol.vectors.release import RELEASES
 
 DESCRIPTION_VERSION = 2
 BLOOM_KEYS = ("bloom_bits", "bloom_hashes", "bloom_q")
@@ -52,7 +52,7 @@ class MethodParams:
     classifier: str = "linear"
     c: float = 100.0
     training_records: int = 5000
-    # How TRAIN corrupts own records into matches (pprl.protocol.error_model): "one-error" is
+    # How TRAIN corrupts own records into matches (pprl.protocol.data.error_model): "one-error" is
     # the paper's single edit; "registers" adds nicknames, middle initials, swaps and blanks.
     error_model: str = ONE_ERROR
     negatives_per_positive: int = 4
@@ -64,14 +64,15 @@ class MethodParams:
     top_k: int = 10
     assignment: str = GREEDY
     normalisation: str = "upper-collapse-whitespace"
-    # What a party sends per value (pprl.protocol.release.RELEASES).
+    # What a party sends per value (pprl.protocol.vectors.release.RELEASES).
     release: str = "distances"
     # Besides the linkage, each party writes its records' K best peer records (soft_links);
     # 0: not asked for.
     soft_top_k: int = 0
     # What a party encodes its values as (pprl.protocol.encodings.ENCODINGS): edit distances
-    # to the reference set, or keyed q-gram Bloom filters (pprl.protocol.bloom) of bloom_bits,
-    # bloom_hashes, bloom_q, sent as they are or as distances to the reference set's filters.
+    # to the reference set, or keyed q-gram Bloom filters (pprl.protocol.vectors.bloom) of
+    # bloom_bits, bloom_hashes, bloom_q, sent as they are or as distances to the reference
+    # set's filters.
     encoding: str = DEFAULT_ENCODING
     bloom_bits: int = 1024
     bloom_hashes: int = 10

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from pprl.protocol import classifier, training
-from pprl.protocol.combined import base_names
+from pprl.protocol.data.combined import base_names
+from pprl.protocol.model import classifier, training
 
 if TYPE_CHECKING:
     from pprl.protocol.agreement import Agreement

@@ -1,7 +1,7 @@
 """One party's side of Algorithm 1 on plain arrays: agree, release, train, match, link.
 
 This is the method once. The daemon wraps these functions with storage, the wire and
-progress (pprl.party.work); the benchmarks call them in one process for both parties
+progress (pprl.party.phases.work); the benchmarks call them in one process for both parties
 (`link_in_process`). Nothing here reads a file or touches the network.
 
 Rows of a released tensor are in a secret random order (`Released.order`), so the tensor's
@@ -15,12 +15,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pprl.protocol import candidates, classifier, matching, plans, soft_links
 from pprl.protocol.agreement import Agreement
 from pprl.protocol.encodings import Runner
+from pprl.protocol.linkage import candidates, matching, plans, soft_links
+from pprl.protocol.linkage.released import Released, record_pairs
+from pprl.protocol.model import classifier
 from pprl.protocol.progress import Progress
-from pprl.protocol.randomness import RELEASE, SHUFFLE, TRAINING, Randomness
-from pprl.protocol.released import Released, record_pairs
+from pprl.protocol.vectors.randomness import RELEASE, SHUFFLE, TRAINING, Randomness
 
 Columns = Mapping[str, Sequence[str]]
 

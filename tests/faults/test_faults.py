@@ -21,7 +21,16 @@ from pathlib import Path
 import pytest
 
 from pprl.failpoints import FAILPOINT_ENV
-from pprl.party.artifacts import (
+from pprl.party.coordination.coordinator import Coordinator, CoordinatorError
+from pprl.party.local import (
+    PARTIES,
+    Deployment,
+    generated_deployment,
+    log_tail,
+    start_daemon,
+    stop_daemon,
+)
+from pprl.party.storage.artifacts import (
     BULK,
     DATA_REPORT,
     KEEP_CLOSED_RUNS,
@@ -32,16 +41,7 @@ from pprl.party.artifacts import (
     PEER_MATCHES,
     PEER_TENSOR,
 )
-from pprl.party.coordinator import Coordinator, CoordinatorError
-from pprl.party.local import (
-    PARTIES,
-    Deployment,
-    generated_deployment,
-    log_tail,
-    start_daemon,
-    stop_daemon,
-)
-from pprl.party.state import run_dir
+from pprl.party.storage.state import run_dir
 from pprl.protocol.phases import Phase
 from tests.conftest import coordinate_command
 from tests.faults.proxy import Proxy

@@ -1,0 +1,1 @@
+"""The coordinator that moves both daemons through the phases, and its sessions."""

@@ -1,0 +1,1 @@
+"""Talking to the peer daemon: calls and chunked transfers over mutual TLS."""

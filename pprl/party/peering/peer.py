@@ -1,0 +1,122 @@
+"""The client side of the peer RPCs: what one daemon sends the other."""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+
+import grpc
+
+from pprl import failpoints
+from pprl.party.config import PeerEndpoint, TlsFiles
+from pprl.party.keys.tls import secure_channel
+from pprl.party.peering.transfer import tensor_messages
+from pprl.party.reasons import describe, reason_of
+from pprl.protocol.errors import PprlError
+from pprl.protocol.progress import Progress
+from pprl.wire.v1 import linkage_pb2 as pb
+from pprl.wire.v1 import linkage_pb2_grpc as rpc
+
+_RETRYABLE = {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.FAILED_PRECONDITION}
+
+
+# How long AGREE waits for the peer's agreement: its own inputs' checks, or, with automatic
+# noise, also its noise choice (the gate's dictionary against the reference set, a few sigmas).
+AGREEMENT_WAIT_SECONDS = 120.0
+AUTO_NOISE_WAIT_SECONDS = 900.0
+
+
+class PeerError(PprlError):
+    """The peer could not be reached or refused a request; `reason` is the peer's own, or
+    PEER_UNAVAILABLE when it gave none."""
+
+    def __init__(self, message: str, reason: pb.ErrorReason = pb.PEER_UNAVAILABLE) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+class PeerClient:
+    def __init__(self, endpoint: PeerEndpoint, tls: TlsFiles) -> None:
+        self._channel = secure_channel(endpoint.address, tls, endpoint.identity)
+        self._stub = rpc.PeerStub(self._channel)
+        self.peer = endpoint.identity
+        self.timeout = endpoint.timeout
+
+    def close(self) -> None:
+        self._channel.close()
+
+    def _fail(self, action: str, error: grpc.RpcError) -> PeerError:
+        reason = reason_of(error) or pb.PEER_UNAVAILABLE
+        if error.code() is grpc.StatusCode.DEADLINE_EXCEEDED and not reason_of(error):
+            return PeerError(
+                f"{action} {self.peer}: no answer within {self.timeout:g} s "
+                "([peer] or [[peers]] timeout_seconds)",
+                pb.TIMED_OUT,
+            )
+        return PeerError(f"{action} {self.peer}: {describe(error)}", reason)
+
+    def agreement(
+        self, run_id: str, wait_seconds: float = AGREEMENT_WAIT_SECONDS
+    ) -> tuple[pb.GetAgreementResponse, int]:
+        """The peer's agreement; waits up to `wait_seconds` while the peer is still computing
+        its own, but no longer than [peer] timeout_seconds while it cannot be reached at all
+        (a peer that died in AGREE fails the phase in that time, and the run resumes)."""
+        deadline = time.monotonic() + wait_seconds
+        unreachable_since: float | None = None
+        request = pb.GetAgreementRequest(run_id=run_id)
+        while True:
+            try:
+                reply = self._stub.GetAgreement(request, timeout=min(30.0, self.timeout))
+                return reply, request.ByteSize()
+            except grpc.RpcError as error:
+                now = time.monotonic()
+                if error.code() == grpc.StatusCode.UNAVAILABLE:
+                    unreachable_since = unreachable_since or now
+                else:
+                    unreachable_since = None
+                gone = unreachable_since is not None and now - unreachable_since > self.timeout
+                if error.code() not in _RETRYABLE or now > deadline or gone:
+                    raise self._fail("getting the agreement of", error) from None
+            time.sleep(0.2)
+
+    def push_tensor(
+        self,
+        run_id: str,
+        digest: str,
+        path: Path,
+        shape: tuple[int, ...],
+        sha256_hex: str,
+        progress: Progress | None = None,
+    ) -> tuple[pb.PushTensorResponse, int]:
+        """Stream the tensor file; `progress(bytes sent, total bytes)` after each chunk."""
+        sent = 0
+        total = math.prod(shape)
+
+        def counted():
+            nonlocal sent
+            payload = 0
+            for message in tensor_messages(run_id, digest, path, shape, sha256_hex):
+                sent += message.ByteSize()
+                yield message
+                if message.HasField("header"):
+                    failpoints.mid_stream()
+                if progress is not None and message.HasField("chunk"):
+                    payload += len(message.chunk.data)
+                    progress(payload, total)
+
+        try:
+            # At least 1 MB/s, plus the time a peer may take to answer at all.
+            receipt = self._stub.PushTensor(counted(), timeout=self.timeout + total / 1e6)
+        except grpc.RpcError as error:
+            raise self._fail("sending the smashed tensor to", error) from None
+        if receipt.sha256.hex() != sha256_hex:
+            raise PeerError(f"{self.peer} stored a tensor with a different checksum", pb.DATA_LOSS)
+        return receipt, sent
+
+    def push_matches(self, match_set: pb.PushMatchesRequest) -> tuple[pb.PushMatchesResponse, int]:
+        try:
+            receipt = self._stub.PushMatches(match_set, timeout=self.timeout)
+        except grpc.RpcError as error:
+            raise self._fail("sending matches to", error) from None
+        return receipt, match_set.ByteSize()

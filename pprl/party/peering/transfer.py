@@ -1,0 +1,205 @@
+"""Smashed tensors on the wire: a header, then checksummed chunks read from and written to disk.
+
+Neither side holds the tensor in memory: the sender reads its file chunk by chunk, the
+receiver writes each checked chunk to a temporary file that is renamed into place only when
+the whole tensor has arrived intact, so a bad transfer leaves nothing behind. The receiver
+hashes and writes in a second thread while the next chunk arrives, a few chunks at most
+apart, so memory stays at a few chunks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import queue
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from pprl.files.atomic import atomic_file
+from pprl.party.keys.tls import CHUNK_BYTES
+from pprl.protocol.errors import PprlError
+from pprl.wire.v1 import linkage_pb2 as pb
+
+DTYPE = "uint8"
+MAX_RECORDS = 50_000_000
+
+
+class TransferError(PprlError, ValueError):
+    """A tensor stream that does not match what was declared or agreed."""
+
+
+@dataclass(frozen=True)
+class Expected:
+    """What the receiver already knows from the agreement: only the record count is new."""
+
+    run_id: str
+    digest: str
+    mapping_entries: int
+    width: int  # coordinates per value: reference rows, or projected components
+
+
+def tensor_messages(
+    run_id: str,
+    digest: str,
+    path: Path,
+    shape: tuple[int, ...],
+    sha256_hex: str,
+) -> Iterator[pb.PushTensorRequest]:
+    total = math.prod(shape)
+    header = pb.TensorHeader(
+        run_id=run_id,
+        digest=digest,
+        shape=list(shape),
+        dtype=DTYPE,
+        total_bytes=total,
+        chunk_count=math.ceil(total / CHUNK_BYTES),
+        sha256=bytes.fromhex(sha256_hex),
+    )
+    yield pb.PushTensorRequest(header=header)
+    with path.open("rb") as handle:
+        index = 0
+        while data := handle.read(CHUNK_BYTES):
+            chunk = pb.TensorChunk(index=index, data=data, sha256=hashlib.sha256(data).digest())
+            yield pb.PushTensorRequest(chunk=chunk)
+            index += 1
+
+
+def _check_header(header: pb.TensorHeader, expected: Expected) -> tuple[int, int, int]:
+    if header.run_id != expected.run_id:
+        raise TransferError(
+            f"tensor for run {header.run_id!r}, but the current run is {expected.run_id!r}"
+        )
+    if header.digest != expected.digest:
+        raise TransferError("tensor made under a different agreement digest")
+    if header.dtype != DTYPE:
+        raise TransferError(f"dtype {header.dtype!r}, expected {DTYPE!r}")
+    shape = tuple(header.shape)
+    wanted = (expected.mapping_entries, expected.width)
+    if len(shape) != 3 or shape[1:] != wanted or not 0 < shape[0] <= MAX_RECORDS:
+        raise TransferError(f"shape {shape}, expected (records, {wanted[0]}, {wanted[1]})")
+    total = math.prod(shape)
+    if header.total_bytes != total:
+        raise TransferError(f"total_bytes {header.total_bytes} does not match shape {shape}")
+    if header.chunk_count != math.ceil(total / CHUNK_BYTES):
+        raise TransferError(f"chunk_count {header.chunk_count} does not fit {total} bytes")
+    if len(header.sha256) != 32:
+        raise TransferError("header sha256 must be 32 bytes")
+    return shape
+
+
+class _Sink:
+    """Checks each chunk's SHA-256, feeds the whole-tensor hash and writes the chunk, in its
+    own thread (hashlib and file writes release the GIL, so this overlaps the network)."""
+
+    def __init__(self, out, depth: int = 8) -> None:
+        self.out = out
+        self.whole = hashlib.sha256()
+        self.error: TransferError | None = None
+        self._queue: queue.Queue = queue.Queue(maxsize=depth)
+        self._thread = threading.Thread(target=self._work, name="tensor-sink", daemon=True)
+        self._thread.start()
+
+    def _work(self) -> None:
+        while (item := self._queue.get()) is not None:
+            index, data, digest = item
+            if self.error is not None:
+                continue  # drain, so the receiving thread never blocks on a full queue
+            if hashlib.sha256(data).digest() != digest:
+                self.error = TransferError(f"chunk {index} fails its checksum")
+                continue
+            self.whole.update(data)
+            self.out.write(data)
+
+    def put(self, index: int, data: bytes, digest: bytes) -> None:
+        if self.error is not None:
+            raise self.error
+        self._queue.put((index, data, digest))
+
+    def finish(self) -> bytes:
+        """The whole tensor's digest once every chunk is written; raises the first error."""
+        self.abandon()
+        if self.error is not None:
+            raise self.error
+        return self.whole.digest()
+
+    def abandon(self) -> None:
+        """Stop after the queued chunks (finish, or give up after an error)."""
+        self._queue.put(None)
+        self._thread.join()
+
+
+class StreamTimeout(TransferError):
+    """The sender stopped sending in the middle of a stream."""
+
+
+_END = object()
+
+
+def idle_limited(messages: Iterator, seconds: float) -> Iterator:
+    """The messages of a stream, read in a helper thread, failing once none arrives for
+    `seconds`: a peer that opens a stream and goes quiet must not hold a worker for ever.
+
+    The helper stays blocked on the stream until gRPC ends the call, which the caller's
+    refusal does.
+    """
+    arrived: queue.Queue = queue.Queue(maxsize=4)
+
+    def read() -> None:
+        try:
+            for message in messages:
+                arrived.put(message)
+        except BaseException as error:  # the call was cancelled or ended
+            arrived.put(error)
+        else:
+            arrived.put(_END)
+
+    threading.Thread(target=read, name="stream-reader", daemon=True).start()
+    while True:
+        try:
+            item = arrived.get(timeout=seconds)
+        except queue.Empty:
+            raise StreamTimeout(f"no message for {seconds:g} s") from None
+        if item is _END:
+            return
+        if isinstance(item, BaseException):
+            raise item
+        yield item
+
+
+def receive_tensor(
+    messages: Iterator[pb.PushTensorRequest], expected: Expected, dest: Path
+) -> tuple[tuple[int, ...], str]:
+    """Check and store a pushed tensor; returns (shape, sha256 hex). Nothing is stored on error."""
+    first = next(messages, None)
+    if first is None or first.WhichOneof("body") != "header":
+        raise TransferError("the stream must start with a tensor header")
+    header = first.header
+    shape = _check_header(header, expected)
+    received = 0
+    with atomic_file(dest) as tmp, tmp.open("wb") as out:
+        sink = _Sink(out)
+        try:
+            for index, message in enumerate(messages):
+                if message.WhichOneof("body") != "chunk":
+                    raise TransferError(f"message {index + 1} is not a chunk")
+                chunk = message.chunk
+                if chunk.index != index:
+                    raise TransferError(f"chunk {chunk.index} arrived where chunk {index} was due")
+                if index >= header.chunk_count or len(chunk.data) > CHUNK_BYTES:
+                    raise TransferError(f"chunk {index} goes beyond the declared size")
+                received += len(chunk.data)
+                if received > header.total_bytes:
+                    raise TransferError(f"chunk {index} goes beyond the declared size")
+                sink.put(index, chunk.data, chunk.sha256)
+        except BaseException:
+            sink.abandon()
+            raise
+        whole = sink.finish()
+        if received != header.total_bytes:
+            raise TransferError(f"received {received} bytes of {header.total_bytes}")
+        if whole != header.sha256:
+            raise TransferError("the tensor fails its whole-payload checksum")
+        out.flush()
+    return shape, whole.hex()

@@ -1,0 +1,1 @@
+"""The gRPC daemon: the server, its control and peer services, authorisation and logging."""

@@ -1,0 +1,93 @@
+"""Who may call what, decided in one place for every call: each service has one audience.
+
+The Peer service is for the configured peers' certificate identities (which run a peer may
+touch is checked by the service itself), the Control service for the coordinator's; a call
+to any other service is refused, so a new RPC is closed to all until its service is given an
+audience here.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import grpc
+
+from pprl.party.config import PartyConfig
+from pprl.party.keys.tls import caller_identity
+from pprl.party.reasons import abort
+from pprl.party.service.handlers import Behaviour, wrap_handler
+from pprl.wire.v1 import linkage_pb2 as pb
+
+log = logging.getLogger("pprl.party")
+
+
+@dataclass(frozen=True)
+class Audience:
+    role: str  # "peer" or "coordinator", for log lines and refusals
+    identities: tuple[str, ...]  # the certificate common names allowed to call
+
+    def names(self) -> str:
+        return " or ".join(repr(name) for name in self.identities)
+
+
+def party_audiences(config: PartyConfig) -> dict[str, Audience]:
+    """Full service name -> who may call it, for a party daemon."""
+    services = pb.DESCRIPTOR.services_by_name
+    return {
+        services["Peer"].full_name: Audience("peer", config.peer_identities),
+        services["Control"].full_name: Audience("coordinator", (config.coordinator_identity,)),
+    }
+
+
+def service_of(method: str) -> str:
+    """`pprl.wire.v1.Peer` for `/pprl.wire.v1.Peer/PushTensor`; empty when malformed."""
+    parts = method.split("/")
+    return parts[1] if len(parts) == 3 and not parts[0] else ""
+
+
+class Authorise(grpc.ServerInterceptor):
+    """Checks the caller's certificate identity before the method runs. The identity is only
+    known from the servicer context, so the check wraps the method's behaviour."""
+
+    def __init__(self, audiences: Mapping[str, Audience]) -> None:
+        self._audiences = dict(audiences)
+
+    def intercept_service(self, continuation, handler_call_details):
+        handler = continuation(handler_call_details)
+        if handler is None:
+            return None  # no such method: gRPC answers UNIMPLEMENTED
+        method = handler_call_details.method
+        audience = self._audiences.get(service_of(method))
+        return wrap_handler(handler, lambda behaviour: _guard(method, audience, behaviour))
+
+
+def _guard(method: str, audience: Audience | None, behaviour: Behaviour) -> Behaviour:
+    def guarded(request, context: grpc.ServicerContext):
+        caller = caller_identity(context)
+        if audience is None:
+            log.warning("refused %s from %r: no identity may call it", method, caller)
+            abort(
+                context,
+                grpc.StatusCode.PERMISSION_DENIED,
+                pb.NOT_AUTHORISED,
+                f"{method} is open to no one",
+            )
+        if caller not in audience.identities:
+            log.warning(
+                "refused %s from %r: only the %s %s may call it",
+                method,
+                caller,
+                audience.role,
+                audience.names(),
+            )
+            abort(
+                context,
+                grpc.StatusCode.PERMISSION_DENIED,
+                pb.NOT_AUTHORISED,
+                f"{method} is for the {audience.role} {audience.names()} only, not {caller!r}",
+            )
+        return behaviour(request, context)
+
+    return guarded

@@ -1,0 +1,261 @@
+"""The Control service: what the coordinator may ask of this daemon.
+
+Only the configured coordinator gets here: the Authorise interceptor checks every call first.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import grpc
+
+from pprl.party.config import PartyConfig
+from pprl.party.phases.phase_runner import PhaseRunner
+from pprl.party.phases.work import (
+    DATA_REPORT,
+    LINKAGE_CSV,
+    MODEL,
+    NOISE_CHOICE,
+    OWN_MATCHES,
+    OWN_TENSOR,
+    PEER_MATCHES,
+)
+from pprl.party.reasons import abort
+from pprl.party.storage.artifacts import BULK, KEEP_CLOSED_RUNS
+from pprl.party.storage.run_ids import BadRunId, check_run_id
+from pprl.party.storage.state import Run, RunStore
+from pprl.party.wire_types import wire_phase
+from pprl.protocol.phases import Phase, PhaseOrderError, check_advance
+from pprl.wire.v1 import linkage_pb2 as pb
+from pprl.wire.v1 import linkage_pb2_grpc as rpc
+
+
+def peak_rss_bytes() -> int:
+    """This process's peak resident memory. On Linux, VmHWM: ru_maxrss would also count the
+    memory of whatever process started the daemon, as it survives fork and exec."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # kilobytes on Linux
+
+
+class ControlService(rpc.ControlServicer):
+    def __init__(self, config: PartyConfig, store: RunStore, runner: PhaseRunner) -> None:
+        self.config = config
+        self.store = store
+        self.runner = runner
+        # Admitting a new run reads the open runs and creates the new one as one step.
+        self._admission = threading.Lock()
+
+    def GetStatus(
+        self, request: pb.GetStatusRequest, context: grpc.ServicerContext
+    ) -> pb.GetStatusResponse:
+        if request.run_id:
+            _valid_run_id(request.run_id, context)
+        run = self.store.get(request.run_id) if request.run_id else self.store.latest()
+        if run is None:
+            return pb.GetStatusResponse(identity=self.config.identity)
+
+        def meta(name: str, key: str, index: int | None = None, kind: type = int):
+            artifact = self.store.artifact(run.run_id, name, verify=False)
+            # runs stored by older versions, and fixed noise, lack some keys: the kind's zero
+            if artifact is None or key not in artifact.meta:
+                return kind()
+            value = artifact.meta[key]
+            return kind(value[index] if index is not None else value)
+
+        return pb.GetStatusResponse(
+            identity=self.config.identity,
+            run_id=run.run_id,
+            peer=run.peer or self.config.peers[0].identity,
+            completed=wire_phase(run.completed),
+            phase_seconds={
+                p.name.lower(): s for p, s in self.store.phase_seconds(run.run_id).items()
+            },
+            bytes_sent=self.store.counter(run.run_id, "bytes_sent"),
+            records=meta(OWN_TENSOR, "shape", 0),
+            own_matches=meta(OWN_MATCHES, "pairs"),
+            peer_matches=meta(PEER_MATCHES, "pairs"),
+            agreed_matches=meta(LINKAGE_CSV, "rows"),
+            peak_rss_bytes=peak_rss_bytes(),
+            scored_pairs=meta(OWN_MATCHES, "scored"),
+            audited_records=meta(OWN_TENSOR, "audited_records"),
+            reidentified=meta(OWN_TENSOR, "reidentified", kind=float),
+            reidentification_limit=self.config.privacy.max_reidentification,
+            noise_edits=meta(OWN_TENSOR, "noise_edits", kind=float),
+            noise_sigma=self._noise_sigma(run.run_id),
+            noise_choice=meta(NOISE_CHOICE, "why", kind=str) or "",
+            exposed=meta(OWN_TENSOR, "exposed", kind=float),
+            recovered=meta(OWN_TENSOR, "recovered", kind=dict),
+            expected_precision=self._expected(run.run_id, "precision"),
+            expected_recall=self._expected(run.run_id, "recall"),
+            expected_f1=self._expected(run.run_id, "f1"),
+            min_expected_f1=self.config.privacy.min_expected_f1,
+            **self._data_report(run.run_id),
+        )
+
+    def _expected(self, run_id: str, key: str) -> float:
+        """TRAIN's estimate of this party's linkage (0 before TRAIN)."""
+        artifact = self.store.artifact(run_id, MODEL, verify=False)
+        if artifact is None:
+            return 0.0
+        return float(artifact.meta.get("expected", {}).get(key, 0.0))
+
+    def _noise_sigma(self, run_id: str) -> float:
+        """The agreed sigma, as stored with the agreement (0 before AGREE)."""
+        run = self.store.run(run_id)
+        if run.description is None:
+            return 0.0
+        return float(json.loads(run.description)["params"]["noise_sigma"])
+
+    def _data_report(self, run_id: str) -> dict[str, Any]:
+        """AGREE's report on the data, as status fields (empty before AGREE)."""
+        artifact = self.store.artifact(run_id, DATA_REPORT, verify=False)
+        if artifact is None:
+            return {}
+        keys = (
+            "reference_shared",
+            "repeated_groups",
+            "repeated_records",
+            "missing_values",
+            "unreadable_values",
+        )
+        return {key: artifact.meta[key] for key in keys if key in artifact.meta}
+
+    def Advance(
+        self, request: pb.AdvanceRequest, context: grpc.ServicerContext
+    ) -> Iterator[pb.AdvanceResponse]:
+        if not request.run_id or request.phase not in {int(p) for p in Phase if p}:
+            abort(
+                context,
+                grpc.StatusCode.INVALID_ARGUMENT,
+                pb.BAD_INPUT,
+                "a run id and a phase are required",
+            )
+        _valid_run_id(request.run_id, context)
+        phase = Phase(request.phase)
+        run = self._admit(request, context) if phase is Phase.AGREE else None
+        run = run or self.store.get(request.run_id)
+        if run is None:
+            abort(
+                context,
+                grpc.StatusCode.FAILED_PRECONDITION,
+                pb.UNKNOWN_RUN,
+                f"run {request.run_id!r} has not begun: {phase.name} comes after AGREE",
+            )
+        self._check_peer(run, request.peer, context)
+        if run.abandoned:
+            abort(
+                context,
+                grpc.StatusCode.FAILED_PRECONDITION,
+                pb.ABANDONED,
+                f"run {run.run_id} was abandoned; start a new one with `pprl coordinate --new`",
+            )
+        try:
+            todo = check_advance(run.completed, phase)
+        except PhaseOrderError as error:
+            abort(context, grpc.StatusCode.FAILED_PRECONDITION, pb.OUT_OF_ORDER, str(error))
+        if not todo:
+            seconds = self.store.phase_seconds(run.run_id).get(phase, 0.0)
+            yield pb.AdvanceResponse(
+                phase=wire_phase(phase), finished=True, seconds=seconds, message="already done"
+            )
+            return
+        yield from self.runner.run(run.run_id, phase, context)
+
+    def _peer_named(self, request: pb.AdvanceRequest, context: grpc.ServicerContext) -> str:
+        """The configured peer a new run links with: the one named, or the only one. A
+        refusal is also the answer a waiting peer gets, without this daemon's peer list."""
+        peer = request.peer
+        identities = self.config.peer_identities
+        if not peer and len(identities) == 1:
+            return identities[0]
+        if peer in identities:
+            return peer
+        listed = ", ".join(repr(i) for i in identities)
+        message = (
+            f"this daemon links with several peers ({listed}): the coordinator must name one"
+            if not peer
+            else f"{peer!r} is not a peer of {self.config.identity!r} (its peers: {listed})"
+        )
+        self.runner.refuse_agreement(
+            request.run_id, pb.BAD_INPUT, "its coordinator named no peer of this daemon"
+        )
+        abort(context, grpc.StatusCode.INVALID_ARGUMENT, pb.BAD_INPUT, message)
+
+    def _check_peer(self, run: Run, peer: str, context: grpc.ServicerContext) -> None:
+        """A coordinator that names a peer must name the run's own."""
+        linked = run.peer or self.config.peers[0].identity
+        if peer and peer != linked:
+            abort(
+                context,
+                grpc.StatusCode.FAILED_PRECONDITION,
+                pb.BAD_INPUT,
+                f"run {run.run_id} links {self.config.identity!r} with {linked!r}, not {peer!r}",
+            )
+
+    def _admit(self, request: pb.AdvanceRequest, context: grpc.ServicerContext) -> Run:
+        """The run AGREE works on: the existing one, or a new one if no other is open here.
+
+        A second coordinator, or `--new` during a run, must not take the run in progress
+        away from its peer; a run that never completed AGREE here holds nothing to resume and
+        makes way by itself.
+        """
+        run_id = request.run_id
+        with self._admission:
+            existing = self.store.get(run_id)
+            if existing is not None:
+                return existing
+            peer = self._peer_named(request, context)
+            for other in self.store.open_runs():
+                if other.completed is Phase.NEW and not self.runner.is_running(other.run_id):
+                    self.store.abandon(other.run_id)
+                    continue
+                doing = (
+                    "running AGREE"
+                    if other.completed is Phase.NEW
+                    else (f"completed {other.completed.name}")
+                )
+                message = (
+                    f"run {other.run_id} is still open here ({doing}): resume it with "
+                    f"`pprl coordinate --run-id {other.run_id}`, or abandon it with "
+                    f"`pprl coordinate --abandon {other.run_id}`"
+                )
+                self.runner.refuse_agreement(run_id, pb.RUN_OPEN, message)
+                abort(context, grpc.StatusCode.FAILED_PRECONDITION, pb.RUN_OPEN, message)
+            self.store.prune(BULK, KEEP_CLOSED_RUNS)
+            return self.store.create(run_id, peer)
+
+    def Abandon(
+        self, request: pb.AbandonRequest, context: grpc.ServicerContext
+    ) -> pb.AbandonResponse:
+        _valid_run_id(request.run_id, context)
+        with self._admission:
+            run = self.store.get(request.run_id)
+            if run is None:
+                abort(
+                    context,
+                    grpc.StatusCode.NOT_FOUND,
+                    pb.UNKNOWN_RUN,
+                    f"run {request.run_id!r} has never begun here",
+                )
+            if run.open:
+                self.store.abandon(run.run_id)
+        return pb.AbandonResponse(
+            run_id=run.run_id, completed=wire_phase(run.completed), was_open=run.open
+        )
+
+
+def _valid_run_id(run_id: str, context: grpc.ServicerContext) -> None:
+    try:
+        check_run_id(run_id)
+    except BadRunId as error:
+        abort(context, grpc.StatusCode.INVALID_ARGUMENT, pb.BAD_INPUT, str(error))

@@ -1,0 +1,239 @@
+"""The Peer service: what the other party's daemon may ask of this one.
+
+Only configured peers get here (the Authorise interceptor checks every call first), and each
+may touch only the runs the coordinator began with it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+import math
+import threading
+from collections.abc import Iterator
+
+import grpc
+
+from pprl import __version__
+from pprl.party.config import PartyConfig
+from pprl.party.keys.tls import caller_identity
+from pprl.party.peering.transfer import StreamTimeout, TransferError, idle_limited, receive_tensor
+from pprl.party.phases.phase_runner import PhaseRunner
+from pprl.party.phases.work import PEER_MATCHES, PEER_TENSOR, PhaseFailed, PhaseWork, match_rows
+from pprl.party.reasons import abort
+from pprl.party.storage.run_ids import BadRunId, check_run_id
+from pprl.party.storage.state import Run, RunStore
+from pprl.protocol.phases import Phase
+from pprl.wire.v1 import linkage_pb2 as pb
+from pprl.wire.v1 import linkage_pb2_grpc as rpc
+
+log = logging.getLogger("pprl.party")
+
+
+class PeerService(rpc.PeerServicer):
+    def __init__(
+        self, config: PartyConfig, store: RunStore, work: PhaseWork, runner: PhaseRunner
+    ) -> None:
+        self.config = config
+        self.store = store
+        self.work = work
+        self.runner = runner
+        # One tensor stream at a time: a peer opening many and sending nothing must not take
+        # every worker thread (and with them the coordinator's Status calls).
+        self._receiving = threading.Lock()
+
+    def _check_caller(self, run: Run, context: grpc.ServicerContext) -> None:
+        """A run is between this daemon and one peer: another peer may not read or feed it."""
+        caller = caller_identity(context) or ""
+        linked = run.peer or self.config.peers[0].identity
+        if caller != linked:
+            log.warning(
+                "refused %r a call on run %s, which links with %r", caller, run.run_id, linked
+            )
+            abort(
+                context,
+                grpc.StatusCode.PERMISSION_DENIED,
+                pb.NOT_AUTHORISED,
+                f"run {run.run_id!r} links this daemon with another party, not with {caller!r}",
+            )
+
+    def _current_run(self, context: grpc.ServicerContext, run_id: str, before: Phase) -> Run:
+        """The latest run, if `run_id` names it, it links with the caller and it has not yet
+        completed `before`."""
+        try:
+            check_run_id(run_id)
+        except BadRunId as error:
+            abort(context, grpc.StatusCode.INVALID_ARGUMENT, pb.BAD_INPUT, str(error))
+        run = self.store.latest()
+        if run is None or run.digest is None:
+            abort(
+                context,
+                grpc.StatusCode.FAILED_PRECONDITION,
+                pb.UNKNOWN_RUN,
+                "no agreed run here yet",
+            )
+        if run_id != run.run_id:
+            abort(
+                context,
+                grpc.StatusCode.FAILED_PRECONDITION,
+                pb.UNKNOWN_RUN,
+                f"run {run_id!r} is not the current run {run.run_id!r}",
+            )
+        self._check_caller(run, context)
+        if run.completed >= before:
+            abort(
+                context,
+                grpc.StatusCode.FAILED_PRECONDITION,
+                pb.OUT_OF_ORDER,
+                f"run {run_id!r} has already completed {before.name}",
+            )
+        return run
+
+    def GetAgreement(
+        self, request: pb.GetAgreementRequest, context: grpc.ServicerContext
+    ) -> pb.GetAgreementResponse:
+        try:
+            check_run_id(request.run_id)
+        except BadRunId as error:
+            abort(context, grpc.StatusCode.INVALID_ARGUMENT, pb.BAD_INPUT, str(error))
+        run = self.store.get(request.run_id)
+        failed = self.runner.agreement_failure(request.run_id)
+        if failed is not None and (run is None or run.digest is None):
+            abort(
+                context,
+                grpc.StatusCode.ABORTED,
+                failed.reason,
+                f"{self.config.identity} could not agree: {failed.message}",
+            )
+        if run is None or run.digest is None:
+            abort(
+                context,
+                grpc.StatusCode.FAILED_PRECONDITION,
+                pb.UNKNOWN_RUN,
+                f"no agreement yet for run {request.run_id!r}",
+            )
+        self._check_caller(run, context)
+        reply = pb.GetAgreementResponse(
+            run_id=run.run_id,
+            digest=run.digest,
+            description=run.description,
+            software_version=__version__,
+        )
+        self.store.add_counter(run.run_id, "bytes_sent", reply.ByteSize())
+        return reply
+
+    def PushTensor(
+        self, request_iterator: Iterator[pb.PushTensorRequest], context: grpc.ServicerContext
+    ) -> pb.PushTensorResponse:
+        if not self._receiving.acquire(blocking=False):
+            abort(
+                context,
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                pb.BUSY,
+                "a tensor stream is already being received; send one at a time",
+            )
+        try:
+            return self._receive_tensor(request_iterator, context)
+        finally:
+            self._receiving.release()
+
+    def _receive_tensor(
+        self, request_iterator: Iterator[pb.PushTensorRequest], context: grpc.ServicerContext
+    ) -> pb.PushTensorResponse:
+        caller = caller_identity(context) or ""
+        messages = idle_limited(request_iterator, self.config.peer(caller).timeout)
+        try:
+            first = next(messages, None)
+        except StreamTimeout as error:
+            abort(context, grpc.StatusCode.DEADLINE_EXCEEDED, pb.TIMED_OUT, f"tensor: {error}")
+        if first is None or not first.HasField("header"):
+            abort(
+                context,
+                grpc.StatusCode.INVALID_ARGUMENT,
+                pb.BAD_CHUNK,
+                "tensor refused: the stream must start with a tensor header",
+            )
+        run = self._current_run(context, first.header.run_id, Phase.MATCH)
+        held = self.store.artifact(run.run_id, PEER_TENSOR, verify=False)
+        if held is not None:
+            offered = first.header.sha256.hex()
+            return self._already_received(held.sha256, offered, held.size, caller, context)
+        dest = self.store.artifact_path(run.run_id, PEER_TENSOR)
+        try:
+            expected = self.work.expected_tensor(run.run_id)
+            shape, sha = receive_tensor(itertools.chain([first], messages), expected, dest)
+        except StreamTimeout as error:
+            log.warning("gave up a tensor from %s: %s", caller, error)
+            abort(context, grpc.StatusCode.DEADLINE_EXCEEDED, pb.TIMED_OUT, f"tensor: {error}")
+        except TransferError as error:
+            log.warning("refused a tensor from %s: %s", caller, error)
+            abort(
+                context, grpc.StatusCode.INVALID_ARGUMENT, pb.BAD_CHUNK, f"tensor refused: {error}"
+            )
+        except OSError as error:
+            self._unstored(context, "tensor", error)
+        self.store.record_artifact(run.run_id, PEER_TENSOR, {"shape": list(shape)}, sha256=sha)
+        log.info("stored %s's tensor %s for run %s", caller, shape, run.run_id)
+        reply = pb.PushTensorResponse(sha256=bytes.fromhex(sha), bytes_received=math.prod(shape))
+        self.store.add_counter(run.run_id, "bytes_sent", reply.ByteSize())
+        return reply
+
+    def _already_received(
+        self, held_sha: str, offered_sha: str, size: int, caller: str, context: grpc.ServicerContext
+    ) -> pb.PushTensorResponse:
+        """A sender that resumes EXCHANGE sends the same tensor again: confirm it. Any other
+        tensor would replace one already checked, so it is refused."""
+        if offered_sha != held_sha:
+            log.warning("refused a second, different tensor from %s", caller)
+            abort(
+                context,
+                grpc.StatusCode.ALREADY_EXISTS,
+                pb.ALREADY_RECEIVED,
+                "tensor refused: this run already holds a different tensor from you",
+            )
+        return pb.PushTensorResponse(sha256=bytes.fromhex(held_sha), bytes_received=size)
+
+    def PushMatches(
+        self, request: pb.PushMatchesRequest, context: grpc.ServicerContext
+    ) -> pb.PushMatchesResponse:
+        run = self._current_run(context, request.run_id, Phase.LINK)
+        if request.digest != run.digest:
+            abort(
+                context,
+                grpc.StatusCode.INVALID_ARGUMENT,
+                pb.DIGEST_MISMATCH,
+                "matches made under another digest",
+            )
+        held = self.store.artifact(run.run_id, PEER_MATCHES, verify=False)
+        if held is not None:
+            stored = json.loads(held.path.read_text(encoding="utf-8"))["pairs"]
+            if stored != match_rows(request):
+                abort(
+                    context,
+                    grpc.StatusCode.ALREADY_EXISTS,
+                    pb.ALREADY_RECEIVED,
+                    "matches refused: this run already holds other matches from you",
+                )
+            return pb.PushMatchesResponse(pairs_received=len(stored))
+        try:
+            count = self.work.receive_matches(run.run_id, request)
+        except OSError as error:
+            self._unstored(context, "matches", error)
+        except PhaseFailed as error:
+            abort(
+                context,
+                grpc.StatusCode.INVALID_ARGUMENT,
+                pb.BAD_MATCHES,
+                f"matches refused: {error}",
+            )
+        reply = pb.PushMatchesResponse(pairs_received=count)
+        self.store.add_counter(run.run_id, "bytes_sent", reply.ByteSize())
+        return reply
+
+    def _unstored(self, context: grpc.ServicerContext, what: str, error: OSError) -> None:
+        """Our own storage failed (disk full, permissions): logged here, and the sender is
+        told why without a path of ours."""
+        log.error("could not store %s's %s: %s", caller_identity(context), what, error)
+        message = f"the receiver could not store it: {error.strerror or error}"
+        abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, pb.STORAGE, message)

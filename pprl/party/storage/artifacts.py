@@ -1,0 +1,61 @@
+"""The files a run keeps in its state directory, and the stored tensor read in row slices."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+
+from pprl.party.storage.state import ArtifactError
+
+OWN_TENSOR = "own_tensor.u8"
+PEER_TENSOR = "peer_tensor.u8"
+ORDER = "order.npy"
+# What AGREE found in the data (shared reference values, repeated and missing values).
+DATA_REPORT = "data_report.json"
+# With noise_sigma = "auto": the rates measured, the sigma chosen, and the records attacked.
+NOISE_CHOICE = "noise_choice.json"
+MODEL = "model.npz"
+OWN_MATCHES = "own_matches.npz"
+PEER_MATCHES = "peer_matches.json"
+LINKAGE_CSV = "linkage.csv"
+OWN_MATCHES_CSV = "own_matches.csv"
+PEER_MATCHES_CSV = "peer_matches.csv"
+# With [method] soft_top_k: each own row's K best peer rows, and the soft linkage written from
+# them with peer tokens (soft_links), and this party's own token map.
+SOFT_MATCHES = "soft_matches.npz"
+SOFT_LINKS_CSV = "soft_links.csv"
+OWN_TOKENS_CSV = "own_tokens.csv"
+# What a closed run no longer needs and what takes the room: both smashed tensors (the
+# peer's is its data, kept no longer than useful), the shuffle, the model, the scores, and
+# the peer's matches as received (peer_matches.csv keeps them), the soft rows (soft_links.csv
+# keeps them). The result files stay.
+BULK = (OWN_TENSOR, PEER_TENSOR, ORDER, MODEL, OWN_MATCHES, PEER_MATCHES, SOFT_MATCHES)
+# Closed runs whose bulk files stay, for inspection; older ones are pruned when a run begins.
+KEEP_CLOSED_RUNS = 2
+
+
+class TensorFile:
+    """A stored uint8 tensor whose rows are read from disk on demand. Matching reads each row
+    once; mapping the file instead would count all of it as the daemon's resident memory."""
+
+    def __init__(self, path: Path, shape: tuple[int, ...]) -> None:
+        self.path = path
+        self.shape = shape
+        self._row_bytes = math.prod(shape[1:])
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, rows: slice) -> np.ndarray:
+        start, stop, step = rows.indices(self.shape[0])
+        if step != 1:
+            raise ValueError("rows are read in contiguous slices only")
+        count = max(0, stop - start)
+        with self.path.open("rb") as handle:
+            handle.seek(start * self._row_bytes)
+            data = np.fromfile(handle, dtype=np.uint8, count=count * self._row_bytes)
+        if len(data) != count * self._row_bytes:
+            raise ArtifactError(f"{self.path} is shorter than its recorded shape {self.shape}")
+        return data.reshape(count, *self.shape[1:])

@@ -1,0 +1,80 @@
+"""A party's files, read and checked: its records, the reference set and the attack list."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from pprl.files.records import load_records
+from pprl.files.reference import load_reference
+from pprl.files.tables import read_table
+from pprl.party.config import PartyConfig, attribute_schema
+from pprl.protocol.data import reference
+from pprl.protocol.data.records import RecordTable, normalise
+from pprl.protocol.errors import InputError
+from pprl.protocol.model.training import MIN_TRAINING_RECORDS
+from pprl.protocol.privacy.audit import Dictionary, census_dictionary
+from pprl.protocol.privacy.population_attack import Population
+from pprl.protocol.vectors.release import ArrayStore
+
+
+@dataclass
+class Inputs:
+    records: RecordTable
+    reference: reference.ReferenceSet
+
+
+def load_inputs(config: PartyConfig, records_path: Path | None = None) -> Inputs:
+    """The configured records (or those at `records_path`) and the checked reference set."""
+    records = load_records(
+        records_path or config.records_path,
+        config.id_column,
+        attribute_schema(config),
+        config.on_bad_value,
+    )
+    if len(records) < MIN_TRAINING_RECORDS:
+        raise InputError(
+            f"holds {len(records)} record(s); TRAIN needs at least {MIN_TRAINING_RECORDS} of "
+            "the party's own to make matching and non-matching pairs",
+            path=records.path,
+        )
+    ref = load_reference(config.reference_path)
+    reference.validate_mapping(config.mapping, config.attributes, ref)
+    return Inputs(records, ref)
+
+
+def load_dictionary(
+    path: Path | None, reference_set: reference.ReferenceSet, store: ArrayStore | None = None
+) -> Dictionary:
+    """The attacker's name list: every value of a CSV (after its header row), or the census
+    first names and surnames; `store` keeps its projected coordinates between runs."""
+    if path is None:
+        return census_dictionary(reference_set.columns, store)
+    table = read_table(path)
+    names = [normalise(field) for _, fields in table.rows for field in fields]
+    if not any(names):
+        raise InputError(
+            "the dictionary holds no names (only a header or blank cells)", path=str(path)
+        )
+    return Dictionary(names, reference_set.columns, store)
+
+
+def load_population(path: Path | None, attributes: list[str]) -> Population | None:
+    """The attacker's list of people: a CSV with a column for each attacked attribute (other
+    columns are ignored), values normalised as records are."""
+    if path is None or not attributes:
+        return None
+    table = read_table(path)
+    absent = [a for a in attributes if a not in table.header]
+    if absent:
+        raise InputError(
+            f"the population list has no column {', '.join(absent)} (its header: "
+            f"{', '.join(table.header)})",
+            path=str(path),
+        )
+    if not table.rows:
+        raise InputError("the population list holds no people (only a header)", path=str(path))
+    where = {a: table.header.index(a) for a in attributes}
+    return Population(
+        {a: [normalise(fields[i]) for _, fields in table.rows] for a, i in where.items()}
+    )

@@ -1,0 +1,286 @@
+"""Durable run state: SQLite for what a run has done, files beside it for tensors and models.
+
+A phase counts as completed only once its artifacts are renamed into place and its row is
+committed, so a daemon killed mid-phase redoes that phase and nothing before it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from pprl.party.storage.run_ids import check_run_id
+from pprl.protocol.errors import PprlError
+from pprl.protocol.phases import LAST_PHASE, Phase
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    run_id TEXT PRIMARY KEY,
+    created REAL NOT NULL,
+    completed INTEGER NOT NULL DEFAULT 0,
+    digest TEXT,
+    description TEXT,
+    records_sha256 TEXT,
+    abandoned INTEGER NOT NULL DEFAULT 0,
+    peer TEXT NOT NULL DEFAULT ''
+);
+CREATE TABLE IF NOT EXISTS phases (
+    run_id TEXT NOT NULL,
+    phase INTEGER NOT NULL,
+    seconds REAL NOT NULL,
+    finished REAL NOT NULL,
+    PRIMARY KEY (run_id, phase)
+);
+CREATE TABLE IF NOT EXISTS artifacts (
+    run_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    file TEXT NOT NULL,
+    sha256 TEXT NOT NULL,
+    bytes INTEGER NOT NULL,
+    meta TEXT NOT NULL DEFAULT '{}',
+    PRIMARY KEY (run_id, name)
+);
+CREATE TABLE IF NOT EXISTS counters (
+    run_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    value INTEGER NOT NULL,
+    PRIMARY KEY (run_id, name)
+);
+"""
+
+_READ_BLOCK = 4 << 20
+
+
+@dataclass(frozen=True)
+class Run:
+    run_id: str
+    completed: Phase
+    digest: str | None
+    description: str | None
+    records_sha256: str | None
+    abandoned: bool = False
+    # The identity of the party the run links with ("": a run stored before daemons had
+    # several peers, whose peer is the only one configured).
+    peer: str = ""
+
+    @property
+    def open(self) -> bool:
+        """Begun, not finished and not abandoned: the one run this daemon may work on."""
+        return not self.abandoned and self.completed < LAST_PHASE
+
+    def agreement(self) -> tuple[str, str]:
+        """(digest, description) of a run past AGREE; the later phases need both."""
+        if self.digest is None or self.description is None:
+            raise ArtifactError(f"run {self.run_id!r} has no agreement yet")
+        return self.digest, self.description
+
+
+@dataclass(frozen=True)
+class Artifact:
+    path: Path
+    sha256: str
+    size: int
+    meta: dict
+
+
+class ArtifactError(PprlError):
+    """A stored artifact no longer matches its recorded checksum."""
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while block := handle.read(_READ_BLOCK):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def run_dir(state_dir: Path, run_id: str) -> Path:
+    return Path(state_dir) / "runs" / check_run_id(run_id)
+
+
+class RunStore:
+    """One daemon's runs. Thread-safe: gRPC handlers and phase workers share it."""
+
+    def __init__(self, state_dir: Path) -> None:
+        self.state_dir = Path(state_dir)
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.state_dir / "state.db", check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.executescript(_SCHEMA)
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(runs)")}
+        if "abandoned" not in columns:  # a state directory from before runs could be abandoned
+            self._db.execute("ALTER TABLE runs ADD COLUMN abandoned INTEGER NOT NULL DEFAULT 0")
+        if "peer" not in columns:  # a state directory from before daemons had several peers
+            self._db.execute("ALTER TABLE runs ADD COLUMN peer TEXT NOT NULL DEFAULT ''")
+        self._db.commit()
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def remove_leftovers(self) -> int:
+        """Delete temporary files a killed writer left beside its artifacts (atomic_file
+        names them .NAME.*.tmp); none of them was ever an artifact. Returns how many."""
+        removed = 0
+        for leftover in self.state_dir.rglob(".*.tmp"):
+            leftover.unlink(missing_ok=True)
+            removed += 1
+        return removed
+
+    def run_dir(self, run_id: str) -> Path:
+        return run_dir(self.state_dir, run_id)
+
+    def create(self, run_id: str, peer: str = "") -> Run:
+        check_run_id(run_id)
+        with self._lock, self._db:
+            self._db.execute(
+                "INSERT OR IGNORE INTO runs (run_id, created, peer) VALUES (?, ?, ?)",
+                (run_id, time.time(), peer),
+            )
+        self.run_dir(run_id).mkdir(parents=True, exist_ok=True)
+        return self.run(run_id)
+
+    def run(self, run_id: str) -> Run:
+        """A run that must exist: the phases after AGREE only ever ask for their own run."""
+        run = self.get(run_id)
+        if run is None:
+            raise ArtifactError(f"run {run_id!r} is not in {self.state_dir / 'state.db'}")
+        return run
+
+    def get(self, run_id: str) -> Run | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT run_id, completed, digest, description, records_sha256, abandoned, peer"
+                " FROM runs WHERE run_id = ?",
+                (run_id,),
+            ).fetchone()
+        if row is None:
+            return None
+        return Run(row[0], Phase(row[1]), row[2], row[3], row[4], bool(row[5]), row[6])
+
+    def latest(self) -> Run | None:
+        """The last run begun here and not abandoned: the one a peer's calls must name."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT run_id FROM runs WHERE abandoned = 0"
+                " ORDER BY created DESC, rowid DESC LIMIT 1"
+            ).fetchone()
+        return None if row is None else self.get(row[0])
+
+    def open_runs(self) -> list[Run]:
+        """Runs begun, not finished and not abandoned (at most one once admission checks)."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT run_id FROM runs WHERE abandoned = 0 AND completed < ?"
+                " ORDER BY created, rowid",
+                (int(LAST_PHASE),),
+            ).fetchall()
+        runs = [self.get(row[0]) for row in rows]
+        return [run for run in runs if run is not None]
+
+    def prune(self, names: tuple[str, ...], keep: int) -> int:
+        """Delete the files `names` of closed runs (finished or abandoned) older than the
+        `keep` newest ones; their rows, reports and results stay. Returns files deleted."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT run_id FROM runs WHERE abandoned = 1 OR completed >= ?"
+                " ORDER BY created DESC, rowid DESC",
+                (int(LAST_PHASE),),
+            ).fetchall()
+        deleted = 0
+        for (run_id,) in rows[keep:]:
+            for name in names:
+                path = self.artifact_path(run_id, name)
+                if path.exists():
+                    path.unlink()
+                    deleted += 1
+        return deleted
+
+    def abandon(self, run_id: str) -> None:
+        """Mark a run abandoned: no phase of it runs again and a new run may begin."""
+        with self._lock, self._db:
+            self._db.execute("UPDATE runs SET abandoned = 1 WHERE run_id = ?", (run_id,))
+
+    def set_agreement(
+        self, run_id: str, digest: str, description: str, records_sha256: str
+    ) -> None:
+        with self._lock, self._db:
+            self._db.execute(
+                "UPDATE runs SET digest = ?, description = ?, records_sha256 = ? WHERE run_id = ?",
+                (digest, description, records_sha256, run_id),
+            )
+
+    def complete_phase(self, run_id: str, phase: Phase, seconds: float) -> None:
+        with self._lock, self._db:
+            self._db.execute(
+                "INSERT OR REPLACE INTO phases (run_id, phase, seconds, finished)"
+                " VALUES (?, ?, ?, ?)",
+                (run_id, int(phase), seconds, time.time()),
+            )
+            self._db.execute(
+                "UPDATE runs SET completed = ? WHERE run_id = ? AND completed < ?",
+                (int(phase), run_id, int(phase)),
+            )
+
+    def phase_seconds(self, run_id: str) -> dict[Phase, float]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT phase, seconds FROM phases WHERE run_id = ? ORDER BY phase", (run_id,)
+            ).fetchall()
+        return {Phase(p): s for p, s in rows}
+
+    def add_counter(self, run_id: str, name: str, amount: int) -> None:
+        with self._lock, self._db:
+            self._db.execute(
+                "INSERT INTO counters (run_id, name, value) VALUES (?, ?, ?)"
+                " ON CONFLICT (run_id, name) DO UPDATE SET value = value + excluded.value",
+                (run_id, name, amount),
+            )
+
+    def counter(self, run_id: str, name: str) -> int:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT value FROM counters WHERE run_id = ? AND name = ?", (run_id, name)
+            ).fetchone()
+        return 0 if row is None else int(row[0])
+
+    def artifact_path(self, run_id: str, name: str) -> Path:
+        return self.run_dir(run_id) / name
+
+    def record_artifact(
+        self, run_id: str, name: str, meta: dict | None = None, sha256: str | None = None
+    ) -> Artifact:
+        """Register a file already renamed into place under the run directory.
+
+        Pass `sha256` when the writer already hashed the bytes, to spare a second read.
+        """
+        path = self.artifact_path(run_id, name)
+        sha, size = sha256 or file_sha256(path), path.stat().st_size
+        with self._lock, self._db:
+            self._db.execute(
+                "INSERT OR REPLACE INTO artifacts (run_id, name, file, sha256, bytes, meta)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (run_id, name, path.name, sha, size, json.dumps(meta or {}, sort_keys=True)),
+            )
+        return Artifact(path, sha, size, meta or {})
+
+    def artifact(self, run_id: str, name: str, verify: bool = True) -> Artifact | None:
+        """The registered artifact, checked against its checksum so a damaged file is not used."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT file, sha256, bytes, meta FROM artifacts WHERE run_id = ? AND name = ?",
+                (run_id, name),
+            ).fetchone()
+        if row is None:
+            return None
+        artifact = Artifact(self.run_dir(run_id) / row[0], row[1], row[2], json.loads(row[3]))
+        if verify and (not artifact.path.exists() or file_sha256(artifact.path) != artifact.sha256):
+            raise ArtifactError(f"{artifact.path} is missing or does not match its checksum")
+        return artifact
