@@ -41,7 +41,10 @@ SUB_LAYERS = {
         "vectors": {"base", "data", "model"},
         "linkage": {"base", "data", "model", "vectors"},
         "privacy": {"base", "data", "model", "vectors", "linkage"},
-        "top": {"base", "data", "model", "vectors", "linkage", "privacy"},
+        # The agreement holds an encoding and each encoding is handed the agreement: one
+        # layer, in two places.
+        "encodings": {"base", "data", "model", "vectors", "linkage", "privacy", "top"},
+        "top": {"base", "data", "model", "vectors", "linkage", "privacy", "encodings"},
     },
     "party": {
         "base": set(),

@@ -55,3 +55,12 @@ def test_the_wire_numbers_phases_as_the_protocol_does() -> None:
     for phase in Phase:
         if phase is not Phase.NEW:
             assert pb.Phase.Value(f"PHASE_{phase.name}") == int(phase)
+
+
+def test_every_phase_but_new_is_run_by_one_module_of_the_daemon() -> None:
+    """The daemon's phases are a registry: a phase without a step would fail a run only
+    when it is reached."""
+    from pprl.party.phases.work import STEPS
+
+    assert sorted(STEPS) == [phase for phase in Phase if phase != Phase.NEW]
+    assert len({step.__module__ for step in STEPS.values()}) == len(STEPS)

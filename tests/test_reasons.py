@@ -6,8 +6,8 @@ import grpc
 import pytest
 
 from pprl.party.peering.peer import PeerError
+from pprl.party.phases.context import PhaseFailed
 from pprl.party.phases.phase_runner import failure
-from pprl.party.phases.work import PhaseFailed
 from pprl.party.reasons import reason_name
 from pprl.party.service.authorise import service_of
 from pprl.party.storage.state import ArtifactError

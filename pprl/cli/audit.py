@@ -109,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
 def run_audit(options: AuditOptions) -> dict[str, Any]:
     """The report as a dict (what --json writes); raises InputError for unusable inputs."""
     # The daemon's code (gRPC, the classifiers) loads only for this command.
-    from pprl.party.phases.work import PhaseFailed, resolve_agreement
+    from pprl.party.phases.context import PhaseFailed, resolve_agreement
     from pprl.party.storage.inputs import load_dictionary, load_inputs, load_population
     from pprl.protocol.vectors.smashing import smash
 

@@ -38,7 +38,9 @@ def run_serve(args: argparse.Namespace) -> int:
 
 def run_check(args: argparse.Namespace) -> int:
     from pprl.party.config import load_config
-    from pprl.party.phases.work import data_report, data_words, resolve_agreement
+    from pprl.party.phases.agree import data_report
+    from pprl.party.phases.context import resolve_agreement
+    from pprl.party.phases.words import data_words
     from pprl.party.service.startup import check_startup
     from pprl.party.storage.inputs import load_inputs
 

@@ -16,7 +16,8 @@ import grpc
 
 from pprl import failpoints
 from pprl.party.peering.peer import PeerError
-from pprl.party.phases.work import PhaseFailed, PhaseWork
+from pprl.party.phases.context import PhaseFailed
+from pprl.party.phases.work import PhaseWork
 from pprl.party.reasons import abort, reason_name
 from pprl.party.storage.state import ArtifactError, RunStore
 from pprl.party.wire_types import wire_phase

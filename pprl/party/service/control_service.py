@@ -15,8 +15,11 @@ import grpc
 
 from pprl.party.config import PartyConfig
 from pprl.party.phases.phase_runner import PhaseRunner
-from pprl.party.phases.work import (
+from pprl.party.reasons import abort
+from pprl.party.storage.artifacts import (
+    BULK,
     DATA_REPORT,
+    KEEP_CLOSED_RUNS,
     LINKAGE_CSV,
     MODEL,
     NOISE_CHOICE,
@@ -24,8 +27,6 @@ from pprl.party.phases.work import (
     OWN_TENSOR,
     PEER_MATCHES,
 )
-from pprl.party.reasons import abort
-from pprl.party.storage.artifacts import BULK, KEEP_CLOSED_RUNS
 from pprl.party.storage.run_ids import BadRunId, check_run_id
 from pprl.party.storage.state import Run, RunStore
 from pprl.party.wire_types import wire_phase

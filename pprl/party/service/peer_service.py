@@ -19,9 +19,12 @@ from pprl import __version__
 from pprl.party.config import PartyConfig
 from pprl.party.keys.tls import caller_identity
 from pprl.party.peering.transfer import StreamTimeout, TransferError, idle_limited, receive_tensor
+from pprl.party.phases.context import PhaseFailed
 from pprl.party.phases.phase_runner import PhaseRunner
-from pprl.party.phases.work import PEER_MATCHES, PEER_TENSOR, PhaseFailed, PhaseWork, match_rows
+from pprl.party.phases.reveal import match_rows
+from pprl.party.phases.work import PhaseWork
 from pprl.party.reasons import abort
+from pprl.party.storage.artifacts import PEER_MATCHES, PEER_TENSOR
 from pprl.party.storage.run_ids import BadRunId, check_run_id
 from pprl.party.storage.state import Run, RunStore
 from pprl.protocol.phases import Phase

@@ -1,0 +1,247 @@
+"""What every phase of a run works with: the party's configuration, the run store, the peer,
+the run's inputs and agreement (kept for the run being worked on), and one way to write an
+artifact so that a phase's output counts only once it is whole and recorded."""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pprl.files.atomic import atomic_file
+from pprl.party.config import PartyConfig, attribute_kinds, attribute_scales
+from pprl.party.keys.bloom_key import load_bloom_key
+from pprl.party.keys.noise_key import party_noise_key
+from pprl.party.peering.peer import PeerClient
+from pprl.party.peering.transfer import Expected
+from pprl.party.phases import engine
+from pprl.party.storage.artifacts import NOISE_CHOICE, ORDER, OWN_MATCHES, TensorFile
+from pprl.party.storage.gate_cache import CACHE_DIR, DiskProjections
+from pprl.party.storage.inputs import Inputs, load_dictionary, load_inputs, load_population
+from pprl.party.storage.state import Artifact, RunStore, file_sha256
+from pprl.protocol.agreement import Agreement
+from pprl.protocol.encodings import ENCODINGS, Runner
+from pprl.protocol.errors import PprlError
+from pprl.protocol.gate import attacked_entries
+from pprl.protocol.linkage import plans
+from pprl.protocol.linkage.matching import Matches
+from pprl.protocol.method import MethodParams, reference_sha256
+from pprl.protocol.privacy import noise
+from pprl.protocol.privacy.audit import Dictionary
+from pprl.protocol.privacy.population_attack import Population
+from pprl.protocol.vectors.bloom import BloomKey
+from pprl.protocol.vectors.randomness import Randomness
+from pprl.wire.v1 import linkage_pb2 as pb
+
+# phase_progress(done, total, unit, message): what the Advance stream tells the coordinator.
+PhaseProgress = Callable[[int, int, str, str], None]
+
+
+class PhaseFailed(PprlError):
+    """A phase cannot complete for a reason the operator must fix (stated in the message)."""
+
+    def __init__(self, message: str, reason: pb.ErrorReason = pb.BAD_INPUT) -> None:
+        super().__init__(message)
+        self.reason = reason  # what the coordinator is told, beside the message
+
+
+def party_bloom_key(config: PartyConfig) -> BloomKey | None:
+    """The Bloom-filter key when the method encodes values as Bloom filters."""
+    if not config.method.keyed or config.privacy.bloom_key is None:
+        return None
+    return load_bloom_key(config.privacy.bloom_key)
+
+
+def resolve_agreement(config: PartyConfig, inputs: Inputs) -> Agreement:
+    """The configured method on these inputs, sigma solved from attack_success if set."""
+    try:
+        return Agreement.resolve(
+            inputs.reference,
+            config.mapping,
+            config.method,
+            config.attack_success,
+            kinds=attribute_kinds(config),
+            scales=attribute_scales(config),
+            store=DiskProjections(config.state_dir / CACHE_DIR),
+            bloom_key=party_bloom_key(config),
+        )
+    except noise.CalibrationError as exc:
+        raise PhaseFailed(f"[method] attack_success in {config.source}: {exc}") from None
+
+
+class RunContext:
+    """The party's side of a run, shared by the phases (pprl.party.phases.steps)."""
+
+    def __init__(self, config: PartyConfig, store: RunStore, peers: dict[str, PeerClient]) -> None:
+        self.config = config
+        self.store = store
+        self.peers = peers  # by identity, one for each configured peer
+        key = party_noise_key(config.state_dir, config.privacy.noise_key)
+        self.randomness = Randomness(config.development_seed, config.identity, key)
+        self._inputs: dict[str, Inputs] = {}
+        self._dictionary_cache: tuple[tuple[Path | None, str], Dictionary] | None = None
+        self._population_cache: tuple[tuple[Path, tuple[str, ...]], Population | None] | None = None
+        self._agreements: dict[str, Agreement] = {}
+
+    def peer(self, run_id: str) -> PeerClient:
+        """The client of the party this run links with (a run stored before daemons had
+        several peers names none: its peer is the only one configured)."""
+        stored = self.store.run(run_id).peer
+        if not stored and len(self.peers) == 1:
+            return next(iter(self.peers.values()))
+        if stored not in self.peers:
+            raise PhaseFailed(
+                f"run {run_id} links with {stored or 'an unnamed peer'!r}, which is no longer "
+                f"among the configured peers ({', '.join(self.peers)}); abandon the run"
+            )
+        return self.peers[stored]
+
+    def inputs(self, run_id: str) -> Inputs:
+        """The run's records and reference set, refusing files changed since agreement."""
+        if run_id not in self._inputs:
+            run = self.store.run(run_id)
+            if run.records_sha256 != file_sha256(self.config.records_path):
+                raise PhaseFailed(
+                    f"{self.config.records_path} changed since this run's agreement; "
+                    "start a new run"
+                )
+            # Only the run being worked on is kept: fifty runs must not hold fifty copies.
+            self._inputs = {run_id: load_inputs(self.config)}
+        return self._inputs[run_id]
+
+    def agreement(self, run_id: str) -> Agreement:
+        """The agreement stored at AGREE (its noise already resolved from a target)."""
+        if run_id not in self._agreements:
+            _, description = self.store.run(run_id).agreement()
+            agreed = json.loads(description)
+            # Only the run being worked on is kept, as with its inputs.
+            self._agreements = {
+                run_id: Agreement(
+                    self.inputs(run_id).reference,
+                    self.config.mapping,
+                    MethodParams(**agreed["params"]),
+                    agreed["kinds"],
+                    agreed.get("scales"),  # only there when a quantity or coordinates are mapped
+                    bloom_key=party_bloom_key(self.config),
+                )
+            }
+        return self._agreements[run_id]
+
+    def keep(self, run_id: str, inputs: Inputs, agreement: Agreement) -> None:
+        """What AGREE loaded and agreed, kept for the later phases of the same run."""
+        self._inputs = {run_id: inputs}
+        self._agreements = {run_id: agreement}
+
+    def expected_tensor(self, run_id: str) -> Expected:
+        """What a peer tensor must fit, taken from the stored agreement itself."""
+        digest, description = self.store.run(run_id).agreement()
+        agreed = json.loads(description)
+        method = MethodParams(**agreed["params"])
+        entries, width = ENCODINGS[method.encoding].wire_shape(
+            agreed["mapping"], method, agreed["reference"]["rows"]
+        )
+        return Expected(run_id, digest, entries, width)
+
+    # -- what earlier phases stored ------------------------------------------------------
+    def artifact(self, run_id: str, name: str) -> Artifact:
+        """An artifact an earlier phase stored; the phase order guarantees it unless the state
+        directory was changed by hand."""
+        artifact = self.store.artifact(run_id, name)
+        if artifact is None:
+            raise PhaseFailed(f"{name} is not there yet for run {run_id}")
+        return artifact
+
+    def tensor(self, run_id: str, name: str) -> TensorFile:
+        artifact = self.artifact(run_id, name)
+        return TensorFile(artifact.path, tuple(artifact.meta["shape"]))
+
+    def order(self, run_id: str) -> np.ndarray:
+        """The secret order SMASH released the records in."""
+        return np.load(self.artifact(run_id, ORDER).path)
+
+    def own_ids(self, run_id: str) -> list[str]:
+        """Per released row, the own record's id."""
+        ids = self.inputs(run_id).records.ids
+        return [ids[i] for i in self.order(run_id)]
+
+    def own_sharing(self, run_id: str) -> list[int]:
+        """Per released row, how many own records share its compared values."""
+        sharing = self.inputs(run_id).records.sharing()
+        return [sharing[i] for i in self.order(run_id)]
+
+    def own_matches(self, run_id: str) -> dict[str, np.ndarray]:
+        with np.load(self.artifact(run_id, OWN_MATCHES).path) as data:
+            return {k: data[k] for k in data.files}
+
+    def noise_meta(self, run_id: str) -> dict[str, Any]:
+        """How AGREE chose the noise, if it did."""
+        artifact = self.store.artifact(run_id, NOISE_CHOICE, verify=False)
+        return dict(artifact.meta) if artifact is not None else {}
+
+    # -- the gate's inputs, read once per daemon -----------------------------------------
+    def population(self, agreement: Agreement) -> Population | None:
+        """The gate's list of people, if configured, with the attacked attributes' columns:
+        read once per daemon."""
+        path = self.config.privacy.population
+        if path is None:
+            return None
+        attacked = list(dict.fromkeys(agreement.mapping[m][0] for m in attacked_entries(agreement)))
+        key = (path, tuple(attacked))
+        if self._population_cache is None or self._population_cache[0] != key:
+            self._population_cache = (key, load_population(path, attacked))
+        return self._population_cache[1]
+
+    def dictionary(self, inputs: Inputs) -> Dictionary:
+        """The gate's dictionary, kept while the reference set stays the same: its vectors
+        against the reference set are most of what the gate costs."""
+        key = (self.config.privacy.dictionary, reference_sha256(inputs.reference))
+        if self._dictionary_cache is None or self._dictionary_cache[0] != key:
+            store = DiskProjections(self.config.state_dir / CACHE_DIR)
+            loaded = load_dictionary(self.config.privacy.dictionary, inputs.reference, store)
+            self._dictionary_cache = (key, loaded)
+        return self._dictionary_cache[1]
+
+    def runner(self) -> Runner:
+        """Where MATCH's blocks run: on the configured Dask scheduler, or here."""
+        return engine.on_dask(self.config.scheduler) if self.config.scheduler else plans.run_here
+
+    # -- writing what a phase produces ---------------------------------------------------
+    def write_artifact(
+        self, run_id: str, name: str, write: Callable[[Path], Any], meta: dict[str, Any]
+    ) -> Path:
+        """An artifact written whole beside its place and renamed into it (atomic_file), then
+        recorded in the run store: a phase's output counts once both are done."""
+        path = self.store.artifact_path(run_id, name)
+        with atomic_file(path) as tmp:
+            write(tmp)
+        self.store.record_artifact(run_id, name, meta)
+        return path
+
+    def write_json(self, run_id: str, name: str, value: Any, meta: dict[str, Any]) -> Path:
+        return self.write_artifact(
+            run_id, name, lambda tmp: tmp.write_text(json.dumps(value), encoding="utf-8"), meta
+        )
+
+    def write_csv(self, run_id: str, name: str, header: list[str], rows: list) -> Path:
+        def write(tmp: Path) -> None:
+            with tmp.open("w", newline="", encoding="utf-8") as handle:
+                writer = csv.writer(handle)
+                writer.writerow(header)
+                writer.writerows(rows)
+
+        return self.write_artifact(run_id, name, write, {"rows": len(rows)})
+
+    def write_pairs(
+        self, run_id: str, name: str, found: Matches, meta: dict[str, Any] | None = None
+    ) -> Path:
+        """(own row, peer row, score) pairs as an artifact, written whole or not at all."""
+
+        def write(tmp: Path) -> None:
+            with tmp.open("wb") as out:
+                np.savez(out, own=found.rows_a, peer=found.rows_b, scores=found.scores)
+
+        return self.write_artifact(run_id, name, write, {"pairs": len(found), **(meta or {})})

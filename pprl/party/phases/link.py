@@ -1,0 +1,78 @@
+"""LINK: the pairs both classifiers accepted, with both parties' ids, written as the result;
+beside it each side's own accepted pairs and, when asked for, the soft links."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from pprl.party.phases import words
+from pprl.party.phases.context import PhaseFailed, PhaseProgress, RunContext
+from pprl.party.storage.artifacts import (
+    LINKAGE_CSV,
+    OWN_MATCHES_CSV,
+    OWN_TOKENS_CSV,
+    PEER_MATCHES,
+    PEER_MATCHES_CSV,
+    SOFT_LINKS_CSV,
+    SOFT_MATCHES,
+)
+from pprl.protocol.linkage import soft_links
+
+
+def _review(own_sharing: int, peer_sharing: int) -> str:
+    return "yes" if own_sharing > 1 or peer_sharing > 1 else ""
+
+
+def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
+    peer_artifact = ctx.store.artifact(run_id, PEER_MATCHES)
+    if peer_artifact is None:
+        raise PhaseFailed(f"{ctx.peer(run_id).peer} has not sent its matches yet")
+    theirs = json.loads(peer_artifact.path.read_text(encoding="utf-8"))["pairs"]
+    peer_ids = {int(peer_row): peer_id for _, peer_row, peer_id, _ in theirs}
+    ours = ctx.own_matches(run_id)
+    ids = ctx.own_ids(run_id)
+    sharing = ctx.own_sharing(run_id)
+    our_pairs = {(int(o), int(p)) for o, p in zip(ours["own"], ours["peer"], strict=True)}
+    agreed = sorted(
+        (ids[o], peer_ids[p], sharing[o], peer_sharing, _review(sharing[o], peer_sharing))
+        for o, p, _, peer_sharing in theirs
+        if (int(o), int(p)) in our_pairs
+    )
+    own_rows = [
+        (ids[o], peer_ids.get(int(p), ""), f"{s:.6f}")
+        for o, p, s in zip(ours["own"], ours["peer"], ours["scores"], strict=True)
+    ]
+    peer_rows = sorted((ids[o], peer_id) for o, _, peer_id, _ in theirs)
+    me, peer = ctx.config.identity, ctx.peer(run_id).peer
+    header = [f"{me}_id", f"{peer}_id"]
+    # Records whose compared values other records share cannot be told apart by those
+    # values: the pair is one of several equally good ones and needs a person's review.
+    marks = [f"{me}_records_sharing_values", f"{peer}_records_sharing_values", "review"]
+    ctx.write_csv(run_id, LINKAGE_CSV, [*header, *marks], agreed)
+    ctx.write_csv(run_id, OWN_MATCHES_CSV, [*header, "score"], own_rows)
+    ctx.write_csv(run_id, PEER_MATCHES_CSV, header, peer_rows)
+    if ctx.store.artifact(run_id, SOFT_MATCHES, verify=False) is not None:
+        _write_soft(ctx, run_id, ids)
+    review = sum(1 for row in agreed if row[-1])
+    progress(len(agreed), len(agreed), "pairs", words.linkage_words(len(agreed), review))
+
+
+def _write_soft(ctx: RunContext, run_id: str, ids: list[str]) -> None:
+    """Own records' best peer records as peer tokens, and the map of this party's own tokens
+    (which the peer's soft file names), both sorted by own id then rank."""
+    with np.load(ctx.artifact(run_id, SOFT_MATCHES).path) as data:
+        own, peer, scores = data["own"], data["peer"], data["scores"]
+    me, other = ctx.config.identity, ctx.peer(run_id).peer
+    peer_tokens = soft_links.tokens(run_id, other, peer)
+    rank = np.arange(len(own)) - np.searchsorted(own, own, side="left") + 1
+    rows = sorted(
+        (ids[o], int(r), t, f"{s:.6f}")
+        for o, r, t, s in zip(own.tolist(), rank.tolist(), peer_tokens, scores, strict=True)
+    )
+    header = [f"{me}_id", "rank", f"{other}_token", "score"]
+    ctx.write_csv(run_id, SOFT_LINKS_CSV, header, rows)
+    own_tokens = soft_links.tokens(run_id, me, np.arange(len(ids)))
+    mine = sorted(zip(own_tokens, ids, strict=True), key=lambda row: row[1])
+    ctx.write_csv(run_id, OWN_TOKENS_CSV, [f"{me}_token", f"{me}_id"], mine)

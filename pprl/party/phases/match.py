@@ -1,0 +1,75 @@
+"""MATCH: score the peer's rows against the party's own with its own classifier, keep the
+one-to-one pairs it accepts, and each own record's best peer records when soft links are
+asked for."""
+
+from __future__ import annotations
+
+from pprl.party.phases import words
+from pprl.party.phases.context import PhaseFailed, PhaseProgress, RunContext
+from pprl.party.storage.artifacts import (
+    MODEL,
+    OWN_MATCHES,
+    OWN_TENSOR,
+    PEER_TENSOR,
+    SOFT_MATCHES,
+    TensorFile,
+)
+from pprl.protocol import pipeline
+from pprl.protocol.linkage import soft_links
+from pprl.protocol.model import classifier
+
+
+def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
+    own = ctx.tensor(run_id, OWN_TENSOR)
+    peer = ctx.tensor(run_id, PEER_TENSOR)
+    model = classifier.Model.from_bytes(ctx.artifact(run_id, MODEL).path.read_bytes())
+    agreement = ctx.agreement(run_id)
+    top_k = agreement.method.soft_top_k
+    if top_k:
+        # Before any pair is scored: a K the peer's records cannot fill fails at once.
+        try:
+            soft_links.check_top_k(top_k, len(peer))
+        except ValueError as exc:
+            raise PhaseFailed(f"[method] {exc}, in {ctx.config.source}") from None
+    where = f"on {ctx.config.scheduler}" if ctx.config.scheduler else "here"
+    progress(0, len(own), "records", agreement.encoding.match_words(where))
+    matched = pipeline.match(
+        agreement,
+        own,
+        peer,
+        model,
+        run=ctx.runner(),
+        progress=lambda done, total: progress(done, total, "records", ""),
+    )
+    found = matched.matches
+    scored = len(own) * len(peer) if matched.scored is None else matched.scored
+    ctx.write_pairs(run_id, OWN_MATCHES, found, {"scored": scored})
+    share = scored / max(1, len(own) * len(peer))
+    said = words.scored_words(scored, share, matched.scored is not None, len(found))
+    progress(len(own), len(own), "records", said)
+    if top_k:
+        _soft_match(ctx, run_id, own, peer, model, top_k, progress)
+
+
+def _soft_match(
+    ctx: RunContext,
+    run_id: str,
+    own: TensorFile,
+    peer: TensorFile,
+    model: classifier.Model,
+    top_k: int,
+    progress: PhaseProgress,
+) -> None:
+    """Each own row's top_k peer rows, whatever their score (soft_links)."""
+    progress(0, len(own), "records", f"soft linkage: the {top_k} best peer records of each")
+    found = pipeline.soft_match(
+        ctx.agreement(run_id),
+        own,
+        peer,
+        model,
+        top_k,
+        run=ctx.runner(),
+        progress=lambda done, total: progress(done, total, "records", ""),
+    )
+    ctx.write_pairs(run_id, SOFT_MATCHES, found)
+    progress(len(own), len(own), "records", f"soft linkage: kept {len(found)} pairs")

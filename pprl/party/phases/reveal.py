@@ -1,0 +1,58 @@
+"""REVEAL: send the peer the pairs this party's classifier accepted, each with this party's
+record id; and receive the peer's, checked to be one-to-one and within both tensors."""
+
+from __future__ import annotations
+
+from pprl.party.phases.context import PhaseFailed, PhaseProgress, RunContext
+from pprl.party.storage.artifacts import OWN_TENSOR, PEER_MATCHES, PEER_TENSOR
+from pprl.wire.v1 import linkage_pb2 as pb
+
+
+def match_rows(match_set: pb.PushMatchesRequest) -> list[list]:
+    """The peer's pairs as stored: [our row, their row, their id, records sharing values]."""
+    return [
+        [p.receiver_row, p.sender_row, p.sender_id, max(1, p.sender_sharing)]
+        for p in match_set.pairs
+    ]
+
+
+def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
+    found = ctx.own_matches(run_id)
+    ids = ctx.own_ids(run_id)
+    sharing = ctx.own_sharing(run_id)
+    run = ctx.store.run(run_id)
+    pairs = [
+        pb.MatchedPair(
+            sender_row=int(o), receiver_row=int(p), sender_id=ids[o], sender_sharing=sharing[o]
+        )
+        for o, p in zip(found["own"], found["peer"], strict=True)
+    ]
+    peer = ctx.peer(run_id)
+    progress(0, len(pairs), "pairs", f"sending accepted pairs to {peer.peer}")
+    match_set = pb.PushMatchesRequest(run_id=run_id, digest=run.digest, pairs=pairs)
+    _, sent = peer.push_matches(match_set)
+    ctx.store.add_counter(run_id, "bytes_sent", sent)
+    progress(len(pairs), len(pairs), "pairs", "peer received them")
+
+
+def receive(ctx: RunContext, run_id: str, match_set: pb.PushMatchesRequest) -> int:
+    """Store the peer's accepted pairs after checking every row is one we and they have, and
+    that no row of either side appears twice: the peer's matching is one-to-one."""
+    own_rows = ctx.store.artifact(run_id, OWN_TENSOR, verify=False)
+    peer_rows = ctx.store.artifact(run_id, PEER_TENSOR, verify=False)
+    if own_rows is None or peer_rows is None:
+        raise PhaseFailed("matches arrived before both smashed tensors were in place")
+    n_own, n_peer = own_rows.meta["shape"][0], peer_rows.meta["shape"][0]
+    ours: set[int] = set()
+    theirs: set[int] = set()
+    for pair in match_set.pairs:
+        key = (pair.receiver_row, pair.sender_row)
+        if pair.receiver_row >= n_own or pair.sender_row >= n_peer:
+            raise PhaseFailed(f"pair {key} is out of range")
+        if pair.receiver_row in ours or pair.sender_row in theirs:
+            raise PhaseFailed(f"pair {key} repeats a row: a linkage is one-to-one")
+        ours.add(pair.receiver_row)
+        theirs.add(pair.sender_row)
+    pairs = match_rows(match_set)
+    ctx.write_json(run_id, PEER_MATCHES, {"pairs": pairs}, {"pairs": len(pairs)})
+    return len(pairs)

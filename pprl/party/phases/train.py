@@ -1,0 +1,52 @@
+"""TRAIN: a classifier from the party's own records only (Algorithm 2), and, before anything
+is sent, an estimate of the linkage it will give; a run expected to link badly stops here."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pprl.party.phases import words
+from pprl.party.phases.context import PhaseFailed, PhaseProgress, RunContext
+from pprl.party.storage.artifacts import MODEL
+from pprl.protocol import pipeline
+from pprl.protocol.expectation import expected_quality, poor_linkage_words
+from pprl.wire.v1 import linkage_pb2 as pb
+
+
+def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
+    inputs = ctx.inputs(run_id)
+    agreement = ctx.agreement(run_id)
+    method = agreement.method
+    progress(
+        0,
+        1,
+        "models",
+        f"training a {method.classifier} SVM on synthetic pairs of "
+        f"{min(method.training_records, len(inputs.records))} own records (Algorithm 2)",
+    )
+    model, pairs = pipeline.train(agreement, inputs.records.attributes, ctx.randomness)
+    meta: dict[str, Any] = {"kind": model.kind, "pairs": pairs}
+    said = f"trained on {pairs} pairs"
+    minimum = ctx.config.privacy.min_expected_f1
+    if minimum > 0:  # 0: no minimum to check, nothing to estimate
+        progress(0, 1, "models", f"{said}; estimating the linkage it will give")
+        quality = expected_quality(agreement, inputs.records.attributes, model, ctx.randomness)
+        if quality.f1 < minimum:
+            raise PhaseFailed(
+                f"{poor_linkage_words(quality, minimum)} (in {ctx.config.source})"
+                + _whose_noise(ctx, run_id),
+                reason=pb.POOR_LINKAGE,
+            )
+        meta["expected"] = quality.as_dict()
+        said += f"; {quality.words()}"
+    ctx.write_artifact(run_id, MODEL, lambda tmp: tmp.write_bytes(model.to_bytes()), meta)
+    progress(1, 1, "models", said)
+
+
+def _whose_noise(ctx: RunContext, run_id: str) -> str:
+    """When the peer's gate asked for more noise than this party's, say so."""
+    meta = ctx.noise_meta(run_id)
+    own, agreed = meta.get("sigma"), meta.get("agreed")
+    if own is None or agreed is None or agreed <= own:
+        return ""
+    return words.whose_noise_words(ctx.peer(run_id).peer, agreed, own)

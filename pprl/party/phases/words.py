@@ -1,0 +1,134 @@
+"""What a daemon tells its operator about a run, in one place: the data report, the noise, the
+privacy gate's attack, the expected linkage and the result. Each sentence names what the
+operator can change; none carries a record's value."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pprl.protocol.privacy.audit import ATTACK_NAMES, AuditReport
+
+REGISTERS_BY_DEFAULT = (
+    "training will corrupt records with the register error model (nicknames, initials, "
+    "swapped fields, blanks, changed surnames: docs/error-model.md), the default when [records] "
+    'names its own attributes; error_model = "one-error" in [method] gives the paper\'s single '
+    "edit"
+)
+
+
+def data_words(report: dict[str, Any]) -> str:
+    """The data report as one progress line."""
+    shared = report["reference_shared"]
+    parts = [
+        "reference values shared with the records: "
+        + (", ".join(f"{entry} {count}" for entry, count in shared.items()) or "none")
+    ]
+    if report["repeated_groups"]:
+        parts.append(
+            f"{report['repeated_records']} records in {report['repeated_groups']} groups share "
+            "every compared value (kept; their pairs are marked for review)"
+        )
+    missing = {a: n for a, n in report["missing_values"].items() if n}
+    if missing:
+        parts.append("missing values: " + ", ".join(f"{a} {n}" for a, n in missing.items()))
+    if report["unreadable_values"]:
+        unreadable = ", ".join(f"{a} {n}" for a, n in report["unreadable_values"].items())
+        parts.append(f"unreadable cells counted as missing: {unreadable}")
+    return "; ".join(parts)
+
+
+def choosing_noise_words(sampled: int, limit: float) -> str:
+    return (
+        f"choosing the noise: the smallest sigma at which the gate's attack on {sampled} "
+        f"sampled records stays within {limit:.1%}"
+    )
+
+
+def no_noise_passes_words(source: object, why: object) -> str:
+    return (
+        f'noise_sigma = "auto" in {source}: {why}; nothing was sent. Raise '
+        "[privacy] max_reidentification or use a larger reference set (docs/privacy.md)"
+    )
+
+
+def agreed_noise_words(agreed: float, own: str, peer: str, proposed: float) -> str:
+    return f"noise chosen for this run: sigma {agreed:g} (here {own}; {peer} proposed {proposed:g})"
+
+
+def agreed_words(digest: str, peer: str, noise: str, seed: int | None) -> str:
+    """AGREE's last line: the digest both hold and what the release will be."""
+    seeded = (
+        f"; development seed {seed}: this run's shuffle, noise and training are replayable, "
+        "never use it with real records"
+        if seed is not None
+        else ""
+    )
+    return f"digest {digest[:16]}… matches {peer}'s; {noise}{seeded}"
+
+
+def attack_words(report: AuditReport) -> str:
+    """Which attacker the rate is of, when more than one ran."""
+    if len(report.by_attack) < 2:
+        return ""
+    others = ", ".join(f"{a} {r:.1%}" for a, r in report.by_attack.items() if a != report.attack)
+    return f"; strongest attacker: {ATTACK_NAMES[report.attack]} (others: {others})"
+
+
+def recovered_words(report: AuditReport) -> str:
+    """What the peer recovers besides whole records: each attacked attribute's values (a
+    surname, say), and records with at least one name."""
+    if not report.attributes:
+        return "no name attribute attacked"
+    each = ", ".join(
+        f"{a.attribute} {a.recovered:.1%}" + (f" (with the {a.prior} list)" if a.prior else "")
+        for a in report.attributes
+    )
+    return f"values recovered: {each}; records with any name recovered {report.record_exposed:.1%}"
+
+
+def gate_words(report: AuditReport, measure: str, sampled: int, unaudited: list[str]) -> str:
+    """What the privacy gate's attack found on the sampled records."""
+    rate = report.rate(measure)
+    counted = "every name" if measure == "every-name" else "at least one name"
+    words = (
+        f"a dictionary attack re-identified {rate:.1%} of {sampled} sampled records "
+        f"({counted} recovered); {recovered_words(report)}{attack_words(report)}"
+    )
+    if unaudited:
+        words += f"; not attacked by the name dictionary: {', '.join(unaudited)}"
+    return words
+
+
+def gate_refused_words(found: str, limit: float, source: object) -> str:
+    return (
+        f"privacy gate: {found}, above the limit of {limit:.1%} "
+        f"([privacy] max_reidentification in {source}); nothing was sent. "
+        "Add noise ([method] noise_sigma or attack_success) or, knowing what the peer "
+        "learns (docs/privacy.md), raise the limit"
+    )
+
+
+def whose_noise_words(peer: str, agreed: float, own: float) -> str:
+    """When the peer's gate asked for more noise than this party's: the linkage this party
+    expects is then the peer's choice's."""
+    return (
+        f"; the noise is {peer}'s proposal, sigma {agreed:g}, where this party's own gate "
+        f"needed sigma {own:g}"
+    )
+
+
+def scored_words(scored: int, share: float, bounded: bool, kept: int) -> str:
+    """How many pairs MATCH scored, and kept."""
+    what = (
+        f"scored {scored:,} candidate pairs ({100 * share:.3f}% of all pairs)"
+        if bounded
+        else f"no bound applies to this classifier: scored all {scored:,} pairs"
+    )
+    return f"{what}, kept {kept}"
+
+
+def linkage_words(agreed: int, review: int) -> str:
+    return (
+        f"{agreed} pairs accepted by both ({review} marked for review: their values are shared "
+        "by other records)"
+    )

@@ -1,0 +1,31 @@
+"""What a party encodes its records as for the peer, one object per variant.
+
+An encoding decides what the agreement checks, the wire's shape, how records are smashed,
+how the privacy gate attacks the release, how the party trains and matches, and the words
+it prints (pprl.protocol.encodings.base). `ENCODINGS` is the registry that `[method]
+encoding` names; a new encoding is one module in this package and one line here.
+"""
+
+from __future__ import annotations
+
+from pprl.protocol.encodings.base import Columns, Encoding, Runner
+from pprl.protocol.encodings.bloom import FilterDistances, Filters
+from pprl.protocol.encodings.distances import Distances
+
+__all__ = ["Columns", "Distances", "Encoding", "FilterDistances", "Filters", "Runner"]
+__all__ += ["DEFAULT_ENCODING", "ENCODINGS", "encoding_named"]
+
+ENCODINGS: dict[str, Encoding] = {
+    encoding.name: encoding for encoding in (Distances(), Filters(), FilterDistances())
+}
+DEFAULT_ENCODING = Distances.name
+
+
+def encoding_named(name: str) -> Encoding:
+    """The registry's entry, or a ValueError that lists the names."""
+    try:
+        return ENCODINGS[name]
+    except KeyError:
+        raise ValueError(
+            f"unknown encoding {name!r}; expected one of {', '.join(ENCODINGS)}"
+        ) from None

@@ -1,0 +1,92 @@
+"""What every encoding provides: the agreement's checks, the wire's shape, smash, the gate's
+attack, train, match and the words it prints (see pprl.protocol.encodings)."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+from pprl.protocol.data.distances import Metric
+from pprl.protocol.gate import Attack
+from pprl.protocol.linkage import candidates, matching, plans
+from pprl.protocol.model.classifier import Model
+from pprl.protocol.privacy.audit import AuditReport
+from pprl.protocol.progress import Progress
+from pprl.protocol.vectors.keyed_noise import NoiseKey
+
+if TYPE_CHECKING:
+    from pprl.protocol.agreement import Agreement
+    from pprl.protocol.method import MethodParams
+
+Columns = Mapping[str, Sequence[str]]
+Runner = Callable[[plans.Plan, Progress | None], plans.Outcome]
+
+
+class Encoding(ABC):
+    """One way of encoding records for the peer (see the module's docstring)."""
+
+    name: ClassVar[str]
+    # Whether it needs the key both parties hold ([privacy] bloom_key).
+    keyed: ClassVar[bool] = False
+    # Whether its release takes noise, which the gate then chooses.
+    takes_noise: ClassVar[bool] = True
+    # [method] keys that make no sense for it: refused rather than ignored.
+    refused_keys: ClassVar[tuple[str, ...]] = ()
+
+    @abstractmethod
+    def check(self, noise_sigma: float, soft_top_k: int, settings: Mapping[str, Any]) -> None:
+        """Refuse method settings this encoding cannot honour (a ValueError that says why)."""
+
+    def metric(self, agreement: Agreement) -> Metric | None:
+        """The distance that replaces the kinds' own; None for the kinds' own."""
+        return None
+
+    @abstractmethod
+    def wire_shape(
+        self, mapping: Sequence[tuple[str, str]], method: MethodParams, reference_rows: int
+    ) -> tuple[int, int]:
+        """Values per record and bytes per value on the wire."""
+
+    @abstractmethod
+    def smash(
+        self,
+        agreement: Agreement,
+        attributes: Columns,
+        rng: np.random.Generator | None,
+        progress: Progress | None,
+        key: NoiseKey | None,
+    ) -> np.ndarray:
+        """The records encoded as agreed: the tensor the peer receives."""
+
+    @abstractmethod
+    def audit(self, agreement: Agreement, attack: Attack) -> AuditReport:
+        """The peer's strongest attack on the attacked rows of a released tensor."""
+
+    @abstractmethod
+    def train(
+        self, agreement: Agreement, attributes: Columns, rng: np.random.Generator
+    ) -> tuple[Model, int]:
+        """A classifier from the party's own records only, and its pair count."""
+
+    @abstractmethod
+    def match(
+        self,
+        agreement: Agreement,
+        own: candidates.TensorRows,
+        peer: candidates.TensorRows,
+        model: Model,
+        run: Runner,
+        progress: Progress | None,
+    ) -> matching.Matched:
+        """The one-to-one pairs the party's own classifier accepts."""
+
+    @abstractmethod
+    def noise_words(self, agreement: Agreement) -> str:
+        """What the release is and how much noise it carries, for the operator."""
+
+    @abstractmethod
+    def match_words(self, where: str) -> str:
+        """What MATCH says it is doing; `where` the candidate blocks run."""
