@@ -13,11 +13,13 @@ from pprl.protocol.vectors.release import (
     reference_statistics,
     standardise,
 )
-from pprl.protocol.vectors.smashing import smash
+from pprl.protocol.vectors.smashing import Entry, smash
 
 # Distances within the column: ANN-BOB 3, ANN-ANNA 1, BOB-ANNA 4.
 REFERENCE = {"first": ["ANN", "BOB", "ANNA"]}
 MAPPING = (("first", "first"),)
+# One entry whose distances carry noise of 3 edits.
+NOISY = (Entry("first", "first", release=Release(3.0)),)
 
 
 def test_without_noise_the_codes_are_the_raw_distances() -> None:
@@ -48,9 +50,9 @@ def test_noise_has_the_requested_spread_once_decoded() -> None:
 
 def test_a_repeated_value_gets_one_noise_draw_and_others_their_own() -> None:
     records = {"first": ["JOHN", "MARY", "JOHN"]}
-    tensor = smash(records, REFERENCE, MAPPING, release=Release(3.0), rng=np.random.default_rng(2))
+    tensor = smash(records, REFERENCE, NOISY, rng=np.random.default_rng(2))
     assert np.array_equal(tensor[0], tensor[2])
-    again = smash(records, REFERENCE, MAPPING, release=Release(3.0), rng=np.random.default_rng(3))
+    again = smash(records, REFERENCE, NOISY, rng=np.random.default_rng(3))
     assert not np.array_equal(tensor[0], again[0])
 
 
@@ -123,8 +125,7 @@ def test_a_repeated_reference_value_gives_equal_noisy_coordinates() -> None:
     tensor = smash(
         {"first": ["JOHN", "MARY"]},
         reference,
-        MAPPING,
-        release=Release(3.0),
+        NOISY,
         rng=np.random.default_rng(4),
     )
     assert np.array_equal(tensor[:, 0, 0], tensor[:, 0, 2])

@@ -111,7 +111,7 @@ def run_audit(options: AuditOptions) -> dict[str, Any]:
     # The daemon's code (gRPC, the classifiers) loads only for this command.
     from pprl.party.phases.context import PhaseFailed, resolve_agreement
     from pprl.party.storage.inputs import load_dictionary, load_inputs, load_population
-    from pprl.protocol.vectors.smashing import smash
+    from pprl.protocol.vectors.smashing import Entry, smash
 
     config = load_config(options.config)
     if options.sample < 1:
@@ -163,14 +163,8 @@ def run_audit(options: AuditOptions) -> dict[str, Any]:
     else:
         print(f"attacking {size:,} sampled records, raw release", flush=True)
         attacked = attacked_mapping(agreement)
-        raw = smash(
-            truth,
-            agreement.reference.columns,
-            attacked,
-            release=Release(),
-            rng=rng,
-            metric=agreement.metric,
-        )
+        raw_entries = [Entry(a, c, release=Release(), metric=agreement.metric) for a, c in attacked]
+        raw = smash(truth, agreement.reference.columns, raw_entries, rng=rng)
         attacker = dictionary.under(agreement.metric)
         results = [_row("raw", audit_tensor(raw, truth, attacked, Release(), attacker))]
     if method.noise_sigma:

@@ -38,7 +38,7 @@ from pprl.protocol.vectors.release import (
     reference_statistics,
     standardise,
 )
-from pprl.protocol.vectors.smashing import Encoder
+from pprl.protocol.vectors.smashing import Encoder, Entry
 
 Columns = Mapping[str, Sequence[str]]
 
@@ -244,6 +244,25 @@ class Agreement:
             f"{shared}|{attribute}->{column}|{self.kinds[attribute]}|{self.scales.get(attribute)}"
             for attribute, column in self.mapping
         ]
+
+    def entries(self, keyed: bool = False) -> tuple[Entry, ...]:
+        """Each mapping entry as it is smashed: its kind, scale, release and distance, and,
+        for keyed noise, its label."""
+        labels = self.noise_labels() if keyed else [""] * len(self.mapping)
+        return tuple(
+            Entry(
+                attribute,
+                column,
+                KINDS[self.kinds[attribute]],
+                self.scales.get(attribute),
+                release,
+                label,
+                self.metric,
+            )
+            for (attribute, column), release, label in zip(
+                self.mapping, self.releases, labels, strict=True
+            )
+        )
 
     def smash(
         self,

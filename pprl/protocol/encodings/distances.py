@@ -55,16 +55,11 @@ class Distances(Encoding):
         return smash(
             with_combined(attributes, [attribute for attribute, _ in agreement.mapping]),
             agreement.reference.columns,
-            agreement.mapping,
+            agreement.entries(keyed=key is not None),
             agreement.method.clamp,
             progress=progress,
-            release=agreement.releases,
             rng=rng,
-            kinds=agreement.kinds,
-            scales=agreement.scales,
             key=key,
-            labels=agreement.noise_labels() if key is not None else (),
-            metric=agreement.metric,
         )
 
     def audit(self, agreement: Agreement, attack: Attack) -> AuditReport:

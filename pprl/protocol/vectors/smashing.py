@@ -12,16 +12,17 @@ after normalisation) is released as MISSING_CODE in every coordinate.
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TypeVar
 
 import numpy as np
 
 from pprl.protocol.data.distances import Metric
-from pprl.protocol.data.kinds import DEFAULT_KIND, kind_distances
+from pprl.protocol.data.kinds import DEFAULT_KIND, KINDS, Kind, kind_distances
 from pprl.protocol.model.features import MISSING_CODE
 from pprl.protocol.progress import Progress
 from pprl.protocol.vectors.keyed_noise import NoiseKey
-from pprl.protocol.vectors.release import ProjectedRelease, Release, per_entry
+from pprl.protocol.vectors.release import ProjectedRelease, Release
 
 Key = TypeVar("Key", bound=Hashable)
 Encoder = Release | ProjectedRelease
@@ -104,54 +105,71 @@ def smash_values(
     return table[np.ix_(codes, ref_codes)]
 
 
+@dataclass(frozen=True)
+class Entry:
+    """How one mapping entry is smashed, built once by the agreement (Agreement.entries): the
+    attribute and the reference column it is compared with, the attribute's kind and scale,
+    what releases its distances and the label its keyed noise is drawn under, and the distance
+    that replaces the kind's own (the Bloom filters' Hamming distance), if any."""
+
+    attribute: str
+    column: str
+    kind: Kind = KINDS[DEFAULT_KIND]
+    scale: float | None = None
+    release: Encoder | None = None
+    label: str = ""
+    metric: Metric | None = None
+
+    @classmethod
+    def of(cls, entry: Entry | tuple[str, str]) -> Entry:
+        """An entry as given, or a plain (attribute, column) pair: a name, raw distances."""
+        return entry if isinstance(entry, Entry) else cls(*entry)
+
+
 def smash(
     attributes: Mapping[str, Sequence[str]],
     reference_columns: Mapping[str, Sequence[str]],
-    mapping: Sequence[tuple[str, str]],
+    entries: Sequence[Entry | tuple[str, str]],
     clamp: int = 254,
     progress: Progress | None = None,
-    release: Encoder | Sequence[Encoder] | None = None,
     rng: np.random.Generator | None = None,
-    kinds: Mapping[str, str] | None = None,
-    scales: Mapping[str, float] | None = None,
     key: NoiseKey | None = None,
-    labels: Sequence[str] = (),
-    metric: Metric | None = None,
 ) -> np.ndarray:
     """(n, |M|, R) uint8: one distance vector (or its released codes) per record and entry.
 
     `attributes` and `reference_columns` are column-oriented (name -> values per row).
     `progress(done, total)` is called after each mapping entry, the unit of work that
-    deduplicates repeated names. `release` is one for every entry or one per entry (a
-    projected release is per reference column, and makes the last axis k wide). `kinds` maps
-    attributes to their kind (default: names), and `scales` quantities and coordinates to their
-    scale. With a noise `key`, each entry's noise is keyed by its label in `labels`. `metric`
-    replaces every kind's distance (the Bloom filters' Hamming distance).
+    deduplicates repeated names. An entry's release noises its distances (a projected release
+    makes the last axis k wide): with a noise `key`, keyed by the entry's label, else drawn
+    from `rng`.
     """
     sizes = {len(values) for values in reference_columns.values()}
     if len(sizes) != 1:
         raise ValueError(f"reference columns differ in length: {sorted(sizes)}")
-    for attribute, column in mapping:
-        if attribute not in attributes:
-            raise ValueError(f"mapping names attribute {attribute!r} the records lack")
-        if column not in reference_columns:
-            raise ValueError(f"mapping names reference column {column!r} the set lacks")
-    releases: Sequence[Encoder | None] = (
-        [None] * len(mapping) if release is None else per_entry(release, len(mapping))
-    )
-    if key is not None and len(labels) != len(mapping):
-        raise ValueError(f"keyed noise needs a label per mapping entry, got {len(labels)}")
+    specs = [Entry.of(entry) for entry in entries]
+    for spec in specs:
+        if spec.attribute not in attributes:
+            raise ValueError(f"mapping names attribute {spec.attribute!r} the records lack")
+        if spec.column not in reference_columns:
+            raise ValueError(f"mapping names reference column {spec.column!r} the set lacks")
+    if key is not None and not all(spec.label for spec in specs):
+        raise ValueError("keyed noise needs a label for every mapping entry")
     slices = []
-    for m, ((attribute, column), encoder) in enumerate(zip(mapping, releases, strict=True)):
-        kind = (kinds or {}).get(attribute, DEFAULT_KIND)
-        scale = (scales or {}).get(attribute)
-        values, reference_values = attributes[attribute], reference_columns[column]
-        label = labels[m] if key is not None else ""
+    for spec in specs:
         slices.append(
             smash_values(
-                values, reference_values, clamp, encoder, rng, kind, scale, key, label, metric
+                attributes[spec.attribute],
+                reference_columns[spec.column],
+                clamp,
+                spec.release,
+                rng,
+                spec.kind.name,
+                spec.scale,
+                key,
+                spec.label,
+                spec.metric,
             )
         )
         if progress is not None:
-            progress(len(slices), len(mapping))
+            progress(len(slices), len(specs))
     return np.stack(slices, axis=1)
