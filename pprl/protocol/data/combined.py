@@ -23,15 +23,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from pprl.protocol.data.kinds import DEFAULT_KIND
+from pprl.protocol.data.kinds import DEFAULT_KIND, WORD_KINDS
 from pprl.protocol.errors import InputError
 
 SEPARATOR = "+"
 INITIAL = ":initial"
 # Combined values are word lists compared by edit distance, as free text is.
 COMBINED_KIND = "text"
-# Kinds whose values can be combined: words, not dates or digit strings.
-COMBINABLE_KINDS = ("name", "text")
 
 
 def is_combined(name: str) -> bool:
@@ -91,8 +89,8 @@ def combined_kinds(mapping: Sequence[tuple[str, str]], kinds: Mapping[str, str])
             continue
         for part in parts(attribute):
             kind = kinds.get(part, DEFAULT_KIND)
-            if kind not in COMBINABLE_KINDS:
-                allowed = ", ".join(COMBINABLE_KINDS)
+            if kind not in WORD_KINDS:
+                allowed = ", ".join(WORD_KINDS)
                 if is_initial(attribute):
                     what, rule = "takes the initial of", f"only kinds {allowed} have an initial"
                 else:

@@ -82,7 +82,7 @@ from pprl.protocol.data.canonical import (
     swap_day_month,
 )
 from pprl.protocol.data.corruption import Corrupter
-from pprl.protocol.data.kinds import KINDS, SCALED_KINDS
+from pprl.protocol.data.kinds import DEFAULT_KIND, KINDS, SCALED_KINDS
 
 PHENOMENA: tuple[str, ...] = (
     "typo",
@@ -121,7 +121,6 @@ ROLES: Mapping[str, str] = {
     "family": "last",
     "family_name": "last",
 }
-_TEXTUAL = ("name", "text")
 _TYPO_KINDS = ("keyboard", "insert", "delete", "transpose")
 # Surnames a hyphenated or changed surname draws from: the most frequent census surnames.
 _SURNAME_POOL = 1000
@@ -164,7 +163,7 @@ def _pick(options: Sequence[Any], rng: np.random.Generator) -> Any:
 
 
 def _textual(record: _Record) -> list[int]:
-    return [i for i, v in enumerate(record.values) if v and record.kinds[i] in _TEXTUAL]
+    return [i for i, v in enumerate(record.values) if v and KINDS[record.kinds[i]].words]
 
 
 def _edit_options(kind: str) -> Options:
@@ -552,7 +551,7 @@ class ErrorModel:
         and exchange errors.
         """
         n = len(values)
-        kinds = tuple(kinds) if kinds is not None else ("name",) * n
+        kinds = tuple(kinds) if kinds is not None else (DEFAULT_KIND,) * n
         roles = roles_of(names) if names is not None else (None,) * n
         field_scales = tuple(scales) if scales is not None else (None,) * n
         if len(kinds) != n or len(roles) != n or len(field_scales) != n:
@@ -562,7 +561,9 @@ class ErrorModel:
             raise ValueError(f"unknown kinds {unknown}; expected some of {KINDS}")
         if self.legacy:
             return spread_edits(Corrupter(rng), values, kinds, n_errors=1, scales=field_scales)
-        roles = tuple(r if k == "name" else None for r, k in zip(roles, kinds, strict=True))
+        roles = tuple(
+            r if KINDS[k].names_people else None for r, k in zip(roles, kinds, strict=True)
+        )
         original = list(values)
         for _ in range(_MAX_RECORD_ATTEMPTS):
             record = _Record(list(original), roles, kinds, avoid, field_scales)
@@ -605,7 +606,8 @@ def spread_edits(
     Without them, the very draws of corrupt_record."""
     editable = [j for j, kind in enumerate(kinds) if kind not in SCALED_KINDS]
     if not editable:
-        weights = {"quantity": 1.0, "coordinates": 1.0}
+        # Each scaled kind's own phenomenon is named after it.
+        weights = {kind: 1.0 for kind in SCALED_KINDS}
         model = ErrorModel.mixture("scaled", weights, {n_errors: 1.0})
         return model.corrupt(values, corrupter.rng, kinds=kinds, scales=scales)
     edited = corrupter.corrupt_record([values[j] for j in editable], n_errors)

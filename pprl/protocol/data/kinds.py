@@ -65,8 +65,12 @@ class Kind:
     reference_form: ClassVar[str] = ""
     # Whether each party states the format its cells are written in ([records] date_formats).
     formatted: ClassVar[bool] = False
-    # Whether the peer's dictionary of names attacks it (the privacy gate).
+    # Whether the peer's dictionary of names attacks it (the privacy gate), and the error
+    # model's name variants (nicknames, a name's role: first, middle, last) apply.
     names_people: ClassVar[bool] = False
+    # Whether its values are words: they take typing, OCR and phonetic errors, and can be
+    # combined with other words or cut to an initial (pprl.protocol.data.combined).
+    words: ClassVar[bool] = False
     # How messages name an attribute of this kind ("a quantity", "coordinates").
     described: ClassVar[str] = ""
 
@@ -100,6 +104,7 @@ class Name(Kind):
     name = "name"
     min_reference_values = 10
     names_people = True
+    words = True
 
 
 class Category(Kind):
@@ -113,6 +118,7 @@ class Text(Kind):
 
     name = "text"
     min_reference_values = 10
+    words = True
 
     def read(self, text: str, date_format: str) -> str | None:
         return " ".join(_PUNCTUATION.sub(" ", ascii_upper(text)).split()) or None
@@ -247,6 +253,7 @@ KINDS: dict[str, Kind] = {
 }
 # The kinds whose distance is counted in units of a per-attribute scale, which they need.
 SCALED_KINDS = tuple(name for name, kind in KINDS.items() if kind.scaled)
+WORD_KINDS = tuple(name for name, kind in KINDS.items() if kind.words)
 
 
 def kind_named(name: str) -> Kind:
