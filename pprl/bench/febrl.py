@@ -15,6 +15,7 @@ from typing import Any
 from pprl.bench.extra import import_extra
 from pprl.files.atomic import atomic_file
 from pprl.files.generated import write_truth_csv
+from pprl.protocol.errors import SettingError
 
 FIELDS = (
     "given_name",
@@ -39,7 +40,7 @@ def person(record_id: str) -> str:
     """The N of `rec-N-org` or `rec-N-dup-K`: the person both files' copies share."""
     parts = record_id.split("-")
     if len(parts) < 3 or parts[0] != "rec":
-        raise ValueError(f"not a FEBRL record id: {record_id!r}")
+        raise SettingError(f"not a FEBRL record id: {record_id!r}")
     return parts[1]
 
 

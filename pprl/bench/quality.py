@@ -26,6 +26,7 @@ from pprl.bench.data import ATTRIBUTES, Columns, LinkageTask
 from pprl.protocol import pipeline
 from pprl.protocol.agreement import Agreement
 from pprl.protocol.data.reference import ReferenceSet, default_mapping, reference_overlap
+from pprl.protocol.errors import SettingError
 from pprl.protocol.linkage import candidates, matching
 from pprl.protocol.linkage.released import record_pairs
 from pprl.protocol.method import MethodParams, method_params
@@ -284,7 +285,7 @@ def run_cell(
     `method` is what the cell's agreement fixes (noise, features; default: the daemon's
     defaults); `matching_mode` is "all-pairs" or "candidates"."""
     if matching_mode not in MATCHING:
-        raise ValueError(f"unknown matching {matching_mode!r}; expected one of {MATCHING}")
+        raise SettingError(f"unknown matching {matching_mode!r}; expected one of {MATCHING}")
     method = method or method_params()
     agreement = Agreement(
         ReferenceSet("benchmark reference", dict(reference)),

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from pprl.files.atomic import atomic_file
 from pprl.protocol.data.synthetic import Person
+from pprl.protocol.errors import SettingError
 
 
 def _write_csv_atomic(path: Path, header: Sequence[str], rows: Iterable[Sequence[str]]) -> None:
@@ -31,7 +32,7 @@ def write_truth_csv(
 
 def write_reference_csv(path: Path, reference: dict[str, list[str]]) -> None:
     if len(reference["first"]) != len(reference["last"]):
-        raise ValueError("reference columns 'first' and 'last' differ in length")
+        raise SettingError("reference columns 'first' and 'last' differ in length")
     _write_csv_atomic(
         path, ("first", "last"), zip(reference["first"], reference["last"], strict=True)
     )

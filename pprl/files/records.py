@@ -9,7 +9,7 @@ from pathlib import Path
 from pprl.files.tables import CsvTable, read_table
 from pprl.protocol.data.kinds import Attribute, BadValue
 from pprl.protocol.data.records import BAD_VALUE_POLICIES, RecordTable
-from pprl.protocol.errors import InputError
+from pprl.protocol.errors import InputError, SettingError
 
 _SHOWN_GROUPS = 3
 _SHOWN_ROWS = 5
@@ -27,7 +27,9 @@ def load_records(
     schema = tuple(a if isinstance(a, Attribute) else Attribute(a) for a in attributes)
     names = tuple(a.name for a in schema)
     if on_bad_value not in BAD_VALUE_POLICIES:
-        raise ValueError(f"on_bad_value must be one of {BAD_VALUE_POLICIES}, got {on_bad_value!r}")
+        raise SettingError(
+            f"on_bad_value must be one of {BAD_VALUE_POLICIES}, got {on_bad_value!r}"
+        )
     _check_configuration(id_column, names)
     table = read_table(path)
     index = _locate(table, (id_column, *names))
@@ -62,9 +64,9 @@ def load_records(
 def _check_configuration(id_column: str, attributes: tuple[str, ...]) -> None:
     """A repeated or missing configured column would silently drop a comparison."""
     if not attributes:
-        raise ValueError("at least one attribute is needed")
+        raise SettingError("at least one attribute is needed")
     if len({id_column, *attributes}) != len(attributes) + 1:
-        raise ValueError(f"configured columns repeat: {id_column!r}, {', '.join(attributes)}")
+        raise SettingError(f"configured columns repeat: {id_column!r}, {', '.join(attributes)}")
 
 
 def _locate(table: CsvTable, names: Sequence[str]) -> dict[str, int]:

@@ -16,6 +16,7 @@ from pprl.protocol.data.distances import Metric
 from pprl.protocol.data.kinds import KINDS, SCALED_KINDS, check_scale
 from pprl.protocol.data.reference import MappingEntry, ReferenceSet, typed_reference
 from pprl.protocol.encodings import Distances, encoding_named
+from pprl.protocol.errors import SettingError
 from pprl.protocol.linkage import bloom_linkage
 from pprl.protocol.method import (
     MethodParams,
@@ -65,7 +66,7 @@ class Agreement:
         self._given = (reference, dict(kinds or {}), dict(scales or {}))
         self.encoding = encoding_named(method.encoding)
         if self.encoding.keyed and bloom_key is None:
-            raise ValueError(f"encoding {method.encoding!r} needs the key both parties hold")
+            raise SettingError(f"encoding {method.encoding!r} needs the key both parties hold")
         self.bloom_key = bloom_key
         # Keeps the reference set's figures (statistics, principal directions) between runs.
         self._store = store
@@ -297,11 +298,11 @@ def quantity_scales(kinds: Mapping[str, str], scales: Mapping[str, float]) -> di
     kind, a mistake better told than ignored."""
     for attribute, kind in kinds.items():
         if KINDS[kind].scaled and attribute not in scales:
-            raise ValueError(
+            raise SettingError(
                 f"attribute {attribute!r} is {KINDS[kind].described} and needs a scale"
             )
     for attribute, scale in scales.items():
         if kinds.get(attribute, "quantity") not in SCALED_KINDS:
-            raise ValueError(f"attribute {attribute!r} has a scale but is a {kinds[attribute]}")
+            raise SettingError(f"attribute {attribute!r} has a scale but is a {kinds[attribute]}")
         check_scale(attribute, scale)
     return {a: float(scales[a]) for a, kind in kinds.items() if kind in SCALED_KINDS}

@@ -12,6 +12,14 @@ class PprlError(Exception):
     exit_code = 1
 
 
+class SettingError(PprlError, ValueError):
+    """A setting or argument the method cannot honour (an unknown name, a value out of
+    range), named in the message; exit 2, as for a usage error. Still a ValueError, so code
+    that checks arguments the usual way keeps working."""
+
+    exit_code = 2
+
+
 class InputError(PprlError, ValueError):
     """Bad input (a file, a row, a field), named in the message; exit 2, as for a usage error."""
 

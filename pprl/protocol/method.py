@@ -17,6 +17,7 @@ from pprl.protocol.data.error_model import MODEL_NAMES, ONE_ERROR
 from pprl.protocol.data.kinds import DEFAULT_KIND
 from pprl.protocol.data.reference import MappingEntry, ReferenceSet
 from pprl.protocol.encodings import DEFAULT_ENCODING, ENCODINGS, encoding_named
+from pprl.protocol.errors import SettingError
 from pprl.protocol.linkage.matching import ASSIGNMENTS, GREEDY, OPTIMAL
 from pprl.protocol.model.classifier import CLASS_WEIGHTS, DEFAULT_C, TRAINERS, check_saturation
 from pprl.protocol.model.features import FEATURES
@@ -137,19 +138,23 @@ def method_params(
     if feature is None:
         feature = "projected-cosine" if noisy else defaults.feature
     if feature not in FEATURES:
-        raise ValueError(f"unknown feature {feature!r}; expected one of {', '.join(FEATURES)}")
+        raise SettingError(f"unknown feature {feature!r}; expected one of {', '.join(FEATURES)}")
     class_weight = rest.get("class_weight", defaults.class_weight)
     if class_weight not in CLASS_WEIGHTS:
-        raise ValueError(f"unknown class_weight {class_weight!r}; expected one of {CLASS_WEIGHTS}")
+        raise SettingError(
+            f"unknown class_weight {class_weight!r}; expected one of {CLASS_WEIGHTS}"
+        )
     model = rest.get("error_model", defaults.error_model)
     if model not in MODEL_NAMES:
-        raise ValueError(f"unknown error_model {model!r}; expected one of {', '.join(MODEL_NAMES)}")
+        raise SettingError(
+            f"unknown error_model {model!r}; expected one of {', '.join(MODEL_NAMES)}"
+        )
     negatives = rest.get("negatives_per_positive", defaults.negatives_per_positive)
     several_errors = model != ONE_ERROR
     if classifier is None:
         classifier = default_classifier(model)
     if classifier not in TRAINERS:
-        raise ValueError(f"unknown classifier {classifier!r}; expected one of {TRAINERS}")
+        raise SettingError(f"unknown classifier {classifier!r}; expected one of {TRAINERS}")
     if hard_negatives is None:
         hard_negatives = 0 if noisy else min(defaults.hard_negatives, negatives)
     if saturation is None:
@@ -157,7 +162,7 @@ def method_params(
     check_saturation(saturation)
     assignment = rest.pop("assignment", None) or default_assignment(model, noisy)
     if assignment not in ASSIGNMENTS:
-        raise ValueError(f"unknown assignment {assignment!r}; expected one of {ASSIGNMENTS}")
+        raise SettingError(f"unknown assignment {assignment!r}; expected one of {ASSIGNMENTS}")
     encoding_named(rest.get("encoding", defaults.encoding)).check(
         noise_sigma, rest.get("soft_top_k", 0), rest
     )
@@ -165,9 +170,9 @@ def method_params(
     if release is None:
         release = "projected" if feature == "projected-cosine" else defaults.release
     if release not in RELEASES:
-        raise ValueError(f"unknown release {release!r}; expected one of {', '.join(RELEASES)}")
+        raise SettingError(f"unknown release {release!r}; expected one of {', '.join(RELEASES)}")
     if release == "projected" and feature != "projected-cosine":
-        raise ValueError(
+        raise SettingError(
             f'release "projected" sends only what feature "projected-cosine" uses, not {feature!r}'
         )
     return MethodParams(

@@ -18,7 +18,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from pprl.files.atomic import atomic_file
-from pprl.protocol.errors import InputError
+from pprl.protocol.errors import InputError, SettingError
 
 IDENTITY_PATTERN = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")
 CA_NAME = "ca"
@@ -62,7 +62,7 @@ def identity_of(cert_pem: bytes) -> str:
     cert = x509.load_pem_x509_certificate(cert_pem)
     names = cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)
     if len(names) != 1:
-        raise ValueError(f"certificate must have exactly one common name, found {len(names)}")
+        raise SettingError(f"certificate must have exactly one common name, found {len(names)}")
     return str(names[0].value)
 
 

@@ -18,6 +18,8 @@ from typing import TypeVar
 
 import numpy as np
 
+from pprl.protocol.errors import SettingError
+
 ERROR_KINDS: tuple[str, ...] = ("keyboard", "insert", "delete", "transpose", "ocr", "phonetic")
 
 # Horizontal and diagonal neighbours of each letter on a QWERTY keyboard.
@@ -161,7 +163,7 @@ class Corrupter:
     def __init__(self, rng: np.random.Generator, kinds: Sequence[str] = ERROR_KINDS) -> None:
         unknown = [kind for kind in kinds if kind not in ERROR_KINDS]
         if unknown or not kinds:
-            raise ValueError(f"kinds must be a non-empty subset of {ERROR_KINDS}, got {kinds!r}")
+            raise SettingError(f"kinds must be a non-empty subset of {ERROR_KINDS}, got {kinds!r}")
         self.rng = rng
         self._kinds = tuple(kinds)
 
@@ -178,7 +180,7 @@ class Corrupter:
         if kind is None:
             kind = self._pick(self.applicable_kinds(value), f"no error kind applies to {value!r}")
         elif kind not in ERROR_KINDS:
-            raise ValueError(f"unknown error kind {kind!r}; expected one of {ERROR_KINDS}")
+            raise SettingError(f"unknown error kind {kind!r}; expected one of {ERROR_KINDS}")
         sites = _SITES[kind](value)
         start, end, replacement = self._pick(sites, f"a {kind} error cannot apply to {value!r}")
         return value[:start] + replacement + value[end:]
@@ -191,7 +193,7 @@ class Corrupter:
         record is redrawn until it differs.
         """
         if n_errors < 1:
-            raise ValueError(f"n_errors must be at least 1, got {n_errors}")
+            raise SettingError(f"n_errors must be at least 1, got {n_errors}")
         original = list(values)
         for _ in range(_MAX_RECORD_ATTEMPTS):
             record = list(original)
@@ -208,5 +210,5 @@ class Corrupter:
 
     def _pick(self, options: Sequence[T], why_none: str) -> T:
         if not options:
-            raise ValueError(why_none)
+            raise SettingError(why_none)
         return options[int(self.rng.integers(len(options)))]

@@ -83,6 +83,7 @@ from pprl.protocol.data.canonical import (
 )
 from pprl.protocol.data.corruption import Corrupter
 from pprl.protocol.data.kinds import DEFAULT_KIND, KINDS, SCALED_KINDS
+from pprl.protocol.errors import SettingError
 
 PHENOMENA: tuple[str, ...] = (
     "typo",
@@ -504,14 +505,14 @@ class ErrorModel:
             return
         unknown = [p for p, _ in self.weights if p not in PHENOMENA]
         if unknown or not self.weights:
-            raise ValueError(f"weights must name phenomena among {PHENOMENA}, got {unknown}")
+            raise SettingError(f"weights must name phenomena among {PHENOMENA}, got {unknown}")
         if any(w < 0 for _, w in self.weights) or sum(w for _, w in self.weights) <= 0:
-            raise ValueError("phenomenon weights must be >= 0 with a positive sum")
+            raise SettingError("phenomenon weights must be >= 0 with a positive sum")
         if not self.counts or any(k < 1 or w < 0 for k, w in self.counts):
-            raise ValueError("counts must be (errors >= 1, weight >= 0) pairs")
+            raise SettingError("counts must be (errors >= 1, weight >= 0) pairs")
         total = sum(w for _, w in self.counts)
         if total <= 0:
-            raise ValueError("count weights must have a positive sum")
+            raise SettingError("count weights must have a positive sum")
         object.__setattr__(self, "_cumulative", np.cumsum([w / total for _, w in self.counts]))
 
     @classmethod
@@ -558,7 +559,7 @@ class ErrorModel:
             raise ValueError(f"{n} values need {n} names and kinds, and as many scales")
         unknown = sorted(set(kinds) - set(KINDS))
         if unknown:
-            raise ValueError(f"unknown kinds {unknown}; expected some of {KINDS}")
+            raise SettingError(f"unknown kinds {unknown}; expected some of {KINDS}")
         if self.legacy:
             return spread_edits(Corrupter(rng), values, kinds, n_errors=1, scales=field_scales)
         roles = tuple(
@@ -663,6 +664,6 @@ def error_model(name: str) -> ErrorModel:
     try:
         return MODELS[name]
     except KeyError:
-        raise ValueError(
+        raise SettingError(
             f"unknown error model {name!r}; expected one of {', '.join(MODEL_NAMES)}"
         ) from None

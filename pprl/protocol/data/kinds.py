@@ -35,6 +35,7 @@ from pprl.protocol.data.distances import (
     levenshtein_table,
     quantity_table,
 )
+from pprl.protocol.errors import SettingError
 
 if TYPE_CHECKING:
     from pprl.protocol.data.distances import Metric
@@ -181,7 +182,7 @@ class Quantity(Kind):
         self, values_a: Sequence[str], values_b: Sequence[str], clamp: int, scale: float | None
     ) -> np.ndarray:
         if scale is None:
-            raise ValueError("a quantity's distance needs its scale")
+            raise SettingError("a quantity's distance needs its scale")
         return quantity_table(values_a, values_b, clamp, scale)
 
     def blank_reference(self) -> str | None:
@@ -217,7 +218,7 @@ class Coordinates(Kind):
         self, values_a: Sequence[str], values_b: Sequence[str], clamp: int, scale: float | None
     ) -> np.ndarray:
         if scale is None:
-            raise ValueError("the distance of coordinates needs their scale")
+            raise SettingError("the distance of coordinates needs their scale")
         return coordinate_table(values_a, values_b, clamp, scale)
 
     def blank_reference(self) -> str | None:
@@ -261,7 +262,7 @@ def kind_named(name: str) -> Kind:
     try:
         return KINDS[name]
     except KeyError:
-        raise ValueError(f"unknown kind {name!r}; expected one of {', '.join(KINDS)}") from None
+        raise SettingError(f"unknown kind {name!r}; expected one of {', '.join(KINDS)}") from None
 
 
 @dataclass(frozen=True)
@@ -278,12 +279,12 @@ class Attribute:
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
-            raise ValueError(
+            raise SettingError(
                 f"attribute {self.name!r} has unknown kind {self.kind!r}; "
                 f"expected one of {', '.join(KINDS)}"
             )
         if KINDS[self.kind].scaled != (self.scale is not None):
-            raise ValueError(
+            raise SettingError(
                 f"attribute {self.name!r}: a quantity or coordinates, and no other kind, "
                 "has a scale"
             )
@@ -333,6 +334,6 @@ def check_scale(name: str, scale: float) -> None:
     """A quantity's or coordinates' scale divides every difference, so it must be a finite
     positive number."""
     if isinstance(scale, bool) or not isinstance(scale, int | float):
-        raise ValueError(f"the scale of {name!r} must be a number, got {scale!r}")
+        raise SettingError(f"the scale of {name!r} must be a number, got {scale!r}")
     if not math.isfinite(scale) or scale <= 0:
-        raise ValueError(f"the scale of {name!r} must be a finite number > 0, got {scale!r}")
+        raise SettingError(f"the scale of {name!r} must be a finite number > 0, got {scale!r}")

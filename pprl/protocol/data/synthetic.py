@@ -16,6 +16,7 @@ import numpy as np
 
 from pprl.protocol.data.corruption import Corrupter
 from pprl.protocol.data.error_model import ErrorModel, error_model
+from pprl.protocol.errors import SettingError
 
 # Values that CSV readers (pandas among them) may turn into missing values; census has NA and NAN.
 MISSING_LOOKALIKES = frozenset({"NA", "NAN", "NULL", "NONE", "NIL"})
@@ -153,7 +154,7 @@ def default_reference(size: int = 1000, seed: int = 20240601) -> dict[str, list[
     """
     _, reference, _ = _split()
     if not 0 <= size <= len(reference.last):
-        raise ValueError(f"size must be between 0 and {len(reference.last)}, got {size}")
+        raise SettingError(f"size must be between 0 and {len(reference.last)}, got {size}")
     rng = np.random.default_rng(seed)
     first = reference.first.names[reference.first.draw(rng, size)]
     last = reference.last.names[reference.last.draw(rng, size, replace=False)]
@@ -279,15 +280,15 @@ def generate(
     """
     shares = (overlap, middle_missing, missing_rate, namesakes)
     if size < 0 or not all(0.0 <= x <= 1.0 for x in shares):
-        raise ValueError(
+        raise SettingError(
             "need size >= 0 and overlap, middle_missing, missing_rate, namesakes within [0, 1]"
         )
     low, high = errors_per_row if isinstance(errors_per_row, tuple) else (errors_per_row,) * 2
     if not 1 <= low <= high:
-        raise ValueError(f"errors_per_row must be at least 1 (low <= high), got {errors_per_row}")
+        raise SettingError(f"errors_per_row must be at least 1 (low <= high), got {errors_per_row}")
     model = None if errors is None else error_model(errors)
     if model is not None and errors_per_row != 1:
-        raise ValueError("give errors_per_row or an error model, not both")
+        raise SettingError("give errors_per_row or an error model, not both")
     names, _, held = _split()
     rng = np.random.default_rng(seed)
     n_match = round(overlap * size)
@@ -332,7 +333,7 @@ def generate_third(
     data of `seed` stays what it was.
     """
     if not 0.0 <= overlap <= 1.0 or errors_per_row < 1:
-        raise ValueError("need overlap within [0, 1] and errors_per_row >= 1")
+        raise SettingError("need overlap within [0, 1] and errors_per_row >= 1")
     names, _, held = _split()
     rng = np.random.default_rng([seed, 3])
     size = len(data.alice)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pprl.protocol.encodings.base import Columns, Encoding, Runner
 from pprl.protocol.encodings.bloom import FilterDistances, Filters
 from pprl.protocol.encodings.distances import Distances
+from pprl.protocol.errors import SettingError
 
 __all__ = ["Columns", "Distances", "Encoding", "FilterDistances", "Filters", "Runner"]
 __all__ += ["DEFAULT_ENCODING", "ENCODINGS", "encoding_named"]
@@ -26,6 +27,6 @@ def encoding_named(name: str) -> Encoding:
     try:
         return ENCODINGS[name]
     except KeyError:
-        raise ValueError(
+        raise SettingError(
             f"unknown encoding {name!r}; expected one of {', '.join(ENCODINGS)}"
         ) from None

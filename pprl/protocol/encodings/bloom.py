@@ -12,6 +12,7 @@ from pprl.protocol.data.combined import with_combined
 from pprl.protocol.data.distances import Metric
 from pprl.protocol.encodings.base import Columns, Encoding, Runner
 from pprl.protocol.encodings.distances import Distances
+from pprl.protocol.errors import SettingError
 from pprl.protocol.gate import Attack
 from pprl.protocol.linkage import bloom_linkage, candidates, matching
 from pprl.protocol.model.classifier import Model
@@ -57,13 +58,13 @@ class Filters(Encoding):
 
     def check(self, noise_sigma: float, soft_top_k: int, settings: Mapping[str, Any]) -> None:
         if noise_sigma:
-            raise ValueError(
+            raise SettingError(
                 'encoding "bloom" sends the filters themselves, which take no noise '
                 '(noise_sigma must be 0); encoding "bloom-distances" releases their noisy '
                 "distances to the reference set's filters instead"
             )
         if soft_top_k:
-            raise ValueError(
+            raise SettingError(
                 'encoding "bloom" does not write soft links (soft_top_k must be 0); '
                 '"bloom-distances" does'
             )

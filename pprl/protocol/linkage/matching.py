@@ -15,7 +15,7 @@ import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import min_weight_full_bipartite_matching
 
-from pprl.protocol.errors import PprlError
+from pprl.protocol.errors import PprlError, SettingError
 from pprl.protocol.model.classifier import Model, full_weights
 from pprl.protocol.model.features import indicator_features, missing_units, pair_features
 from pprl.protocol.progress import Progress
@@ -321,7 +321,9 @@ def one_to_one(matches: Matches, assignment: str = GREEDY) -> Matches:
         return greedy_one_to_one(matches)
     if assignment == OPTIMAL:
         return optimal_one_to_one(matches)
-    raise ValueError(f"unknown assignment {assignment!r}; expected one of {', '.join(ASSIGNMENTS)}")
+    raise SettingError(
+        f"unknown assignment {assignment!r}; expected one of {', '.join(ASSIGNMENTS)}"
+    )
 
 
 def greedy_one_to_one(matches: Matches) -> Matches:

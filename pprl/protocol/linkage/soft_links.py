@@ -20,6 +20,8 @@ import hashlib
 
 import numpy as np
 
+from pprl.protocol.errors import SettingError
+
 TOKEN_HEX = 24  # 96 bits: no two rows of one run share a token in practice
 
 
@@ -32,9 +34,9 @@ def tokens(run_id: str, owner: str, rows: np.ndarray) -> list[str]:
 def check_top_k(top_k: int, peer_records: int) -> None:
     """K peer records per own record need at least K peer records."""
     if top_k < 1:
-        raise ValueError(f"soft_top_k must be at least 1, got {top_k}")
+        raise SettingError(f"soft_top_k must be at least 1, got {top_k}")
     if top_k > peer_records:
-        raise ValueError(
+        raise SettingError(
             f"soft_top_k = {top_k} asks for more peer records per own record than the peer "
             f"has ({peer_records})"
         )

@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from pprl.protocol.errors import SettingError
+
 # What a model is (how it decides) ...
 KINDS = ("linear", "rbf")
 # ... and how it is trained: "logistic" fits a logistic regression, whose decision is linear.
@@ -114,7 +116,7 @@ def full_weights(weights: np.ndarray, entries: int) -> np.ndarray:
 
 def check_saturation(saturation: float) -> None:
     if not 0.0 <= saturation <= 1.0:
-        raise ValueError(f"saturation must be a quantile in [0, 1], got {saturation}")
+        raise SettingError(f"saturation must be a quantile in [0, 1], got {saturation}")
 
 
 def saturate(features: np.ndarray, caps: np.ndarray | None) -> np.ndarray:
@@ -165,13 +167,15 @@ def train(
     the non-matches' (`saturation_caps`); 0 keeps the paper's raw distances.
     """
     if kind not in TRAINERS:
-        raise ValueError(f"unknown classifier kind {kind!r}; expected one of {TRAINERS}")
+        raise SettingError(f"unknown classifier kind {kind!r}; expected one of {TRAINERS}")
     if class_weight not in CLASS_WEIGHTS:
-        raise ValueError(f"unknown class_weight {class_weight!r}; expected one of {CLASS_WEIGHTS}")
+        raise SettingError(
+            f"unknown class_weight {class_weight!r}; expected one of {CLASS_WEIGHTS}"
+        )
     x = np.asarray(features, dtype=np.float64)
     y = np.asarray(labels)
     if set(np.unique(y).tolist()) != {0, 1}:
-        raise ValueError("training labels must contain both 0 (non-match) and 1 (match)")
+        raise SettingError("training labels must contain both 0 (non-match) and 1 (match)")
     check_saturation(saturation)
     caps = saturation_caps(x, y, saturation) if saturation > 0 else None
     x = saturate(x, caps)

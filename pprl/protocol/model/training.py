@@ -14,6 +14,7 @@ import numpy as np
 
 from pprl.protocol.data.corruption import Corrupter
 from pprl.protocol.data.error_model import MODEL_NAMES, ONE_ERROR, error_model, spread_edits
+from pprl.protocol.errors import SettingError
 from pprl.protocol.model.features import Standardise, feature_count, pair_features, unit_vectors
 
 Columns = dict[str, list[str]]
@@ -51,12 +52,12 @@ def corrupt_sample(
     `errors_per_record` applies to "spread" only, as a model draws its own count.
     """
     if corruption not in CORRUPTIONS:
-        raise ValueError(f"unknown corruption {corruption!r}; expected one of {CORRUPTIONS}")
+        raise SettingError(f"unknown corruption {corruption!r}; expected one of {CORRUPTIONS}")
     n = len(attributes[names[0]])
     # A record with no value at all has nothing to corrupt and teaches nothing.
     usable = np.flatnonzero([any(attributes[name][i] for name in names) for i in range(n)])
     if not len(usable):
-        raise ValueError("no record has a value in any compared attribute")
+        raise SettingError("no record has a value in any compared attribute")
     if len(usable) == n:
         sample = rng.choice(n, size=min(size, n), replace=False)
     else:
@@ -94,15 +95,15 @@ def negative_partners(
     are drawn uniformly among the other records.
     """
     if negatives_per_positive < 0:
-        raise ValueError(f"negatives_per_positive must be >= 0, got {negatives_per_positive}")
+        raise SettingError(f"negatives_per_positive must be >= 0, got {negatives_per_positive}")
     if not 0 <= hard_negatives <= negatives_per_positive:
-        raise ValueError(
+        raise SettingError(
             f"hard_negatives must be within 0..{negatives_per_positive}, got {hard_negatives}"
         )
     if negatives_per_positive and n < 2:
-        raise ValueError("negative pairs need at least two training records")
+        raise SettingError("negative pairs need at least two training records")
     if hard_negatives and hard_negatives > n - 1:
-        raise ValueError(f"{hard_negatives} hard negatives need more than {n} training records")
+        raise SettingError(f"{hard_negatives} hard negatives need more than {n} training records")
     rows = np.arange(n)
     columns = []
     if hard_negatives:

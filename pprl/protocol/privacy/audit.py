@@ -48,6 +48,7 @@ from rapidfuzz.distance import Levenshtein
 
 from pprl.protocol.data import synthetic
 from pprl.protocol.data.distances import Metric
+from pprl.protocol.errors import SettingError
 from pprl.protocol.vectors.release import (
     ArrayStore,
     ProjectedRelease,
@@ -243,7 +244,7 @@ class AuditReport:
     def rate(self, measure: str) -> float:
         """The figure a privacy gate on `measure` compares with its limit."""
         if measure not in MEASURES:
-            raise ValueError(f"unknown measure {measure!r}; expected one of {MEASURES}")
+            raise SettingError(f"unknown measure {measure!r}; expected one of {MEASURES}")
         return self.record_reidentified if measure == "every-name" else self.record_exposed
 
 
@@ -285,7 +286,7 @@ class Dictionary:
         priors = priors or {}
         for given in [weights, *priors.values()]:
             if given is not None and len(given) != len(names):
-                raise ValueError(f"{len(given)} weights for {len(names)} names")
+                raise SettingError(f"{len(given)} weights for {len(names)} names")
         totals: dict[str, float] = defaultdict(float)
         named: dict[str, dict[str, float]] = {p: defaultdict(float) for p in priors}
         for i, name in enumerate(names):
@@ -295,7 +296,7 @@ class Dictionary:
                     tally[name] += float(priors[prior][i])
         self.names = sorted(totals)
         if not self.names:
-            raise ValueError("the dictionary holds no names")
+            raise SettingError("the dictionary holds no names")
         self.log_prior = _log_prior(self.names, totals)
         # Every prior an attacker may choose per attribute, the weights' first.
         self.priors = {ANY_NAME: self.log_prior}
@@ -450,7 +451,7 @@ def prior_penalty(
     noise^2 (-log p) for "prior", p the dictionary's `prior`, so that the smallest sum is the
     most probable name (without noise, the prior breaks ties: _weight)."""
     if attacker not in ATTACKS:
-        raise ValueError(f"unknown attacker {attacker!r}; expected one of {ATTACKS}")
+        raise SettingError(f"unknown attacker {attacker!r}; expected one of {ATTACKS}")
     if attacker == "uniform":
         return None
     return -2.0 * _weight(noise) * dictionary.priors[prior]
@@ -682,7 +683,7 @@ def audit_tensor(
     found_any = np.zeros(n, dtype=bool)
     attributes = []
     if only is not None and only not in MEASURES:
-        raise ValueError(f"unknown measure {only!r}; expected one of {MEASURES}")
+        raise SettingError(f"unknown measure {only!r}; expected one of {MEASURES}")
     for attribute in dict.fromkeys(a for a, _ in mapping):
         entries = [m for m, (a, _) in enumerate(mapping) if a == attribute]
         values = np.asarray(truth[attribute], dtype=object)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from pprl.protocol.errors import PprlError
+from pprl.protocol.errors import PprlError, SettingError
 
 _BISECTION_STEPS = 200
 
@@ -23,7 +23,7 @@ class CalibrationError(PprlError, ValueError):
 def attack_success(sigma: float, sigma0: float) -> float:
     """tau for noise scale sigma on values standardised by sigma0 (both > 0)."""
     if sigma <= 0 or sigma0 <= 0:
-        raise ValueError(f"sigma and sigma0 must be positive, got {sigma} and {sigma0}")
+        raise SettingError(f"sigma and sigma0 must be positive, got {sigma} and {sigma0}")
     return math.erf(math.sqrt(sigma * sigma + 1) / (2 * math.sqrt(2) * sigma * sigma0))
 
 
@@ -64,7 +64,7 @@ def gaussian_epsilon(sigma: float, sensitivity: float, delta: float) -> float:
     sqrt(2 ln(1.25 / delta)) / epsilon. The classical theorem holds for epsilon < 1 only;
     callers must say so when the result is not below 1."""
     if sigma <= 0 or sensitivity <= 0 or not 0 < delta < 1:
-        raise ValueError(
+        raise SettingError(
             f"need sigma > 0, sensitivity > 0 and 0 < delta < 1; got {sigma}, {sensitivity}, "
             f"{delta}"
         )

@@ -22,6 +22,7 @@ import numpy as np
 from rapidfuzz.distance import Levenshtein
 
 from pprl.protocol.data.distances import Metric
+from pprl.protocol.errors import SettingError
 from pprl.protocol.privacy.audit import AttributeAudit, AuditReport, EntryAudit
 from pprl.protocol.vectors.release import ProjectedRelease, Release
 from pprl.protocol.vectors.smashing import smash_values
@@ -38,7 +39,7 @@ class Population:
     def __init__(self, people: Mapping[str, Sequence[str]]) -> None:
         sizes = {len(values) for values in people.values()}
         if len(sizes) != 1 or 0 in sizes:
-            raise ValueError(
+            raise SettingError(
                 "a population list needs the same, non-zero number of values per column"
             )
         self.size = sizes.pop()
@@ -111,7 +112,7 @@ def attack_population(
     attributes = [a for a in dict.fromkeys(a for a, _ in mapping) if a in population.attributes]
     missing = [a for a in dict.fromkeys(a for a, _ in mapping) if a not in population.attributes]
     if missing:
-        raise ValueError(f"the population list has no column {', '.join(missing)}")
+        raise SettingError(f"the population list has no column {', '.join(missing)}")
     per_value: dict[str, np.ndarray] = {}  # (n, u) cost of each distinct value
     for attribute in attributes:
         entries = [m for m, (a, _) in enumerate(mapping) if a == attribute]

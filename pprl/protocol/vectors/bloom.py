@@ -37,7 +37,7 @@ import numpy as np
 
 from pprl.protocol.data.combined import is_combined, parts, with_combined
 from pprl.protocol.data.kinds import DEFAULT_KIND, SCALED_KINDS, kind_named
-from pprl.protocol.errors import PprlError
+from pprl.protocol.errors import PprlError, SettingError
 from pprl.protocol.model.features import FEATURES_PER_ENTRY, indicator_features
 
 MIN_KEY_BYTES = 16
@@ -89,11 +89,11 @@ class BloomParams:
 
     def __post_init__(self) -> None:
         if self.bits < 64 or self.bits > 1 << 16 or self.bits & (self.bits - 1):
-            raise ValueError(f"bloom bits must be a power of two in 64..65536, got {self.bits}")
+            raise SettingError(f"bloom bits must be a power of two in 64..65536, got {self.bits}")
         if not 1 <= self.hashes <= MAX_HASHES:
-            raise ValueError(f"bloom hashes must be within 1..{MAX_HASHES}, got {self.hashes}")
+            raise SettingError(f"bloom hashes must be within 1..{MAX_HASHES}, got {self.hashes}")
         if not 1 <= self.q <= 4:
-            raise ValueError(f"bloom q must be within 1..4, got {self.q}")
+            raise SettingError(f"bloom q must be within 1..4, got {self.q}")
 
     def to_dict(self) -> dict[str, int]:
         return {"bits": self.bits, "hashes": self.hashes, "q": self.q}
@@ -149,7 +149,7 @@ class WindowEncoder:
         self, key: BloomKey, params: BloomParams, attribute: str, kind: str, scale: float
     ) -> None:
         if not math.isfinite(scale) or scale <= 0:
-            raise ValueError(f"attribute {attribute!r} is a {kind} and needs a scale > 0")
+            raise SettingError(f"attribute {attribute!r} is a {kind} and needs a scale > 0")
         self.params, self.kind, self.scale = params, kind, scale
         self._key = key.secret
         self._label = f"{attribute}\x1f{kind}\x1fwindows\x1f".encode()
@@ -204,7 +204,7 @@ def value_filters(
     if kind not in SCALED_KINDS:  # `kind` may be a shared label ("q-grams"), not a kind
         return FilterEncoder(key, params, label, kind).encode(values)
     if scale is None:
-        raise ValueError(f"attribute {label!r} is a {kind} and needs a scale")
+        raise SettingError(f"attribute {label!r} is a {kind} and needs a scale")
     return WindowEncoder(key, params, label, kind, scale).encode(values)
 
 

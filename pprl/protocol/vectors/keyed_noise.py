@@ -19,6 +19,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from pprl.protocol.errors import SettingError
+
 KEY_BYTES = 32
 
 
@@ -27,7 +29,7 @@ class NoiseKey:
 
     def __init__(self, secret: bytes) -> None:
         if len(secret) != KEY_BYTES:
-            raise ValueError(f"a noise key is {KEY_BYTES} bytes, got {len(secret)}")
+            raise SettingError(f"a noise key is {KEY_BYTES} bytes, got {len(secret)}")
         self._secret = secret
 
     @classmethod

@@ -15,6 +15,7 @@ import zlib
 
 import numpy as np
 
+from pprl.protocol.errors import SettingError
 from pprl.protocol.vectors.keyed_noise import NoiseKey
 
 # The purposes a party draws for, one stream each.
@@ -37,7 +38,7 @@ class Randomness:
         self, seed: int | None = None, party: str = "", noise_key: NoiseKey | None = None
     ) -> None:
         if seed is not None and seed < 0:
-            raise ValueError(f"a seed must be >= 0, got {seed}")
+            raise SettingError(f"a seed must be >= 0, got {seed}")
         self.seed = seed
         self.party = party
         self._noise_key = noise_key

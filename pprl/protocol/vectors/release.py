@@ -42,6 +42,7 @@ import numpy as np
 
 from pprl.protocol.data.distances import Metric
 from pprl.protocol.data.kinds import DEFAULT_KIND, kind_distances
+from pprl.protocol.errors import SettingError
 from pprl.protocol.model.features import FEATURES, MISSING_CODE, Standardise
 
 _STEPS_PER_NOISE = 4
@@ -63,7 +64,7 @@ def kept_components(reference_rows: int) -> int:
 def released_width(release: str, reference_rows: int) -> int:
     """Coordinates a party sends per value: every distance, or the kept components."""
     if release not in RELEASES:
-        raise ValueError(f"unknown release {release!r}; expected one of {', '.join(RELEASES)}")
+        raise SettingError(f"unknown release {release!r}; expected one of {', '.join(RELEASES)}")
     return kept_components(reference_rows) if release == "projected" else reference_rows
 
 
@@ -98,7 +99,7 @@ class Release:
 
     def __post_init__(self) -> None:
         if not np.isfinite(self.noise) or self.noise < 0:
-            raise ValueError(f"the noise scale must be a finite number >= 0, got {self.noise}")
+            raise SettingError(f"the noise scale must be a finite number >= 0, got {self.noise}")
 
     @property
     def step(self) -> float:
@@ -178,7 +179,7 @@ def projected_release(
     `projections` widened by a quarter of their range and four noise deviations each side, so
     that records' values, which are names like the reference set's, are seldom clipped."""
     if not np.isfinite(noise) or noise < 0:
-        raise ValueError(f"the noise scale must be a finite number >= 0, got {noise}")
+        raise SettingError(f"the noise scale must be a finite number >= 0, got {noise}")
     low, high = projections.min(axis=0), projections.max(axis=0)
     pad = 0.25 * (high - low) + _GRID_NOISE_DEVIATIONS * noise + 1.0
     low, high = low - pad, high + pad
@@ -357,7 +358,7 @@ def reference_statistics(
     for column, (kind, scale) in comparisons.items():
         values = list(reference_columns[column])
         if len(values) < 2:
-            raise ValueError(f"reference column {column!r} needs at least two values")
+            raise SettingError(f"reference column {column!r} needs at least two values")
         columns[column] = _Column(values, kind, scale, store, metric)
     centre, spread, components, projections = {}, {}, {}, {}
     for column, figures in columns.items():
@@ -387,7 +388,7 @@ def standardise(
     vectors whose cosine `feature` names; None for the paper's raw cosine. `constant`: the
     projected features' constant coordinates (length_constants)."""
     if feature not in FEATURES:
-        raise ValueError(f"unknown feature {feature!r}; expected one of {', '.join(FEATURES)}")
+        raise SettingError(f"unknown feature {feature!r}; expected one of {', '.join(FEATURES)}")
     if feature == "cosine":
         return None
     centre = np.stack([statistics.centre[column] for _, column in mapping])

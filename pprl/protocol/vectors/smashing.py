@@ -19,6 +19,7 @@ import numpy as np
 
 from pprl.protocol.data.distances import Metric
 from pprl.protocol.data.kinds import DEFAULT_KIND, KINDS, Kind, kind_distances
+from pprl.protocol.errors import SettingError
 from pprl.protocol.model.features import MISSING_CODE
 from pprl.protocol.progress import Progress
 from pprl.protocol.vectors.keyed_noise import NoiseKey
@@ -56,7 +57,7 @@ def distance_table(
     255 is left for missing values.
     """
     if not 1 <= clamp < MISSING_CODE:
-        raise ValueError(f"clamp must be in 1..{MISSING_CODE - 1} to fit uint8, got {clamp}")
+        raise SettingError(f"clamp must be in 1..{MISSING_CODE - 1} to fit uint8, got {clamp}")
     distinct_a, codes_a = distinct_codes(values_a)
     distinct_b, codes_b = distinct_codes(values_b)
     present = [i for i, value in enumerate(distinct_a) if value or not empty_is_missing]
@@ -149,7 +150,7 @@ def smash(
     specs = [Entry.of(entry) for entry in entries]
     for spec in specs:
         if spec.attribute not in attributes:
-            raise ValueError(f"mapping names attribute {spec.attribute!r} the records lack")
+            raise SettingError(f"mapping names attribute {spec.attribute!r} the records lack")
         if spec.column not in reference_columns:
             raise ValueError(f"mapping names reference column {spec.column!r} the set lacks")
     if key is not None and not all(spec.label for spec in specs):
