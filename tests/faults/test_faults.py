@@ -25,6 +25,7 @@ from pprl.party.coordination.coordinator import Coordinator, CoordinatorError
 from pprl.party.local import (
     PARTIES,
     Deployment,
+    Privacy,
     generated_deployment,
     log_tail,
     start_daemon,
@@ -65,7 +66,7 @@ WRITES = {
 class Pair:
     """Two daemons on generated data with a development seed, restarted as a case needs."""
 
-    def __init__(self, workdir: Path) -> None:
+    def __init__(self, workdir: Path, dictionary: Path) -> None:
         self.deployment: Deployment = generated_deployment(
             workdir, RECORDS, SEED, reference_rows=REFERENCE_ROWS, overlap=0.9
         )
@@ -73,8 +74,12 @@ class Pair:
             text = setup.config.read_text()
             setup.config.write_text(
                 text.replace("[peer]\n", "[peer]\ntimeout_seconds = 5\n")
-                # the gate is not under test here: attacking one record keeps restarts quick
-                .replace("[privacy]\n", "[privacy]\naudit_records = 1\n")
+                # the gate is not under test here: attacking one record with the trial
+                # dictionary keeps restarts quick
+                .replace(
+                    "[privacy]\n",
+                    f"[privacy]\naudit_records = 1\ndictionary = {str(dictionary)!r}\n",
+                )
                 + "[development]\nseed = 11\n"
             )
         self._failpoints: dict[str, str | None] = {}
@@ -176,8 +181,9 @@ class Pair:
 
 
 @pytest.fixture(scope="module")
-def pair(tmp_path_factory) -> Iterator[Pair]:
-    pair = Pair(tmp_path_factory.mktemp("faults"))
+def pair(tmp_path_factory, trial_privacy: Privacy) -> Iterator[Pair]:
+    assert trial_privacy.dictionary is not None
+    pair = Pair(tmp_path_factory.mktemp("faults"), trial_privacy.dictionary)
     yield pair
     pair.stop()
 
