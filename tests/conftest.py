@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import os
 import socket
 import subprocess
 import sys
@@ -27,6 +28,7 @@ from pprl.party.local import (
     stop_daemon,
     write_demo_data,
 )
+from pprl.party.storage.gate_cache import CACHE_DIR
 from pprl.protocol.data.synthetic import census_names
 from pprl.wire.v1 import linkage_pb2 as pb
 from pprl.wire.v1 import linkage_pb2_grpc as rpc
@@ -111,8 +113,30 @@ def trial_privacy(tmp_path_factory) -> Privacy:
     return Privacy(audit_records=TRIAL_AUDIT_RECORDS, dictionary=path)
 
 
+@pytest.fixture(scope="session")
+def gate_cache(tmp_path_factory) -> Path:
+    """The gate's dictionary coordinates, shared by this worker's daemons: the files are named
+    by a hash of the public inputs they depend on (pprl.party.storage.gate_cache), so a
+    daemon that finds one computes the same array it would have computed. Only those arrays
+    are shared, never a daemon's noise hint."""
+    return tmp_path_factory.mktemp("gate-cache")
+
+
+def _share_cache(source: Path, target: Path) -> None:
+    """Hard-link every cached array of `source` missing from `target` (a daemon replaces a
+    cache file by renaming a new one in, never by writing into a linked one)."""
+    if not source.is_dir():
+        return
+    target.mkdir(parents=True, exist_ok=True)
+    for path in source.glob("*.npy"):
+        if not (target / path.name).exists():
+            os.link(path, target / path.name)
+
+
 @pytest.fixture
-def deploy(tmp_path_factory, trial_privacy: Privacy) -> Iterator[Callable[..., Deployment]]:
+def deploy(
+    tmp_path_factory, trial_privacy: Privacy, gate_cache: Path
+) -> Iterator[Callable[..., Deployment]]:
     """Start two daemons (or with parties=3 three) on generated data; stopped at the end of
     the test."""
     started: list[Deployment] = []
@@ -140,6 +164,7 @@ def deploy(tmp_path_factory, trial_privacy: Privacy) -> Iterator[Callable[..., D
             configure(deployment)
         started.append(deployment)
         for name in names:
+            _share_cache(gate_cache, deployment.parties[name].state_dir / CACHE_DIR)
             start_daemon(deployment, name)
         coordinator = Coordinator(deployment.endpoints(), deployment.coordinator_tls)
         try:
@@ -152,6 +177,8 @@ def deploy(tmp_path_factory, trial_privacy: Privacy) -> Iterator[Callable[..., D
     for deployment in started:
         for name in list(deployment.processes):
             stop_daemon(deployment, name)
+        for setup in deployment.parties.values():
+            _share_cache(setup.state_dir / CACHE_DIR, gate_cache)
 
 
 def coordinate(deployment: Deployment, *extra: str) -> subprocess.CompletedProcess:
