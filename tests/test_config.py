@@ -445,6 +445,8 @@ def test_register_training_without_a_mapping_gets_the_combined_and_initial_entri
     ("method", "key", "words"),
     [
         ({"negatives_per_positive": 2, "hard_negatives": 3}, "hard_negatives", "must not exceed"),
+        # Checked once, by the method itself, and named at the file's key.
+        ({"feature": "cosine", "release": "projected"}, "release", '"projected-cosine" uses'),
         ({"hard_negatives": -1}, "hard_negatives", "whole number >= 0"),
         ({"class_weight": "heavy"}, "class_weight", "none, balanced"),
         ({"top_k": 0}, "top_k", "positive whole number"),

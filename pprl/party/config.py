@@ -25,7 +25,7 @@ from pprl.protocol.data.kinds import KINDS as ATTRIBUTE_KINDS
 from pprl.protocol.data.records import BAD_VALUE_POLICIES
 from pprl.protocol.data.reference import MappingEntry, default_mapping
 from pprl.protocol.encodings import DEFAULT_ENCODING, ENCODINGS, Encoding
-from pprl.protocol.errors import InputError
+from pprl.protocol.errors import InputError, SettingError
 from pprl.protocol.expectation import DEFAULT_MIN_EXPECTED_F1
 from pprl.protocol.linkage.matching import ASSIGNMENTS
 from pprl.protocol.method import (
@@ -509,32 +509,28 @@ def _method(section: _Section, gate_on: bool, own_attributes: bool = False) -> M
     feature = _choice(section, "feature", FEATURES, implied.feature)
     implied_release = method_params(noise_sigma=noisy, feature=feature).release
     release = _choice(section, "release", RELEASES, implied_release)
-    if release == "projected" and feature != "projected-cosine":
-        raise section._error(
-            "release", f'"projected" needs feature = "projected-cosine", not {feature!r}'
-        )
     hard = section.count("hard_negatives", implied.hard_negatives, minimum=0)
-    if hard > negatives:
-        raise section._error(
-            "hard_negatives", f"must not exceed negatives_per_positive ({negatives}), got {hard}"
+    try:
+        return method_params(
+            noise_sigma=float(sigma),
+            feature=feature,
+            hard_negatives=hard,
+            classifier=classifier,
+            c=section.number("c", DEFAULT_C[classifier]),
+            training_records=section.count("training_records", defaults.training_records),
+            error_model=error_model,
+            saturation=section.share("saturation", implied.saturation),
+            negatives_per_positive=negatives,
+            class_weight=_choice(section, "class_weight", CLASS_WEIGHTS, defaults.class_weight),
+            top_k=section.count("top_k", defaults.top_k),
+            soft_top_k=section.count("soft_top_k", 0) if "soft_top_k" in section.data else 0,
+            assignment=_choice(section, "assignment", ASSIGNMENTS, implied.assignment),
+            release=release,
+            **bloom,
         )
-    return method_params(
-        noise_sigma=float(sigma),
-        feature=feature,
-        hard_negatives=hard,
-        classifier=classifier,
-        c=section.number("c", DEFAULT_C[classifier]),
-        training_records=section.count("training_records", defaults.training_records),
-        error_model=error_model,
-        saturation=section.share("saturation", implied.saturation),
-        negatives_per_positive=negatives,
-        class_weight=_choice(section, "class_weight", CLASS_WEIGHTS, defaults.class_weight),
-        top_k=section.count("top_k", defaults.top_k),
-        soft_top_k=section.count("soft_top_k", 0) if "soft_top_k" in section.data else 0,
-        assignment=_choice(section, "assignment", ASSIGNMENTS, implied.assignment),
-        release=release,
-        **bloom,
-    )
+    except SettingError as error:
+        # The method's own checks, made once (method_params), named at this file's key.
+        raise section._error(error.setting or "encoding", str(error)) from None
 
 
 def is_auto_noise(section: _Section, gate_on: bool) -> bool:

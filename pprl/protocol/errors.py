@@ -15,9 +15,14 @@ class PprlError(Exception):
 class SettingError(PprlError, ValueError):
     """A setting or argument the method cannot honour (an unknown name, a value out of
     range), named in the message; exit 2, as for a usage error. Still a ValueError, so code
-    that checks arguments the usual way keeps working."""
+    that checks arguments the usual way keeps working. `setting` names the method key at
+    fault, so a configuration file can point at its own line for it."""
 
     exit_code = 2
+
+    def __init__(self, message: str, setting: str | None = None) -> None:
+        super().__init__(message)
+        self.setting = setting
 
 
 class InputError(PprlError, ValueError):

@@ -173,7 +173,13 @@ def method_params(
         raise SettingError(f"unknown release {release!r}; expected one of {', '.join(RELEASES)}")
     if release == "projected" and feature != "projected-cosine":
         raise SettingError(
-            f'release "projected" sends only what feature "projected-cosine" uses, not {feature!r}'
+            f'"projected" sends only what feature "projected-cosine" uses, not {feature!r}',
+            setting="release",
+        )
+    if hard_negatives > negatives:
+        raise SettingError(
+            f"must not exceed negatives_per_positive ({negatives}), got {hard_negatives}",
+            setting="hard_negatives",
         )
     return MethodParams(
         assignment=assignment,
