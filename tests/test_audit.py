@@ -85,7 +85,7 @@ def test_audit_tensor_scores_attributes_and_records_on_a_hand_made_release() -> 
         "last": ["BOB", "BOB", "", "ANNX", "ANNX"],
     }
     tensor = smash(truth, reference, mapping)
-    report = audit_tensor(tensor, truth, mapping, Release(), Dictionary(DICTIONARY, reference))
+    report = audit_tensor(tensor, truth, mapping, Dictionary(DICTIONARY, reference))
     first, last = report.attributes
     assert (first.audited, last.audited) == (5, 4)  # the empty surname is not attacked
     assert first.result.exact.tolist() == [True, False, True, False, True]

@@ -75,7 +75,7 @@ def test_on_census_like_records_weighted_attackers_recover_more(release) -> None
     # recovers more of it than the uniform attacker, whose figure audit_tensor gives alone.
     chosen = {a.attribute: a.prior for a in gate.attributes}
     assert chosen["first"] == audit.FIRST_NAMES and chosen["last"] == audit.SURNAMES
-    uniform = audit_tensor(tensor, columns, DEFAULT_MAPPING, agreement.releases, dictionary)
+    uniform = audit_tensor(tensor, columns, agreement.entries(), dictionary)
     assert uniform.record_reidentified == pytest.approx(rates["uniform"])
     assert gate.attributes[0].recovered > uniform.attributes[0].recovered + 0.1
 

@@ -61,7 +61,7 @@ def test_averaging_ten_runs_helps_against_fresh_noise_and_not_against_keyed(rele
         """Surnames recovered from the rounded mean of the runs' codes, by one attacker
         (the uniform one: what averaging gains does not depend on which)."""
         mean = np.rint(np.mean(tensors, axis=0)).astype(np.uint8)
-        report = audit_tensor(mean, columns, DEFAULT_MAPPING, agreement.releases, dictionary)
+        report = audit_tensor(mean, columns, agreement.entries(), dictionary)
         return next(a.recovered for a in report.attributes if a.attribute == "last")
 
     one = surnames(fresh[:1])

@@ -137,7 +137,7 @@ def test_the_record_rate_alone_equals_the_full_attacks(measure: str) -> None:
     rates = set()
     for attacker in ATTACKS:
         kwargs = {"attacker": attacker, "counts": counts, "records": len(people)}
-        args = (released.tensor, truth, agreement.mapping, agreement.releases, dictionary)
+        args = (released.tensor, truth, agreement.entries(), dictionary)
         full = audit_tensor(*args, **kwargs)
         alone = audit_tensor(*args, **kwargs, only=measure)
         assert alone.rate(measure) == full.rate(measure)

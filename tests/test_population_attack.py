@@ -35,8 +35,7 @@ def _attack(agreement, released, columns, people: dict[str, list[str]]):
     return attack_population(
         released.tensor,
         columns,
-        agreement.mapping,
-        agreement.releases,
+        agreement.entries(),
         agreement.reference.columns,
         Population(people),
     )

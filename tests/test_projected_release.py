@@ -159,9 +159,9 @@ def test_without_noise_the_attack_on_the_projected_release_finds_every_name() ->
         sorted({v for values in columns.values() for v in values if v} | {"ZED", "ALMA"}),
         agreement.reference.columns,
     )
-    report = audit_tensor(tensor, columns, DEFAULT_MAPPING, agreement.releases, dictionary)
+    report = audit_tensor(tensor, columns, agreement.entries(), dictionary)
     assert report.record_reidentified == 1.0
     noisy = _agreement(3.0, "projected", rows=120)
     noisy_tensor = noisy.smash(columns, np.random.default_rng(6))
-    defended = audit_tensor(noisy_tensor, columns, DEFAULT_MAPPING, noisy.releases, dictionary)
+    defended = audit_tensor(noisy_tensor, columns, noisy.entries(), dictionary)
     assert defended.record_reidentified < 0.9

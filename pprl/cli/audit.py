@@ -166,7 +166,7 @@ def run_audit(options: AuditOptions) -> dict[str, Any]:
         raw_entries = [Entry(a, c, release=Release(), metric=agreement.metric) for a, c in attacked]
         raw = smash(truth, agreement.reference.columns, raw_entries, rng=rng)
         attacker = dictionary.under(agreement.metric)
-        results = [_row("raw", audit_tensor(raw, truth, attacked, Release(), attacker))]
+        results = [_row("raw", audit_tensor(raw, truth, raw_entries, attacker))]
     if method.noise_sigma:
         print(f"attacking {size:,} sampled records, defended release", flush=True)
         # What the daemon would send: its release (projected or distances), its noise.

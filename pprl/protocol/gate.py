@@ -110,8 +110,9 @@ def audit_distances(agreement: Agreement, attack: Attack) -> AuditReport:
         return AuditReport(len(rows), [], 0.0, 0.0, 0.0)
     dictionary = attack.dictionary.under(agreement.metric)
     mapping = [agreement.mapping[m] for m in entries]
+    every = agreement.entries()
+    specs = [every[m] for m in entries]
     whole = attack.tensor[:, entries, :]
-    releases = [agreement.releases[m] for m in entries]
     attackers: tuple[str, ...] = ATTACKS if agreement.release.noise > 0 else EXACT_ATTACKS
     if stop_above is not None:
         attackers = attackers[::-1]
@@ -121,13 +122,7 @@ def audit_distances(agreement: Agreement, attack: Attack) -> AuditReport:
     reports = []
     if attack.population is not None:
         report = attack_population(
-            whole[rows],
-            truth,
-            mapping,
-            releases,
-            agreement.reference.columns,
-            attack.population,
-            metric=agreement.metric,
+            whole[rows], truth, specs, agreement.reference.columns, attack.population
         )
         reports.append(report)
         if stop_above is not None and report.rate(measure) > stop_above:
@@ -136,8 +131,7 @@ def audit_distances(agreement: Agreement, attack: Attack) -> AuditReport:
         report = audit_tensor(
             whole[rows],
             truth,
-            mapping,
-            releases,
+            specs,
             dictionary,
             attacker=attacker,
             counts=counts[0],

@@ -53,10 +53,9 @@ from pprl.protocol.vectors.release import (
     ArrayStore,
     ProjectedRelease,
     Release,
-    per_entry,
     stored_or_computed,
 )
-from pprl.protocol.vectors.smashing import smash_values
+from pprl.protocol.vectors.smashing import Entry, smash_values
 
 MEASURES = ("every-name", "any-name")
 ATTACKS = ("uniform", "prior", "counts")
@@ -651,8 +650,7 @@ def vector_counts(tensor: np.ndarray, mapping: Sequence[tuple[str, str]]) -> dic
 def audit_tensor(
     tensor: np.ndarray,
     truth: Mapping[str, Sequence[str]],
-    mapping: Sequence[tuple[str, str]],
-    release: Release | Sequence[Release | ProjectedRelease],
+    released_as: Sequence[Entry | tuple[str, str]],
     dictionary: Dictionary,
     tolerance: int = 1,
     attacker: str = "uniform",
@@ -660,8 +658,9 @@ def audit_tensor(
     records: int = 0,
     only: str | None = None,
 ) -> AuditReport:
-    """Attack released (n, M, R) codes whose records hold the values `truth` (column-wise);
-    `release` is one for every entry or one per entry; `attacker` is one of ATTACKS. The
+    """Attack released (n, M, R) codes whose records hold the values `truth` (column-wise),
+    released as `released_as` says per entry (an entry without a release, or a plain
+    (attribute, column) pair, released raw distances); `attacker` is one of ATTACKS. The
     "counts" attacker needs, per attribute, how often each row's vector occurs among the
     whole release's `records` rows (`counts`).
 
@@ -675,7 +674,9 @@ def audit_tensor(
     attacked in its own space: the attacker projects every dictionary name's distances as the
     parties do, and takes the nearest (exact lookup has no meaning for real coordinates).
     """
-    releases = per_entry(release, len(mapping))
+    specs = [Entry.of(entry) for entry in released_as]
+    mapping = [(spec.attribute, spec.column) for spec in specs]
+    releases = [spec.release or Release() for spec in specs]
     n = len(tensor)
     known = set(dictionary.names)
     exact_all = np.ones(n, dtype=bool)

@@ -25,7 +25,7 @@ from pprl.protocol.data.distances import Metric
 from pprl.protocol.errors import SettingError
 from pprl.protocol.privacy.audit import AttributeAudit, AuditReport, EntryAudit
 from pprl.protocol.vectors.release import ProjectedRelease, Release
-from pprl.protocol.vectors.smashing import smash_values
+from pprl.protocol.vectors.smashing import Entry, smash_values
 
 ATTACK = "population"  # its words are in audit.ATTACK_NAMES
 _PEOPLE_ROWS = 8192
@@ -98,16 +98,17 @@ def _squared(released: np.ndarray, space: np.ndarray) -> np.ndarray:
 def attack_population(
     codes: np.ndarray,
     truth: Mapping[str, Sequence[str]],
-    mapping: Sequence[tuple[str, str]],
-    encoders: Sequence[Release | ProjectedRelease],
+    specs: Sequence[Entry],
     reference_columns: Mapping[str, Sequence[str]],
     population: Population,
     tolerance: int = 1,
-    metric: Metric | None = None,
 ) -> AuditReport:
     """Attack (n, M, W) released codes of records holding `truth` (column-wise) with a list
-    of people; `mapping` and `encoders` per entry of `codes`; `metric` the release's distance
-    when it is not the edit distance."""
+    of people; `specs` say how each entry of `codes` was released (its release, and its
+    distance when that is not the edit distance)."""
+    mapping = [(spec.attribute, spec.column) for spec in specs]
+    encoders = [spec.release or Release() for spec in specs]
+    metric = specs[0].metric if specs else None
     n = len(codes)
     attributes = [a for a in dict.fromkeys(a for a, _ in mapping) if a in population.attributes]
     missing = [a for a in dict.fromkeys(a for a, _ in mapping) if a not in population.attributes]

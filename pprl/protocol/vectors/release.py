@@ -79,18 +79,6 @@ def standard_normals(
     return rng.standard_normal(shape)
 
 
-def per_entry(
-    release: Release | ProjectedRelease | Sequence[Release | ProjectedRelease], entries: int
-) -> list[Release | ProjectedRelease]:
-    """One release for each of `entries` mapping entries: the one given for all, or the
-    sequence given, which must have one per entry."""
-    if isinstance(release, Release | ProjectedRelease):
-        return [release] * entries
-    if len(release) != entries:
-        raise ValueError(f"{len(release)} releases for {entries} mapping entries")
-    return list(release)
-
-
 @dataclass(frozen=True)
 class Release:
     """Noise in edit units and the byte grid its codes live on."""
