@@ -6,7 +6,7 @@ import difflib
 import json
 import math
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -31,10 +31,9 @@ from pprl.protocol.linkage.matching import ASSIGNMENTS
 from pprl.protocol.method import (
     BLOOM_KEYS,
     MethodParams,
-    default_classifier,
     method_params,
 )
-from pprl.protocol.model.classifier import CLASS_WEIGHTS, DEFAULT_C, TRAINERS
+from pprl.protocol.model.classifier import CLASS_WEIGHTS, TRAINERS
 from pprl.protocol.model.features import FEATURES
 from pprl.protocol.privacy.audit import MEASURES
 from pprl.protocol.vectors.bloom import BloomParams
@@ -499,38 +498,43 @@ def _method(section: _Section, gate_on: bool, own_attributes: bool = False) -> M
     # A target attack success, or automatic noise, always means noise; its sigma is found at
     # AGREE.
     noisy = float(sigma) or (1.0 if section.has("attack_success") or auto else 0.0)
-    # Defaults that depend on the noise come from method_params, as for every other caller.
+    # Defaults that depend on each other (on the noise, the error model, the feature) come
+    # from method_params, as for every other caller: only the keys the file sets are passed.
     default_model = REGISTERS_MODEL if own_attributes else defaults.error_model
-    error_model = _choice(section, "error_model", MODEL_NAMES, default_model)
-    classifier = _choice(section, "classifier", TRAINERS, default_classifier(error_model))
-    implied = method_params(
-        noise_sigma=noisy, negatives_per_positive=negatives, error_model=error_model
-    )
-    feature = _choice(section, "feature", FEATURES, implied.feature)
-    implied_release = method_params(noise_sigma=noisy, feature=feature).release
-    release = _choice(section, "release", RELEASES, implied_release)
-    hard = section.count("hard_negatives", implied.hard_negatives, minimum=0)
+    given: dict[str, Any] = {
+        key: _choice(section, key, choices, "")
+        for key, choices in (
+            ("classifier", TRAINERS),
+            ("feature", FEATURES),
+            ("release", RELEASES),
+            ("assignment", ASSIGNMENTS),
+        )
+        if key in section.data
+    }
+    if "hard_negatives" in section.data:
+        given["hard_negatives"] = section.count("hard_negatives", 0, minimum=0)
+    if "c" in section.data:
+        given["c"] = section.number("c", 1.0)
+    if "saturation" in section.data:
+        given["saturation"] = section.share("saturation", None)
     try:
-        return method_params(
-            noise_sigma=float(sigma),
-            feature=feature,
-            hard_negatives=hard,
-            classifier=classifier,
-            c=section.number("c", DEFAULT_C[classifier]),
+        params = method_params(
+            noise_sigma=noisy,
+            error_model=_choice(section, "error_model", MODEL_NAMES, default_model),
             training_records=section.count("training_records", defaults.training_records),
-            error_model=error_model,
-            saturation=section.share("saturation", implied.saturation),
             negatives_per_positive=negatives,
             class_weight=_choice(section, "class_weight", CLASS_WEIGHTS, defaults.class_weight),
             top_k=section.count("top_k", defaults.top_k),
             soft_top_k=section.count("soft_top_k", 0) if "soft_top_k" in section.data else 0,
-            assignment=_choice(section, "assignment", ASSIGNMENTS, implied.assignment),
-            release=release,
+            **given,
             **bloom,
         )
     except SettingError as error:
         # The method's own checks, made once (method_params), named at this file's key.
         raise section._error(error.setting or "encoding", str(error)) from None
+    # The defaults are the noisy ones whenever there will be noise; its sigma is set here, or
+    # found at AGREE.
+    return replace(params, noise_sigma=float(sigma))
 
 
 def is_auto_noise(section: _Section, gate_on: bool) -> bool:
