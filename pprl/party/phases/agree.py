@@ -62,7 +62,7 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     description, digest = _set_agreement(ctx, run_id, agreement)
     ctx.keep(run_id, inputs, agreement)
     peer = ctx.peer(run_id)
-    progress(0, 1, "agreements", f"waiting for {peer.peer}'s agreement")
+    progress(0, 1, "agreements", words.waiting_words(peer.peer))
     # A peer choosing its noise takes as long as we do (the gate's dictionary, a few
     # sigmas); waiting for it is part of AGREE.
     wait = AUTO_NOISE_WAIT_SECONDS if choice else AGREEMENT_WAIT_SECONDS
@@ -86,10 +86,7 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
         progress(0, 1, "agreements", said)
     elif theirs.digest != digest:
         why = explain_mismatch(description, peer_description)
-        raise PhaseFailed(
-            f"agreement digests differ ({why}); the run cannot go on",
-            reason=pb.DIGEST_MISMATCH,
-        )
+        raise PhaseFailed(words.digests_differ_words(why), reason=pb.DIGEST_MISMATCH)
     seed = config.development_seed if ctx.randomness.replayable else None
     said = words.agreed_words(digest, peer.peer, agreement.noise_words(), seed)
     progress(1, 1, "agreements", said)
@@ -148,7 +145,7 @@ def _choose_noise(
     }
     _store_noise(ctx, run_id, meta)
     write_noise_hint(ctx.config.state_dir / CACHE_DIR, choice.sigma)
-    progress(0, 1, "agreements", f"own noise: {choice.words()}")
+    progress(0, 1, "agreements", words.own_noise_words(choice.words()))
     return choice
 
 

@@ -18,7 +18,7 @@ from pprl.party.keys.bloom_key import load_bloom_key
 from pprl.party.keys.noise_key import party_noise_key
 from pprl.party.peering.peer import PeerClient
 from pprl.party.peering.transfer import Expected
-from pprl.party.phases import engine
+from pprl.party.phases import engine, words
 from pprl.party.storage.artifacts import NOISE_CHOICE, ORDER, OWN_MATCHES, TensorFile
 from pprl.party.storage.gate_cache import CACHE_DIR, DiskProjections
 from pprl.party.storage.inputs import Inputs, load_dictionary, load_inputs, load_population
@@ -94,10 +94,7 @@ class RunContext:
         if not stored and len(self.peers) == 1:
             return next(iter(self.peers.values()))
         if stored not in self.peers:
-            raise PhaseFailed(
-                f"run {run_id} links with {stored or 'an unnamed peer'!r}, which is no longer "
-                f"among the configured peers ({', '.join(self.peers)}); abandon the run"
-            )
+            raise PhaseFailed(words.peer_gone_words(run_id, stored, list(self.peers)))
         return self.peers[stored]
 
     def inputs(self, run_id: str) -> Inputs:
@@ -105,10 +102,7 @@ class RunContext:
         if run_id not in self._inputs:
             run = self.store.run(run_id)
             if run.records_sha256 != file_sha256(self.config.records_path):
-                raise PhaseFailed(
-                    f"{self.config.records_path} changed since this run's agreement; "
-                    "start a new run"
-                )
+                raise PhaseFailed(words.records_changed_words(self.config.records_path))
             # Only the run being worked on is kept: fifty runs must not hold fifty copies.
             self._inputs = {run_id: load_inputs(self.config)}
         return self._inputs[run_id]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+from pprl.party.phases import words
 from pprl.party.phases.context import PhaseProgress, RunContext
 from pprl.party.storage.artifacts import OWN_TENSOR
 
@@ -13,7 +14,7 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     shape = tuple(artifact.meta["shape"])
     megabytes = -(-artifact.size // 1_000_000)
     peer = ctx.peer(run_id)
-    progress(0, megabytes, "MB", f"sending smashed tensor to {peer.peer}")
+    progress(0, megabytes, "MB", words.sending_tensor_words(peer.peer))
     digest, _ = ctx.store.run(run_id).agreement()
     began = time.perf_counter()
     _, sent = peer.push_tensor(
@@ -26,4 +27,4 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     )
     rate = artifact.size / 1e6 / max(time.perf_counter() - began, 1e-9)
     ctx.store.add_counter(run_id, "bytes_sent", sent)
-    progress(megabytes, megabytes, "MB", f"peer confirmed the checksum ({rate:.0f} MB/s)")
+    progress(megabytes, megabytes, "MB", words.checksum_words(rate))

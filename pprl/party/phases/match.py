@@ -61,7 +61,7 @@ def _soft_match(
     progress: PhaseProgress,
 ) -> None:
     """Each own row's top_k peer rows, whatever their score (soft_links)."""
-    progress(0, len(own), "records", f"soft linkage: the {top_k} best peer records of each")
+    progress(0, len(own), "records", words.soft_linkage_words(top_k))
     found = pipeline.soft_match(
         ctx.agreement(run_id),
         own,
@@ -72,4 +72,4 @@ def _soft_match(
         progress=lambda done, total: progress(done, total, "records", ""),
     )
     ctx.write_pairs(run_id, SOFT_MATCHES, found)
-    progress(len(own), len(own), "records", f"soft linkage: kept {len(found)} pairs")
+    progress(len(own), len(own), "records", words.soft_kept_words(len(found)))

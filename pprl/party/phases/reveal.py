@@ -3,6 +3,7 @@ record id; and receive the peer's, checked to be one-to-one and within both tens
 
 from __future__ import annotations
 
+from pprl.party.phases import words
 from pprl.party.phases.context import PhaseFailed, PhaseProgress, RunContext
 from pprl.party.storage.artifacts import OWN_TENSOR, PEER_MATCHES, PEER_TENSOR
 from pprl.wire.v1 import linkage_pb2 as pb
@@ -28,11 +29,11 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
         for o, p in zip(found["own"], found["peer"], strict=True)
     ]
     peer = ctx.peer(run_id)
-    progress(0, len(pairs), "pairs", f"sending accepted pairs to {peer.peer}")
+    progress(0, len(pairs), "pairs", words.sending_pairs_words(peer.peer))
     match_set = pb.PushMatchesRequest(run_id=run_id, digest=run.digest, pairs=pairs)
     _, sent = peer.push_matches(match_set)
     ctx.store.add_counter(run_id, "bytes_sent", sent)
-    progress(len(pairs), len(pairs), "pairs", "peer received them")
+    progress(len(pairs), len(pairs), "pairs", words.PEER_RECEIVED)
 
 
 def receive(ctx: RunContext, run_id: str, match_set: pb.PushMatchesRequest) -> int:

@@ -22,7 +22,7 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     inputs = ctx.inputs(run_id)
     agreement = ctx.agreement(run_id)
     n = len(inputs.records)
-    progress(0, n, "records", "computing edit distances to the reference set")
+    progress(0, n, "records", words.SMASHING)
     released = pipeline.release(
         agreement,
         inputs.records.attributes,
@@ -49,7 +49,7 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
             "noise_edits": agreement.release.noise,
         },
     )
-    progress(n, n, "records", f"smashed tensor {released.tensor.shape}")
+    progress(n, n, "records", words.smashed_words(released.tensor.shape))
 
 
 def _privacy_gate(
@@ -72,7 +72,7 @@ def _privacy_gate(
     else:
         rows = gate_sample(len(released.order), settings.audit_records, ctx.randomness)
     size = len(rows)
-    progress(0, size, "records", "privacy gate: dictionary attack on a sample of the tensor")
+    progress(0, size, "records", words.GATE_ATTACKING)
     report = audit_rows(
         agreement,
         released,
@@ -88,5 +88,5 @@ def _privacy_gate(
         raise PhaseFailed(
             words.gate_refused_words(found, limit, ctx.config.source), reason=pb.PRIVACY_GATE
         )
-    progress(size, size, "records", f"privacy gate passed: {found}, limit {limit:.1%}")
+    progress(size, size, "records", words.gate_passed_words(found, limit))
     return report

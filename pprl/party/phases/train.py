@@ -17,19 +17,14 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     inputs = ctx.inputs(run_id)
     agreement = ctx.agreement(run_id)
     method = agreement.method
-    progress(
-        0,
-        1,
-        "models",
-        f"training a {method.classifier} SVM on synthetic pairs of "
-        f"{min(method.training_records, len(inputs.records))} own records (Algorithm 2)",
-    )
+    records = min(method.training_records, len(inputs.records))
+    progress(0, 1, "models", words.training_words(method.classifier, records))
     model, pairs = pipeline.train(agreement, inputs.records.attributes, ctx.randomness)
     meta: dict[str, Any] = {"kind": model.kind, "pairs": pairs}
-    said = f"trained on {pairs} pairs"
+    said = words.trained_words(pairs)
     minimum = ctx.config.privacy.min_expected_f1
     if minimum > 0:  # 0: no minimum to check, nothing to estimate
-        progress(0, 1, "models", f"{said}; estimating the linkage it will give")
+        progress(0, 1, "models", words.estimating_words(said))
         quality = expected_quality(agreement, inputs.records.attributes, model, ctx.randomness)
         if quality.f1 < minimum:
             raise PhaseFailed(

@@ -132,3 +132,73 @@ def linkage_words(agreed: int, review: int) -> str:
         f"{agreed} pairs accepted by both ({review} marked for review: their values are shared "
         "by other records)"
     )
+
+
+# -- progress: what each phase is doing ------------------------------------------------
+def waiting_words(peer: str) -> str:
+    return f"waiting for {peer}'s agreement"
+
+
+def own_noise_words(choice: str) -> str:
+    return f"own noise: {choice}"
+
+
+SMASHING = "computing edit distances to the reference set"
+GATE_ATTACKING = "privacy gate: dictionary attack on a sample of the tensor"
+PEER_RECEIVED = "peer received them"
+
+
+def smashed_words(shape: tuple[int, ...]) -> str:
+    return f"smashed tensor {shape}"
+
+
+def gate_passed_words(found: str, limit: float) -> str:
+    return f"privacy gate passed: {found}, limit {limit:.1%}"
+
+
+def training_words(classifier: str, records: int) -> str:
+    return f"training a {classifier} SVM on synthetic pairs of {records} own records (Algorithm 2)"
+
+
+def trained_words(pairs: int) -> str:
+    return f"trained on {pairs} pairs"
+
+
+def estimating_words(trained: str) -> str:
+    return f"{trained}; estimating the linkage it will give"
+
+
+def sending_tensor_words(peer: str) -> str:
+    return f"sending smashed tensor to {peer}"
+
+
+def checksum_words(megabytes_per_second: float) -> str:
+    return f"peer confirmed the checksum ({megabytes_per_second:.0f} MB/s)"
+
+
+def soft_linkage_words(top_k: int) -> str:
+    return f"soft linkage: the {top_k} best peer records of each"
+
+
+def soft_kept_words(pairs: int) -> str:
+    return f"soft linkage: kept {pairs} pairs"
+
+
+def sending_pairs_words(peer: str) -> str:
+    return f"sending accepted pairs to {peer}"
+
+
+# -- why a phase stops ------------------------------------------------------------------
+def digests_differ_words(why: str) -> str:
+    return f"agreement digests differ ({why}); the run cannot go on"
+
+
+def records_changed_words(path: object) -> str:
+    return f"{path} changed since this run's agreement; start a new run"
+
+
+def peer_gone_words(run_id: str, stored: str, configured: list[str]) -> str:
+    return (
+        f"run {run_id} links with {stored or 'an unnamed peer'!r}, which is no longer among "
+        f"the configured peers ({', '.join(configured)}); abandon the run"
+    )
