@@ -94,6 +94,9 @@ def main() -> None:
     add_table_arguments(parser)
     parser.add_argument("--bits", default="8,12", help="signs per key, comma-separated")
     parser.add_argument("--bands", default="8,16", help="keys per entry, comma-separated")
+    parser.add_argument(
+        "--skip", default="", help="attributes that get no keys of their own (a category)"
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
@@ -139,7 +142,9 @@ def main() -> None:
             keys_a: list[np.ndarray] = []
             keys_b: list[np.ndarray] = []
             per_entry = []
-            entries: list[int | str] = [*range(len(grid.mapping)), "all"]
+            skipped = set(filter(None, args.skip.split(",")))
+            own = [m for m, (a, _) in enumerate(grid.mapping) if a not in skipped]
+            entries: list[int | str] = [*own, "all"]
             for number, entry in enumerate(entries):
                 if entry == "all":
                     a = np.concatenate([np.nan_to_num(c) for c in coords_a], axis=1)
