@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -37,9 +38,12 @@ from pprl.protocol.vectors.smashing import smash
 
 
 def projected(agreement: Agreement, columns: dict[str, Any]) -> list[np.ndarray]:
-    """Per mapping entry, (n, k) projected coordinates, NaN rows for missing values."""
+    """Per mapping entry, (n, k) projected coordinates, NaN rows for missing values: the
+    entry's own distance (its kind's, with its scale) to the reference values, projected
+    without noise."""
     attributes = with_combined(columns, [a for a, _ in agreement.mapping])
-    raw = smash(attributes, agreement.reference.columns, agreement.mapping, agreement.method.clamp)
+    exact = [replace(entry, release=None) for entry in agreement.entries()]
+    raw = smash(attributes, agreement.reference.columns, exact, agreement.method.clamp)
     out = []
     for m, release in enumerate(agreement.releases):
         assert isinstance(release, ProjectedRelease)
