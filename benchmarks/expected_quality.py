@@ -1,7 +1,8 @@
-"""How close TRAIN's expected F1 comes to the true one: two record files with a truth file,
+"""How close the expected F1 comes to the true one: two record files with a truth file,
 linked in one process (the daemons' pipeline functions) at several noise levels and at the
 noise each party's default gate chooses; per level the agreed linkage's true precision,
-recall and F1 beside each party's estimate (pprl.protocol.expectation).
+recall and F1 beside each party's estimates, before sending (TRAIN's) and fitted to its own
+links (MATCH's; pprl.protocol.expectation).
 
     python benchmarks/expected_quality.py --records-a A.csv --records-b B.csv --truth T.csv \
         --reference REF.csv --schema SCHEMA.toml --sigmas 0,1,2 --gate 0.1 --json out.json
@@ -20,7 +21,7 @@ from pprl.files.reference import load_reference
 from pprl.party.local import read_truth
 from pprl.protocol import pipeline
 from pprl.protocol.agreement import Agreement
-from pprl.protocol.expectation import EXACT_SHARE, expected_quality
+from pprl.protocol.expectation import after_linking, before_sending, simulate
 from pprl.protocol.method import method_params
 from pprl.protocol.metrics import linkage_quality
 from pprl.protocol.privacy.audit import census_dictionary
@@ -32,10 +33,9 @@ def measure(
     parties: dict[str, Any],
     truth: set[tuple[str, str]],
     randomness: dict[str, Randomness],
-    exact_shares: list[float],
 ) -> dict[str, Any]:
-    """The agreed linkage's quality and each party's estimate at each share of unchanged
-    held-out pairs."""
+    """The agreed linkage's quality and each party's estimates: before sending (TRAIN's) and
+    fitted to its own links (MATCH's)."""
     alice, bob = parties["alice"], parties["bob"]
     began = time.perf_counter()
     linkage = pipeline.link_in_process(
@@ -50,18 +50,24 @@ def measure(
         "f1": quality.f1,
         "link_seconds": round(seconds, 1),
     }
-    for share in exact_shares:
-        for name, side in (("alice", linkage.alice), ("bob", linkage.bob)):
-            began = time.perf_counter()
-            estimate = expected_quality(
-                agreement,
-                parties[name].attributes,
-                side.model,
-                randomness[name],
-                exact_share=share,
-            )
-            key = f"expected_{name}_{share:g}"
-            row[key] = estimate.as_dict() | {"seconds": round(time.perf_counter() - began, 1)}
+    for name, side, peer in (("alice", linkage.alice, bob), ("bob", linkage.bob, alice)):
+        began = time.perf_counter()
+        simulations = simulate(agreement, parties[name].attributes, side.model, randomness[name])
+        matches = side.matched.matches
+        own_records = len(parties[name].ids)
+        fitted = after_linking(
+            simulations,
+            len(matches),
+            float(matches.scores.mean()) if len(matches) else 0.0,
+            own_records,
+            len(peer.ids),
+        )
+        row[f"{name}_accepted"] = len(matches)
+        row[f"{name}_mean_score"] = float(matches.scores.mean()) if len(matches) else 0.0
+        row[f"{name}_before_sending"] = before_sending(simulations).as_dict()
+        row[f"{name}_after_linking"] = fitted.as_dict()
+        row[f"{name}_simulations"] = [s.as_dict() for s in simulations]
+        row[f"{name}_seconds"] = round(time.perf_counter() - began, 1)
     return row
 
 
@@ -73,11 +79,6 @@ def main() -> None:
         "--gate", type=float, help="also at the noise each party's gate at this limit chooses"
     )
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument(
-        "--exact-shares",
-        default=f"{EXACT_SHARE:g}",
-        help="comma-separated shares of held-out pairs left unchanged, one estimate each",
-    )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     read = schema_tables(args.schema, args.records_a, args.records_b)
@@ -85,7 +86,6 @@ def main() -> None:
     truth = read_truth(args.truth)
     reference = load_reference(args.reference)
     randomness = {name: Randomness(args.seed, name) for name in parties}
-    shares = [float(s) for s in args.exact_shares.split(",")]
     # The method as a daemon with automatic noise has it: the noisy defaults (projected).
     noisy = method_params(**{**read.method, "noise_sigma": 1.0})
     base = Agreement(reference, read.mapping, noisy, read.kinds, read.scales)
@@ -103,17 +103,16 @@ def main() -> None:
     for label, sigma in levels:
         method = method_params(**{**read.method, "noise_sigma": sigma})
         agreement = Agreement(reference, read.mapping, method, read.kinds, read.scales)
-        measured = measure(agreement, parties, truth, randomness, shares)
+        measured = measure(agreement, parties, truth, randomness)
         row = {"level": label, "sigma": sigma, **measured}
         results["rows"].append(row)
-        expected = " | ".join(
-            f"unchanged {share:g}: expected F1 "
-            + " ".join(f"{n} {row[f'expected_{n}_{share:g}']['f1']:.3f}" for n in parties)
-            for share in shares
+        estimates = " | ".join(
+            f"{when}: " + " ".join(f"{n} {row[f'{n}_{key}']['f1']:.3f}" for n in parties)
+            for when, key in (("before sending", "before_sending"), ("after", "after_linking"))
         )
         print(
             f"{label:>10} sigma {sigma:<6g} true P {row['precision']:.3f} R {row['recall']:.3f} "
-            f"F1 {row['f1']:.3f} | {expected}",
+            f"F1 {row['f1']:.3f} | {estimates}",
             flush=True,
         )
     if args.json:

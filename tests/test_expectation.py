@@ -1,7 +1,10 @@
-"""The linkage a party expects before sending: its own classifier on held-out synthetic pairs
-of its own records, linked as MATCH links them."""
+"""The linkage a party expects: before sending, its own classifier on held-out synthetic pairs
+of its own records, linked as MATCH links them; after linking, those simulations fitted to
+the pairs it accepted."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 import pytest
@@ -10,7 +13,16 @@ from pprl.protocol import pipeline
 from pprl.protocol.agreement import Agreement
 from pprl.protocol.data import synthetic
 from pprl.protocol.data.reference import DEFAULT_MAPPING, ReferenceSet
-from pprl.protocol.expectation import ExpectedQuality, expected_quality, poor_linkage_words
+from pprl.protocol.expectation import (
+    PRIOR_ERROR_RATE,
+    ExpectedQuality,
+    Simulation,
+    after_linking,
+    before_sending,
+    expected_quality,
+    poor_linkage_words,
+    simulate,
+)
 from pprl.protocol.method import method_params
 from pprl.protocol.vectors.randomness import Randomness
 
@@ -21,13 +33,11 @@ def _columns(people: list) -> dict[str, list[str]]:
     return {a: [getattr(p, a) for p in people] for a in ATTRIBUTES}
 
 
-@pytest.mark.parametrize(("sigma", "low", "high"), [(0.0, 0.95, 1.0), (6.0, 0.0, 0.5)])
-def test_the_estimate_follows_the_true_linkage(sigma: float, low: float, high: float) -> None:
-    """Without noise the demo-like data links almost perfectly and the estimate says so;
-    at noise that ruins the linkage, so does the estimate. Each within 0.1 of the truth."""
-    data = synthetic.generate(300, 3)
+def _linked(sigma: float, size: int = 300, **generated: Any):
+    data = synthetic.generate(size, 3, **generated)
     reference = ReferenceSet("built-in", synthetic.default_reference(200))
-    agreement = Agreement(reference, DEFAULT_MAPPING, method_params(noise_sigma=sigma))
+    method = method_params(noise_sigma=sigma, error_model=generated.get("errors") or "registers")
+    agreement = Agreement(reference, DEFAULT_MAPPING, method)
     alice, bob = _columns(data.alice), _columns(data.bob)
     randomness = (Randomness(1, "alice"), Randomness(2, "bob"))
     linkage = pipeline.link_in_process(agreement, alice, bob, randomness)
@@ -35,10 +45,84 @@ def test_the_estimate_follows_the_true_linkage(sigma: float, low: float, high: f
     rows_b = {p.id: i for i, p in enumerate(data.bob)}
     truth = {(rows_a[a], rows_b[b]) for a, b in data.truth}
     f1 = 2 * len(linkage.agreed & truth) / (len(linkage.agreed) + len(truth))
-    estimate = expected_quality(agreement, alice, linkage.alice.model, randomness[0])
-    assert estimate.pairs == 300
+    return agreement, alice, randomness[0], linkage, f1
+
+
+@pytest.mark.parametrize(("sigma", "low", "high"), [(0.0, 0.95, 1.0), (6.0, 0.0, 0.5)])
+def test_the_estimate_follows_the_true_linkage(sigma: float, low: float, high: float) -> None:
+    """Without noise the demo-like data links almost perfectly and the estimate says so;
+    at noise that ruins the linkage, so does the estimate. Each within 0.1 of the truth."""
+    agreement, alice, randomness, linkage, f1 = _linked(sigma)
+    estimate = expected_quality(agreement, alice, linkage.alice.model, randomness)
+    assert estimate.pairs == 300 - 2 * 60  # a fifth of each simulated side has no partner
     assert low <= estimate.f1 <= high and low <= f1 <= high
     assert abs(estimate.f1 - f1) <= 0.1
+
+
+def test_fitted_to_the_links_it_sees_records_without_a_partner() -> None:
+    """70% of Bob's records Alice's people, with register errors and namesakes (the
+    benchmark's generated set, smaller): the estimate before sending (every record assumed
+    partnered) is too high by about 0.1; fitted to Alice's accepted pairs it comes closer,
+    within 0.06 of the true F1, and counts the partnered records within 10%."""
+    agreement, alice, randomness, linkage, f1 = _linked(
+        0.0, size=500, overlap=0.7, namesakes=0.3, errors="registers"
+    )
+    simulations = simulate(agreement, alice, linkage.alice.model, randomness)
+    assert [s.error_rate for s in simulations] == [0.15, 0.3, 0.45, 0.6]
+    before = before_sending(simulations)
+    matches = linkage.alice.matched.matches
+    fitted = after_linking(simulations, len(matches), float(matches.scores.mean()), 500, 500)
+    assert before.f1 - f1 > 0.08
+    assert abs(fitted.quality.f1 - f1) < before.f1 - f1
+    assert abs(fitted.quality.f1 - f1) <= 0.06
+    assert fitted.fitted and abs(fitted.partnered - 350) <= 35
+
+
+def _simulation(rate: float, linked: float, mislinked: float, stray: float, score: float):
+    return Simulation(rate, 600, linked, mislinked, stray, score, score - 2, score - 4)
+
+
+def test_the_fit_solves_the_partnered_count_and_the_rate_from_count_and_mean_score() -> None:
+    """Links made exactly as the 0.45 simulation predicts for 700 partnered records of 1,000
+    are read back as 0.45 and 700, with precision 700 x linked / accepted."""
+    sims = [
+        _simulation(0.15, 0.98, 0.01, 0.25, 9.0),
+        _simulation(0.3, 0.95, 0.015, 0.22, 8.0),
+        _simulation(0.45, 0.9, 0.02, 0.2, 7.0),
+        _simulation(0.6, 0.85, 0.03, 0.18, 6.0),
+    ]
+    partnered, records = 700, 1000
+    s = sims[2]
+    kinds = [partnered * s.linked, partnered * s.mislinked, (records - partnered) * s.stray]
+    accepted = sum(kinds)
+    mean = (kinds[0] * 7.0 + kinds[1] * 5.0 + kinds[2] * 3.0) / accepted
+    fitted = after_linking(sims, round(accepted), mean, records, 1200)
+    assert fitted.error_rate == pytest.approx(0.45, abs=0.01)
+    assert fitted.partnered == pytest.approx(700, abs=3)
+    assert fitted.quality.precision == pytest.approx(700 * 0.9 / round(accepted), abs=0.01)
+    assert fitted.quality.recall == pytest.approx(0.9, abs=0.01)
+    words = fitted.words(round(accepted), records)
+    assert "fitted to the 704 pairs accepted" in words and "about 700 of the 1,000" in words
+
+
+def test_the_fit_falls_back_where_the_count_cannot_tell_and_outside_the_simulated_rates() -> None:
+    """Strays linked as often as partnered records (heavy noise): every record is assumed
+    partnered, up to the peer's count. A mean score beyond every simulation's takes the
+    nearest rate."""
+    flat = [_simulation(r, 0.3, 0.6, 0.88, 3.0 - r) for r in (0.15, 0.3, 0.45, 0.6)]
+    fitted = after_linking(flat, 850, -5.0, 1000, 800)
+    assert not fitted.fitted and fitted.partnered == 800
+    assert fitted.error_rate == 0.6
+    assert fitted.quality.precision == pytest.approx(800 * 0.3 / 850)
+    assert "cannot tell how many have a partner" in fitted.words(850, 1000)
+    assert after_linking(flat, 850, 99.0, 1000, 800).error_rate == 0.15
+    assert before_sending(flat).precision == pytest.approx(0.3 / 0.9)
+    assert min(flat, key=lambda s: abs(s.error_rate - PRIOR_ERROR_RATE)).error_rate == 0.3
+
+
+def test_a_simulation_survives_its_json_form() -> None:
+    s = _simulation(0.3, 0.9, 0.05, 0.2, 5.0)
+    assert Simulation.from_dict(s.as_dict()) == s
 
 
 def test_the_estimate_is_the_harmonic_mean_and_its_words_name_what_helps() -> None:

@@ -64,6 +64,17 @@ def print_run(summary: dict) -> None:
                 f"{expected['precision']:.2f}, recall {expected['recall']:.2f}; minimum "
                 f"{expected['minimum']:.2f})"
             )
+        fitted = party.get("fitted", {})
+        if fitted.get("f1"):
+            partnered = (
+                f"; about {fitted['partnered']:,.0f} own records with a partner"
+                if fitted["partnered"]
+                else ""
+            )
+            print(
+                f"  expected, fitted to its accepted pairs: F1 about {fitted['f1']:.2f} "
+                f"(precision {fitted['precision']:.2f}, recall {fitted['recall']:.2f}{partnered})"
+            )
         if party.get("peak_rss_bytes"):
             print(f"  daemon peak resident memory {party['peak_rss_bytes'] / 2**30:.2f} GiB")
     if "linkage" not in summary:

@@ -1,52 +1,75 @@
-"""How well a party's classifier will link, estimated before anything is sent.
+"""How well a party's classifier will link: estimated before anything is sent, and again,
+fitted to its own links, once it has linked.
 
 After TRAIN a party holds a model trained on synthetic pairs of its own records. It can make
 more such pairs that the model has not seen (a fresh sample of its records, freshly corrupted
 by the agreed error model, both released with independent noise as its and the peer's real
 releases are) and link them as MATCH would: candidates, top-k, the agreed one-to-one
-assignment. The pairs are labelled, so precision and recall follow. No peer data is needed,
-so a run that would link badly can stop at TRAIN, before EXCHANGE sends the tensor.
+assignment. The pairs are labelled, so the links can be counted: of the own records whose
+copy is in the simulated peer file, the share linked to it (`linked`) and to another
+(`mislinked`); of those whose copy was left out, the share linked to something (`stray`).
 
-An error model puts every one of its errors on a compared value, where a real register
-spreads them over all its fields and leaves many pairs identical in the compared ones: 48.5%
-of FEBRL4's true pairs in both names. So EXACT_SHARE of the held-out pairs are the records
-themselves, released twice with independent noise, and the rest are corrupted copies.
+Two things a party cannot know before it links decide how far that is from the truth:
+- how much the peer's records differ from its own. The simulation changes each compared
+  attribute of a copy with probability `error_rate` (a copy with none changed is the record
+  itself, released again). It runs at several rates (ERROR_RATES).
+- how many of its records have a partner in the peer's file at all. Each simulated file
+  leaves UNMATCHED_SHARE of its records without a partner.
 
-It is an estimate: the real peer's errors are not the error model's (docs/privacy.md,
-"Expected linkage", measures how close it comes on data this project did not generate:
-within 0.03 on FEBRL4 names, over-estimating by up to 0.32 where 30% of the peer's records
-have no match), its file may hold fewer
-of the same people, and the number of records compared changes precision. The sample is the
-party's own record count, up to EXPECTATION_RECORDS, so the comparison is of about the real
-run's size.
+Before sending (TRAIN) the estimate is the simulation at PRIOR_ERROR_RATE with every own
+record assumed to have a partner: precision linked / (linked + mislinked), recall linked.
+FEBRL4's true pairs differ in 30% of their names (48.5% identical in both) and in 24% of all
+ten fields, hence 0.3. Records without a partner only lower precision, so on this count the
+estimate errs on the optimistic side, and a run it stops would link worse still.
+
+After MATCH (before REVEAL sends ids) the party knows how many pairs it accepted and their
+mean score. Each rate predicts both from the number M of own records with a partner:
+accepted = M (linked + mislinked) + (n - M) stray. The rate whose predicted mean score fits
+the observed one is taken (interpolated between rates; the nearest end when outside), M is
+solved from the accepted count, and precision is M linked / accepted. When strays are linked
+about as often as partnered records (heavy noise), the count says nothing of M and every own
+record is assumed to have a partner, up to the peer's record count.
+
+docs/privacy.md ("Expected linkage") measures both against the truth on data this project
+did not generate, at several noise levels.
 """
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
 from pprl.protocol import pipeline
 from pprl.protocol.agreement import Agreement
-from pprl.protocol.model import classifier
-from pprl.protocol.own_training import training_sample
+from pprl.protocol.data.combined import base_names
+from pprl.protocol.data.error_model import error_model
+from pprl.protocol.linkage.matching import Matches
+from pprl.protocol.model import classifier, training
 from pprl.protocol.vectors.randomness import EXPECTATION, Randomness
 
 # The most own records one estimate links against their corrupted copies: 5,000 x 5,000
-# pairs take a few seconds, and precision at that scale is near the real run's at 5,000.
+# pairs take a few seconds per rate, and precision at that scale is near the real run's.
 EXPECTATION_RECORDS = 5000
-# The share of held-out pairs identical in the compared values (see above; docs/privacy.md
-# measures the estimate with it and without it against the truth).
-EXACT_SHARE = 0.5
+# The shares of compared values the simulated copies change, and the one assumed before
+# sending (see above).
+ERROR_RATES = (0.15, 0.3, 0.45, 0.6)
+PRIOR_ERROR_RATE = 0.3
+# The share of each simulated file's records left without a partner.
+UNMATCHED_SHARE = 0.2
+# Below this difference between (linked + mislinked) and stray, the accepted count does not
+# tell how many own records have a partner.
+MIN_SEPARATION = 0.1
 # Below this expected F1 a run stops before EXCHANGE ([privacy] min_expected_f1).
 DEFAULT_MIN_EXPECTED_F1 = 0.9
 
 
 @dataclass(frozen=True)
 class ExpectedQuality:
-    """A classifier's precision and recall on held-out synthetic pairs of own records."""
+    """A classifier's expected precision and recall."""
 
     precision: float
     recall: float
@@ -73,28 +96,212 @@ class ExpectedQuality:
         }
 
 
+@dataclass(frozen=True)
+class Simulation:
+    """One simulated linkage at one error rate: shares of own records, and mean scores of
+    the accepted pairs of each kind (0 where there are none)."""
+
+    error_rate: float
+    partnered: int  # own records whose copy is in the simulated peer file
+    linked: float
+    mislinked: float
+    stray: float
+    linked_score: float
+    mislinked_score: float
+    stray_score: float
+
+    def quality(self) -> ExpectedQuality:
+        """Every own record with a partner: what the simulation says before linking."""
+        accepted = self.linked + self.mislinked
+        precision = self.linked / accepted if accepted else 0.0
+        return ExpectedQuality(precision, self.linked, self.partnered)
+
+    def as_dict(self) -> dict[str, float]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, float]) -> Simulation:
+        return cls(**{name: data[name] for name in cls.__dataclass_fields__})  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class LinkedEstimate:
+    """The estimate fitted to a party's own links."""
+
+    quality: ExpectedQuality
+    error_rate: float  # the fitted share of compared values that differ within a pair
+    partnered: float  # own records estimated to have a partner in the peer's file
+    fitted: bool  # False: the count could not tell, every record was assumed partnered
+
+    def words(self, accepted: int, records: int) -> str:
+        q = self.quality
+        said = (
+            f"expected F1 about {q.f1:.2f} (precision {q.precision:.2f}, recall "
+            f"{q.recall:.2f}), fitted to the {accepted:,} pairs accepted: the pairs differ in "
+            f"about {self.error_rate:.0%} of their compared values"
+        )
+        if self.fitted:
+            return said + (
+                f", and about {self.partnered:,.0f} of the {records:,} own records have a "
+                "partner in the peer's file"
+            )
+        return said + "; at this noise the count cannot tell how many have a partner (all assumed)"
+
+    def as_dict(self) -> dict[str, float]:
+        return self.quality.as_dict() | {
+            "error_rate": self.error_rate,
+            "partnered": self.partnered,
+            "fitted": float(self.fitted),
+        }
+
+
+def simulate(
+    agreement: Agreement,
+    attributes: Mapping[str, Sequence[str]],
+    model: classifier.Model,
+    randomness: Randomness,
+    size: int = EXPECTATION_RECORDS,
+    rates: Sequence[float] = ERROR_RATES,
+) -> tuple[Simulation, ...]:
+    """The model linking a fresh sample of own records with fresh copies of them at each
+    error rate, as MATCH links (identity is truth), UNMATCHED_SHARE of each side unpartnered."""
+    rng = randomness.generator(EXPECTATION)
+    names = base_names(attribute for attribute, _ in agreement.mapping)
+    kinds, scales = agreement.kinds, agreement.scales
+    own = training.sample_records(attributes, names, size, rng)
+    own_tensor = agreement.smash(own, rng)
+    released_again = agreement.smash(own, rng)  # an unchanged copy: the record, fresh noise
+    records = len(own_tensor)
+    order = rng.permutation(records)
+    left_out = round(UNMATCHED_SHARE * records) if records >= 10 else 0
+    own_rows = np.sort(order[left_out:])
+    copy_rows = np.sort(np.concatenate([order[:left_out], order[2 * left_out :]]))
+    partnered = np.isin(own_rows, copy_rows)
+    base = error_model(agreement.method.error_model)
+    found = []
+    for rate in rates:
+        n = len(names)
+        counts = {k: math.comb(n, k) * rate**k * (1 - rate) ** (n - k) for k in range(1, n + 1)}
+        copies = training.corrupt_records(
+            own, names, rng=rng, corruption=base.with_counts(counts), kinds=kinds, scales=scales
+        )
+        copy_tensor = agreement.smash(copies, rng)
+        unchanged = rng.random(records) < (1 - rate) ** n
+        copy_tensor[unchanged] = released_again[unchanged]
+        matched = pipeline.match(agreement, own_tensor[own_rows], copy_tensor[copy_rows], model)
+        found.append(_counted(rate, matched.matches, own_rows, copy_rows, partnered))
+    return tuple(found)
+
+
+def _counted(
+    rate: float,
+    matches: Matches,
+    own_rows: np.ndarray,
+    copy_rows: np.ndarray,
+    partnered: np.ndarray,
+) -> Simulation:
+    scores = matches.scores.astype(float)
+    correct = own_rows[matches.rows_a] == copy_rows[matches.rows_b]
+    has_partner = partnered[matches.rows_a]
+    wrong = has_partner & ~correct
+    stray = ~has_partner
+    with_partner = int(np.count_nonzero(partnered))
+    without = len(partnered) - with_partner
+
+    def mean(mask: np.ndarray) -> float:
+        return float(scores[mask].mean()) if mask.any() else 0.0
+
+    return Simulation(
+        error_rate=rate,
+        partnered=with_partner,
+        linked=np.count_nonzero(correct) / max(with_partner, 1),
+        mislinked=np.count_nonzero(wrong) / max(with_partner, 1),
+        stray=np.count_nonzero(stray) / max(without, 1),
+        linked_score=mean(correct),
+        mislinked_score=mean(wrong),
+        stray_score=mean(stray),
+    )
+
+
+def before_sending(simulations: Sequence[Simulation]) -> ExpectedQuality:
+    """The estimate TRAIN judges: the simulation at the prior error rate."""
+    return min(simulations, key=lambda s: abs(s.error_rate - PRIOR_ERROR_RATE)).quality()
+
+
 def expected_quality(
     agreement: Agreement,
     attributes: Mapping[str, Sequence[str]],
     model: classifier.Model,
     randomness: Randomness,
     size: int = EXPECTATION_RECORDS,
-    exact_share: float = EXACT_SHARE,
 ) -> ExpectedQuality:
-    """The model's precision and recall linking a fresh sample of own records with fresh
-    copies of them, `exact_share` unchanged and the rest corrupted by the agreed error model,
-    as MATCH links (identity is truth)."""
-    rng = randomness.generator(EXPECTATION)
-    sample = training_sample(agreement, attributes, rng, size=size)
-    copies = sample.corrupted_tensor.copy()
-    pairs = len(copies)
-    exact = rng.random(pairs) < exact_share
-    copies[exact] = agreement.smash(sample.own, rng)[exact]
-    matched = pipeline.match(agreement, sample.own_tensor, copies, model)
-    found = matched.matches
-    correct = int(np.count_nonzero(found.rows_a == found.rows_b))
-    precision = correct / len(found) if len(found) else 0.0
-    return ExpectedQuality(precision, correct / pairs if pairs else 0.0, pairs)
+    """The estimate before sending, from the simulation at the prior rate alone."""
+    return before_sending(
+        simulate(agreement, attributes, model, randomness, size, (PRIOR_ERROR_RATE,))
+    )
+
+
+def after_linking(
+    simulations: Sequence[Simulation],
+    accepted: int,
+    mean_score: float,
+    own_records: int,
+    peer_records: int,
+) -> LinkedEstimate:
+    """The estimate fitted to a party's own links: `accepted` one-to-one pairs with
+    `mean_score`, among `own_records` and `peer_records` (see the module's docstring)."""
+    ordered = sorted(simulations, key=lambda s: s.error_rate)
+    if not ordered:
+        raise ValueError("no simulation to fit")
+    misfit = [
+        _predicted_score(s, accepted, own_records, peer_records) - mean_score for s in ordered
+    ]
+    chosen = _interpolated(ordered, misfit)
+    partnered, fitted = _partnered(chosen, accepted, own_records, peer_records)
+    true_links = partnered * chosen.linked
+    precision = min(1.0, true_links / accepted) if accepted else 0.0
+    quality = ExpectedQuality(precision, chosen.linked, ordered[0].partnered)
+    return LinkedEstimate(quality, chosen.error_rate, partnered, fitted)
+
+
+def _partnered(
+    s: Simulation, accepted: int, own_records: int, peer_records: int
+) -> tuple[float, bool]:
+    """Own records with a partner, solved from the accepted count; and whether it could be."""
+    most = float(min(own_records, peer_records))
+    separation = s.linked + s.mislinked - s.stray
+    if separation < MIN_SEPARATION:
+        return most, False
+    return min(max((accepted - own_records * s.stray) / separation, 0.0), most), True
+
+
+def _predicted_score(s: Simulation, accepted: int, own_records: int, peer_records: int) -> float:
+    """The mean score of the links `s` predicts, with the partnered count solved from
+    `accepted`."""
+    partnered, _ = _partnered(s, accepted, own_records, peer_records)
+    weights = (partnered * s.linked, partnered * s.mislinked, (own_records - partnered) * s.stray)
+    total = sum(weights)
+    if total <= 0:
+        return 0.0
+    scores = (s.linked_score, s.mislinked_score, s.stray_score)
+    return sum(w * x for w, x in zip(weights, scores, strict=True)) / total
+
+
+def _interpolated(ordered: Sequence[Simulation], misfit: Sequence[float]) -> Simulation:
+    """The simulation whose predicted mean score meets the observed one: interpolated between
+    the first two neighbouring rates that bracket it, else the nearest."""
+    for (a, da), (b, db) in itertools.pairwise(zip(ordered, misfit, strict=True)):
+        if da == 0 or da * db < 0:
+            t = da / (da - db)
+            return Simulation(
+                **{
+                    name: (1 - t) * getattr(a, name) + t * getattr(b, name)
+                    for name in Simulation.__dataclass_fields__
+                    if name != "partnered"
+                },
+                partnered=a.partnered,
+            )
+    return ordered[int(np.argmin(np.abs(misfit)))]
 
 
 def poor_linkage_words(quality: ExpectedQuality, minimum: float) -> str:

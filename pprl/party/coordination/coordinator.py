@@ -310,6 +310,13 @@ class Coordinator:
                         "f1": s.expected_f1,
                         "minimum": s.min_expected_f1,
                     },
+                    "fitted": {
+                        "precision": s.fitted_precision,
+                        "recall": s.fitted_recall,
+                        "f1": s.fitted_f1,
+                        "partnered": s.fitted_partnered,
+                        "error_rate": s.fitted_error_rate,
+                    },
                     "phase_seconds": {
                         p.name.lower(): round(s.phase_seconds[p.name.lower()], 3)
                         for p in Phase

@@ -1,8 +1,10 @@
 """MATCH: score the peer's rows against the party's own with its own classifier, keep the
-one-to-one pairs it accepts, and each own record's best peer records when soft links are
-asked for."""
+one-to-one pairs it accepts (with the expected quality fitted to them, before REVEAL sends
+any id), and each own record's best peer records when soft links are asked for."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from pprl.party.phases import words
 from pprl.party.phases.context import PhaseFailed, PhaseProgress, RunContext
@@ -15,6 +17,7 @@ from pprl.party.storage.artifacts import (
     TensorFile,
 )
 from pprl.protocol import pipeline
+from pprl.protocol.expectation import Simulation, after_linking
 from pprl.protocol.linkage import soft_links
 from pprl.protocol.model import classifier
 
@@ -22,7 +25,9 @@ from pprl.protocol.model import classifier
 def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     own = ctx.tensor(run_id, OWN_TENSOR)
     peer = ctx.tensor(run_id, PEER_TENSOR)
-    model = classifier.Model.from_bytes(ctx.artifact(run_id, MODEL).path.read_bytes())
+    model_artifact = ctx.artifact(run_id, MODEL)
+    model = classifier.Model.from_bytes(model_artifact.path.read_bytes())
+    model_meta = model_artifact.meta
     agreement = ctx.agreement(run_id)
     top_k = agreement.method.soft_top_k
     if top_k:
@@ -43,9 +48,21 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     )
     found = matched.matches
     scored = len(own) * len(peer) if matched.scored is None else matched.scored
-    ctx.write_pairs(run_id, OWN_MATCHES, found, {"scored": scored})
+    meta: dict[str, Any] = {"scored": scored}
     share = scored / max(1, len(own) * len(peer))
     said = words.scored_words(scored, share, matched.scored is not None, len(found))
+    simulations = model_meta.get("simulations")
+    if simulations:  # TRAIN estimated: fit its simulations to these links
+        fitted = after_linking(
+            [Simulation.from_dict(s) for s in simulations],
+            len(found),
+            float(found.scores.mean()) if len(found) else 0.0,
+            len(own),
+            len(peer),
+        )
+        meta["expected"] = fitted.as_dict()
+        said += f"; {fitted.words(len(found), len(own))}"
+    ctx.write_pairs(run_id, OWN_MATCHES, found, meta)
     progress(len(own), len(own), "records", said)
     if top_k:
         _soft_match(ctx, run_id, own, peer, model, top_k, progress)

@@ -1,5 +1,6 @@
 """TRAIN: a classifier from the party's own records only (Algorithm 2), and, before anything
-is sent, an estimate of the linkage it will give; a run expected to link badly stops here."""
+is sent, an estimate of the linkage it will give; a run expected to link badly stops here.
+The simulations behind the estimate are kept with the model: MATCH fits them to its links."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pprl.party.phases import words
 from pprl.party.phases.context import PhaseFailed, PhaseProgress, RunContext
 from pprl.party.storage.artifacts import MODEL
 from pprl.protocol import pipeline
-from pprl.protocol.expectation import expected_quality, poor_linkage_words
+from pprl.protocol.expectation import before_sending, poor_linkage_words, simulate
 from pprl.wire.v1 import linkage_pb2 as pb
 
 
@@ -25,7 +26,8 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     minimum = ctx.config.privacy.min_expected_f1
     if minimum > 0:  # 0: no minimum to check, nothing to estimate
         progress(0, 1, "models", words.estimating_words(said))
-        quality = expected_quality(agreement, inputs.records.attributes, model, ctx.randomness)
+        simulations = simulate(agreement, inputs.records.attributes, model, ctx.randomness)
+        quality = before_sending(simulations)
         if quality.f1 < minimum:
             raise PhaseFailed(
                 f"{poor_linkage_words(quality, minimum)} (in {ctx.config.source})"
@@ -33,6 +35,7 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
                 reason=pb.POOR_LINKAGE,
             )
         meta["expected"] = quality.as_dict()
+        meta["simulations"] = [simulation.as_dict() for simulation in simulations]
         said += f"; {quality.words()}"
     ctx.write_artifact(run_id, MODEL, lambda tmp: tmp.write_bytes(model.to_bytes()), meta)
     progress(1, 1, "models", said)

@@ -100,6 +100,11 @@ class ControlService(rpc.ControlServicer):
             expected_recall=self._expected(run.run_id, "recall"),
             expected_f1=self._expected(run.run_id, "f1"),
             min_expected_f1=self.config.privacy.min_expected_f1,
+            fitted_precision=self._fitted(run.run_id, "precision"),
+            fitted_recall=self._fitted(run.run_id, "recall"),
+            fitted_f1=self._fitted(run.run_id, "f1"),
+            fitted_partnered=self._fitted(run.run_id, "partnered"),
+            fitted_error_rate=self._fitted(run.run_id, "error_rate"),
             **self._data_report(run.run_id),
         )
 
@@ -109,6 +114,15 @@ class ControlService(rpc.ControlServicer):
         if artifact is None:
             return 0.0
         return float(artifact.meta.get("expected", {}).get(key, 0.0))
+
+    def _fitted(self, run_id: str, key: str) -> float:
+        """MATCH's estimate fitted to the accepted pairs (0 before MATCH, and for the partnered
+        count when the accepted count could not tell it)."""
+        artifact = self.store.artifact(run_id, OWN_MATCHES, verify=False)
+        fitted = artifact.meta.get("expected", {}) if artifact is not None else {}
+        if key == "partnered" and not fitted.get("fitted"):
+            return 0.0
+        return float(fitted.get(key, 0.0))
 
     def _noise_sigma(self, run_id: str) -> float:
         """The agreed sigma, as stored with the agreement (0 before AGREE)."""

@@ -13,7 +13,13 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from pprl.protocol.data.corruption import Corrupter
-from pprl.protocol.data.error_model import MODEL_NAMES, ONE_ERROR, error_model, spread_edits
+from pprl.protocol.data.error_model import (
+    MODEL_NAMES,
+    ONE_ERROR,
+    ErrorModel,
+    error_model,
+    spread_edits,
+)
 from pprl.protocol.errors import SettingError
 from pprl.protocol.model.features import Standardise, feature_count, pair_features, unit_vectors
 
@@ -35,24 +41,36 @@ def corrupt_sample(
     *,
     size: int,
     rng: np.random.Generator,
-    corruption: str = "spread",
+    corruption: str | ErrorModel = "spread",
     errors_per_record: int = 1,
     kinds: Mapping[str, str] | None = None,
     scales: Mapping[str, float] | None = None,
 ) -> tuple[Columns, Columns]:
     """Up to `size` own records (sampled without replacement, among those with any value) and
-    their corrupted copies.
-
-    "spread" puts real edits (keyboard, OCR, phonetic, insert, delete, transpose) on any field
-    but a quantity or coordinates (see error_model.spread_edits); "prototype" appends "!" to
-    the last field only, as the published prototype did; it exists to measure what that
-    mistake costs. An error model's name corrupts with that model, which reads the name parts
-    from `names` and the attribute kinds from `kinds` (default: names), and moves coordinates
-    within their `scales` (the stated tolerance); "one-error" is "spread".
-    `errors_per_record` applies to "spread" only, as a model draws its own count.
-    """
-    if corruption not in CORRUPTIONS:
+    their corrupted copies (see corrupt_records)."""
+    if isinstance(corruption, str) and corruption not in CORRUPTIONS:
         raise SettingError(f"unknown corruption {corruption!r}; expected one of {CORRUPTIONS}")
+    own = sample_records(attributes, names, size, rng)
+    corrupted = corrupt_records(
+        own,
+        names,
+        rng=rng,
+        corruption=corruption,
+        errors_per_record=errors_per_record,
+        kinds=kinds,
+        scales=scales,
+    )
+    return own, corrupted
+
+
+def sample_records(
+    attributes: Mapping[str, Sequence[str]],
+    names: Sequence[str],
+    size: int,
+    rng: np.random.Generator,
+) -> Columns:
+    """Up to `size` own records, sampled without replacement among those with any value in
+    `names`."""
     n = len(attributes[names[0]])
     # A record with no value at all has nothing to corrupt and teaches nothing.
     usable = np.flatnonzero([any(attributes[name][i] for name in names) for i in range(n)])
@@ -62,24 +80,45 @@ def corrupt_sample(
         sample = rng.choice(n, size=min(size, n), replace=False)
     else:
         sample = rng.choice(usable, size=min(size, len(usable)), replace=False)
-    own = [[attributes[name][i] for name in names] for i in sample.tolist()]
+    return {name: [attributes[name][i] for i in sample.tolist()] for name in names}
+
+
+def corrupt_records(
+    own: Mapping[str, Sequence[str]],
+    names: Sequence[str],
+    *,
+    rng: np.random.Generator,
+    corruption: str | ErrorModel = "spread",
+    errors_per_record: int = 1,
+    kinds: Mapping[str, str] | None = None,
+    scales: Mapping[str, float] | None = None,
+) -> Columns:
+    """A corrupted copy of every record of `own` (columns `names`).
+
+    "spread" puts real edits (keyboard, OCR, phonetic, insert, delete, transpose) on any field
+    but a quantity or coordinates (see error_model.spread_edits); "prototype" appends "!" to
+    the last field only, as the published prototype did; it exists to measure what that
+    mistake costs. An error model (or its name) corrupts with that model, which reads the name
+    parts from `names` and the attribute kinds from `kinds` (default: names), and moves
+    coordinates within their `scales` (the stated tolerance); "one-error" is "spread".
+    `errors_per_record` applies to "spread" only, as a model draws its own count.
+    """
+    rows = [list(values) for values in zip(*(own[name] for name in names), strict=True)]
     field_kinds = [(kinds or {}).get(name, "name") for name in names]
     field_scales = [(scales or {}).get(name) for name in names]
     if corruption == "prototype":
-        corrupted = [[*values[:-1], values[-1] + "!"] for values in own]
+        corrupted = [[*values[:-1], values[-1] + "!"] for values in rows]
     elif corruption in ("spread", ONE_ERROR):
         corrupter = Corrupter(rng)
         corrupted = [
-            spread_edits(corrupter, v, field_kinds, errors_per_record, field_scales) for v in own
+            spread_edits(corrupter, v, field_kinds, errors_per_record, field_scales) for v in rows
         ]
     else:
-        model = error_model(corruption)
+        model = corruption if isinstance(corruption, ErrorModel) else error_model(corruption)
         corrupted = [
-            model.corrupt(v, rng, names=names, kinds=field_kinds, scales=field_scales) for v in own
+            model.corrupt(v, rng, names=names, kinds=field_kinds, scales=field_scales) for v in rows
         ]
-    own_columns = {name: [row[j] for row in own] for j, name in enumerate(names)}
-    corrupted_columns = {name: [row[j] for row in corrupted] for j, name in enumerate(names)}
-    return own_columns, corrupted_columns
+    return {name: [row[j] for row in corrupted] for j, name in enumerate(names)}
 
 
 def negative_partners(
