@@ -19,7 +19,6 @@ from pprl.protocol.expectation import (
     Simulation,
     after_linking,
     before_sending,
-    expected_quality,
     poor_linkage_words,
     simulate,
 )
@@ -53,7 +52,9 @@ def test_the_estimate_follows_the_true_linkage(sigma: float, low: float, high: f
     """Without noise the demo-like data links almost perfectly and the estimate says so;
     at noise that ruins the linkage, so does the estimate. Each within 0.1 of the truth."""
     agreement, alice, randomness, linkage, f1 = _linked(sigma)
-    estimate = expected_quality(agreement, alice, linkage.alice.model, randomness)
+    estimate = before_sending(
+        simulate(agreement, alice, linkage.alice.model, randomness, rates=(PRIOR_ERROR_RATE,))
+    )
     assert estimate.pairs == 300 - 2 * 60  # a fifth of each simulated side has no partner
     assert low <= estimate.f1 <= high and low <= f1 <= high
     assert abs(estimate.f1 - f1) <= 0.1

@@ -178,9 +178,9 @@ def simulate(
     copy_rows = np.sort(np.concatenate([order[:left_out], order[2 * left_out :]]))
     partnered = np.isin(own_rows, copy_rows)
     base = error_model(agreement.method.error_model)
+    n = len(names)
     found = []
     for rate in rates:
-        n = len(names)
         counts = {k: math.comb(n, k) * rate**k * (1 - rate) ** (n - k) for k in range(1, n + 1)}
         copies = training.corrupt_records(
             own, names, rng=rng, corruption=base.with_counts(counts), kinds=kinds, scales=scales
@@ -226,19 +226,6 @@ def _counted(
 def before_sending(simulations: Sequence[Simulation]) -> ExpectedQuality:
     """The estimate TRAIN judges: the simulation at the prior error rate."""
     return min(simulations, key=lambda s: abs(s.error_rate - PRIOR_ERROR_RATE)).quality()
-
-
-def expected_quality(
-    agreement: Agreement,
-    attributes: Mapping[str, Sequence[str]],
-    model: classifier.Model,
-    randomness: Randomness,
-    size: int = EXPECTATION_RECORDS,
-) -> ExpectedQuality:
-    """The estimate before sending, from the simulation at the prior rate alone."""
-    return before_sending(
-        simulate(agreement, attributes, model, randomness, size, (PRIOR_ERROR_RATE,))
-    )
 
 
 def after_linking(

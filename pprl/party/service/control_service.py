@@ -73,6 +73,10 @@ class ControlService(rpc.ControlServicer):
             value = artifact.meta[key]
             return kind(value[index] if index is not None else value)
 
+        # TRAIN's estimate of this party's linkage, and MATCH's fitted to its accepted pairs
+        # (each empty before its phase)
+        expected = meta(MODEL, "expected", kind=dict)
+        fitted = meta(OWN_MATCHES, "expected", kind=dict)
         return pb.GetStatusResponse(
             identity=self.config.identity,
             run_id=run.run_id,
@@ -96,33 +100,18 @@ class ControlService(rpc.ControlServicer):
             noise_choice=meta(NOISE_CHOICE, "why", kind=str) or "",
             exposed=meta(OWN_TENSOR, "exposed", kind=float),
             recovered=meta(OWN_TENSOR, "recovered", kind=dict),
-            expected_precision=self._expected(run.run_id, "precision"),
-            expected_recall=self._expected(run.run_id, "recall"),
-            expected_f1=self._expected(run.run_id, "f1"),
+            expected_precision=expected.get("precision", 0.0),
+            expected_recall=expected.get("recall", 0.0),
+            expected_f1=expected.get("f1", 0.0),
             min_expected_f1=self.config.privacy.min_expected_f1,
-            fitted_precision=self._fitted(run.run_id, "precision"),
-            fitted_recall=self._fitted(run.run_id, "recall"),
-            fitted_f1=self._fitted(run.run_id, "f1"),
-            fitted_partnered=self._fitted(run.run_id, "partnered"),
-            fitted_error_rate=self._fitted(run.run_id, "error_rate"),
+            fitted_precision=fitted.get("precision", 0.0),
+            fitted_recall=fitted.get("recall", 0.0),
+            fitted_f1=fitted.get("f1", 0.0),
+            # 0 where the accepted count could not tell how many records have a partner
+            fitted_partnered=fitted.get("partnered", 0.0) if fitted.get("fitted") else 0.0,
+            fitted_error_rate=fitted.get("error_rate", 0.0),
             **self._data_report(run.run_id),
         )
-
-    def _expected(self, run_id: str, key: str) -> float:
-        """TRAIN's estimate of this party's linkage (0 before TRAIN)."""
-        artifact = self.store.artifact(run_id, MODEL, verify=False)
-        if artifact is None:
-            return 0.0
-        return float(artifact.meta.get("expected", {}).get(key, 0.0))
-
-    def _fitted(self, run_id: str, key: str) -> float:
-        """MATCH's estimate fitted to the accepted pairs (0 before MATCH, and for the partnered
-        count when the accepted count could not tell it)."""
-        artifact = self.store.artifact(run_id, OWN_MATCHES, verify=False)
-        fitted = artifact.meta.get("expected", {}) if artifact is not None else {}
-        if key == "partnered" and not fitted.get("fitted"):
-            return 0.0
-        return float(fitted.get(key, 0.0))
 
     def _noise_sigma(self, run_id: str) -> float:
         """The agreed sigma, as stored with the agreement (0 before AGREE)."""
