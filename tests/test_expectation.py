@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from pprl.protocol import pipeline
+from pprl.protocol import expectation, pipeline
 from pprl.protocol.agreement import Agreement
 from pprl.protocol.data import synthetic
 from pprl.protocol.data.reference import DEFAULT_MAPPING, ReferenceSet
@@ -137,3 +137,16 @@ def test_the_estimate_is_the_harmonic_mean_and_its_words_name_what_helps() -> No
         assert remedy in words
     assert quality.as_dict()["f1"] == pytest.approx(quality.f1)
     assert np.isclose(quality.as_dict()["pairs"], 100)
+
+
+def test_simulated_releases_are_keyed_as_the_real_ones_are() -> None:
+    """A keyed release gives the simulation two throwaway keys, one a side, neither the
+    party's own; a release with fresh noise gives it none."""
+    keyed = Randomness(seed=3, party="alice")
+    rng = np.random.default_rng(0)
+    own_key, peer_key = expectation._stand_in_keys(keyed, rng)
+    assert own_key is not None and peer_key is not None
+    secrets = {own_key.secret(), peer_key.secret()}
+    assert len(secrets) == 2
+    assert keyed.noise_key is not None and keyed.noise_key.secret() not in secrets
+    assert expectation._stand_in_keys(Randomness(), rng) == (None, None)

@@ -3,8 +3,9 @@ fitted to its own links, once it has linked.
 
 After TRAIN a party holds a model trained on synthetic pairs of its own records. It can make
 more such pairs that the model has not seen (a fresh sample of its records, freshly corrupted
-by the agreed error model, both released with independent noise as its and the peer's real
-releases are) and link them as MATCH would: candidates, top-k, the agreed one-to-one
+by the agreed error model, both released as its and the peer's real releases are: keyed
+noise under two different keys, so namesakes share a vector within a side and not across)
+and link them as MATCH would: candidates, top-k, the agreed one-to-one
 assignment. The pairs are labelled, so the links can be counted: of the own records whose
 copy is in the simulated peer file, the share linked to it (`linked`) and to another
 (`mislinked`); of those whose copy was left out, the share linked to something (`stray`).
@@ -49,6 +50,7 @@ from pprl.protocol.data.combined import base_names
 from pprl.protocol.data.error_model import error_model
 from pprl.protocol.linkage.matching import Matches
 from pprl.protocol.model import classifier, training
+from pprl.protocol.vectors.keyed_noise import KEY_BYTES, NoiseKey
 from pprl.protocol.vectors.randomness import EXPECTATION, Randomness
 
 # The most own records one estimate links against their corrupted copies: 5,000 x 5,000
@@ -169,8 +171,10 @@ def simulate(
     names = base_names(attribute for attribute, _ in agreement.mapping)
     kinds, scales = agreement.kinds, agreement.scales
     own = training.sample_records(attributes, names, size, rng)
-    own_tensor = agreement.smash(own, rng)
-    released_again = agreement.smash(own, rng)  # an unchanged copy: the record, fresh noise
+    own_key, peer_key = _stand_in_keys(randomness, rng)
+    own_tensor = agreement.smash(own, rng, key=own_key)
+    # An unchanged copy: the record released again, by the other side.
+    released_again = agreement.smash(own, rng, key=peer_key)
     records = len(own_tensor)
     order = rng.permutation(records)
     left_out = round(UNMATCHED_SHARE * records) if records >= 10 else 0
@@ -185,12 +189,23 @@ def simulate(
         copies = training.corrupt_records(
             own, names, rng=rng, corruption=base.with_counts(counts), kinds=kinds, scales=scales
         )
-        copy_tensor = agreement.smash(copies, rng)
+        copy_tensor = agreement.smash(copies, rng, key=peer_key)
         unchanged = rng.random(records) < (1 - rate) ** n
         copy_tensor[unchanged] = released_again[unchanged]
         matched = pipeline.match(agreement, own_tensor[own_rows], copy_tensor[copy_rows], model)
         found.append(_counted(rate, matched.matches, own_rows, copy_rows, partnered))
     return tuple(found)
+
+
+def _stand_in_keys(
+    randomness: Randomness, rng: np.random.Generator
+) -> tuple[NoiseKey | None, NoiseKey | None]:
+    """Two throwaway keys where the real release is keyed: one value's noise is then the same
+    in every record of a side, as in the real releases (namesakes share vectors), and
+    independent between the sides; none where the release draws fresh noise."""
+    if randomness.noise_key is None:
+        return None, None
+    return NoiseKey(rng.bytes(KEY_BYTES)), NoiseKey(rng.bytes(KEY_BYTES))
 
 
 def _counted(
