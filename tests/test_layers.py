@@ -41,10 +41,12 @@ SUB_LAYERS = {
         "vectors": {"base", "data", "model"},
         "linkage": {"base", "data", "model", "vectors"},
         "privacy": {"base", "data", "model", "vectors", "linkage"},
+        # Sealed linkage's parts (blinded keys), beside the privacy measurements.
+        "sealed": {"base", "data", "model", "vectors", "linkage"},
         # The agreement holds an encoding and each encoding is handed the agreement: one
         # layer, in two places.
-        "encodings": {"base", "data", "model", "vectors", "linkage", "privacy", "top"},
-        "top": {"base", "data", "model", "vectors", "linkage", "privacy", "encodings"},
+        "encodings": {"base", "data", "model", "vectors", "linkage", "privacy", "sealed", "top"},
+        "top": {"base", "data", "model", "vectors", "linkage", "privacy", "sealed", "encodings"},
     },
     "party": {
         "base": set(),

@@ -1,0 +1,119 @@
+"""Blocking keys blinded so that neither party can evaluate them alone: commutative
+Diffie-Hellman blinding on X25519 (RFC 7748), computed by `cryptography` (OpenSSL).
+
+A party derives blocking keys from its own plaintext (strings such as a phonetic code of a
+surname). Each key is hashed to an X25519 input u = SHA-256(DOMAIN, context, key), where the
+context names the run (the agreement digest and run id), so values blinded in one run match
+nothing in another. Party A sends X25519(a, u) for its keys; B returns X25519(b, ·) of each,
+in the same order, and sends X25519(b, u') for its own keys, which A blinds with a. Both
+doubly blinded values are the u-coordinate of [a·b]U, so A can tell which of its rows share a
+key with which of B's rows, and nothing else of the keys.
+
+Why this is sound, and at what strength:
+- Every 32-byte string is a valid X25519 input (RFC 7748, section 5). It lies on Curve25519
+  (a group Z/8 x Z/l, l a prime near 2^252) or on its quadratic twist (Z/4 x Z/l', l' a
+  prime near 2^253). Curve25519 was chosen to be twist-secure: discrete logarithms on both
+  cost about 2^125 group operations, the 128-bit level at which X25519 is standardised
+  (RFC 7748; NIST SP 800-186 lists Curve25519 for 128-bit security).
+- X25519 clamps every scalar to a multiple of 8, so [a]U lies in the prime-order subgroup of
+  whichever curve U is on; a small-order input gives the all-zero output, which
+  `cryptography` refuses (and `reblind` reports as a named error): a crafted input cannot
+  probe the other's scalar modulo small primes.
+- With SHA-256 modelled as a random oracle, the doubly blinded value is the
+  Diffie-Hellman oblivious PRF of the key (the construction of DH-based private set
+  intersection: Meadows 1986; Huberman, Franklin and Hogg 1999). Holding only its own scalar,
+  a party cannot compute the doubly blinded value of a guessed key (computational
+  Diffie-Hellman) nor tell whether a received singly blinded value is a guessed key's
+  (decisional Diffie-Hellman on the prime-order subgroups).
+- Scalars are fresh for every run (32 bytes from the operating system) and never leave the
+  party.
+
+What it does not stop, and must be counted where it is used: a party can place guesses among
+its own keys, and the peer's re-blinding then tells it, for each guess, whether some peer row
+holds that key. The agreed number of keys a party may send (rows x keys per record) bounds
+that budget; it is not zero. Nor can a party tell whether the peer re-blinded with the same
+scalar it used for its own keys (a peer that does not only spoils the linkage: nothing
+matches); a value sent back unblinded is caught (`returned`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+
+from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
+
+from pprl.protocol.errors import PprlError
+
+# Bytes of one blinded value (an X25519 u-coordinate).
+POINT_BYTES = 32
+# Separates these hashes from every other use of SHA-256 with the same inputs.
+DOMAIN = b"pprl sealed blocking key v1\0"
+
+
+class BlindingError(PprlError):
+    """Blinded values that cannot be what the protocol makes: the wrong length, a small-order
+    value, or a value returned unblinded. The message names which and where, never a value."""
+
+
+def hashed(context: bytes, keys: Sequence[str]) -> list[bytes]:
+    """Each key's X25519 input, bound to the run (`context`)."""
+    prefix = DOMAIN + len(context).to_bytes(4, "big") + context
+    return [hashlib.sha256(prefix + key.encode("utf-8")).digest() for key in keys]
+
+
+def split(data: bytes, count: int, what: str) -> list[bytes]:
+    """`count` blinded values received as one byte string, refused unless exactly that many."""
+    if len(data) != count * POINT_BYTES:
+        raise BlindingError(
+            f"{what}: {len(data):,} bytes where {count:,} blinded values of {POINT_BYTES} "
+            "bytes were agreed"
+        )
+    return [data[i : i + POINT_BYTES] for i in range(0, len(data), POINT_BYTES)]
+
+
+def returned(
+    sent: Sequence[bytes], data: bytes, what: str = "the peer's re-blinding"
+) -> list[bytes]:
+    """The peer's re-blinding of the values this party sent, refused unless one value per
+    value sent, each of them changed (a value sent back as it was is not blinded)."""
+    values = split(data, len(sent), what)
+    for position, (before, after) in enumerate(zip(sent, values, strict=True)):
+        if before == after:
+            raise BlindingError(f"{what}, value {position}: returned unblinded")
+    return values
+
+
+class Blinder:
+    """One party's secret scalar for one run."""
+
+    def __init__(self, key: X25519PrivateKey | None = None) -> None:
+        self._key = key or X25519PrivateKey.generate()
+
+    @classmethod
+    def from_secret(cls, secret: bytes) -> Blinder:
+        """A blinder from 32 given bytes: replayable runs and tests only."""
+        return cls(X25519PrivateKey.from_private_bytes(secret))
+
+    def blind_keys(self, context: bytes, keys: Sequence[str]) -> list[bytes]:
+        """This party's own keys, hashed and blinded once: what it sends."""
+        return self.blind(hashed(context, keys), "own keys")
+
+    def reblind(self, received: Sequence[bytes], what: str = "the peer's keys") -> list[bytes]:
+        """The peer's once-blinded values blinded again, in the same order."""
+        return self.blind(received, what)
+
+    def blind(self, values: Sequence[bytes], what: str) -> list[bytes]:
+        out = []
+        for position, value in enumerate(values):
+            if len(value) != POINT_BYTES:
+                raise BlindingError(
+                    f"{what}, value {position}: {len(value)} bytes, not {POINT_BYTES}"
+                )
+            try:
+                out.append(self._key.exchange(X25519PublicKey.from_public_bytes(value)))
+            except ValueError:
+                raise BlindingError(
+                    f"{what}, value {position}: of small order (blinds to zero)"
+                ) from None
+        return out
