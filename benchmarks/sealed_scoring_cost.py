@@ -1,0 +1,87 @@
+"""What encrypted scoring costs (pprl.protocol.sealed.scoring): one classifier on random
+candidate pairs, both parties in one process, timed step by step, with the decrypted signs
+checked against the plaintext scores.
+
+Rows have `--width` coordinates (entries x projected coordinates: 4 x 16 = 64 for names at a
+small k, 4 x 63 = 252 at the built-in set's k) drawn as unit-scale vectors; `--pairs`
+candidate pairs are drawn at random (0.4% of 5,000 x 5,000 is 100,000: what the best keys
+measured so far keep on FEBRL4's ten fields).
+
+    python benchmarks/sealed_scoring_cost.py --size 5000 --pairs 100000 --width 64 --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+from pprl.protocol.sealed import scoring
+from pprl.protocol.sealed.layout import best_rounds, layout
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--size", type=int, default=5000, help="rows a side")
+    parser.add_argument("--pairs", type=int, default=100_000, help="candidate pairs drawn")
+    parser.add_argument("--width", type=int, default=64, help="coordinates a row")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    rng = np.random.default_rng(args.seed)
+    x = rng.normal(size=(args.size, args.width)) / np.sqrt(args.width)
+    y = rng.normal(size=(args.size, args.width)) / np.sqrt(args.width)
+    c = rng.normal(size=args.size) * 0.3
+    drawn = rng.integers(0, args.size, size=(args.pairs, 2))
+    pairs = np.unique(drawn, axis=0)
+    setting = scoring.CkksSetting()
+    rounds = best_rounds(pairs, setting.slots)
+    placed = layout(pairs, setting.slots, rounds)
+    timings: dict[str, float] = {}
+    began = time.perf_counter()
+    context = scoring.secret_context(setting)
+    public = scoring.public_context(context)
+    timings["keys"] = time.perf_counter() - began
+    began = time.perf_counter()
+    sent = scoring.encrypt(context, x, c, placed)
+    timings["encrypt"] = time.perf_counter() - began
+    began = time.perf_counter()
+    returned = scoring.evaluate(public, sent, y, placed, setting, rng)
+    timings["evaluate"] = time.perf_counter() - began
+    began = time.perf_counter()
+    decided = scoring.accepted(context, returned, placed, len(pairs))
+    timings["decrypt"] = time.perf_counter() - began
+    plain = c[pairs[:, 0]] + np.einsum("ij,ij->i", x[pairs[:, 0]], y[pairs[:, 1]])
+    wrong = decided != (plain > 0)
+    products = placed.rounds * placed.batches * (args.width + 1)
+    result = {
+        "command": vars(args) | {"json": str(args.json and args.json.name)},
+        "pairs": len(pairs),
+        "rounds": placed.rounds,
+        "batches": placed.batches,
+        "seconds": timings,
+        "slot_products_per_second": products * setting.slots / timings["evaluate"],
+        "bytes_public_context": len(public),
+        "bytes_sent": sum(len(blob) for batch in sent for blob in batch),
+        "bytes_returned": sum(len(blob) for batch in returned for blob in batch),
+        "signs_wrong": int(wrong.sum()),
+        "largest_wrong_score": float(np.abs(plain[wrong]).max()) if wrong.any() else 0.0,
+    }
+    print(
+        f"{len(pairs):,} pairs, width {args.width}: {placed.rounds} rounds x {placed.batches} "
+        f"batches; encrypt {timings['encrypt']:.1f} s, evaluate {timings['evaluate']:.1f} s, "
+        f"decrypt {timings['decrypt']:.1f} s; sent {result['bytes_sent'] / 1e6:.0f} MB + "
+        f"{len(public) / 1e6:.1f} MB context, returned {result['bytes_returned'] / 1e6:.0f} MB; "
+        f"{result['signs_wrong']} signs wrong (all |score| <= "
+        f"{result['largest_wrong_score']:.3f})",
+        flush=True,
+    )
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

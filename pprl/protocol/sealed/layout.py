@@ -1,0 +1,90 @@
+"""Where each candidate pair sits in the packed ciphertexts of encrypted scoring.
+
+The scoring party encrypts its vectors coordinate by coordinate: ciphertext d of a batch
+holds coordinate d of one own row per slot. The evaluating party multiplies it by a plaintext
+that holds, per slot, coordinate d of one candidate peer row, and sums over d: one product
+per slot and round. A row with many candidates would need as many rounds, so a row takes as
+many slots as it needs (`ceil(candidates / rounds)`) and each slot serves up to `rounds`
+candidates. Both parties know the candidate pairs, so both derive the same layout from them.
+The work is rounds x batches x coordinates plaintext products: close to pairs x
+coordinates / slots when `rounds` suits the candidate counts (`best_rounds`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+# Encrypting a ciphertext takes about as long as this many plaintext products on one
+# (TenSEAL, N = 8192, 2 cores: 5.8 ms against 2.1 ms; docs/benchmarks.md).
+ENCRYPT_COST = 3
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Slot s of batch b is row `rows[b * slots + s]`; in round r it meets peer row
+    `peers[r, b * slots + s]` (-1: nothing, the slot's result is ignored)."""
+
+    slots: int
+    rows: np.ndarray  # (used slots,) own row per slot
+    peers: np.ndarray  # (rounds, used slots) peer row per slot and round, -1 for none
+    pair_of: np.ndarray  # (rounds, used slots) index into the pairs, -1 for none
+
+    @property
+    def rounds(self) -> int:
+        return int(self.peers.shape[0])
+
+    @property
+    def batches(self) -> int:
+        return math.ceil(len(self.rows) / self.slots) if len(self.rows) else 0
+
+
+def candidate_counts(pairs: np.ndarray) -> np.ndarray:
+    """Candidates per own row that has any."""
+    _, counts = np.unique(pairs[:, 0], return_counts=True)
+    return counts
+
+
+def best_rounds(pairs: np.ndarray, slots: int) -> int:
+    """The rounds per slot that make the whole cost smallest: per batch, the scoring party
+    encrypts and sends one ciphertext per coordinate (ENCRYPT_COST products' worth of time,
+    and all of the bytes) and the evaluator makes `rounds` products per coordinate."""
+    counts = candidate_counts(pairs)
+    if len(counts) == 0:
+        return 1
+    best, cost = 1, (math.inf, math.inf)
+    for rounds in range(1, int(counts.max()) + 1):
+        batches = math.ceil(int(np.ceil(counts / rounds).sum()) / slots)
+        here = (batches * (ENCRYPT_COST + rounds), batches)
+        if here < cost:
+            best, cost = rounds, here
+    return best
+
+
+def layout(pairs: np.ndarray, slots: int, rounds: int) -> Layout:
+    """The layout of `pairs` ((P, 2) own row, peer row; any order) in batches of `slots`."""
+    if rounds < 1 or slots < 1:
+        raise ValueError("rounds and slots must be at least 1")
+    order = np.lexsort((pairs[:, 1], pairs[:, 0]))
+    rows, peers, index = [], [], []
+    start = 0
+    while start < len(order):
+        row = pairs[order[start], 0]
+        end = start
+        while end < len(order) and pairs[order[end], 0] == row:
+            end += 1
+        for chunk in range(start, end, rounds):
+            members = order[chunk : min(chunk + rounds, end)]
+            rows.append(int(row))
+            peers.append(list(pairs[members, 1]) + [-1] * (rounds - len(members)))
+            index.append(list(members) + [-1] * (rounds - len(members)))
+        start = end
+    shape = (rounds, len(rows))
+    return Layout(
+        slots=slots,
+        rows=np.asarray(rows, dtype=np.int64),
+        peers=np.asarray(peers, dtype=np.int64).T.reshape(shape),
+        pair_of=np.asarray(index, dtype=np.int64).T.reshape(shape),
+    )

@@ -1,0 +1,61 @@
+"""A linear classifier's score on a pair, written as c_i + <x_i, y_j>: the scoring party's
+part (x, c) and the peer's part (y), so that the score can be computed under encryption with
+the peer's vectors in plaintext (`scoring`).
+
+The decision is b + sum_m (w_m d_m + v_m one_m + u_m both_m), with d_m = 1 - <p_m, q_m> the
+cosine distance of entry m's unit vectors (zero where a value is missing, so d_m = 1 there),
+one_m whether the value is missing on exactly one side and both_m on both. With a_m and b_m the
+missing indicators of the two sides, one_m = a_m + b_m - 2 a_m b_m and both_m = a_m b_m, so
+
+    score = [b + sum_m (w_m + v_m a_m)] + sum_m <-w_m p_m, q_m>
+            + sum_m b_m (v_m + (u_m - 2 v_m) a_m)
+
+that is c_i = b + sum_m (w_m + v_m a_m), x_i = concat_m(-w_m p_m, v_m + (u_m - 2 v_m) a_m) and
+y_j = concat_m(q_m, b_m). The features are symmetric in the two sides, so it does not matter
+which side the model was trained as. A model with caps reads min(d_m, cap_m), which is not
+linear: it is refused.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pprl.protocol.errors import SettingError
+from pprl.protocol.model.classifier import Model, full_weights
+from pprl.protocol.model.features import missing_units
+
+
+def _weights(model: Model, entries: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    if model.kind != "linear":
+        raise SettingError(f"sealed scoring needs a linear model, not {model.kind!r}")
+    if model.caps is not None:
+        raise SettingError(
+            "sealed scoring needs a linear model without caps (a capped distance is not linear "
+            "in the peer's vector): train it with saturation = 0"
+        )
+    weights = full_weights(model.arrays["weights"], entries)
+    return (
+        weights[:entries],
+        weights[entries : 2 * entries],
+        weights[2 * entries :],
+        float(model.arrays["bias"]),
+    )
+
+
+def scorer_part(model: Model, unit: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(x, c) of the scoring party's (n, M, k) unit vectors: (n, M (k + 1)) and (n,)."""
+    n, entries, _ = unit.shape
+    w, v, u, bias = _weights(model, entries)
+    missing = missing_units(unit).astype(np.float64)
+    vectors = -w[None, :, None] * unit.astype(np.float64)
+    indicator = v[None, :] + (u - 2 * v)[None, :] * missing
+    x = np.concatenate([vectors, indicator[:, :, None]], axis=2).reshape(n, -1)
+    c = bias + float(w.sum()) + missing @ v
+    return x, c
+
+
+def evaluator_part(unit: np.ndarray) -> np.ndarray:
+    """y of the evaluating party's (n, M, k) unit vectors: (n, M (k + 1))."""
+    missing = missing_units(unit).astype(np.float64)
+    y = np.concatenate([unit.astype(np.float64), missing[:, :, None]], axis=2)
+    return y.reshape(len(unit), -1)

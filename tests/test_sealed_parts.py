@@ -1,0 +1,71 @@
+"""The parts sealed scoring is built from: the linear form reproduces the classifier's decision
+on every pair (missing values included), and the keys put near vectors in a shared block and
+far ones rarely."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pprl.protocol.errors import SettingError
+from pprl.protocol.model.classifier import Model
+from pprl.protocol.model.features import pair_features
+from pprl.protocol.sealed import linear_form
+from pprl.protocol.sealed.keys import KeySetting, row_keys
+
+
+def _units(rng: np.random.Generator, n: int, entries: int, width: int) -> np.ndarray:
+    unit = rng.normal(size=(n, entries, width)).astype(np.float32)
+    unit /= np.linalg.norm(unit, axis=-1, keepdims=True)
+    unit[rng.random((n, entries)) < 0.2] = 0.0  # missing values
+    return unit
+
+
+def test_the_linear_form_is_the_models_decision_on_every_pair() -> None:
+    rng = np.random.default_rng(4)
+    entries = 3
+    model = Model("linear", {"weights": rng.normal(size=3 * entries), "bias": np.array(0.7)})
+    a, b = _units(rng, 40, entries, 6), _units(rng, 30, entries, 6)
+    x, c = linear_form.scorer_part(model, a)
+    y = linear_form.evaluator_part(b)
+    sealed = c[:, None] + x @ y.T
+    i, j = np.meshgrid(np.arange(40), np.arange(30), indexing="ij")
+    expected = model.decision(pair_features(a[i.ravel()], b[j.ravel()])).reshape(40, 30)
+    assert np.abs(sealed - expected).max() < 1e-5
+    both_missing = (~a.any(-1))[:, None, :] & (~b.any(-1))[None, :, :]
+    assert both_missing.any()  # the case the indicator algebra must get right
+
+
+def test_models_the_linear_form_cannot_hold_are_refused() -> None:
+    unit = np.zeros((2, 1, 3), dtype=np.float32)
+    capped = Model("linear", {"weights": np.ones(3), "bias": np.array(0.0), "caps": np.ones(1)})
+    with pytest.raises(SettingError, match="without caps"):
+        linear_form.scorer_part(capped, unit)
+    rbf = Model("rbf", {"bias": np.array(0.0)})
+    with pytest.raises(SettingError, match="linear model"):
+        linear_form.scorer_part(rbf, unit)
+
+
+def test_keys_join_near_vectors_and_part_far_ones() -> None:
+    rng = np.random.default_rng(9)
+    base = _units(rng, 200, 2, 16)
+    base[:, :, :] = np.where(base.any(-1, keepdims=True), base, 1 / 4)  # none missing here
+    near = base + 0.05 * rng.normal(size=base.shape).astype(np.float32)
+    near /= np.linalg.norm(near, axis=-1, keepdims=True)
+    far = _units(rng, 200, 2, 16)
+    setting = KeySetting(bits=8, bands=8)
+    keys = [row_keys(u, setting, b"agreement") for u in (base, near, far)]
+    share_near = np.mean([bool(set(p) & set(q)) for p, q in zip(keys[0], keys[1], strict=True)])
+    share_far = np.mean([bool(set(p) & set(q)) for p, q in zip(keys[0], keys[2], strict=True)])
+    assert share_near > 0.95 and share_far < 0.2
+    assert len(keys[0][0]) == 3 * 8  # two entries and all together, 8 bands each
+    assert row_keys(base, setting, b"agreement") == keys[0]
+    assert row_keys(base, setting, b"another agreement")[0] != keys[0][0]
+
+
+def test_a_missing_value_gives_no_key_of_its_entry() -> None:
+    unit = np.zeros((1, 2, 4), dtype=np.float32)
+    unit[0, 0, 0] = 1.0
+    keys = row_keys(unit, KeySetting(bits=4, bands=2, entries=(0, 1)), b"seed")[0]
+    assert sorted({k.split("|")[0] for k in keys}) == ["all entries", "entry 0"]
+    assert row_keys(np.zeros((1, 2, 4), np.float32), KeySetting(bits=4, bands=2), b"s") == [[]]
