@@ -1,0 +1,141 @@
+"""What the blinded keys' join tells a party about the peer's values: the attack of a party
+that knows its own keys in plaintext.
+
+After the join Alice knows, for each of Bob's rows, which of her own keys it holds (a doubly
+blinded value equal to her key's). The hyperplanes are public, so she can compute the keys
+of any value in a dictionary; the values whose keys agree with every key she saw Bob's row
+hold for an entry are what she learns of that value. This measures, per keyed attribute, the
+share of Bob's rows whose value she pins down exactly (a single dictionary value left, and it
+is the true one), separately for rows that have a partner among her records and rows that do
+not. To have rows without a partner, Alice's partners of `--unpartnered` of Bob's rows are
+removed from her file. The dictionary is every value either party holds (it contains the
+truth; an attacker's enumeration of dates or postcodes holds at least as much).
+
+    python benchmarks/sealed_key_attack.py --records-a A.csv --records-b B.csv --truth T.csv \
+        --reference REF.csv --schema SCHEMA.toml --keyed suburb,postcode --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pprl.bench.in_process import add_table_arguments, schema_tables
+from pprl.files.reference import load_reference
+from pprl.party.local import read_truth
+from pprl.protocol.agreement import Agreement
+from pprl.protocol.method import method_params
+from pprl.protocol.model.features import unit_vectors
+from pprl.protocol.sealed.keys import KeySetting, row_keys
+
+
+def units(agreement: Agreement, columns: dict[str, list[str]]) -> np.ndarray:
+    """The noise-free unit vectors a party scores and keys with."""
+    tensor = agreement.smash(columns, np.random.default_rng(0))
+    return unit_vectors(tensor, agreement.standardise)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_table_arguments(parser)
+    parser.add_argument("--keyed", required=True, help="attributes keyed alone, comma-separated")
+    parser.add_argument("--bits", type=int, default=32)
+    parser.add_argument("--bands", type=int, default=16)
+    parser.add_argument("--unpartnered", type=float, default=0.3)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    read = schema_tables(args.schema, args.records_a, args.records_b)
+    alice, bob = read.tables
+    truth = read_truth(args.truth)
+    method = method_params(
+        **{**read.method, "noise_sigma": 0.0, "feature": "projected-cosine", "saturation": 0.0},
+        release="projected",
+    )
+    agreement = Agreement(
+        load_reference(args.reference), read.mapping, method, read.kinds, read.scales
+    )
+    rng = np.random.default_rng(args.seed)
+    partner_of_b = {b: a for a, b in truth}
+    alone = {
+        b for b in bob.ids if b in partner_of_b and rng.random() < args.unpartnered
+    }  # Bob's rows whose partner Alice will not hold
+    removed = {partner_of_b[b] for b in alone}
+    keep_a = [i for i, record in enumerate(alice.ids) if record not in removed]
+    columns_a = {k: [v[i] for i in keep_a] for k, v in alice.attributes.items()}
+    columns_b = {k: list(v) for k, v in bob.attributes.items()}
+    attributes = [a for a in args.keyed.split(",") if a]
+    entries = {
+        a: next(m for m, (x, _) in enumerate(agreement.mapping) if x == a) for a in attributes
+    }
+    setting = KeySetting(args.bits, args.bands, tuple(entries.values()), together=False)
+    seed = agreement.digest().encode()
+    keys_a = row_keys(units(agreement, columns_a), setting, seed)
+    keys_b = row_keys(units(agreement, columns_b), setting, seed)
+    alice_keys = {key for keys in keys_a for key in keys}
+    unpartnered = np.array([record in alone for record in bob.ids])
+    results: dict[str, Any] = {"rows": [], "bob_rows": len(bob.ids), "alone": len(alone)}
+    for attribute, m in entries.items():
+        values = sorted(set(columns_a[attribute]) | set(columns_b[attribute]) - {""})
+        blank = {name: [""] * len(values) for name in columns_b}
+        dictionary = row_keys(units(agreement, blank | {attribute: values}), setting, seed)
+        holders: defaultdict[str, set[int]] = defaultdict(set)
+        for index, keys in enumerate(dictionary):
+            for key in keys:
+                holders[key].add(index)
+        seen = np.zeros(len(bob.ids), dtype=bool)
+        pinned = np.zeros(len(bob.ids), dtype=bool)
+        prefix = f"entry {m}|"
+        for j, keys in enumerate(keys_b):
+            revealed = [k for k in keys if k.startswith(prefix) and k in alice_keys]
+            if not revealed:
+                continue
+            seen[j] = True
+            left = set.intersection(*(holders[k] for k in revealed))
+            if len(left) == 1 and values[left.pop()] == columns_b[attribute][j]:
+                pinned[j] = True
+        row = {
+            "attribute": attribute,
+            "dictionary": len(values),
+            "partnered_seen": float(seen[~unpartnered].mean()),
+            "partnered_pinned": float(pinned[~unpartnered].mean()),
+            "unpartnered_seen": float(seen[unpartnered].mean()) if unpartnered.any() else 0.0,
+            "unpartnered_pinned": float(pinned[unpartnered].mean()) if unpartnered.any() else 0.0,
+        }
+        results["rows"].append(row)
+        print(
+            f"{attribute:<16} dictionary {len(values):>6,}: Bob's rows with a partner: "
+            f"{row['partnered_seen']:.1%} share a key, {row['partnered_pinned']:.1%} pinned; "
+            f"without: {row['unpartnered_seen']:.1%} share a key, "
+            f"{row['unpartnered_pinned']:.1%} pinned",
+            flush=True,
+        )
+    # Keys over all entries together: a row sharing one is close to one of Alice's records in
+    # every attribute at once; the share of rows without a partner that do is what they risk.
+    together = KeySetting(args.bits, args.bands, (), together=True)
+    whole_a = {k for keys in row_keys(units(agreement, columns_a), together, seed) for k in keys}
+    whole_b = row_keys(units(agreement, columns_b), together, seed)
+    shares = np.array([any(k in whole_a for k in keys) for keys in whole_b])
+    results["together"] = {
+        "partnered_seen": float(shares[~unpartnered].mean()),
+        "unpartnered_seen": float(shares[unpartnered].mean()) if unpartnered.any() else 0.0,
+    }
+    print(
+        f"{'all together':<16} Bob's rows with a partner: {shares[~unpartnered].mean():.1%} "
+        f"share a key; without: {results['together']['unpartnered_seen']:.1%}",
+        flush=True,
+    )
+    if args.json:
+        for key in ("records_a", "records_b", "truth", "reference", "schema"):
+            setattr(args, key, Path(getattr(args, key)).name)
+        results["command"] = vars(args) | {"json": args.json.name}
+        args.json.write_text(json.dumps(results, indent=2, default=str) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
