@@ -32,6 +32,7 @@ from pprl.protocol.agreement import Agreement
 from pprl.protocol.method import method_params
 from pprl.protocol.model.features import unit_vectors
 from pprl.protocol.sealed.keys import KeySetting, row_keys
+from pprl.protocol.sealed.recipes import parse_recipes, recipe_keys
 
 
 def units(agreement: Agreement, columns: dict[str, list[str]]) -> np.ndarray:
@@ -43,10 +44,14 @@ def units(agreement: Agreement, columns: dict[str, list[str]]) -> np.ndarray:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_table_arguments(parser)
-    parser.add_argument("--keyed", required=True, help="attributes keyed alone, comma-separated")
+    parser.add_argument("--keyed", default="", help="attributes keyed alone, comma-separated")
     parser.add_argument("--bits", type=int, default=32)
     parser.add_argument("--bands", type=int, default=16)
     parser.add_argument("--unpartnered", type=float, default=0.3)
+    parser.add_argument("--recipes", default="", help="also plaintext key recipes (see recipes)")
+    parser.add_argument(
+        "--combine", default="", help="groups keyed together, e.g. 'dob+surname,dob+postcode'"
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
@@ -117,7 +122,11 @@ def main() -> None:
         )
     # Keys over all entries together: a row sharing one is close to one of Alice's records in
     # every attribute at once; the share of rows without a partner that do is what they risk.
-    together = KeySetting(args.bits, args.bands, (), together=True)
+    entry_of = {a: m for m, (a, _) in enumerate(agreement.mapping)}
+    combinations = tuple(
+        tuple(entry_of[a] for a in group.split("+")) for group in args.combine.split(",") if group
+    )
+    together = KeySetting(args.bits, args.bands, (), together=True, combinations=combinations)
     whole_a = {k for keys in row_keys(units(agreement, columns_a), together, seed) for k in keys}
     whole_b = row_keys(units(agreement, columns_b), together, seed)
     shares = np.array([any(k in whole_a for k in keys) for keys in whole_b])
@@ -126,10 +135,41 @@ def main() -> None:
         "unpartnered_seen": float(shares[unpartnered].mean()) if unpartnered.any() else 0.0,
     }
     print(
-        f"{'all together':<16} Bob's rows with a partner: {shares[~unpartnered].mean():.1%} "
+        f"together and combined: Bob's rows with a partner: {shares[~unpartnered].mean():.1%} "
         f"share a key; without: {results['together']['unpartnered_seen']:.1%}",
         flush=True,
     )
+    if args.recipes:
+        recipes = parse_recipes(args.recipes, list(columns_b))
+        alice_recipe_keys = {k for keys in recipe_keys(columns_a, recipes) for k in keys}
+        bob_recipe_keys = recipe_keys(columns_b, recipes)
+        shared = [[k for k in keys if k in alice_recipe_keys] for keys in bob_recipe_keys]
+        results["recipes"] = []
+        for number, recipe in enumerate(recipes):
+            prefix = f"recipe {number}|"
+            hit = np.array([any(k.startswith(prefix) for k in keys) for keys in shared])
+            results["recipes"].append(
+                {
+                    "recipe": recipe.text,
+                    "partnered_seen": float(hit[~unpartnered].mean()),
+                    "unpartnered_seen": float(hit[unpartnered].mean()),
+                }
+            )
+            print(
+                f"recipe {recipe.text:<40} Bob's rows whose key value Alice learns: with a "
+                f"partner {hit[~unpartnered].mean():.1%}, without {hit[unpartnered].mean():.1%}",
+                flush=True,
+            )
+        hit = np.array([bool(keys) for keys in shared])
+        results["recipes_any"] = {
+            "partnered_seen": float(hit[~unpartnered].mean()),
+            "unpartnered_seen": float(hit[unpartnered].mean()),
+        }
+        print(
+            f"any recipe: with a partner {hit[~unpartnered].mean():.1%}, without "
+            f"{hit[unpartnered].mean():.1%}",
+            flush=True,
+        )
     if args.json:
         for key in ("records_a", "records_b", "truth", "reference", "schema"):
             setattr(args, key, Path(getattr(args, key)).name)

@@ -31,6 +31,7 @@ from pprl.protocol.sealed import linear_form, scoring
 from pprl.protocol.sealed.blinding import Blinder
 from pprl.protocol.sealed.keys import KeySetting, row_keys
 from pprl.protocol.sealed.layout import best_rounds, layout
+from pprl.protocol.sealed.recipes import parse_recipes, recipe_keys
 from pprl.protocol.sealed.shared_keys import shared_key_pairs
 from pprl.protocol.vectors.randomness import Randomness
 
@@ -51,7 +52,17 @@ def reblinded(blinder: Blinder, rows: list[list[bytes]]) -> list[list[bytes]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_table_arguments(parser)
-    parser.add_argument("--keyed", default="", help="attributes keyed alone (default: every one)")
+    parser.add_argument(
+        "--keyed", default="", help="attributes keyed alone (default: every one; 'none')"
+    )
+    parser.add_argument(
+        "--combine", default="", help="groups keyed together, e.g. 'dob+surname,dob+postcode'"
+    )
+    parser.add_argument(
+        "--recipes",
+        default="",
+        help="plaintext key recipes instead of vector keys, e.g. 'ssid,dob+surname:soundex'",
+    )
     parser.add_argument("--bits", type=int, default=32)
     parser.add_argument("--bands", type=int, default=16)
     parser.add_argument("--seed", type=int, default=1)
@@ -92,14 +103,29 @@ def main() -> None:
     }
     keyed = {a for a in args.keyed.split(",") if a}
     entries = tuple(m for m, (a, _) in enumerate(agreement.mapping) if not keyed or a in keyed)
-    setting = KeySetting(args.bits, args.bands, entries)
+    entry_of = {a: m for m, (a, _) in enumerate(agreement.mapping)}
+    combinations = tuple(
+        tuple(entry_of[a] for a in group.split("+")) for group in args.combine.split(",") if group
+    )
+    setting = KeySetting(args.bits, args.bands, entries, combinations=combinations)
     seed = agreement.digest().encode()
     context = seed + b"|benchmark run"
     times: dict[str, float] = {}
 
     began = time.perf_counter()
     blinders = {name: Blinder() for name in sides}
-    keys = {name: row_keys(units[name], setting, seed) for name in sides}
+    if args.recipes:
+        recipes = parse_recipes(args.recipes, list(alice.attributes))
+        tables = {"alice": alice.attributes, "bob": bob.attributes}
+        keys = {
+            name: recipe_keys(
+                {a: [v[i] for i in side.released.order] for a, v in tables[name].items()},
+                recipes,
+            )
+            for name, side in sides.items()
+        }
+    else:
+        keys = {name: row_keys(units[name], setting, seed) for name in sides}
     once = {name: blinded_rows(blinders[name], context, keys[name]) for name in sides}
     twice_alice = reblinded(blinders["bob"], once["alice"])  # Bob re-blinds Alice's keys
     twice_bob = reblinded(blinders["alice"], once["bob"])  # Alice re-blinds Bob's

@@ -24,6 +24,9 @@ class KeySetting:
     bands: int = 16
     entries: tuple[int, ...] | None = None  # mapping entries keyed alone; None: every one
     together: bool = True
+    # Groups of entries keyed together: a row shares such a key only with rows close on every
+    # entry of the group, so the join reveals values only where several agree.
+    combinations: tuple[tuple[int, ...], ...] = ()
 
     def __post_init__(self) -> None:
         if not 1 <= self.bits <= 62 or self.bands < 1:
@@ -52,6 +55,10 @@ def row_keys(unit: np.ndarray, setting: KeySetting, seed: bytes) -> list[list[st
     groups: list[tuple[str, np.ndarray, np.ndarray]] = [
         (f"entry {m}", unit[:, m, :], ~missing[:, m]) for m in keyed
     ]
+    for group in setting.combinations:
+        label = "entries " + "+".join(str(m) for m in group)
+        vectors = unit[:, list(group), :].reshape(n, -1)
+        groups.append((label, vectors, np.logical_not(missing[:, list(group)].any(axis=1))))
     if setting.together:
         groups.append(("all entries", unit.reshape(n, -1), np.logical_not(missing.all(axis=1))))
     for label, vectors, present in groups:

@@ -1,0 +1,94 @@
+"""Blocking keys from a party's own plaintext: recipes that combine several attributes, each
+read exactly or through a transform (a phonetic code, a date's year), so that two records
+share a key only when they agree on every part of a recipe.
+
+Why combinations: the join of blinded keys tells a party which of its own keys each peer row
+holds, so a key on one attribute gives away the peer's value wherever it is also the party's
+(measured in docs/sealed.md: 60-78% of FEBRL4's peer rows without a partner, for places and
+names). A key that needs a date of birth and a surname's code to agree is shared by rows
+without a partner about once in a thousand. A recipe is written `attribute[:transform]` joined
+by `+`, e.g. `date_of_birth+surname:soundex`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import jellyfish
+
+from pprl.protocol.errors import SettingError
+
+
+def _digits(value: str) -> str:
+    return "".join(ch for ch in value if ch.isdigit())
+
+
+@dataclass(frozen=True)
+class Transform:
+    """How one part of a recipe reads a value; "" means the part is missing."""
+
+    name: str
+    read: Callable[[str], str]
+
+
+TRANSFORMS = {
+    t.name: t
+    for t in (
+        Transform("exact", lambda v: v.strip().upper()),
+        # American Soundex, as jellyfish computes it (a maintained implementation of the
+        # standard code, rather than one of our own).
+        Transform("soundex", lambda v: jellyfish.soundex(v.strip()) if v.strip() else ""),
+        Transform("initial", lambda v: v.strip()[:1].upper()),
+        # A date's digits in year-month-day order (the canonical form), read in parts.
+        Transform("year", lambda v: _digits(v)[:4] if len(_digits(v)) == 8 else ""),
+        Transform("month-day", lambda v: _digits(v)[4:] if len(_digits(v)) == 8 else ""),
+    )
+}
+
+
+@dataclass(frozen=True)
+class Recipe:
+    parts: tuple[tuple[str, Transform], ...]
+
+    @property
+    def text(self) -> str:
+        return "+".join(f"{a}:{t.name}" for a, t in self.parts)
+
+
+def parse_recipes(text: str, attributes: Sequence[str]) -> tuple[Recipe, ...]:
+    """Recipes separated by commas; each part an attribute the records have, with a known
+    transform (default exact)."""
+    recipes = []
+    for written in filter(None, (r.strip() for r in text.split(","))):
+        parts = []
+        for part in written.split("+"):
+            attribute, _, name = part.partition(":")
+            if attribute not in attributes:
+                raise SettingError(
+                    f"key recipe {written!r}: no attribute {attribute!r} "
+                    f"(attributes: {', '.join(attributes)})"
+                )
+            transform = TRANSFORMS.get(name or "exact")
+            if transform is None:
+                raise SettingError(
+                    f"key recipe {written!r}: unknown transform {name!r} "
+                    f"(known: {', '.join(TRANSFORMS)})"
+                )
+            parts.append((attribute, transform))
+        recipes.append(Recipe(tuple(parts)))
+    if not recipes:
+        raise SettingError("no key recipe given")
+    return tuple(recipes)
+
+
+def recipe_keys(columns: Mapping[str, Sequence[str]], recipes: Sequence[Recipe]) -> list[list[str]]:
+    """Per row its keys: one per recipe whose every part is present."""
+    rows = len(next(iter(columns.values()), []))
+    keys: list[list[str]] = [[] for _ in range(rows)]
+    for number, recipe in enumerate(recipes):
+        for row in range(rows):
+            values = [t.read(columns[a][row]) for a, t in recipe.parts]
+            if all(values):
+                keys[row].append(f"recipe {number}|" + "\x1f".join(values))
+    return keys

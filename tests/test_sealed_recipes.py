@@ -1,0 +1,34 @@
+"""Plaintext key recipes: a key only where every part is present, parts read by their
+transform, and recipes that name an unknown attribute or transform refused by name."""
+
+from __future__ import annotations
+
+import pytest
+
+from pprl.protocol.errors import SettingError
+from pprl.protocol.sealed.recipes import parse_recipes, recipe_keys
+
+COLUMNS = {
+    "dob": ["19151111", "19151111", "", "1915111"],
+    "surname": ["Neumann", "NEUMAN", "Neumann", "Smith"],
+    "given": ["michaela", "michaela", "mike", ""],
+}
+
+
+def test_rows_agreeing_on_every_part_share_the_key() -> None:
+    recipes = parse_recipes("dob+surname:soundex,dob:year+given:initial", list(COLUMNS))
+    keys = recipe_keys(COLUMNS, recipes)
+    assert keys[0] == keys[1]  # Neumann and NEUMAN have one Soundex code
+    assert len(keys[0]) == 2
+    assert keys[2] == []  # no date of birth: neither recipe applies
+    # A date that is not eight digits is still a value read exactly, but has no year.
+    assert [k.split("|")[0] for k in keys[3]] == ["recipe 0"]
+
+
+def test_recipes_are_refused_by_name() -> None:
+    with pytest.raises(SettingError, match="no attribute 'postcode'"):
+        parse_recipes("dob+postcode", list(COLUMNS))
+    with pytest.raises(SettingError, match="unknown transform 'metaphone'"):
+        parse_recipes("surname:metaphone", list(COLUMNS))
+    with pytest.raises(SettingError, match="no key recipe"):
+        parse_recipes(" , ", list(COLUMNS))
