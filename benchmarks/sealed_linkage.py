@@ -63,6 +63,9 @@ def main() -> None:
         default="",
         help="plaintext key recipes instead of vector keys, e.g. 'ssid,dob+surname:soundex'",
     )
+    parser.add_argument(
+        "--keys-only", action="store_true", help="stop after the candidates (no scoring)"
+    )
     parser.add_argument("--bits", type=int, default=32)
     parser.add_argument("--bands", type=int, default=16)
     parser.add_argument("--seed", type=int, default=1)
@@ -144,6 +147,16 @@ def main() -> None:
         flush=True,
     )
 
+    results["candidates"] = {
+        "pairs": len(pairs),
+        "kept": kept,
+        "agreed_kept": len(agreed_rows & candidate_set) / max(len(agreed_rows), 1),
+        "seconds": times["keys"],
+    }
+    if args.keys_only:
+        if args.json:
+            write(args, results)
+        return
     ckks = scoring.CkksSetting()
     rng = np.random.default_rng(args.seed)
     decisions = {}
@@ -176,10 +189,14 @@ def main() -> None:
     )
     print(f"scoring both classifiers {times['scoring']:.1f} s, {sent / 1e6:.0f} MB in all")
     if args.json:
-        for key in ("records_a", "records_b", "truth", "reference", "schema"):
-            setattr(args, key, Path(getattr(args, key)).name)
-        results["command"] = vars(args) | {"json": args.json.name}
-        args.json.write_text(json.dumps(results, indent=2, default=str) + "\n", encoding="utf-8")
+        write(args, results)
+
+
+def write(args: argparse.Namespace, results: dict[str, Any]) -> None:
+    for key in ("records_a", "records_b", "truth", "reference", "schema"):
+        setattr(args, key, Path(getattr(args, key)).name)
+    results["command"] = vars(args) | {"json": args.json.name}
+    args.json.write_text(json.dumps(results, indent=2, default=str) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":
