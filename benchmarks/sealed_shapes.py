@@ -1,0 +1,161 @@
+"""Which classifier shape sealed scoring could evaluate without losing the caps' benefit:
+measured in plaintext, every pair scored.
+
+Sealed scoring computes a score that is polynomial in the peer's vectors. The method's
+default for registers caps each entry's cosine distance (min(d, cap)), which is not. Each
+party trains on its own synthetic pairs (the method, no noise, projected vectors), and
+scores every pair of the real files with:
+
+- caps: the method's capped linear model;
+- no caps: the same model trained without caps (the linear form `sealed/linear_form.py`
+  evaluates);
+- logistic on d, d^2, d^3 per entry (a cubic shape learnt directly);
+- caps approximated by a cubic: each entry's min(d, cap) replaced by the cubic in d that fits
+  it best (least squares) on the party's training pairs, the capped model's weights kept.
+
+Each party then links one-to-one greedily by its own scores, and the two are intersected.
+
+    python benchmarks/sealed_shapes.py --records-a A.csv --records-b B.csv --truth T.csv \
+        --reference REF.csv --schema SCHEMA.toml --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from sklearn.linear_model import LogisticRegression
+
+from pprl.bench.in_process import add_table_arguments, schema_tables
+from pprl.files.reference import load_reference
+from pprl.party.local import read_truth
+from pprl.protocol import own_training, pipeline
+from pprl.protocol.agreement import Agreement
+from pprl.protocol.method import DEFAULT_SATURATION, method_params
+from pprl.protocol.metrics import linkage_quality
+from pprl.protocol.model import classifier
+from pprl.protocol.model.features import missing_units, unit_vectors
+from pprl.protocol.vectors.randomness import TRAINING, Randomness
+
+DEGREE = 3
+# distances, missing on one side, missing on both, each (n_a, n_b, M) -> scores (n_a, n_b)
+Shape = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
+
+
+def greedy(scores: np.ndarray) -> set[tuple[int, int]]:
+    """One-to-one over the accepted pairs (score > 0), best first."""
+    rows, cols = np.nonzero(scores > 0)
+    order = np.argsort(-scores[rows, cols], kind="stable")
+    used_rows: set[int] = set()
+    used_cols: set[int] = set()
+    kept = set()
+    for t in order.tolist():
+        r, c = int(rows[t]), int(cols[t])
+        if r not in used_rows and c not in used_cols:
+            kept.add((r, c))
+            used_rows.add(r)
+            used_cols.add(c)
+    return kept
+
+
+def shapes(x: np.ndarray, y: np.ndarray, method: Any, entries: int) -> dict[str, Shape]:
+    """The four scorers of one party, from its training pairs."""
+    saturation = method.saturation or DEFAULT_SATURATION
+    args = (method.classifier, method.c, method.class_weight)
+    capped = classifier.train(x, y, *args, saturation)
+    plain = classifier.train(x, y, *args, 0.0)
+    d = x[:, :entries]
+    powers = np.concatenate([d**p for p in range(1, DEGREE + 1)] + [x[:, entries:]], axis=1)
+    weight = None if method.class_weight == "none" else method.class_weight
+    cubic = LogisticRegression(C=method.c or 1.0, class_weight=weight, max_iter=2000)
+    cubic.fit(powers, y)
+    caps = capped.caps if capped.caps is not None else np.full(entries, 2.0)
+    fitted = [np.polyfit(d[:, m], np.minimum(d[:, m], caps[m]), DEGREE) for m in range(entries)]
+
+    def linear(model: classifier.Model, read: Callable[[np.ndarray], np.ndarray]) -> Shape:
+        w = classifier.full_weights(model.arrays["weights"], entries)
+
+        def scores(dist: np.ndarray, one: np.ndarray, both: np.ndarray) -> np.ndarray:
+            terms = read(dist) @ w[:entries] + one @ w[entries : 2 * entries]
+            return float(model.arrays["bias"]) + terms + both @ w[2 * entries :]
+
+        return scores
+
+    def cubic_scores(dist: np.ndarray, one: np.ndarray, both: np.ndarray) -> np.ndarray:
+        w = cubic.coef_[0]
+        k = DEGREE * entries
+        total = one @ w[k : k + entries] + both @ w[k + entries :] + cubic.intercept_[0]
+        for p in range(DEGREE):
+            total += (dist ** (p + 1)) @ w[p * entries : (p + 1) * entries]
+        return total
+
+    def approximated(dist: np.ndarray) -> np.ndarray:
+        return np.stack([np.polyval(fitted[m], dist[..., m]) for m in range(entries)], -1)
+
+    return {
+        "caps": linear(capped, lambda dist: np.minimum(dist, caps)),
+        "no caps": linear(plain, lambda dist: dist),
+        f"logistic on d..d^{DEGREE}": cubic_scores,
+        f"caps approximated by a degree-{DEGREE} polynomial": linear(capped, approximated),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_table_arguments(parser)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    read = schema_tables(args.schema, args.records_a, args.records_b)
+    tables = dict(zip(("alice", "bob"), read.tables, strict=True))
+    truth = read_truth(args.truth)
+    method = method_params(
+        **{**read.method, "noise_sigma": 0.0, "feature": "projected-cosine"}, release="projected"
+    )
+    agreement = Agreement(
+        load_reference(args.reference), read.mapping, method, read.kinds, read.scales
+    )
+    randomness = {name: Randomness(args.seed, name) for name in tables}
+    released = {
+        n: pipeline.release(agreement, t.attributes, randomness[n]) for n, t in tables.items()
+    }
+    units = {n: unit_vectors(r.tensor, agreement.standardise) for n, r in released.items()}
+    entries = units["alice"].shape[1]
+    scorers = {}
+    for name, table in tables.items():
+        rng = randomness[name].generator(TRAINING)
+        sample = own_training.training_sample(agreement, table.attributes, rng)
+        x, y = own_training.training_pairs(agreement, sample, rng)
+        scorers[name] = shapes(x, y, method, entries)
+    rows = []
+    for label in scorers["alice"]:
+        kept = {}
+        for own, peer in (("alice", "bob"), ("bob", "alice")):
+            a, b = units[own], units[peer]
+            dist = np.stack(
+                [np.clip(1.0 - a[:, m, :] @ b[:, m, :].T, 0.0, 2.0) for m in range(entries)], -1
+            )
+            gone_a, gone_b = missing_units(a)[:, None, :], missing_units(b)[None, :, :]
+            one = (gone_a ^ gone_b).astype(np.float32)
+            both = (gone_a & gone_b).astype(np.float32)
+            kept[own] = greedy(scorers[own][label](dist, one, both))
+        agreed = kept["alice"] & {(r, c) for c, r in kept["bob"]}
+        alice, bob = tables["alice"], tables["bob"]
+        order_a, order_b = released["alice"].order, released["bob"].order
+        found = {(alice.ids[order_a[r]], bob.ids[order_b[c]]) for r, c in agreed}
+        q = linkage_quality(found, truth)
+        rows.append({"shape": label, "precision": q.precision, "recall": q.recall, "f1": q.f1})
+        print(f"{label:<48} P {q.precision:.4f} R {q.recall:.4f} F1 {q.f1:.4f}", flush=True)
+    if args.json:
+        for key in ("records_a", "records_b", "truth", "reference", "schema"):
+            setattr(args, key, Path(getattr(args, key)).name)
+        result = {"command": vars(args) | {"json": args.json.name}, "rows": rows}
+        args.json.write_text(json.dumps(result, indent=2, default=str) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
