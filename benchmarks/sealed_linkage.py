@@ -66,6 +66,12 @@ def main() -> None:
     parser.add_argument(
         "--keys-only", action="store_true", help="stop after the candidates (no scoring)"
     )
+    parser.add_argument(
+        "--thresholds",
+        default="0",
+        help="scores each pair is compared with, from 0 up; more than one orders the "
+        "one-to-one step by bucket",
+    )
     parser.add_argument("--bits", type=int, default=32)
     parser.add_argument("--bands", type=int, default=16)
     parser.add_argument("--seed", type=int, default=1)
@@ -157,7 +163,8 @@ def main() -> None:
         if args.json:
             write(args, results)
         return
-    ckks = scoring.CkksSetting()
+    thresholds = tuple(float(t) for t in args.thresholds.split(","))
+    ckks = scoring.CkksSetting(thresholds=thresholds)
     rng = np.random.default_rng(args.seed)
     decisions = {}
     sent = 0
@@ -173,14 +180,23 @@ def main() -> None:
         public = scoring.public_context(secret)
         ciphertexts = scoring.encrypt(secret, x, c, placed)
         returned = scoring.evaluate(public, ciphertexts, y, placed, ckks, rng)
-        decisions[name] = scoring.accepted(secret, returned, placed, len(own_pairs))
+        decisions[name] = scoring.buckets(secret, returned, placed, len(own_pairs), ckks)
         sent += len(public) + sum(len(b) for batch in ciphertexts for b in batch)
         sent += sum(len(b) for batch in returned for b in batch)
     times["scoring"] = time.perf_counter() - began
-    both = pairs[decisions["alice"] & decisions["bob"]]
+    if len(thresholds) == 1:
+        chosen = (decisions["alice"] > 0) & (decisions["bob"] > 0)
+        rule = "sealed: CKKS signs, both accept"
+    else:
+        tie = np.random.default_rng(args.seed).random(len(pairs))
+        chosen = greedy(pairs, decisions["alice"], tie) & greedy(
+            pairs[:, ::-1], decisions["bob"], tie
+        )
+        rule = f"sealed: buckets among {len(thresholds)} thresholds, greedy, intersected"
+    both = pairs[chosen]
     linked = {(int(order_a[a]), int(order_b[b])) for a, b in both}
     quality(
-        "sealed: blinded keys, CKKS signs, both accept",
+        rule,
         linked,
         candidates=len(pairs),
         kept=kept,
@@ -190,6 +206,21 @@ def main() -> None:
     print(f"scoring both classifiers {times['scoring']:.1f} s, {sent / 1e6:.0f} MB in all")
     if args.json:
         write(args, results)
+
+
+def greedy(pairs: np.ndarray, bucket: np.ndarray, tie: np.ndarray) -> np.ndarray:
+    """(pairs,) booleans: one-to-one over the accepted pairs (bucket > 0), highest bucket
+    first, ties in a random order both parties could agree on."""
+    chosen = np.zeros(len(pairs), dtype=bool)
+    used_own: set[int] = set()
+    used_peer: set[int] = set()
+    for index in np.lexsort((tie, -bucket)).tolist():
+        own, peer = int(pairs[index, 0]), int(pairs[index, 1])
+        if bucket[index] > 0 and own not in used_own and peer not in used_peer:
+            chosen[index] = True
+            used_own.add(own)
+            used_peer.add(peer)
+    return chosen
 
 
 def write(args: argparse.Namespace, results: dict[str, Any]) -> None:

@@ -52,7 +52,7 @@ def main() -> None:
     returned = scoring.evaluate(public, sent, y, placed, setting, rng)
     timings["evaluate"] = time.perf_counter() - began
     began = time.perf_counter()
-    decided = scoring.accepted(context, returned, placed, len(pairs))
+    decided = scoring.accepted(context, returned, placed, len(pairs), setting)
     timings["decrypt"] = time.perf_counter() - began
     plain = c[pairs[:, 0]] + np.einsum("ij,ij->i", x[pairs[:, 0]], y[pairs[:, 1]])
     wrong = decided != (plain > 0)

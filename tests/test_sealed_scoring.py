@@ -66,7 +66,11 @@ def scored() -> dict[str, object]:
 
 def test_signs_are_the_plaintext_decisions_away_from_the_boundary(scored: dict) -> None:
     decided = scoring.accepted(
-        scored["context"], scored["returned"], scored["placed"], len(scored["pairs"])
+        scored["context"],
+        scored["returned"],
+        scored["placed"],
+        len(scored["pairs"]),
+        scored["setting"],
     )
     plain = scored["plain"]
     clear = np.abs(plain) > 0.05
@@ -93,6 +97,29 @@ def test_decrypted_scores_are_blinded_by_wide_factors(scored: dict) -> None:
     low, high = scored["setting"].factor_bits
     spread = np.log2(ratios.max() / ratios.min())
     assert spread > (high - low) / 2  # not one factor: magnitudes say little
+
+
+def test_buckets_among_thresholds_are_the_plaintext_buckets() -> None:
+    rng = np.random.default_rng(11)
+    own, peer, width = 120, 100, 8
+    x = rng.normal(size=(own, width)) / np.sqrt(width)
+    y = rng.normal(size=(peer, width)) / np.sqrt(width)
+    c = rng.normal(size=own)
+    pairs = _pairs(rng, own, peer, 1500)
+    setting = scoring.CkksSetting(thresholds=(0.0, 0.5, 1.0, 2.0))
+    placed = layout(pairs, setting.slots, best_rounds(pairs, setting.slots))
+    context = scoring.secret_context(setting)
+    sent = scoring.encrypt(context, x, c, placed)
+    returned = scoring.evaluate(scoring.public_context(context), sent, y, placed, setting, rng)
+    found = scoring.buckets(context, returned, placed, len(pairs), setting)
+    plain = c[pairs[:, 0]] + np.einsum("ij,ij->i", x[pairs[:, 0]], y[pairs[:, 1]])
+    expected = np.searchsorted(np.array(setting.thresholds), plain, side="right")
+    edges = np.array(setting.thresholds)
+    clear = np.abs(plain[:, None] - edges[None, :]).min(axis=1) > 0.05
+    assert len(set(expected[clear].tolist())) == 5  # every bucket occurs
+    assert np.array_equal(found[clear], expected[clear])
+    with pytest.raises(ValueError, match="rise from 0"):
+        scoring.CkksSetting(thresholds=(0.5, 1.0))
 
 
 def test_a_wrong_ciphertext_count_is_refused(scored: dict) -> None:

@@ -6,16 +6,20 @@ s_ij = c_i + <x_i, y_j>, with x_i and c_i the scoring party's (its weights folde
 vectors) and y_j the evaluator's. The scoring party encrypts x, coordinate by coordinate, and
 c as one more coordinate, under its own key, in the layout both derive from the candidate
 pairs (`layout`), and sends the ciphertexts with a public context (no secret key). The
-evaluator multiplies in its plaintext vectors, each pair's scaled by its own random positive
-factor r_ij (log-uniform; r_ij also multiplies the constant coordinate), adds a fresh
-encryption of Gaussian noise (flooding) and returns one ciphertext per batch and round. The
-scoring party decrypts r_ij s_ij + e and keeps the sign: the only figure it needs.
+evaluator multiplies in its plaintext vectors (and 1 for the constant coordinate), sums,
+multiplies each pair's score by its own random positive factor r_ij (log-uniform), adds a
+fresh encryption of Gaussian noise (flooding) and returns one ciphertext per batch, round and
+threshold. The scoring party decrypts r_ij s_ij + e and keeps the sign; with further agreed
+thresholds t_k it gets r_ijk (s_ij - t_k) + e for each, each with its own factor, and so the
+bucket of the score among the thresholds, which the one-to-one step needs on names
+(docs/sealed.md).
 
 Parameters (`CkksSetting`): N = 8192 (4,096 slots) and a 200-bit modulus chain, under the
 218 bits the Homomorphic Encryption Standard (2018) allows N = 8192 for 128-bit security;
-SEAL refuses chains beyond that bound. One plaintext product (depth 1). What the flooding
-buys is measured, not proved here: the noise is FLOOD_BITS above the computation's own error
-for the largest factors (docs/benchmarks.md).
+SEAL refuses chains beyond that bound. Two plaintext products (depth 2): the vectors, then
+the factors. What the flooding buys is measured, not proved here: the noise's deviation is
+2^flood_bits, a few bits above the computation's own error for the largest factors
+(docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -40,6 +44,14 @@ class CkksSetting:
     factor_bits: tuple[int, int] = (10, 18)
     # The flooding noise's standard deviation, as a power of two.
     flood_bits: int = 4
+    # The scores the scoring party compares each pair's with: 0 (accept or not) first, then
+    # any higher ones whose bucket the one-to-one step orders by (docs/sealed.md).
+    thresholds: tuple[float, ...] = (0.0,)
+
+    def __post_init__(self) -> None:
+        ordered = list(self.thresholds) == sorted(set(self.thresholds))
+        if not self.thresholds or self.thresholds[0] != 0.0 or not ordered:
+            raise ValueError(f"thresholds must rise from 0, got {self.thresholds}")
 
     @property
     def slots(self) -> int:
@@ -89,7 +101,8 @@ def evaluate(
     setting: CkksSetting,
     rng: np.random.Generator,
 ) -> list[list[bytes]]:
-    """The evaluator's side: per batch and round, Enc(r_ij (c_i + <x_i, y_j>) + noise)."""
+    """The evaluator's side: per batch, round and threshold t_k,
+    Enc(r_ijk (c_i + <x_i, y_j> - t_k) + noise), each with its own random factor."""
     context = ts.context_from(public)
     low, high = setting.factor_bits
     columns = np.concatenate([y, np.ones((len(y), 1))], axis=1)
@@ -105,29 +118,47 @@ def evaluate(
         results = []
         for peers in layout.peers[:, span]:
             present = peers >= 0
-            factors = np.where(present, 2.0 ** rng.uniform(low, high, len(peers)), 0.0)
-            plain = columns[np.where(present, peers, 0)] * factors[:, None]
-            total = vectors[0] * plain[:, 0].tolist()
+            plain = columns[np.where(present, peers, 0)]
+            score = vectors[0] * plain[:, 0].tolist()
             for d in range(1, len(vectors)):
-                total += vectors[d] * plain[:, d].tolist()
-            noise = rng.normal(0.0, 2.0**setting.flood_bits, len(peers))
-            total += ts.ckks_vector(context, noise.tolist())
-            results.append(bytes(total.serialize()))
+                score += vectors[d] * plain[:, d].tolist()
+            for threshold in setting.thresholds:
+                factors = np.where(present, 2.0 ** rng.uniform(low, high, len(peers)), 0.0)
+                blinded = (score - threshold) * factors.tolist()
+                noise = rng.normal(0.0, 2.0**setting.flood_bits, len(peers))
+                blinded += ts.ckks_vector(context, noise.tolist())
+                results.append(bytes(blinded.serialize()))
         out.append(results)
     return out
 
 
-def accepted(
-    context: ts.Context, returned: Sequence[Sequence[bytes]], layout: Layout, pairs: int
+def buckets(
+    context: ts.Context,
+    returned: Sequence[Sequence[bytes]],
+    layout: Layout,
+    pairs: int,
+    setting: CkksSetting,
 ) -> np.ndarray:
-    """(pairs,) booleans: the scoring party's decision on each candidate pair, read from the
-    sign of its blinded score."""
-    decision = np.zeros(pairs, dtype=bool)
+    """(pairs,) how many of the thresholds each candidate pair's score passes, read from the
+    signs of its blinded differences: 0 is rejected, and higher buckets rank the accepted."""
+    count = np.zeros(pairs, dtype=np.int64)
+    per_round = len(setting.thresholds)
     for batch, results in enumerate(returned):
         span = slice(batch * layout.slots, (batch + 1) * layout.slots)
-        for round_, blob in enumerate(results):
+        for position, blob in enumerate(results):
             values = np.asarray(ts.ckks_vector_from(context, blob).decrypt())
-            index = layout.pair_of[round_, span]
+            index = layout.pair_of[position // per_round, span]
             used = index >= 0
-            decision[index[used]] = values[: len(index)][used] > 0
-    return decision
+            count[index[used]] += values[: len(index)][used] > 0
+    return count
+
+
+def accepted(
+    context: ts.Context,
+    returned: Sequence[Sequence[bytes]],
+    layout: Layout,
+    pairs: int,
+    setting: CkksSetting,
+) -> np.ndarray:
+    """(pairs,) booleans: the scoring party's decision on each candidate pair."""
+    return buckets(context, returned, layout, pairs, setting) > 0
