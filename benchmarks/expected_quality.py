@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pprl.bench.in_process import add_table_arguments, gate_sigmas, schema_tables
+from pprl.bench.in_process import add_table_arguments, gate_sigmas, run_command, schema_tables
 from pprl.files.reference import load_reference
 from pprl.party.local import read_truth
 from pprl.protocol import pipeline
@@ -91,7 +91,7 @@ def main() -> None:
     base = Agreement(reference, read.mapping, noisy, read.kinds, read.scales)
     levels: list[tuple[str, float]] = [("fixed", float(s)) for s in args.sigmas.split(",") if s]
     results: dict[str, Any] = {
-        "command": vars(args) | {"json": str(args.json and args.json.name)},
+        "command": run_command(args),
         "rows": [],
     }
     if args.gate is not None:
@@ -116,8 +116,6 @@ def main() -> None:
             flush=True,
         )
     if args.json:
-        for key in ("records_a", "records_b", "truth", "reference", "schema"):
-            results["command"][key] = Path(results["command"][key]).name
         args.json.write_text(json.dumps(results, indent=2, default=str) + "\n", encoding="utf-8")
 
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from pprl.bench.in_process import add_table_arguments, schema_tables
+from pprl.bench.in_process import add_table_arguments, run_command, schema_tables
 from pprl.files.reference import load_reference
 from pprl.party.local import read_truth
 from pprl.protocol import pipeline
@@ -133,7 +133,7 @@ def main() -> None:
     project_seconds = time.perf_counter() - began
     rng = np.random.default_rng(args.seed)
     results: dict[str, Any] = {
-        "command": {k: (v.name if isinstance(v, Path) else v) for k, v in vars(args).items()},
+        "command": run_command(args),
         "records": [n_a, n_b],
         "accepted_all_pairs_scored": len(accepted),
         "true_pairs": len(truth),

@@ -29,13 +29,13 @@ from typing import Any
 
 import numpy as np
 
-from pprl.bench.in_process import add_table_arguments, schema_tables
+from pprl.bench.in_process import add_table_arguments, run_command, schema_tables, sealed_agreement
 from pprl.files.reference import load_reference
 from pprl.party.local import read_truth
 from pprl.protocol import pipeline
 from pprl.protocol.agreement import Agreement
 from pprl.protocol.linkage import candidates, matching
-from pprl.protocol.method import method_params
+from pprl.protocol.linkage.matching import Matches, greedy_one_to_one
 from pprl.protocol.metrics import linkage_quality
 from pprl.protocol.vectors.randomness import Randomness
 
@@ -65,16 +65,11 @@ def accepted_scores(
 
 
 def greedy(scores: dict[Pair, float]) -> set[Pair]:
-    """One-to-one, best score first."""
-    used_own: set[int] = set()
-    used_peer: set[int] = set()
-    kept = set()
-    for (own, peer), _ in sorted(scores.items(), key=lambda item: -item[1]):
-        if own not in used_own and peer not in used_peer:
-            kept.add((own, peer))
-            used_own.add(own)
-            used_peer.add(peer)
-    return kept
+    """One-to-one, best score first: the method's greedy step."""
+    pairs = np.array(list(scores), dtype=np.int64).reshape(-1, 2)
+    values = np.fromiter(scores.values(), dtype=np.float64, count=len(scores))
+    kept = greedy_one_to_one(Matches(pairs[:, 0], pairs[:, 1], values))
+    return set(zip(kept.rows_a.tolist(), kept.rows_b.tolist(), strict=True))
 
 
 def bucketed(scores: dict[Pair, float], edges: list[float], seed: int) -> dict[Pair, float]:
@@ -95,13 +90,7 @@ def main() -> None:
     read = schema_tables(args.schema, args.records_a, args.records_b)
     alice, bob = read.tables
     truth = read_truth(args.truth)
-    method = method_params(
-        **{**read.method, "noise_sigma": 0.0, "feature": "projected-cosine"},
-        release="projected",
-    )
-    agreement = Agreement(
-        load_reference(args.reference), read.mapping, method, read.kinds, read.scales
-    )
+    agreement = sealed_agreement(read, load_reference(args.reference), caps=True)
     randomness = (Randomness(args.seed, "alice"), Randomness(args.seed, "bob"))
     linkage = pipeline.link_in_process(agreement, alice.attributes, bob.attributes, randomness)
     rows: list[dict[str, Any]] = []
@@ -137,9 +126,7 @@ def main() -> None:
         kept_b = greedy(bucketed(scores_b, edges, 2))
         report(f"greedy on {count}-threshold buckets, intersected", kept_a & flipped(kept_b))
     if args.json:
-        for key in ("records_a", "records_b", "truth", "reference", "schema"):
-            setattr(args, key, Path(getattr(args, key)).name)
-        result = {"command": vars(args) | {"json": args.json.name}, "rows": rows}
+        result = {"command": run_command(args), "rows": rows}
         args.json.write_text(json.dumps(result, indent=2, default=str) + "\n", encoding="utf-8")
 
 

@@ -25,11 +25,10 @@ from typing import Any
 
 import numpy as np
 
-from pprl.bench.in_process import add_table_arguments, schema_tables
+from pprl.bench.in_process import add_table_arguments, run_command, schema_tables, sealed_agreement
 from pprl.files.reference import load_reference
 from pprl.party.local import read_truth
 from pprl.protocol.agreement import Agreement
-from pprl.protocol.method import method_params
 from pprl.protocol.model.features import unit_vectors
 from pprl.protocol.sealed.keys import KeySetting, row_keys
 from pprl.protocol.sealed.recipes import parse_recipes, recipe_keys
@@ -58,13 +57,7 @@ def main() -> None:
     read = schema_tables(args.schema, args.records_a, args.records_b)
     alice, bob = read.tables
     truth = read_truth(args.truth)
-    method = method_params(
-        **{**read.method, "noise_sigma": 0.0, "feature": "projected-cosine", "saturation": 0.0},
-        release="projected",
-    )
-    agreement = Agreement(
-        load_reference(args.reference), read.mapping, method, read.kinds, read.scales
-    )
+    agreement = sealed_agreement(read, load_reference(args.reference), caps=False)
     rng = np.random.default_rng(args.seed)
     partner_of_b = {b: a for a, b in truth}
     alone = {
@@ -75,13 +68,13 @@ def main() -> None:
     columns_a = {k: [v[i] for i in keep_a] for k, v in alice.attributes.items()}
     columns_b = {k: list(v) for k, v in bob.attributes.items()}
     attributes = [a for a in args.keyed.split(",") if a]
-    entries = {
-        a: next(m for m, (x, _) in enumerate(agreement.mapping) if x == a) for a in attributes
-    }
+    entry_of = {a: m for m, (a, _) in enumerate(agreement.mapping)}
+    entries = {a: entry_of[a] for a in attributes}
     setting = KeySetting(args.bits, args.bands, tuple(entries.values()), together=False)
     seed = agreement.digest().encode()
-    keys_a = row_keys(units(agreement, columns_a), setting, seed)
-    keys_b = row_keys(units(agreement, columns_b), setting, seed)
+    units_a, units_b = units(agreement, columns_a), units(agreement, columns_b)
+    keys_a = row_keys(units_a, setting, seed)
+    keys_b = row_keys(units_b, setting, seed)
     alice_keys = {key for keys in keys_a for key in keys}
     unpartnered = np.array([record in alone for record in bob.ids])
     results: dict[str, Any] = {"rows": [], "bob_rows": len(bob.ids), "alone": len(alone)}
@@ -122,13 +115,12 @@ def main() -> None:
         )
     # Keys over all entries together: a row sharing one is close to one of Alice's records in
     # every attribute at once; the share of rows without a partner that do is what they risk.
-    entry_of = {a: m for m, (a, _) in enumerate(agreement.mapping)}
     combinations = tuple(
         tuple(entry_of[a] for a in group.split("+")) for group in args.combine.split(",") if group
     )
     together = KeySetting(args.bits, args.bands, (), together=True, combinations=combinations)
-    whole_a = {k for keys in row_keys(units(agreement, columns_a), together, seed) for k in keys}
-    whole_b = row_keys(units(agreement, columns_b), together, seed)
+    whole_a = {k for keys in row_keys(units_a, together, seed) for k in keys}
+    whole_b = row_keys(units_b, together, seed)
     shares = np.array([any(k in whole_a for k in keys) for keys in whole_b])
     results["together"] = {
         "partnered_seen": float(shares[~unpartnered].mean()),
@@ -171,9 +163,7 @@ def main() -> None:
             flush=True,
         )
     if args.json:
-        for key in ("records_a", "records_b", "truth", "reference", "schema"):
-            setattr(args, key, Path(getattr(args, key)).name)
-        results["command"] = vars(args) | {"json": args.json.name}
+        results["command"] = run_command(args)
         args.json.write_text(json.dumps(results, indent=2, default=str) + "\n", encoding="utf-8")
 
 

@@ -19,11 +19,12 @@ from typing import Any
 
 import numpy as np
 
-from pprl.bench.in_process import add_table_arguments, schema_tables
+from pprl.bench.in_process import add_table_arguments, run_command, schema_tables, sealed_agreement
 from pprl.files.reference import load_reference
 from pprl.party.local import read_truth
 from pprl.protocol import pipeline
 from pprl.protocol.agreement import Agreement
+from pprl.protocol.linkage.matching import Matches, greedy_one_to_one
 from pprl.protocol.method import method_params
 from pprl.protocol.metrics import linkage_quality
 from pprl.protocol.model.features import unit_vectors
@@ -97,11 +98,7 @@ def main() -> None:
     )
     plain = pipeline.link_in_process(default, alice.attributes, bob.attributes, randomness)
     quality("plaintext pipeline, the schema's defaults, no noise", plain.agreed)
-    method = method_params(
-        **{**read.method, "noise_sigma": 0.0, "feature": "projected-cosine", "saturation": 0.0},
-        release="projected",
-    )
-    agreement = Agreement(reference, read.mapping, method, read.kinds, read.scales)
+    agreement = sealed_agreement(read, reference, caps=False)
     linkage = pipeline.link_in_process(agreement, alice.attributes, bob.attributes, randomness)
     quality("plaintext pipeline, the sealed configuration", linkage.agreed)
 
@@ -209,24 +206,17 @@ def main() -> None:
 
 
 def greedy(pairs: np.ndarray, bucket: np.ndarray, tie: np.ndarray) -> np.ndarray:
-    """(pairs,) booleans: one-to-one over the accepted pairs (bucket > 0), highest bucket
-    first, ties in a random order both parties could agree on."""
-    chosen = np.zeros(len(pairs), dtype=bool)
-    used_own: set[int] = set()
-    used_peer: set[int] = set()
-    for index in np.lexsort((tie, -bucket)).tolist():
-        own, peer = int(pairs[index, 0]), int(pairs[index, 1])
-        if bucket[index] > 0 and own not in used_own and peer not in used_peer:
-            chosen[index] = True
-            used_own.add(own)
-            used_peer.add(peer)
-    return chosen
+    """(pairs,) booleans: the method's greedy one-to-one over the accepted pairs (bucket > 0),
+    highest bucket first, ties in a random order (`tie`, in [0, 1)) both parties could agree on."""
+    accepted = np.flatnonzero(bucket > 0)
+    order = bucket[accepted] - 1e-3 * tie[accepted]
+    kept = greedy_one_to_one(Matches(pairs[accepted, 0], pairs[accepted, 1], order))
+    width = int(pairs[:, 1].max()) + 1 if len(pairs) else 1
+    return np.isin(pairs[:, 0] * width + pairs[:, 1], kept.rows_a * width + kept.rows_b)
 
 
 def write(args: argparse.Namespace, results: dict[str, Any]) -> None:
-    for key in ("records_a", "records_b", "truth", "reference", "schema"):
-        setattr(args, key, Path(getattr(args, key)).name)
-    results["command"] = vars(args) | {"json": args.json.name}
+    results["command"] = run_command(args)
     args.json.write_text(json.dumps(results, indent=2, default=str) + "\n", encoding="utf-8")
 
 

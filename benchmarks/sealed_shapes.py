@@ -30,12 +30,12 @@ from typing import Any
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 
-from pprl.bench.in_process import add_table_arguments, schema_tables
+from pprl.bench.in_process import add_table_arguments, run_command, schema_tables, sealed_agreement
 from pprl.files.reference import load_reference
 from pprl.party.local import read_truth
 from pprl.protocol import own_training, pipeline
-from pprl.protocol.agreement import Agreement
-from pprl.protocol.method import DEFAULT_SATURATION, method_params
+from pprl.protocol.linkage.matching import Matches, greedy_one_to_one
+from pprl.protocol.method import DEFAULT_SATURATION
 from pprl.protocol.metrics import linkage_quality
 from pprl.protocol.model import classifier
 from pprl.protocol.model.features import missing_units, unit_vectors
@@ -47,19 +47,10 @@ Shape = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
 
 
 def greedy(scores: np.ndarray) -> set[tuple[int, int]]:
-    """One-to-one over the accepted pairs (score > 0), best first."""
+    """One-to-one over the accepted pairs (score > 0), best first: the method's greedy step."""
     rows, cols = np.nonzero(scores > 0)
-    order = np.argsort(-scores[rows, cols], kind="stable")
-    used_rows: set[int] = set()
-    used_cols: set[int] = set()
-    kept = set()
-    for t in order.tolist():
-        r, c = int(rows[t]), int(cols[t])
-        if r not in used_rows and c not in used_cols:
-            kept.add((r, c))
-            used_rows.add(r)
-            used_cols.add(c)
-    return kept
+    kept = greedy_one_to_one(Matches(rows, cols, scores[rows, cols]))
+    return set(zip(kept.rows_a.tolist(), kept.rows_b.tolist(), strict=True))
 
 
 def shapes(x: np.ndarray, y: np.ndarray, method: Any, entries: int) -> dict[str, Shape]:
@@ -113,12 +104,8 @@ def main() -> None:
     read = schema_tables(args.schema, args.records_a, args.records_b)
     tables = dict(zip(("alice", "bob"), read.tables, strict=True))
     truth = read_truth(args.truth)
-    method = method_params(
-        **{**read.method, "noise_sigma": 0.0, "feature": "projected-cosine"}, release="projected"
-    )
-    agreement = Agreement(
-        load_reference(args.reference), read.mapping, method, read.kinds, read.scales
-    )
+    agreement = sealed_agreement(read, load_reference(args.reference), caps=True)
+    method = agreement.method
     randomness = {name: Randomness(args.seed, name) for name in tables}
     released = {
         n: pipeline.release(agreement, t.attributes, randomness[n]) for n, t in tables.items()
@@ -151,9 +138,7 @@ def main() -> None:
         rows.append({"shape": label, "precision": q.precision, "recall": q.recall, "f1": q.f1})
         print(f"{label:<48} P {q.precision:.4f} R {q.recall:.4f} F1 {q.f1:.4f}", flush=True)
     if args.json:
-        for key in ("records_a", "records_b", "truth", "reference", "schema"):
-            setattr(args, key, Path(getattr(args, key)).name)
-        result = {"command": vars(args) | {"json": args.json.name}, "rows": rows}
+        result = {"command": run_command(args), "rows": rows}
         args.json.write_text(json.dumps(result, indent=2, default=str) + "\n", encoding="utf-8")
 
 

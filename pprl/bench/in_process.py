@@ -21,7 +21,9 @@ from pprl.protocol import pipeline
 from pprl.protocol.agreement import Agreement
 from pprl.protocol.data.kinds import kinds_of, scales_of
 from pprl.protocol.data.records import RecordTable
+from pprl.protocol.data.reference import ReferenceSet
 from pprl.protocol.gate import calibrate_noise, gate_sample
+from pprl.protocol.method import method_params
 from pprl.protocol.metrics import Quality, linkage_quality
 from pprl.protocol.privacy.audit import Dictionary
 from pprl.protocol.vectors.randomness import Randomness
@@ -103,6 +105,22 @@ def add_table_arguments(parser: argparse.ArgumentParser) -> None:
     reference set and the schema that reads them (schema_tables)."""
     for name in ("--records-a", "--records-b", "--truth", "--reference", "--schema"):
         parser.add_argument(name, type=Path, required=True)
+
+
+def run_command(args: argparse.Namespace) -> dict[str, Any]:
+    """The arguments a benchmark ran with, for its JSON: files by name only, so that a result
+    names its inputs without the machine's paths."""
+    return {k: (v.name if isinstance(v, Path) else v) for k, v in vars(args).items()}
+
+
+def sealed_agreement(read: SchemaTables, reference: ReferenceSet, *, caps: bool) -> Agreement:
+    """A schema's method as sealed linkage scores it: no noise, the projected vectors, and
+    either the schema's caps or none (the linear form sealed scoring evaluates holds none)."""
+    changes: dict[str, Any] = {"noise_sigma": 0.0, "feature": "projected-cosine"}
+    if not caps:
+        changes["saturation"] = 0.0
+    method = method_params(**{**read.method, **changes}, release="projected")
+    return Agreement(reference, read.mapping, method, read.kinds, read.scales)
 
 
 def gate_sigmas(
