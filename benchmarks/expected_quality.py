@@ -54,16 +54,12 @@ def measure(
         began = time.perf_counter()
         simulations = simulate(agreement, parties[name].attributes, side.model, randomness[name])
         matches = side.matched.matches
-        own_records = len(parties[name].ids)
+        mean_score = float(matches.scores.mean()) if len(matches) else 0.0
         fitted = after_linking(
-            simulations,
-            len(matches),
-            float(matches.scores.mean()) if len(matches) else 0.0,
-            own_records,
-            len(peer.ids),
+            simulations, len(matches), mean_score, len(parties[name].ids), len(peer.ids)
         )
         row[f"{name}_accepted"] = len(matches)
-        row[f"{name}_mean_score"] = float(matches.scores.mean()) if len(matches) else 0.0
+        row[f"{name}_mean_score"] = mean_score
         row[f"{name}_before_sending"] = before_sending(simulations).as_dict()
         row[f"{name}_after_linking"] = fitted.as_dict()
         row[f"{name}_simulations"] = [s.as_dict() for s in simulations]
