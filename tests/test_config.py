@@ -754,10 +754,24 @@ def test_the_readme_documents_every_known_key_and_each_of_them_loads(tmp_path: P
     assert documented == known
     # The Bloom release replaces the noise settings: it loads without them, the rest without it.
     bloom = re.sub(
-        r"^(noise_sigma|attack_success|feature|release|soft_top_k) = .*$", "", text, flags=re.M
+        r"^(noise_sigma|attack_success|feature|release|soft_top_k|sealed_\w+) = .*$",
+        "",
+        text,
+        flags=re.M,
     )
     assert load_config(write(tmp_path, bloom)).method.encoding == "bloom"
-    text = re.sub(r"^(encoding|bloom_\w+) = .*$", "", text, flags=re.MULTILINE)
+    # Sealed linkage takes its own keys, and none of the noise or Bloom settings.
+    sealed = re.sub(
+        r"^(noise_sigma|attack_success|feature|release|soft_top_k|bloom_\w+) = .*$",
+        "",
+        text,
+        flags=re.M,
+    ).replace('encoding = "bloom"', 'encoding = "sealed"')
+    sealed = re.sub(r"^bloom_key = .*$", "", sealed, flags=re.M)
+    method = load_config(write(tmp_path, sealed)).method
+    assert (method.encoding, method.feature, method.saturation) == ("sealed", "projected-cosine", 0)
+    assert method.sealed_keys == "first:soundex+last:soundex,first:initial+last"
+    text = re.sub(r"^(encoding|bloom_\w+|sealed_\w+) = .*$", "", text, flags=re.MULTILINE)
     # noise_sigma and attack_success are alternatives: each loads without the other.
     target = re.sub(r"^noise_sigma = .*$", "", text, flags=re.MULTILINE)
     config = load_config(write(tmp_path, target))

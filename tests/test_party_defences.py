@@ -245,7 +245,7 @@ def test_match_sets_under_another_digest_or_before_the_tensors_are_refused(agree
         error = _error(lambda: stub.peer.PushMatches(early, timeout=10))
         assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
         assert reason_of(error) == pb.BAD_MATCHES
-        assert "before both smashed tensors" in error.details()
+        assert "before both parties' rows were in place" in error.details()
 
 
 def _replace_in_config(deployment, name, old, new):

@@ -25,17 +25,16 @@ from pprl.protocol.data.kinds import KINDS as ATTRIBUTE_KINDS
 from pprl.protocol.data.records import BAD_VALUE_POLICIES
 from pprl.protocol.data.reference import MappingEntry, default_mapping
 from pprl.protocol.encodings import DEFAULT_ENCODING, ENCODINGS, Encoding
+from pprl.protocol.encodings.bloom import BLOOM_SETTINGS as BLOOM_KEYS
+from pprl.protocol.encodings.sealed import SEALED_KEYS
 from pprl.protocol.errors import InputError, SettingError
 from pprl.protocol.expectation import DEFAULT_MIN_EXPECTED_F1
 from pprl.protocol.linkage.matching import ASSIGNMENTS
-from pprl.protocol.method import (
-    BLOOM_KEYS,
-    MethodParams,
-    method_params,
-)
+from pprl.protocol.method import MethodParams, method_params
 from pprl.protocol.model.classifier import CLASS_WEIGHTS, TRAINERS
 from pprl.protocol.model.features import FEATURES
 from pprl.protocol.privacy.audit import MEASURES
+from pprl.protocol.sealed import session
 from pprl.protocol.vectors.bloom import BloomParams
 from pprl.protocol.vectors.release import RELEASES
 
@@ -84,6 +83,9 @@ KNOWN_KEYS: dict[str, tuple[str, ...]] = {
         "bloom_bits",
         "bloom_hashes",
         "bloom_q",
+        "sealed_keys",
+        "sealed_thresholds",
+        "sealed_crypto",
     ),
     "privacy": (
         "max_reidentification",
@@ -479,12 +481,52 @@ def _bloom(section: _Section) -> dict[str, Any]:
     return {"encoding": encoding.name, **settings}
 
 
-def _method(section: _Section, gate_on: bool, own_attributes: bool = False) -> MethodParams:
+def _sealed(section: _Section, attributes: tuple[str, ...]) -> dict[str, Any]:
+    """The sealed encoding's recipes (a list of strings, each checked against the records'
+    attributes), thresholds (a list of numbers) and parameter set; refused for any other."""
+    keys = [key for key in SEALED_KEYS if key in section.data]
+    if not _encoding(section).sealed:
+        if keys:
+            raise section._error(keys[0], 'applies to encoding = "sealed" only')
+        return {}
+    for key in _encoding(section).refused_keys:
+        if key in section.data and section.data[key] != 0:
+            raise section._error(
+                key, 'does not apply to encoding = "sealed" (no vectors are sent, no scores read)'
+            )
+    out: dict[str, Any] = {"encoding": _encoding(section).name}
+    if "sealed_keys" in section.data:
+        written = ",".join(section.strings("sealed_keys"))
+        try:
+            session.recipes(written, attributes)
+        except SettingError as error:
+            raise section._error("sealed_keys", str(error)) from None
+        out["sealed_keys"] = written
+    if "sealed_thresholds" in section.data:
+        value = section.data["sealed_thresholds"]
+        numbers = isinstance(value, list) and all(
+            isinstance(v, int | float) and not isinstance(v, bool) for v in value
+        )
+        if not numbers or not value:
+            raise section._error("sealed_thresholds", "must be a non-empty list of numbers")
+        out["sealed_thresholds"] = ",".join(repr(float(v)) for v in value)
+    if "sealed_crypto" in section.data:
+        out["sealed_crypto"] = section.string("sealed_crypto")
+    return out
+
+
+def _method(
+    section: _Section,
+    gate_on: bool,
+    own_attributes: bool = False,
+    attributes: tuple[str, ...] = ("first", "middle", "last"),
+) -> MethodParams:
     """The [method] table; `own_attributes`: [records] names its own attributes, so the
     records are a register's rather than the built-in demo's, and TRAIN corrupts them with
     the register error model unless error_model says otherwise."""
     defaults = MethodParams()
     bloom = _bloom(section)
+    sealed = _sealed(section, attributes)
     negatives = section.count("negatives_per_positive", defaults.negatives_per_positive)
     sigma = section.data.get("noise_sigma", 0.0)
     auto = is_auto_noise(section, gate_on)
@@ -528,6 +570,7 @@ def _method(section: _Section, gate_on: bool, own_attributes: bool = False) -> M
             soft_top_k=section.count("soft_top_k", 0) if "soft_top_k" in section.data else 0,
             **given,
             **bloom,
+            **sealed,
         )
     except SettingError as error:
         # The method's own checks, made once (method_params), named at this file's key.
@@ -662,7 +705,7 @@ def load_config(path: str | Path) -> PartyConfig:
     privacy = _privacy(top.section("privacy", required=False))
     gate_on = privacy.max_reidentification < 1
     own_attributes = records.has("attributes")
-    method_params = _method(method, gate_on, own_attributes)
+    method_params = _method(method, gate_on, own_attributes, attributes)
     if method_params.keyed and privacy.bloom_key is None:
         raise InputError(
             f"encoding = {method_params.encoding!r} needs the key file both parties hold "

@@ -16,16 +16,16 @@ from typing import Any
 from pprl.protocol.data.error_model import MODEL_NAMES, ONE_ERROR
 from pprl.protocol.data.kinds import DEFAULT_KIND
 from pprl.protocol.data.reference import MappingEntry, ReferenceSet
-from pprl.protocol.encodings import DEFAULT_ENCODING, ENCODINGS, encoding_named
+from pprl.protocol.encodings import DEFAULT_ENCODING, ENCODINGS, Encoding, encoding_named
 from pprl.protocol.errors import SettingError
 from pprl.protocol.linkage.matching import ASSIGNMENTS, GREEDY, OPTIMAL
 from pprl.protocol.model.classifier import CLASS_WEIGHTS, DEFAULT_C, TRAINERS, check_saturation
 from pprl.protocol.model.features import FEATURES
+from pprl.protocol.sealed.session import DEFAULT_CRYPTO, DEFAULT_THRESHOLDS
 from pprl.protocol.vectors.bloom import BloomParams
 from pprl.protocol.vectors.release import RELEASES
 
 DESCRIPTION_VERSION = 2
-BLOOM_KEYS = ("bloom_bits", "bloom_hashes", "bloom_q")
 # The description's entry for the commitment to the parties' Bloom-filter key (never the key).
 BLOOM_KEY_COMMITMENT = "bloom_key"
 # The quantile of non-matching distances each entry saturates at, for multi-error models.
@@ -78,6 +78,12 @@ class MethodParams:
     bloom_bits: int = 1024
     bloom_hashes: int = 10
     bloom_q: int = 2
+    # Sealed linkage (pprl.protocol.sealed.session): the blocking-key recipes, the scores each
+    # candidate pair's is compared with under encryption, and the named set of cryptographic
+    # parameters.
+    sealed_keys: str = ""
+    sealed_thresholds: str = DEFAULT_THRESHOLDS
+    sealed_crypto: str = DEFAULT_CRYPTO
 
     def to_dict(self) -> dict[str, Any]:
         """C, sigma and saturation as floats, so that 100 and 100.0 give the same digest; the
@@ -94,8 +100,13 @@ class MethodParams:
         if not self.soft_top_k:
             del out["soft_top_k"]
         if self.encoding == DEFAULT_ENCODING:
-            for key in ("encoding", *BLOOM_KEYS):
-                del out[key]
+            del out["encoding"]
+        # Each encoding's own settings only when it is the one agreed.
+        current = ENCODINGS.get(self.encoding)
+        kept = set(current.settings) if current is not None else set()
+        for encoding in ENCODINGS.values():
+            for key in set(encoding.settings) - kept:
+                out.pop(key, None)
         return out
 
     @property
@@ -135,6 +146,11 @@ def method_params(
     """
     defaults = MethodParams()
     noisy = noise_sigma > 0
+    encoding = encoding_named(rest.get("encoding", defaults.encoding))
+    feature = _fixed(encoding, "feature", feature)
+    saturation = _fixed(encoding, "saturation", saturation)
+    if "release" in encoding.fixed:
+        rest["release"] = _fixed(encoding, "release", rest.get("release"))
     if feature is None:
         feature = "projected-cosine" if noisy else defaults.feature
     if feature not in FEATURES:
@@ -163,9 +179,7 @@ def method_params(
     assignment = rest.pop("assignment", None) or default_assignment(model, noisy)
     if assignment not in ASSIGNMENTS:
         raise SettingError(f"unknown assignment {assignment!r}; expected one of {ASSIGNMENTS}")
-    encoding_named(rest.get("encoding", defaults.encoding)).check(
-        noise_sigma, rest.get("soft_top_k", 0), rest
-    )
+    encoding.check(noise_sigma, rest.get("soft_top_k", 0), rest)
     release = rest.pop("release", None)
     if release is None:
         release = "projected" if feature == "projected-cosine" else defaults.release
@@ -192,6 +206,18 @@ def method_params(
         saturation=float(saturation),
         **rest,
     )
+
+
+def _fixed(encoding: Encoding, key: str, given: Any) -> Any:
+    """The value `encoding` needs for `key`, refusing another one given."""
+    if key not in encoding.fixed:
+        return given
+    needed = encoding.fixed[key]
+    if given is not None and given != needed:
+        raise SettingError(
+            f'encoding "{encoding.name}" needs {key} = {needed!r}, not {given!r}', setting=key
+        )
+    return needed
 
 
 def default_classifier(error_model: str) -> str:

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
+import numpy as np
 
 from pprl import failpoints
 from pprl.party.config import PeerEndpoint, TlsFiles
 from pprl.party.keys.tls import secure_channel
-from pprl.party.peering.transfer import tensor_messages
+from pprl.party.peering.transfer import key_chunks, tensor_messages
 from pprl.party.reasons import describe, reason_of
 from pprl.protocol.errors import PprlError
 from pprl.protocol.progress import Progress
+from pprl.protocol.sealed.layout import Layout
 from pprl.wire.v1 import linkage_pb2 as pb
 from pprl.wire.v1 import linkage_pb2_grpc as rpc
 
@@ -113,6 +116,108 @@ class PeerClient:
         if receipt.sha256.hex() != sha256_hex:
             raise PeerError(f"{self.peer} stored a tensor with a different checksum", pb.DATA_LOSS)
         return receipt, sent
+
+    def blind_keys(
+        self, run_id: str, digest: str, counts: np.ndarray, values: bytes
+    ) -> tuple[bytes, int]:
+        """Sealed linkage: the own keys, blinded once, to the peer in chunks of rows; back,
+        the same keys blinded again by the peer, in order. Returns them and the bytes sent."""
+        sent = 0
+        chunks = list(key_chunks(run_id, digest, counts, values))
+
+        def counted() -> Iterator[pb.BlindedKeys]:
+            nonlocal sent
+            for message in chunks:
+                sent += message.ByteSize()
+                yield message
+
+        back = []
+        try:
+            replies = self._stub.BlindKeys(counted(), timeout=self.timeout + len(values) / 1e5)
+            for reply, chunk in zip(replies, chunks, strict=False):
+                if list(reply.counts) != list(chunk.counts) or reply.first_row != chunk.first_row:
+                    raise PeerError(
+                        f"{self.peer} returned keys for other rows than were sent",
+                        pb.BAD_CIPHERTEXT,
+                    )
+                back.append(reply.values)
+        except grpc.RpcError as error:
+            raise self._fail("sending blinded keys to", error) from None
+        if len(back) != len(chunks):
+            raise PeerError(
+                f"{self.peer} returned {len(back)} chunks of keys for {len(chunks)} sent",
+                pb.BAD_CIPHERTEXT,
+            )
+        return b"".join(back), sent
+
+    def evaluate_scores(
+        self,
+        run_id: str,
+        digest: str,
+        public: bytes,
+        placed: Layout,
+        coordinates: int,
+        candidates_sha256: bytes,
+        batches: Iterator[list[bytes]],
+        per_batch: int,
+        progress: Progress | None = None,
+    ) -> tuple[list[list[bytes]], int]:
+        """Sealed linkage: the own encrypted vectors to the peer batch by batch; back, per
+        batch, `per_batch` evaluated ciphertexts (rounds x thresholds), refused unless exactly
+        that many. Returns them and the bytes sent."""
+        sent = 0
+        header = pb.ScoreHeader(
+            run_id=run_id,
+            digest=digest,
+            public_context=public,
+            batches=placed.batches,
+            coordinates=coordinates,
+            candidates_sha256=candidates_sha256,
+        )
+
+        def requests() -> Iterator[pb.SealedScores]:
+            nonlocal sent
+            first = pb.SealedScores(header=header)
+            sent += first.ByteSize()
+            yield first
+            for batch, ciphertexts in enumerate(batches):
+                for index, data in enumerate(ciphertexts):
+                    message = pb.SealedScores(
+                        ciphertext=pb.Ciphertext(batch=batch, index=index, data=data)
+                    )
+                    sent += message.ByteSize()
+                    yield message
+
+        # The peer's work is about rounds x coordinates plaintext products per batch, a few
+        # milliseconds each; at least ten times that.
+        work = placed.batches * coordinates * (placed.rounds + 3) * 0.03
+        results: list[list[bytes]] = [[] for _ in range(placed.batches)]
+        try:
+            for reply in self._stub.EvaluateScores(requests(), timeout=self.timeout + work):
+                if not reply.HasField("ciphertext") or reply.ciphertext.batch >= placed.batches:
+                    raise PeerError(
+                        f"{self.peer} returned a score for no batch that was sent",
+                        pb.BAD_CIPHERTEXT,
+                    )
+                batch = reply.ciphertext.batch
+                if (
+                    reply.ciphertext.index != len(results[batch])
+                    or len(results[batch]) == per_batch
+                ):
+                    raise PeerError(f"{self.peer} returned scores out of order", pb.BAD_CIPHERTEXT)
+                results[batch].append(reply.ciphertext.data)
+                if progress is not None and len(results[batch]) == per_batch:
+                    progress(batch + 1, placed.batches)
+        except grpc.RpcError as error:
+            raise self._fail("scoring under encryption with", error) from None
+        short = [b for b, r in enumerate(results) if len(r) != per_batch]
+        if short:
+            raise PeerError(
+                f"{self.peer} returned {len(results[short[0]])} scores for batch {short[0]} where "
+                f"{per_batch} were due",
+                pb.BAD_CIPHERTEXT,
+            )
+        return results, sent
 
     def push_matches(self, match_set: pb.PushMatchesRequest) -> tuple[pb.PushMatchesResponse, int]:
         try:

@@ -13,9 +13,11 @@ import hashlib
 import math
 import queue
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
 
 from pprl.files.atomic import atomic_file
 from pprl.party.keys.tls import CHUNK_BYTES
@@ -203,3 +205,60 @@ def receive_tensor(
             raise TransferError("the tensor fails its whole-payload checksum")
         out.flush()
     return shape, whole.hex()
+
+
+# Sealed linkage's blinded keys: at most this many to a message (4 MiB of values).
+KEYS_PER_CHUNK = CHUNK_BYTES // 32
+
+
+def key_chunks(
+    run_id: str, digest: str, counts: Sequence[int] | np.ndarray, values: bytes
+) -> Iterator[pb.BlindedKeys]:
+    """A party's blinded keys as messages of whole rows, at most KEYS_PER_CHUNK keys (or rows)
+    each; the last one says so (an empty one when there are no rows)."""
+    rows = [int(c) for c in counts]
+    row = offset = 0
+    while True:
+        end, keys = row, 0
+        while end < len(rows) and end - row < KEYS_PER_CHUNK:
+            if keys + rows[end] > KEYS_PER_CHUNK and end > row:
+                break
+            keys += rows[end]
+            end += 1
+        size = keys * 32
+        yield pb.BlindedKeys(
+            run_id=run_id,
+            digest=digest,
+            first_row=row,
+            counts=rows[row:end],
+            values=values[offset : offset + size],
+            last=end >= len(rows),
+        )
+        row, offset = end, offset + size
+        if row >= len(rows):
+            return
+
+
+def received_keys(
+    messages: Iterator[pb.BlindedKeys], run_id: str, digest: str, max_rows: int
+) -> Iterator[pb.BlindedKeys]:
+    """The peer's key chunks, each checked against the run and the rows before it; a
+    TransferError names the first that does not fit. Ends after the chunk marked last."""
+    row = 0
+    for number, chunk in enumerate(messages):
+        where = f"key chunk {number}"
+        if chunk.run_id != run_id or chunk.digest != digest:
+            raise TransferError(f"{where} belongs to another run or agreement")
+        if chunk.first_row != row:
+            raise TransferError(f"{where} starts at row {chunk.first_row}, not {row}")
+        row += len(chunk.counts)
+        if row > max_rows:
+            raise TransferError(f"more than {max_rows:,} rows of keys")
+        if len(chunk.values) != 32 * sum(chunk.counts):
+            raise TransferError(
+                f"{where}: {len(chunk.values):,} bytes for {sum(chunk.counts):,} keys of 32 bytes"
+            )
+        yield chunk
+        if chunk.last:
+            return
+    raise TransferError("the keys ended before a chunk marked last")

@@ -5,9 +5,11 @@ phase is a module of this package; `STEPS` says which runs which phase."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
-from pprl.party.phases import agree, exchange, link, match, reveal, smash, train
+import numpy as np
+
+from pprl.party.phases import agree, exchange, link, match, reveal, sealed, smash, train
 from pprl.party.phases.context import PhaseProgress, RunContext
 from pprl.protocol.phases import Phase
 from pprl.wire.v1 import linkage_pb2 as pb
@@ -22,14 +24,38 @@ STEPS: dict[Phase, Step] = {
     Phase.REVEAL: reveal.run,
     Phase.LINK: link.run,
 }
+# Sealed linkage ([method] encoding = "sealed") sends keys and ciphertexts, not a tensor.
+SEALED_STEPS: dict[Phase, Step] = {
+    **STEPS,
+    Phase.SMASH: sealed.smash,
+    Phase.EXCHANGE: sealed.exchange,
+    Phase.MATCH: sealed.match,
+}
 
 
 class PhaseWork(RunContext):
     """A party's runs: the context every phase shares, and the phases."""
 
     def run(self, phase: Phase, run_id: str, progress: PhaseProgress) -> None:
-        STEPS[phase](self, run_id, progress)
+        is_sealed = phase is not Phase.AGREE and self.agreement(run_id).encoding.sealed
+        (SEALED_STEPS if is_sealed else STEPS)[phase](self, run_id, progress)
 
     def receive_matches(self, run_id: str, match_set: pb.PushMatchesRequest) -> int:
         """The peer's accepted pairs, arriving during its REVEAL (pprl.party.phases.reveal)."""
         return reveal.receive(self, run_id, match_set)
+
+    def reblind_for_peer(self, run_id: str, counts: np.ndarray, values: bytes) -> bytes:
+        """The peer's blinded keys, arriving during its EXCHANGE (pprl.party.phases.sealed)."""
+        return sealed.reblind_for_peer(self, run_id, counts, values)
+
+    def evaluation_for_peer(self, run_id: str) -> sealed.Evaluation:
+        """What scoring for the peer needs, during its MATCH (pprl.party.phases.sealed)."""
+        return sealed.evaluation_for_peer(self, run_id)
+
+    def evaluated(
+        self,
+        evaluation: sealed.Evaluation,
+        public: bytes,
+        batches: Iterator[tuple[int, list[bytes]]],
+    ) -> Iterator[tuple[int, list[bytes]]]:
+        return sealed.evaluated(self, evaluation, public, batches)

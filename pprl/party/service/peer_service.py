@@ -12,13 +12,23 @@ import logging
 import math
 import threading
 from collections.abc import Iterator
+from typing import Any
 
 import grpc
+import numpy as np
 
 from pprl import __version__
 from pprl.party.config import PartyConfig
 from pprl.party.keys.tls import caller_identity
-from pprl.party.peering.transfer import StreamTimeout, TransferError, idle_limited, receive_tensor
+from pprl.party.peering import sealed_checks
+from pprl.party.peering.transfer import (
+    MAX_RECORDS,
+    StreamTimeout,
+    TransferError,
+    idle_limited,
+    receive_tensor,
+    received_keys,
+)
 from pprl.party.phases.context import PhaseFailed
 from pprl.party.phases.phase_runner import PhaseRunner
 from pprl.party.phases.reveal import match_rows
@@ -28,6 +38,7 @@ from pprl.party.storage.artifacts import PEER_MATCHES, PEER_TENSOR
 from pprl.party.storage.run_ids import BadRunId, check_run_id
 from pprl.party.storage.state import Run, RunStore
 from pprl.protocol.phases import Phase
+from pprl.protocol.sealed.blinding import BlindingError
 from pprl.wire.v1 import linkage_pb2 as pb
 from pprl.wire.v1 import linkage_pb2_grpc as rpc
 
@@ -158,6 +169,13 @@ class PeerService(rpc.PeerServicer):
                 "tensor refused: the stream must start with a tensor header",
             )
         run = self._current_run(context, first.header.run_id, Phase.MATCH)
+        if self.work.agreement(run.run_id).encoding.sealed:
+            abort(
+                context,
+                grpc.StatusCode.FAILED_PRECONDITION,
+                pb.OUT_OF_ORDER,
+                f"run {run.run_id!r} is sealed: it takes no tensor",
+            )
         held = self.store.artifact(run.run_id, PEER_TENSOR, verify=False)
         if held is not None:
             offered = first.header.sha256.hex()
@@ -233,6 +251,135 @@ class PeerService(rpc.PeerServicer):
         reply = pb.PushMatchesResponse(pairs_received=count)
         self.store.add_counter(run.run_id, "bytes_sent", reply.ByteSize())
         return reply
+
+    def _sealed_run(
+        self, context: grpc.ServicerContext, run_id: str, digest: str, before: Phase
+    ) -> Run:
+        """The current run, if it is sealed and `digest` is its agreement's."""
+        run = self._current_run(context, run_id, before)
+        if digest != run.digest:
+            abort(
+                context,
+                grpc.StatusCode.INVALID_ARGUMENT,
+                pb.DIGEST_MISMATCH,
+                "made under another agreement digest",
+            )
+        if not self.work.agreement(run.run_id).encoding.sealed:
+            abort(
+                context,
+                grpc.StatusCode.FAILED_PRECONDITION,
+                pb.OUT_OF_ORDER,
+                f"run {run.run_id!r} is not sealed: it takes no blinded keys or ciphertexts",
+            )
+        return run
+
+    def _first(self, messages: Iterator, context: grpc.ServicerContext, what: str) -> Any:
+        try:
+            first = next(messages, None)
+        except StreamTimeout as error:
+            abort(context, grpc.StatusCode.DEADLINE_EXCEEDED, pb.TIMED_OUT, f"{what}: {error}")
+        if first is None:
+            abort(context, grpc.StatusCode.INVALID_ARGUMENT, pb.BAD_CIPHERTEXT, f"no {what} sent")
+        return first
+
+    def BlindKeys(
+        self, request_iterator: Iterator[pb.BlindedKeys], context: grpc.ServicerContext
+    ) -> Iterator[pb.BlindedKeys]:
+        caller = caller_identity(context) or ""
+        messages = idle_limited(request_iterator, self.config.peer(caller).timeout)
+        first = self._first(messages, context, "blinded keys")
+        run = self._sealed_run(context, first.run_id, first.digest, Phase.MATCH)
+        chunks = []
+        try:
+            for chunk in received_keys(
+                itertools.chain([first], messages), run.run_id, first.digest, MAX_RECORDS
+            ):
+                chunks.append(chunk)
+        except StreamTimeout as error:
+            abort(context, grpc.StatusCode.DEADLINE_EXCEEDED, pb.TIMED_OUT, f"keys: {error}")
+        except TransferError as error:
+            log.warning("refused blinded keys from %s: %s", caller, error)
+            abort(
+                context,
+                grpc.StatusCode.INVALID_ARGUMENT,
+                pb.BAD_CIPHERTEXT,
+                f"keys refused: {error}",
+            )
+        counts = np.asarray([c for chunk in chunks for c in chunk.counts], dtype=np.int64)
+        values = b"".join(chunk.values for chunk in chunks)
+        try:
+            again = self.work.reblind_for_peer(run.run_id, counts, values)
+        except BlindingError as error:
+            log.warning("refused blinded keys from %s: %s", caller, error)
+            abort(
+                context,
+                grpc.StatusCode.INVALID_ARGUMENT,
+                pb.BAD_CIPHERTEXT,
+                f"keys refused: {error}",
+            )
+        except PhaseFailed as error:
+            abort(context, grpc.StatusCode.FAILED_PRECONDITION, error.reason, str(error))
+        except OSError as error:
+            self._unstored(context, "keys", error)
+        log.info("blinded %s's %d keys again for run %s", caller, len(counts), run.run_id)
+        offset = 0
+        for chunk in chunks:
+            size = len(chunk.values)
+            reply = pb.BlindedKeys(
+                run_id=run.run_id,
+                digest=run.digest,
+                first_row=chunk.first_row,
+                counts=chunk.counts,
+                values=again[offset : offset + size],
+                last=chunk.last,
+            )
+            offset += size
+            self.store.add_counter(run.run_id, "bytes_sent", reply.ByteSize())
+            yield reply
+
+    def EvaluateScores(
+        self, request_iterator: Iterator[pb.SealedScores], context: grpc.ServicerContext
+    ) -> Iterator[pb.SealedScores]:
+        caller = caller_identity(context) or ""
+        messages = idle_limited(request_iterator, self.config.peer(caller).timeout)
+        first = self._first(messages, context, "encrypted scores")
+        if not first.HasField("header"):
+            abort(
+                context,
+                grpc.StatusCode.INVALID_ARGUMENT,
+                pb.BAD_CIPHERTEXT,
+                "scores refused: the stream must start with a score header",
+            )
+        header = first.header
+        run = self._sealed_run(context, header.run_id, header.digest, Phase.REVEAL)
+        try:
+            evaluation = self.work.evaluation_for_peer(run.run_id)
+            refused = sealed_checks.header_refusal(header, evaluation)
+        except PhaseFailed as error:
+            abort(context, grpc.StatusCode.FAILED_PRECONDITION, error.reason, str(error))
+        if refused is not None:
+            reason, message = refused
+            log.warning("refused encrypted scores from %s: %s", caller, message)
+            abort(context, grpc.StatusCode.INVALID_ARGUMENT, reason, f"scores refused: {message}")
+        batches = sealed_checks.received_batches(messages, header)
+        try:
+            for batch, results in self.work.evaluated(evaluation, header.public_context, batches):
+                for index, data in enumerate(results):
+                    reply = pb.SealedScores(
+                        ciphertext=pb.Ciphertext(batch=batch, index=index, data=data)
+                    )
+                    self.store.add_counter(run.run_id, "bytes_sent", reply.ByteSize())
+                    yield reply
+        except StreamTimeout as error:
+            abort(context, grpc.StatusCode.DEADLINE_EXCEEDED, pb.TIMED_OUT, f"scores: {error}")
+        except (TransferError, ValueError, RuntimeError, TypeError) as error:
+            log.warning("refused encrypted scores from %s: %s", caller, error)
+            abort(
+                context,
+                grpc.StatusCode.INVALID_ARGUMENT,
+                pb.BAD_CIPHERTEXT,
+                f"scores refused: {sealed_checks.described(error)}",
+            )
 
     def _unstored(self, context: grpc.ServicerContext, what: str, error: OSError) -> None:
         """Our own storage failed (disk full, permissions): logged here, and the sender is

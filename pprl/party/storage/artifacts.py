@@ -27,11 +27,19 @@ PEER_MATCHES_CSV = "peer_matches.csv"
 SOFT_MATCHES = "soft_matches.npz"
 SOFT_LINKS_CSV = "soft_links.csv"
 OWN_TOKENS_CSV = "own_tokens.csv"
+# Sealed linkage: this party's secret blinding scalar for the run (never sent), its blocking
+# keys blinded once (what it sends) and twice (what the peer returns), and the peer's keys
+# blinded twice (what this party returned to it).
+BLINDING_SECRET = "blinding_secret.bin"
+OWN_KEYS = "own_keys.npz"
+OWN_KEYS_TWICE = "own_keys_twice.npz"
+PEER_KEYS_TWICE = "peer_keys_twice.npz"
 # What a closed run no longer needs and what takes the room: both smashed tensors (the
 # peer's is its data, kept no longer than useful), the shuffle, the model, the scores, and
 # the peer's matches as received (peer_matches.csv keeps them), the soft rows (soft_links.csv
 # keeps them). The result files stay.
-BULK = (OWN_TENSOR, PEER_TENSOR, ORDER, MODEL, OWN_MATCHES, PEER_MATCHES, SOFT_MATCHES)
+BULK: tuple[str, ...] = (OWN_TENSOR, PEER_TENSOR, ORDER, MODEL, OWN_MATCHES, PEER_MATCHES)
+BULK += (SOFT_MATCHES, BLINDING_SECRET, OWN_KEYS, OWN_KEYS_TWICE, PEER_KEYS_TWICE)
 # Closed runs whose bulk files stay, for inspection; older ones are pruned when a run begins.
 KEEP_CLOSED_RUNS = 2
 

@@ -11,13 +11,14 @@ from __future__ import annotations
 from pprl.protocol.encodings.base import Columns, Encoding, Runner
 from pprl.protocol.encodings.bloom import FilterDistances, Filters
 from pprl.protocol.encodings.distances import Distances
+from pprl.protocol.encodings.sealed import Sealed
 from pprl.protocol.errors import SettingError
 
-__all__ = ["Columns", "Distances", "Encoding", "FilterDistances", "Filters", "Runner"]
+__all__ = ["Columns", "Distances", "Encoding", "FilterDistances", "Filters", "Runner", "Sealed"]
 __all__ += ["DEFAULT_ENCODING", "ENCODINGS", "encoding_named"]
 
 ENCODINGS: dict[str, Encoding] = {
-    encoding.name: encoding for encoding in (Distances(), Filters(), FilterDistances())
+    encoding.name: encoding for encoding in (Distances(), Filters(), FilterDistances(), Sealed())
 }
 DEFAULT_ENCODING = Distances.name
 

@@ -35,6 +35,13 @@ class Encoding(ABC):
     takes_noise: ClassVar[bool] = True
     # [method] keys that make no sense for it: refused rather than ignored.
     refused_keys: ClassVar[tuple[str, ...]] = ()
+    # Method settings only it reads: in the agreement's description only when it is agreed.
+    settings: ClassVar[tuple[str, ...]] = ()
+    # Method settings it needs at one value (method_params refuses any other).
+    fixed: ClassVar[Mapping[str, Any]] = {}
+    # Whether the peer never receives the vectors: candidates and scores are computed under
+    # blinding and encryption with the peer (pprl.protocol.sealed), not on a sent tensor.
+    sealed: ClassVar[bool] = False
 
     @abstractmethod
     def check(self, noise_sigma: float, soft_top_k: int, settings: Mapping[str, Any]) -> None:

@@ -26,6 +26,9 @@ if TYPE_CHECKING:
     from pprl.protocol.agreement import Agreement
     from pprl.protocol.method import MethodParams
 
+# The method settings of the filters (in the agreement only when a Bloom encoding is).
+BLOOM_SETTINGS = ("bloom_bits", "bloom_hashes", "bloom_q")
+
 
 class FilterDistances(Distances):
     """The records' keyed Bloom filters' Hamming distances to the reference values' filters,
@@ -33,6 +36,7 @@ class FilterDistances(Distances):
 
     name = "bloom-distances"
     keyed = True
+    settings = BLOOM_SETTINGS
     unit = "bits"
 
     def check(self, noise_sigma: float, soft_top_k: int, settings: Mapping[str, Any]) -> None:
@@ -53,6 +57,7 @@ class Filters(Encoding):
 
     name = "bloom"
     keyed = True
+    settings = BLOOM_SETTINGS
     takes_noise = False
     refused_keys = ("noise_sigma", "attack_success", "feature", "release", "soft_top_k")
 

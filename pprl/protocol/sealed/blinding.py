@@ -41,6 +41,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 
+from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
 
 from pprl.protocol.errors import PprlError
@@ -92,8 +93,17 @@ class Blinder:
 
     @classmethod
     def from_secret(cls, secret: bytes) -> Blinder:
-        """A blinder from 32 given bytes: replayable runs and tests only."""
+        """The blinder whose `secret()` these 32 bytes are: a run resumed after a restart
+        blinds as it did before (and tests replay one)."""
         return cls(X25519PrivateKey.from_private_bytes(secret))
+
+    def secret(self) -> bytes:
+        """The scalar's 32 bytes, for the party's own state only: never sent."""
+        return self._key.private_bytes(
+            serialization.Encoding.Raw,
+            serialization.PrivateFormat.Raw,
+            serialization.NoEncryption(),
+        )
 
     def blind_keys(self, context: bytes, keys: Sequence[str]) -> list[bytes]:
         """This party's own keys, hashed and blinded once: what it sends."""

@@ -24,38 +24,16 @@ the factors. What the flooding buys is measured, not proved here: the noise's de
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 import tenseal as ts
 
 from pprl.protocol.sealed.layout import Layout
+from pprl.protocol.sealed.parameters import CkksSetting
 
-
-@dataclass(frozen=True)
-class CkksSetting:
-    """The agreed encryption parameters and blinding of scores (all in the agreement)."""
-
-    poly_modulus_degree: int = 8192
-    coeff_mod_bit_sizes: tuple[int, ...] = (60, 40, 40, 60)
-    scale_bits: int = 40
-    # r_ij is drawn log-uniformly between these powers of two.
-    factor_bits: tuple[int, int] = (10, 18)
-    # The flooding noise's standard deviation, as a power of two.
-    flood_bits: int = 4
-    # The scores the scoring party compares each pair's with: 0 (accept or not) first, then
-    # any higher ones whose bucket the one-to-one step orders by (docs/sealed.md).
-    thresholds: tuple[float, ...] = (0.0,)
-
-    def __post_init__(self) -> None:
-        ordered = list(self.thresholds) == sorted(set(self.thresholds))
-        if not self.thresholds or self.thresholds[0] != 0.0 or not ordered:
-            raise ValueError(f"thresholds must rise from 0, got {self.thresholds}")
-
-    @property
-    def slots(self) -> int:
-        return self.poly_modulus_degree // 2
+__all__ = ["CkksSetting", "accepted", "buckets", "encrypt", "evaluate", "public_context"]
+__all__ += ["encrypted_batches", "evaluated_batch", "secret_context"]
 
 
 def secret_context(setting: CkksSetting) -> ts.Context:
@@ -79,18 +57,21 @@ def public_context(context: ts.Context) -> bytes:
 def encrypt(context: ts.Context, x: np.ndarray, c: np.ndarray, layout: Layout) -> list[list[bytes]]:
     """Per batch, one ciphertext per coordinate of x and one for c: slot s holds the value of
     the own row the layout puts there."""
+    return list(encrypted_batches(context, x, c, layout))
+
+
+def encrypted_batches(
+    context: ts.Context, x: np.ndarray, c: np.ndarray, layout: Layout
+) -> Iterator[list[bytes]]:
+    """`encrypt` one batch at a time, for a stream that need not hold them all."""
     columns = np.concatenate([x, c[:, None]], axis=1)
-    out = []
     for batch in range(layout.batches):
         rows = layout.rows[batch * layout.slots : (batch + 1) * layout.slots]
         values = columns[rows]
-        out.append(
-            [
-                bytes(ts.ckks_vector(context, values[:, d].tolist()).serialize())
-                for d in range(values.shape[1])
-            ]
-        )
-    return out
+        yield [
+            bytes(ts.ckks_vector(context, values[:, d].tolist()).serialize())
+            for d in range(values.shape[1])
+        ]
 
 
 def evaluate(
@@ -104,32 +85,45 @@ def evaluate(
     """The evaluator's side: per batch, round and threshold t_k,
     Enc(r_ijk (c_i + <x_i, y_j> - t_k) + noise), each with its own random factor."""
     context = ts.context_from(public)
+    return [
+        evaluated_batch(context, batch, ciphertexts, y, layout, setting, rng)
+        for batch, ciphertexts in enumerate(received)
+    ]
+
+
+def evaluated_batch(
+    context: ts.Context,
+    batch: int,
+    ciphertexts: Sequence[bytes],
+    y: np.ndarray,
+    layout: Layout,
+    setting: CkksSetting,
+    rng: np.random.Generator,
+) -> list[bytes]:
+    """`evaluate` for one batch: its rounds x thresholds ciphertexts, in that order."""
     low, high = setting.factor_bits
     columns = np.concatenate([y, np.ones((len(y), 1))], axis=1)
-    out = []
-    for batch, ciphertexts in enumerate(received):
-        if len(ciphertexts) != columns.shape[1]:
-            agreed = columns.shape[1]
-            raise ValueError(
-                f"batch {batch}: {len(ciphertexts)} ciphertexts where {agreed} were agreed"
-            )
-        vectors = [ts.ckks_vector_from(context, blob) for blob in ciphertexts]
-        span = slice(batch * layout.slots, (batch + 1) * layout.slots)
-        results = []
-        for peers in layout.peers[:, span]:
-            present = peers >= 0
-            plain = columns[np.where(present, peers, 0)]
-            score = vectors[0] * plain[:, 0].tolist()
-            for d in range(1, len(vectors)):
-                score += vectors[d] * plain[:, d].tolist()
-            for threshold in setting.thresholds:
-                factors = np.where(present, 2.0 ** rng.uniform(low, high, len(peers)), 0.0)
-                blinded = (score - threshold) * factors.tolist()
-                noise = rng.normal(0.0, 2.0**setting.flood_bits, len(peers))
-                blinded += ts.ckks_vector(context, noise.tolist())
-                results.append(bytes(blinded.serialize()))
-        out.append(results)
-    return out
+    if len(ciphertexts) != columns.shape[1]:
+        agreed = columns.shape[1]
+        raise ValueError(
+            f"batch {batch}: {len(ciphertexts)} ciphertexts where {agreed} were agreed"
+        )
+    vectors = [ts.ckks_vector_from(context, blob) for blob in ciphertexts]
+    span = slice(batch * layout.slots, (batch + 1) * layout.slots)
+    results = []
+    for peers in layout.peers[:, span]:
+        present = peers >= 0
+        plain = columns[np.where(present, peers, 0)]
+        score = vectors[0] * plain[:, 0].tolist()
+        for d in range(1, len(vectors)):
+            score += vectors[d] * plain[:, d].tolist()
+        for threshold in setting.thresholds:
+            factors = np.where(present, 2.0 ** rng.uniform(low, high, len(peers)), 0.0)
+            blinded = (score - threshold) * factors.tolist()
+            noise = rng.normal(0.0, 2.0**setting.flood_bits, len(peers))
+            blinded += ts.ckks_vector(context, noise.tolist())
+            results.append(bytes(blinded.serialize()))
+    return results
 
 
 def buckets(

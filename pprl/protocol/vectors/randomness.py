@@ -24,6 +24,8 @@ RELEASE = "release"
 GATE = "gate"
 TRAINING = "training"
 EXPECTATION = "expectation"
+# Sealed linkage: the evaluator's random factors and flooding noise on the peer's scores.
+SEALED_SCORES = "sealed scores"
 
 
 def secret_generator() -> np.random.Generator:

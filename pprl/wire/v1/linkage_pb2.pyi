@@ -40,6 +40,7 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     RUN_OPEN: _ClassVar[ErrorReason]
     STORAGE: _ClassVar[ErrorReason]
     POOR_LINKAGE: _ClassVar[ErrorReason]
+    BAD_CIPHERTEXT: _ClassVar[ErrorReason]
 PHASE_UNSPECIFIED: Phase
 PHASE_AGREE: Phase
 PHASE_SMASH: Phase
@@ -68,6 +69,7 @@ ABANDONED: ErrorReason
 RUN_OPEN: ErrorReason
 STORAGE: ErrorReason
 POOR_LINKAGE: ErrorReason
+BAD_CIPHERTEXT: ErrorReason
 
 class ErrorDetail(_message.Message):
     __slots__ = ("reason", "message")
@@ -138,6 +140,56 @@ class PushTensorResponse(_message.Message):
     sha256: bytes
     bytes_received: int
     def __init__(self, sha256: _Optional[bytes] = ..., bytes_received: _Optional[int] = ...) -> None: ...
+
+class BlindedKeys(_message.Message):
+    __slots__ = ("run_id", "digest", "first_row", "counts", "values", "last")
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    DIGEST_FIELD_NUMBER: _ClassVar[int]
+    FIRST_ROW_FIELD_NUMBER: _ClassVar[int]
+    COUNTS_FIELD_NUMBER: _ClassVar[int]
+    VALUES_FIELD_NUMBER: _ClassVar[int]
+    LAST_FIELD_NUMBER: _ClassVar[int]
+    run_id: str
+    digest: str
+    first_row: int
+    counts: _containers.RepeatedScalarFieldContainer[int]
+    values: bytes
+    last: bool
+    def __init__(self, run_id: _Optional[str] = ..., digest: _Optional[str] = ..., first_row: _Optional[int] = ..., counts: _Optional[_Iterable[int]] = ..., values: _Optional[bytes] = ..., last: _Optional[bool] = ...) -> None: ...
+
+class SealedScores(_message.Message):
+    __slots__ = ("header", "ciphertext")
+    HEADER_FIELD_NUMBER: _ClassVar[int]
+    CIPHERTEXT_FIELD_NUMBER: _ClassVar[int]
+    header: ScoreHeader
+    ciphertext: Ciphertext
+    def __init__(self, header: _Optional[_Union[ScoreHeader, _Mapping]] = ..., ciphertext: _Optional[_Union[Ciphertext, _Mapping]] = ...) -> None: ...
+
+class ScoreHeader(_message.Message):
+    __slots__ = ("run_id", "digest", "public_context", "batches", "coordinates", "candidates_sha256")
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    DIGEST_FIELD_NUMBER: _ClassVar[int]
+    PUBLIC_CONTEXT_FIELD_NUMBER: _ClassVar[int]
+    BATCHES_FIELD_NUMBER: _ClassVar[int]
+    COORDINATES_FIELD_NUMBER: _ClassVar[int]
+    CANDIDATES_SHA256_FIELD_NUMBER: _ClassVar[int]
+    run_id: str
+    digest: str
+    public_context: bytes
+    batches: int
+    coordinates: int
+    candidates_sha256: bytes
+    def __init__(self, run_id: _Optional[str] = ..., digest: _Optional[str] = ..., public_context: _Optional[bytes] = ..., batches: _Optional[int] = ..., coordinates: _Optional[int] = ..., candidates_sha256: _Optional[bytes] = ...) -> None: ...
+
+class Ciphertext(_message.Message):
+    __slots__ = ("batch", "index", "data")
+    BATCH_FIELD_NUMBER: _ClassVar[int]
+    INDEX_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    batch: int
+    index: int
+    data: bytes
+    def __init__(self, batch: _Optional[int] = ..., index: _Optional[int] = ..., data: _Optional[bytes] = ...) -> None: ...
 
 class MatchedPair(_message.Message):
     __slots__ = ("sender_row", "receiver_row", "sender_id", "sender_sharing")

@@ -50,6 +50,16 @@ class PeerStub:
                 request_serializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.PushMatchesRequest.SerializeToString,
                 response_deserializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.PushMatchesResponse.FromString,
                 _registered_method=True)
+        self.BlindKeys = channel.stream_stream(
+                '/pprl.wire.v1.Peer/BlindKeys',
+                request_serializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.BlindedKeys.SerializeToString,
+                response_deserializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.BlindedKeys.FromString,
+                _registered_method=True)
+        self.EvaluateScores = channel.stream_stream(
+                '/pprl.wire.v1.Peer/EvaluateScores',
+                request_serializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.SealedScores.SerializeToString,
+                response_deserializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.SealedScores.FromString,
+                _registered_method=True)
 
 
 class PeerServicer:
@@ -77,6 +87,25 @@ class PeerServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def BlindKeys(self, request_iterator, context):
+        """Sealed linkage (encoding = "sealed"): the sender's blocking keys, each blinded once by
+        the sender, in chunks of rows; the receiver streams each chunk back blinded again by
+        itself and keeps the doubly blinded values, so both learn which rows share a key and
+        neither learns a key.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def EvaluateScores(self, request_iterator, context):
+        """Sealed linkage: the sender's encrypted scoring vectors for the candidate pairs (one
+        ScoreHeader, then ciphertexts batch by batch); the receiver multiplies in its own vectors,
+        blinds each score and streams back one ciphertext per batch, round and threshold.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_PeerServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -94,6 +123,16 @@ def add_PeerServicer_to_server(servicer, server):
                     servicer.PushMatches,
                     request_deserializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.PushMatchesRequest.FromString,
                     response_serializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.PushMatchesResponse.SerializeToString,
+            ),
+            'BlindKeys': grpc.stream_stream_rpc_method_handler(
+                    servicer.BlindKeys,
+                    request_deserializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.BlindedKeys.FromString,
+                    response_serializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.BlindedKeys.SerializeToString,
+            ),
+            'EvaluateScores': grpc.stream_stream_rpc_method_handler(
+                    servicer.EvaluateScores,
+                    request_deserializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.SealedScores.FromString,
+                    response_serializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.SealedScores.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -178,6 +217,60 @@ class Peer:
             '/pprl.wire.v1.Peer/PushMatches',
             pprl_dot_wire_dot_v1_dot_linkage__pb2.PushMatchesRequest.SerializeToString,
             pprl_dot_wire_dot_v1_dot_linkage__pb2.PushMatchesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def BlindKeys(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/pprl.wire.v1.Peer/BlindKeys',
+            pprl_dot_wire_dot_v1_dot_linkage__pb2.BlindedKeys.SerializeToString,
+            pprl_dot_wire_dot_v1_dot_linkage__pb2.BlindedKeys.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def EvaluateScores(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/pprl.wire.v1.Peer/EvaluateScores',
+            pprl_dot_wire_dot_v1_dot_linkage__pb2.SealedScores.SerializeToString,
+            pprl_dot_wire_dot_v1_dot_linkage__pb2.SealedScores.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,0 +1,256 @@
+"""The phases that differ in sealed linkage ([method] encoding = "sealed";
+pprl.protocol.sealed.session has the steps), and what the peer service does for the peer's.
+
+- SMASH: the records' vectors, kept here (never sent), and their blocking keys, blinded once.
+- EXCHANGE: the keys to the peer, which returns them blinded again (and, serving the peer's
+  call, this party blinds the peer's keys again and keeps them).
+- MATCH: the candidate pairs from both sets of doubly blinded keys; this party's classifier
+  scored on them under CKKS with the peer as the evaluator; the accepted pairs one to one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from pprl.files.atomic import atomic_file
+from pprl.party.phases.context import PhaseFailed, PhaseProgress, RunContext
+from pprl.party.storage.artifacts import (
+    BLINDING_SECRET,
+    MODEL,
+    ORDER,
+    OWN_KEYS,
+    OWN_KEYS_TWICE,
+    OWN_MATCHES,
+    OWN_TENSOR,
+    PEER_KEYS_TWICE,
+)
+from pprl.protocol import pipeline
+from pprl.protocol.model import classifier
+from pprl.protocol.model.features import unit_vectors
+from pprl.protocol.sealed import linear_form, session
+from pprl.protocol.sealed.blinding import Blinder, BlindingError, returned, split
+from pprl.protocol.sealed.layout import Layout
+from pprl.protocol.sealed.parameters import CkksSetting
+from pprl.protocol.vectors.randomness import SEALED_SCORES
+from pprl.wire.v1 import linkage_pb2 as pb
+
+
+def smash(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
+    inputs = ctx.inputs(run_id)
+    agreement = ctx.agreement(run_id)
+    n = len(inputs.records)
+    progress(0, n, "records", "smashing the records against the reference set (kept here)")
+    released = pipeline.release(
+        agreement,
+        inputs.records.attributes,
+        ctx.randomness,
+        progress=lambda done, total: progress(done, total, "mapping entries", ""),
+    )
+    method = agreement.method
+    recipes = session.recipes(method.sealed_keys, list(inputs.records.attributes))
+    keys = session.row_keys(method.sealed_keys, inputs.records.attributes, released.order)
+    digest, _ = ctx.store.run(run_id).agreement()
+    blinder = Blinder()
+    counts, values = session.blinded_rows(blinder, session.key_context(digest, run_id), keys)
+    # Everything is written before anything is recorded: a SMASH redone after a crash writes
+    # it all again, with a fresh scalar.
+    with atomic_file(ctx.store.artifact_path(run_id, ORDER)) as tmp, tmp.open("wb") as out:
+        np.save(out, released.order)
+    with atomic_file(ctx.store.artifact_path(run_id, OWN_TENSOR)) as tmp:
+        released.tensor.tofile(tmp)
+    with atomic_file(ctx.store.artifact_path(run_id, BLINDING_SECRET)) as tmp:
+        tmp.write_bytes(blinder.secret())
+        tmp.chmod(0o600)
+    _write_keys(ctx, run_id, OWN_KEYS, counts, values, record=False)
+    ctx.store.record_artifact(run_id, ORDER)
+    ctx.store.record_artifact(run_id, BLINDING_SECRET)
+    ctx.store.record_artifact(run_id, OWN_KEYS, {"rows": n, "keys": int(counts.sum())})
+    ctx.store.record_artifact(
+        run_id,
+        OWN_TENSOR,
+        {
+            "shape": list(released.tensor.shape),
+            "audited_records": 0,
+            "reidentified": 0.0,
+            "exposed": 0.0,
+            "recovered": {},
+            "noise_edits": 0.0,
+        },
+    )
+    keyless = int(np.count_nonzero(counts == 0))
+    said = (
+        f"smashed {n:,} records (kept here: sealed linkage sends no vectors); "
+        f"{int(counts.sum()):,} blocking keys from {len(recipes)} recipes, blinded"
+    )
+    if keyless:
+        said += (
+            f"; {keyless:,} records have no key (each recipe needs a value they lack) and "
+            "cannot be linked"
+        )
+    progress(n, n, "records", said)
+
+
+def exchange(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
+    counts, values = _read_keys(ctx, run_id, OWN_KEYS)
+    peer = ctx.peer(run_id)
+    digest, _ = ctx.store.run(run_id).agreement()
+    keys = int(counts.sum())
+    progress(0, keys, "keys", f"sending {keys:,} blinded blocking keys to {peer.peer}")
+    back, sent = peer.blind_keys(run_id, digest, counts, values)
+    ctx.store.add_counter(run_id, "bytes_sent", sent)
+    try:
+        returned(split(values, keys, "own keys"), back, f"{peer.peer}'s re-blinding")
+    except BlindingError as error:
+        raise PhaseFailed(str(error), reason=pb.BAD_CIPHERTEXT) from None
+    _write_keys(ctx, run_id, OWN_KEYS_TWICE, counts, back)
+    progress(keys, keys, "keys", f"{peer.peer} returned the {keys:,} keys blinded again")
+
+
+def match(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
+    agreement = ctx.agreement(run_id)
+    method = agreement.method
+    peer = ctx.peer(run_id)
+    digest, _ = ctx.store.run(run_id).agreement()
+    pairs = _candidates(ctx, run_id)
+    ckks = session.setting(method.sealed_crypto, method.sealed_thresholds)
+    placed = session.score_layout(pairs, ckks)
+    model = classifier.Model.from_bytes(ctx.artifact(run_id, MODEL).path.read_bytes())
+    x, c = linear_form.scorer_part(model, _units(ctx, run_id))
+    n_own, n_peer = len(x), _peer_rows(ctx, run_id)
+    share = len(pairs) / max(1, n_own * n_peer)
+    progress(
+        0,
+        placed.batches,
+        "batches",
+        f"{len(pairs):,} candidate pairs ({share:.3%} of all) share a blinded key; scoring "
+        f"them under encryption with {peer.peer}",
+    )
+    from pprl.protocol.sealed import scoring
+
+    secret = scoring.secret_context(ckks)
+    outgoing = scoring.encrypted_batches(secret, x, c, placed)
+    back, sent = peer.evaluate_scores(
+        run_id,
+        digest,
+        scoring.public_context(secret),
+        placed,
+        x.shape[1] + 1,
+        session.candidates_sha256(pairs),
+        outgoing,
+        placed.rounds * len(ckks.thresholds),
+        progress=lambda done, total: progress(done, total, "batches", ""),
+    )
+    ctx.store.add_counter(run_id, "bytes_sent", sent)
+    try:
+        buckets = scoring.buckets(secret, back, placed, len(pairs), ckks)
+    except ValueError as error:
+        raise PhaseFailed(
+            f"{peer.peer}'s scores cannot be read: {error}", reason=pb.BAD_CIPHERTEXT
+        ) from None
+    first = ctx.config.identity < peer.peer
+    found = session.one_to_one(pairs, buckets, first, digest)
+    ctx.write_pairs(run_id, OWN_MATCHES, found, {"scored": len(pairs)})
+    accepted = int(np.count_nonzero(buckets > 0))
+    progress(
+        placed.batches,
+        placed.batches,
+        "batches",
+        f"this party's classifier accepts {accepted:,} of the {len(pairs):,} candidate pairs; "
+        f"{len(found):,} one to one",
+    )
+
+
+# -- what the peer service does for the peer ----------------------------------------------
+def reblind_for_peer(ctx: RunContext, run_id: str, counts: np.ndarray, values: bytes) -> bytes:
+    """The peer's once-blinded keys blinded again with this party's scalar: returned to it,
+    and kept (they and this party's own make the candidates)."""
+    blinder = Blinder.from_secret(ctx.artifact(run_id, BLINDING_SECRET).path.read_bytes())
+    again = session.reblinded(blinder, values, "the peer's keys")
+    _write_keys(ctx, run_id, PEER_KEYS_TWICE, counts, again)
+    return again
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """What serving the peer's scoring needs: its layout, this party's vectors, the setting."""
+
+    placed: Layout
+    y: np.ndarray
+    ckks: CkksSetting
+    candidates_sha256: bytes
+
+
+def evaluation_for_peer(ctx: RunContext, run_id: str) -> Evaluation:
+    """The peer's scoring as this party derives it: the same candidates, the peer's row first."""
+    method = ctx.agreement(run_id).method
+    pairs = _candidates(ctx, run_id)[:, ::-1]
+    ckks = session.setting(method.sealed_crypto, method.sealed_thresholds)
+    y = linear_form.evaluator_part(_units(ctx, run_id))
+    return Evaluation(session.score_layout(pairs, ckks), y, ckks, session.candidates_sha256(pairs))
+
+
+def evaluated(
+    ctx: RunContext,
+    evaluation: Evaluation,
+    public: bytes,
+    batches: Iterator[tuple[int, list[bytes]]],
+) -> Iterator[tuple[int, list[bytes]]]:
+    """Each received batch evaluated, in order, with secret factors and flooding."""
+    import tenseal as ts
+
+    from pprl.protocol.sealed import scoring
+
+    context = ts.context_from(public)
+    rng = ctx.randomness.generator(SEALED_SCORES)
+    for batch, ciphertexts in batches:
+        yield (
+            batch,
+            scoring.evaluated_batch(
+                context, batch, ciphertexts, evaluation.y, evaluation.placed, evaluation.ckks, rng
+            ),
+        )
+
+
+# -- shared ---------------------------------------------------------------------------------
+def _candidates(ctx: RunContext, run_id: str) -> np.ndarray:
+    own = session.grouped(*_read_keys(ctx, run_id, OWN_KEYS_TWICE))
+    held = ctx.store.artifact(run_id, PEER_KEYS_TWICE)
+    if held is None:
+        raise PhaseFailed(
+            "the peer's blinded keys have not arrived: its EXCHANGE has not run",
+            reason=pb.OUT_OF_ORDER,
+        )
+    peer = session.grouped(*_read_keys(ctx, run_id, PEER_KEYS_TWICE))
+    return session.candidates(own, peer)
+
+
+def _peer_rows(ctx: RunContext, run_id: str) -> int:
+    return int(ctx.artifact(run_id, PEER_KEYS_TWICE).meta["rows"])
+
+
+def _units(ctx: RunContext, run_id: str) -> np.ndarray:
+    tensor = ctx.tensor(run_id, OWN_TENSOR)
+    return unit_vectors(tensor[0 : len(tensor)], ctx.agreement(run_id).standardise)
+
+
+def _write_keys(
+    ctx: RunContext, run_id: str, name: str, counts: np.ndarray, values: bytes, record: bool = True
+) -> None:
+    def write(path) -> None:
+        with path.open("wb") as out:
+            np.savez(out, counts=counts, values=np.frombuffer(values, dtype=np.uint8))
+
+    if record:
+        meta = {"rows": len(counts), "keys": int(counts.sum())}
+        ctx.write_artifact(run_id, name, write, meta)
+    else:
+        with atomic_file(ctx.store.artifact_path(run_id, name)) as tmp:
+            write(tmp)
+
+
+def _read_keys(ctx: RunContext, run_id: str, name: str) -> tuple[np.ndarray, bytes]:
+    with np.load(ctx.artifact(run_id, name).path) as data:
+        return data["counts"], data["values"].tobytes()

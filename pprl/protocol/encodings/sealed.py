@@ -1,0 +1,65 @@
+"""Sealed linkage: nothing a peer can compare with a dictionary leaves the party. Each party
+smashes its records as the reference method does (no noise: the vectors never leave it),
+finds candidate pairs by blinded blocking keys and scores them under homomorphic encryption
+(pprl.protocol.sealed; docs/sealed.md). Here: what the method agrees on and how a party trains
+and, for its own estimate, links in plaintext."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from pprl.protocol.encodings.distances import Distances
+from pprl.protocol.errors import SettingError
+from pprl.protocol.gate import Attack
+from pprl.protocol.privacy.audit import AuditReport
+
+if TYPE_CHECKING:
+    from pprl.protocol.agreement import Agreement
+
+# The method settings only sealed linkage reads (they enter the digest only for it).
+SEALED_KEYS = ("sealed_keys", "sealed_thresholds", "sealed_crypto")
+
+
+class Sealed(Distances):
+    """The reference method's vectors, compared only under encryption."""
+
+    name = "sealed"
+    takes_noise = False
+    sealed = True
+    settings = SEALED_KEYS
+    refused_keys = ("noise_sigma", "attack_success", "soft_top_k")
+    # What the linear form that sealed scoring evaluates needs: the projected vectors and no
+    # caps (pprl.protocol.sealed.linear_form).
+    fixed: ClassVar[Mapping[str, Any]] = {
+        "feature": "projected-cosine",
+        "release": "projected",
+        "saturation": 0.0,
+    }
+
+    def check(self, noise_sigma: float, soft_top_k: int, settings: Mapping[str, Any]) -> None:
+        from pprl.protocol.sealed.session import check_settings
+
+        if noise_sigma:
+            raise SettingError(
+                'encoding "sealed" sends no vectors, so it takes no noise (noise_sigma must be 0)',
+                setting="noise_sigma",
+            )
+        if soft_top_k:
+            raise SettingError(
+                'encoding "sealed" reveals no scores, so it cannot list soft links',
+                setting="soft_top_k",
+            )
+        check_settings(settings)
+
+    def audit(self, agreement: Agreement, attack: Attack) -> AuditReport:
+        raise SettingError('encoding "sealed" releases no vectors for a gate to attack')
+
+    def match_words(self, where: str) -> str:
+        return "candidates from the blinded keys; scoring them under encryption with the peer"
+
+    def noise_words(self, agreement: Agreement) -> str:
+        return (
+            "sealed: no vectors are sent (blinded blocking keys and encrypted vectors only; "
+            "docs/sealed.md)"
+        )

@@ -1,0 +1,188 @@
+"""Sealed linkage as two daemons run it, step by step, with no file and no network: what each
+step takes from the agreement and gives the next (pprl.party.phases.sealed runs them).
+
+1. Each party derives blocking keys from its own plaintext by the agreed recipes, per row of
+   its secretly shuffled records, and blinds them once with a fresh scalar (`blinded_rows`).
+2. Each sends them to the other, which blinds them again and returns them (`reblinded`); the
+   re-blinder keeps what it returns. Both now hold both parties' doubly blinded keys and
+   derive the same candidate pairs (`candidates`): the rows that share a key.
+3. Each party scores its own classifier on the candidates under CKKS with the peer as the
+   evaluator (`scoring`), in the layout both derive from the candidates (`score_layout`), and
+   learns each pair's bucket among the agreed thresholds, nothing else.
+4. Each keeps a one-to-one assignment of the accepted pairs, highest bucket first, ties broken
+   the same way on both sides (`one_to_one`); REVEAL and LINK then run as for any encoding.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from pprl.protocol.errors import SettingError
+from pprl.protocol.linkage.matching import Matches, greedy_one_to_one
+from pprl.protocol.sealed.blinding import POINT_BYTES, Blinder, split
+from pprl.protocol.sealed.layout import Layout, best_rounds, layout
+from pprl.protocol.sealed.parameters import CRYPTO, DEFAULT_CRYPTO, CkksSetting
+from pprl.protocol.sealed.recipes import TRANSFORMS, Recipe, parse_recipes, recipe_keys
+from pprl.protocol.sealed.shared_keys import shared_key_pairs
+
+# The scores each candidate pair's is compared with: 0 decides; the others give the bucket
+# the one-to-one step orders by (11 thresholds came within about 0.005 F1 of exact scores on
+# names; docs/sealed.md).
+DEFAULT_THRESHOLDS = "0,0.5,1,1.5,2,3,4,6,8,12,16"
+# Below one bucket: a tie-break never lifts a pair over a higher bucket.
+_TIE_SCALE = 1e-3
+
+
+def thresholds(text: str) -> tuple[float, ...]:
+    """The agreed thresholds, written as numbers separated by commas, rising from 0."""
+    try:
+        values = tuple(float(part) for part in text.split(","))
+    except ValueError:
+        raise SettingError(
+            f"must be numbers separated by commas, got {text!r}", setting="sealed_thresholds"
+        ) from None
+    if not all(math.isfinite(v) for v in values) or values[0] != 0.0:
+        raise SettingError(f"must start at 0, got {text!r}", setting="sealed_thresholds")
+    if list(values) != sorted(set(values)):
+        raise SettingError(f"must rise, got {text!r}", setting="sealed_thresholds")
+    return values
+
+
+def check_settings(settings: Mapping[str, Any]) -> None:
+    """The sealed settings' own checks; the recipes' attributes are checked at AGREE, against
+    the records (`recipes`)."""
+    thresholds(str(settings.get("sealed_thresholds", DEFAULT_THRESHOLDS)))
+    crypto = settings.get("sealed_crypto", DEFAULT_CRYPTO)
+    if crypto not in CRYPTO:
+        raise SettingError(
+            f"unknown parameter set {crypto!r}; expected one of {', '.join(CRYPTO)}",
+            setting="sealed_crypto",
+        )
+    written = str(settings.get("sealed_keys", ""))
+    if not written.strip():
+        raise SettingError(
+            'encoding "sealed" needs blocking-key recipes, e.g. sealed_keys = '
+            '["date_of_birth+surname:soundex", "surname:soundex+given_name:soundex+postcode"] '
+            "(docs/sealed.md)",
+            setting="sealed_keys",
+        )
+    for part in written.replace("+", ",").split(","):
+        name = part.partition(":")[2]
+        if name and name not in TRANSFORMS:
+            raise SettingError(
+                f"unknown transform {name!r} (known: {', '.join(TRANSFORMS)})",
+                setting="sealed_keys",
+            )
+
+
+def setting(crypto: str, written_thresholds: str) -> CkksSetting:
+    """The agreed CKKS parameters with the agreed thresholds."""
+    base = CRYPTO[crypto]
+    return CkksSetting(
+        poly_modulus_degree=base.poly_modulus_degree,
+        coeff_mod_bit_sizes=base.coeff_mod_bit_sizes,
+        scale_bits=base.scale_bits,
+        factor_bits=base.factor_bits,
+        flood_bits=base.flood_bits,
+        thresholds=thresholds(written_thresholds),
+    )
+
+
+def recipes(written: str, attributes: Sequence[str]) -> tuple[Recipe, ...]:
+    """The agreed recipes, each part an attribute of these records."""
+    try:
+        return parse_recipes(written, attributes)
+    except SettingError as error:
+        raise SettingError(str(error), setting="sealed_keys") from None
+
+
+def row_keys(
+    written: str, columns: Mapping[str, Sequence[str]], order: np.ndarray
+) -> list[list[str]]:
+    """Per released row (the records in the secret `order`), its blocking keys."""
+    chosen = recipes(written, list(columns))
+    shuffled = {a: [values[i] for i in order] for a, values in columns.items()}
+    return recipe_keys(shuffled, chosen)
+
+
+def key_context(digest: str, run_id: str) -> bytes:
+    """What binds every key to this run: equal keys of two runs hash apart."""
+    return f"pprl sealed keys|{digest}|{run_id}".encode()
+
+
+def blinded_rows(
+    blinder: Blinder, context: bytes, rows: Sequence[Sequence[str]]
+) -> tuple[np.ndarray, bytes]:
+    """Each row's keys blinded once, as (keys per row, their values concatenated): every
+    distinct key is blinded once and reused."""
+    distinct = sorted({key for keys in rows for key in keys})
+    blinded = dict(zip(distinct, blinder.blind_keys(context, distinct), strict=True))
+    counts = np.fromiter((len(keys) for keys in rows), dtype=np.int64, count=len(rows))
+    return counts, b"".join(blinded[key] for keys in rows for key in keys)
+
+
+def reblinded(blinder: Blinder, values: bytes, what: str) -> bytes:
+    """The peer's once-blinded values blinded again, in the same order (a repeated value is
+    blinded once)."""
+    received = split(values, len(values) // POINT_BYTES, what)
+    distinct = sorted(set(received))
+    again = dict(zip(distinct, blinder.reblind(distinct, what), strict=True))
+    return b"".join(again[value] for value in received)
+
+
+def grouped(counts: np.ndarray, values: bytes) -> list[list[bytes]]:
+    """(keys per row, values) back into each row's keys."""
+    if int(counts.sum()) * POINT_BYTES != len(values):
+        raise ValueError(f"{len(values)} bytes for {int(counts.sum())} keys")
+    out, start = [], 0
+    for count in counts.tolist():
+        end = start + count * POINT_BYTES
+        out.append([values[i : i + POINT_BYTES] for i in range(start, end, POINT_BYTES)])
+        start = end
+    return out
+
+
+def candidates(own: Sequence[Sequence[bytes]], peer: Sequence[Sequence[bytes]]) -> np.ndarray:
+    """(pairs, 2) (own row, peer row), sorted: the rows sharing a doubly blinded key."""
+    return shared_key_pairs(own, peer)
+
+
+def candidates_sha256(pairs: np.ndarray) -> bytes:
+    """Of the pairs in the scoring party's orientation, sorted: both sides compute it."""
+    ordered = pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))] if len(pairs) else pairs
+    return hashlib.sha256(np.ascontiguousarray(ordered, dtype="<i8").tobytes()).digest()
+
+
+def score_layout(pairs: np.ndarray, ckks: CkksSetting) -> Layout:
+    """Where the scoring party's pairs ((its row, the evaluator's row)) sit in the slots."""
+    return layout(pairs, ckks.slots, best_rounds(pairs, ckks.slots))
+
+
+def one_to_one(pairs: np.ndarray, buckets: np.ndarray, first: bool, digest: str) -> Matches:
+    """The accepted pairs (bucket > 0) one to one, highest bucket first; ties in an order both
+    parties derive from the run (`first`: this party's rows come first in it), so that equal
+    buckets do not make the two sides choose differently."""
+    accepted = np.flatnonzero(buckets > 0)
+    chosen = pairs[accepted]
+    canonical = chosen if first else chosen[:, ::-1]
+    tie = _tie(canonical, digest)
+    scores = buckets[accepted].astype(np.float64) - _TIE_SCALE * tie
+    return greedy_one_to_one(Matches(chosen[:, 0], chosen[:, 1], scores))
+
+
+def _tie(pairs: np.ndarray, digest: str) -> np.ndarray:
+    """A value in [0, 1) per pair from the pair and the run alone (SplitMix64 of both rows)."""
+    seed = np.uint64(int.from_bytes(hashlib.sha256(digest.encode()).digest()[:8], "big"))
+    with np.errstate(over="ignore"):
+        x = (pairs[:, 0].astype(np.uint64) << np.uint64(32)) ^ pairs[:, 1].astype(np.uint64)
+        x = x ^ seed
+        x = x + np.uint64(0x9E3779B97F4A7C15)
+        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        x = x ^ (x >> np.uint64(31))
+    return (x >> np.uint64(11)).astype(np.float64) / float(1 << 53)

@@ -1,0 +1,85 @@
+"""What sealed linkage's configuration accepts and refuses, named at the file's key, and
+what its agreement covers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pprl.protocol.method import method_params
+from pprl.protocol.sealed import session
+from tests.test_config import load_error, minimal, write
+
+RECIPES = ["first:soundex+last:soundex", "first:initial+last"]
+
+
+def sealed(**method: Any) -> dict[str, Any]:
+    data = minimal()
+    data["method"] = {"encoding": "sealed", "sealed_keys": RECIPES, **method}
+    data["privacy"] = {"max_reidentification": 1.0}
+    return data
+
+
+@pytest.mark.parametrize(
+    ("method", "field", "words"),
+    [
+        ({"noise_sigma": 1.0}, "method.noise_sigma", "does not apply"),
+        ({"noise_sigma": "auto"}, "method.noise_sigma", "does not apply"),
+        ({"attack_success": 0.3}, "method.attack_success", "does not apply"),
+        ({"soft_top_k": 3}, "method.soft_top_k", "does not apply"),
+        ({"sealed_keys": ["first+surname"]}, "method.sealed_keys", "no attribute 'surname'"),
+        ({"sealed_keys": ["first:metaphone"]}, "method.sealed_keys", "unknown transform"),
+        ({"sealed_thresholds": [1, 2]}, "method.sealed_thresholds", "must start at 0"),
+        ({"sealed_thresholds": [0, 2, 1]}, "method.sealed_thresholds", "must rise"),
+        ({"sealed_thresholds": ["a"]}, "method.sealed_thresholds", "list of numbers"),
+        ({"sealed_crypto": "ckks-4096"}, "method.sealed_crypto", "unknown parameter set"),
+        ({"saturation": 0.25}, "method.saturation", "needs saturation = 0.0"),
+        ({"feature": "cosine"}, "method.feature", "needs feature = 'projected-cosine'"),
+    ],
+)
+def test_sealed_settings_it_cannot_honour_are_refused_at_their_key(
+    tmp_path: Path, method: dict[str, Any], field: str, words: str
+) -> None:
+    error = load_error(write(tmp_path, sealed(**method)))
+    assert error.field == field, error
+    assert words in str(error)
+
+
+def test_sealed_needs_recipes_and_its_keys_need_it(tmp_path: Path) -> None:
+    data = sealed()
+    del data["method"]["sealed_keys"]
+    error = load_error(write(tmp_path, data))
+    assert error.field == "method.sealed_keys" and "needs blocking-key recipes" in str(error)
+    other = minimal()
+    other["method"] = {"sealed_keys": RECIPES}
+    error = load_error(write(tmp_path, other))
+    assert error.field == "method.sealed_keys" and 'encoding = "sealed" only' in str(error)
+
+
+def test_the_digest_covers_the_recipes_thresholds_and_parameters() -> None:
+    base = method_params(encoding="sealed", sealed_keys="first+last")
+    digests = {
+        base.to_dict().__repr__(),
+        method_params(encoding="sealed", sealed_keys="first+last:initial").to_dict().__repr__(),
+        method_params(encoding="sealed", sealed_keys="first+last", sealed_thresholds="0,1")
+        .to_dict()
+        .__repr__(),
+    }
+    assert len(digests) == 3
+    # Another encoding's description holds none of them: earlier digests stay what they were.
+    assert not any(key.startswith("sealed_") for key in method_params().to_dict())
+
+
+def test_ties_break_the_same_way_on_both_sides() -> None:
+    """A pair is (own row, peer row) on each side; the party first in the run's order sees it
+    as it is, the other reversed: both must draw the same tie for it."""
+    pairs = session.np.array([[0, 1], [0, 2], [3, 1], [3, 2]])
+    buckets = session.np.array([2, 2, 2, 2])
+    mine = session.one_to_one(pairs, buckets, True, "digest")
+    theirs = session.one_to_one(pairs[:, ::-1].copy(), buckets, False, "digest")
+    assert len(mine) == 2
+    assert sorted(zip(mine.rows_a, mine.rows_b, strict=True)) == sorted(
+        zip(theirs.rows_b, theirs.rows_a, strict=True)
+    )
