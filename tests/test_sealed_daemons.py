@@ -5,16 +5,24 @@ from __future__ import annotations
 
 import json
 import subprocess
+import uuid
 from collections.abc import Callable
 
+import grpc
+import numpy as np
 import pytest
 
 pytest.importorskip("tenseal")
 
 from pprl.party.local import Deployment, evaluate, read_truth
-from pprl.party.storage.artifacts import OWN_KEYS, PEER_KEYS_TWICE, PEER_TENSOR
+from pprl.party.reasons import reason_of
+from pprl.party.storage.artifacts import OWN_KEYS, OWN_KEYS_TWICE, PEER_KEYS_TWICE, PEER_TENSOR
 from pprl.party.storage.state import run_dir
-from tests.conftest import coordinate
+from pprl.protocol.sealed import scoring, session
+from pprl.protocol.sealed.parameters import DEFAULT_CRYPTO, CkksSetting
+from pprl.protocol.sealed.session import DEFAULT_THRESHOLDS
+from pprl.wire.v1 import linkage_pb2 as pb
+from tests.conftest import coordinate, stub_as, tensor_stream
 
 pytestmark = pytest.mark.integration
 
@@ -63,3 +71,132 @@ def test_two_daemons_link_sealed_and_send_no_vectors(deploy):
         # No tensor was received; the peer's keys arrived blinded twice, one set per row.
         assert not (state / PEER_TENSOR).exists()
         assert (state / PEER_KEYS_TWICE).exists() and (state / OWN_KEYS).exists()
+
+
+@pytest.fixture
+def exchanged(deploy):
+    """Both sealed daemons have completed EXCHANGE for one run; (deployment, run_id, digest)."""
+    deployment = deploy(size=120, overlap=0.9, configure=_sealed())
+    path = deployment.workdir / "exchanged.json"
+    result = coordinate(deployment, "--until", "exchange", "--json", str(path))
+    assert result.returncode == 0, result.stderr
+    run_id = json.loads(path.read_text())["run_id"]
+    stub, channel = stub_as(deployment, "alice", "bob")
+    with channel:
+        digest = stub.peer.GetAgreement(pb.GetAgreementRequest(run_id=run_id), timeout=10).digest
+    return deployment, run_id, digest
+
+
+def _refusal(call) -> grpc.RpcError:
+    with pytest.raises(grpc.RpcError) as caught:
+        call()
+    return caught.value
+
+
+def _keys(run_id: str, digest: str, counts: list[int], values: bytes, **extra) -> list:
+    return [
+        pb.BlindedKeys(
+            run_id=run_id,
+            digest=digest,
+            first_row=extra.get("first_row", 0),
+            counts=counts,
+            values=values,
+            last=True,
+        )
+    ]
+
+
+def test_bad_blinded_keys_are_refused_with_their_reason_and_nothing_replaced(exchanged):
+    deployment, run_id, digest = exchanged
+    held = run_dir(deployment.parties["alice"].state_dir, run_id) / PEER_KEYS_TWICE
+    before = held.read_bytes()
+    point = bytes([9]) + bytes(31)  # the X25519 base point: a valid value
+    attempts = {
+        "another run": (_keys(uuid.uuid4().hex, digest, [1], point), pb.UNKNOWN_RUN),
+        "another digest": (_keys(run_id, "0" * 64, [1], point), pb.DIGEST_MISMATCH),
+        "short values": (_keys(run_id, digest, [2], point), pb.BAD_CIPHERTEXT),
+        "rows skipped": (_keys(run_id, digest, [1], point, first_row=5), pb.BAD_CIPHERTEXT),
+        "small order": (_keys(run_id, digest, [1], bytes(32)), pb.BAD_CIPHERTEXT),
+        # Well-formed, but not the keys this run already holds from Bob.
+        "replaced": (_keys(run_id, digest, [1], point), pb.ALREADY_RECEIVED),
+    }
+    stub, channel = stub_as(deployment, "alice", "bob")
+    with channel:
+        for why, (messages, reason) in attempts.items():
+            error = _refusal(lambda m=messages: list(stub.peer.BlindKeys(iter(m), timeout=30)))
+            assert reason_of(error) == reason, (why, error.details())
+            assert held.read_bytes() == before, why
+        # A sealed run takes no tensor.
+        error = _refusal(
+            lambda: stub.peer.PushTensor(tensor_stream(run_id, digest, (1, 4, 45), bytes(180)))
+        )
+        assert reason_of(error) == pb.OUT_OF_ORDER and "sealed" in error.details()
+
+
+def _score_header(deployment, run_id: str, digest: str) -> tuple[pb.ScoreHeader, int]:
+    """The header of Bob's scoring as Alice derives it from her state, and its coordinates."""
+    state = run_dir(deployment.parties["alice"].state_dir, run_id)
+
+    def keys(name: str) -> list[list[bytes]]:
+        with np.load(state / name) as data:
+            return session.grouped(data["counts"], data["values"].tobytes())
+
+    pairs = session.candidates(keys(OWN_KEYS_TWICE), keys(PEER_KEYS_TWICE))[:, ::-1]
+    ckks = session.setting(DEFAULT_CRYPTO, DEFAULT_THRESHOLDS)
+    placed = session.score_layout(pairs, ckks)
+    entries, width = 4, 45  # the demo's mapping entries, each's projected coordinates
+    coordinates = entries * (width + 1) + 1
+    public = scoring.public_context(scoring.secret_context(ckks))
+    header = pb.ScoreHeader(
+        run_id=run_id,
+        digest=digest,
+        public_context=public,
+        batches=placed.batches,
+        coordinates=coordinates,
+        candidates_sha256=session.candidates_sha256(pairs),
+    )
+    return header, coordinates
+
+
+def test_bad_encrypted_scores_are_refused_with_their_reason(exchanged):
+    deployment, run_id, digest = exchanged
+    header, coordinates = _score_header(deployment, run_id, digest)
+    assert header.batches == 1
+    other = CkksSetting(poly_modulus_degree=16384, coeff_mod_bit_sizes=(60, 40, 40, 60))
+    junk = pb.SealedScores(ciphertext=pb.Ciphertext(batch=0, index=0, data=b"not a ciphertext"))
+
+    def changed(**fields) -> pb.SealedScores:
+        copy = pb.ScoreHeader()
+        copy.CopyFrom(header)
+        for name, value in fields.items():
+            setattr(copy, name, value)
+        return pb.SealedScores(header=copy)
+
+    attempts = {
+        "no header": ([junk], pb.BAD_CIPHERTEXT),
+        "other candidates": ([changed(candidates_sha256=bytes(32))], pb.DIGEST_MISMATCH),
+        "other layout": ([changed(batches=3)], pb.BAD_CIPHERTEXT),
+        "other digest": ([changed(digest="0" * 64)], pb.DIGEST_MISMATCH),
+        "unreadable context": ([changed(public_context=b"junk")], pb.BAD_CIPHERTEXT),
+        "other parameters": (
+            [changed(public_context=scoring.public_context(scoring.secret_context(other)))],
+            pb.BAD_CIPHERTEXT,
+        ),
+        "unreadable ciphertexts": (
+            [pb.SealedScores(header=header)] + [junk] * coordinates,
+            pb.BAD_CIPHERTEXT,
+        ),
+        "out of order": (
+            [
+                pb.SealedScores(header=header),
+                pb.SealedScores(ciphertext=pb.Ciphertext(batch=0, index=1, data=b"x")),
+            ],
+            pb.BAD_CIPHERTEXT,
+        ),
+    }
+    stub, channel = stub_as(deployment, "alice", "bob")
+    with channel:
+        for why, (messages, reason) in attempts.items():
+            error = _refusal(lambda m=messages: list(stub.peer.EvaluateScores(iter(m), timeout=60)))
+            assert reason_of(error) == reason, (why, error.details())
+            assert "not a ciphertext" not in error.details()

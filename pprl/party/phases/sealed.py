@@ -169,6 +169,16 @@ def reblind_for_peer(ctx: RunContext, run_id: str, counts: np.ndarray, values: b
     and kept (they and this party's own make the candidates)."""
     blinder = Blinder.from_secret(ctx.artifact(run_id, BLINDING_SECRET).path.read_bytes())
     again = session.reblinded(blinder, values, "the peer's keys")
+    if ctx.store.artifact(run_id, PEER_KEYS_TWICE, verify=False) is not None:
+        # A peer resuming EXCHANGE sends the same keys again: confirm them. Other keys would
+        # replace ones the candidates may already stand on.
+        held_counts, held = _read_keys(ctx, run_id, PEER_KEYS_TWICE)
+        if not np.array_equal(held_counts, counts) or held != again:
+            raise PhaseFailed(
+                "keys refused: this run already holds other keys from you",
+                reason=pb.ALREADY_RECEIVED,
+            )
+        return again
     _write_keys(ctx, run_id, PEER_KEYS_TWICE, counts, again)
     return again
 
