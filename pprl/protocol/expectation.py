@@ -306,13 +306,24 @@ def _interpolated(ordered: Sequence[Simulation], misfit: Sequence[float]) -> Sim
     return ordered[int(np.argmin(np.abs(misfit)))]
 
 
-def poor_linkage_words(quality: ExpectedQuality, minimum: float) -> str:
-    """Why a run stops, and what would help, in the operator's words."""
+def poor_linkage_words(quality: ExpectedQuality, minimum: float, noisy: bool = True) -> str:
+    """Why a run stops, and what would help, in the operator's words; `noisy`: the release
+    takes the gate's noise, so less noise or sealed linkage would help too."""
+    helps = []
+    if noisy:
+        helps.append(
+            "a higher gate limit ([privacy] max_reidentification: less noise, more the peer "
+            "learns, docs/privacy.md)"
+        )
+    helps += [
+        "more compared attributes ([records] and [[mapping]])",
+        "a larger reference set or one closer to the records' values (docs/reference-sets.md)",
+    ]
+    if noisy:
+        helps.append(
+            'sealed linkage, which needs no noise ([method] encoding = "sealed", docs/sealed.md)'
+        )
     return (
         f"{quality.words()}, below the minimum of {minimum:.2f}; nothing was sent. What would "
-        "help: a higher gate limit ([privacy] max_reidentification: less noise, more the peer "
-        "learns, docs/privacy.md), more compared attributes ([records] and [[mapping]]), a "
-        "larger reference set or one closer to the records' values (docs/reference-sets.md), "
-        'another encoding ([method] encoding = "bloom", docs/bloom.md), or, knowing the '
-        "estimate, a lower [privacy] min_expected_f1"
+        f"help: {', '.join(helps)}, or, knowing the estimate, a lower [privacy] min_expected_f1"
     )

@@ -30,8 +30,8 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
         quality = before_sending(simulations)
         if quality.f1 < minimum:
             raise PhaseFailed(
-                f"{poor_linkage_words(quality, minimum)} (in {ctx.config.source})"
-                + _whose_noise(ctx, run_id),
+                f"{poor_linkage_words(quality, minimum, agreement.encoding.takes_noise)} "
+                f"(in {ctx.config.source})" + _whose_noise(ctx, run_id),
                 reason=pb.POOR_LINKAGE,
             )
         meta["expected"] = quality.as_dict()

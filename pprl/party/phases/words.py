@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pprl.protocol.model.classifier import TRAINER_WORDS
 from pprl.protocol.privacy.audit import ATTACK_NAMES, AuditReport
 
 REGISTERS_BY_DEFAULT = (
@@ -157,7 +158,8 @@ def gate_passed_words(found: str, limit: float) -> str:
 
 
 def training_words(classifier: str, records: int) -> str:
-    return f"training a {classifier} SVM on synthetic pairs of {records} own records (Algorithm 2)"
+    fitted = TRAINER_WORDS[classifier]
+    return f"training {fitted} on synthetic pairs of {records} own records (Algorithm 2)"
 
 
 def trained_words(pairs: int) -> str:

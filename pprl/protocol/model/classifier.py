@@ -18,6 +18,8 @@ KINDS = ("linear", "rbf")
 # ... and how it is trained: "logistic" fits a logistic regression, whose decision is linear.
 TRAINERS = ("linear", "logistic", "rbf")
 DEFAULT_C = {"linear": 100.0, "logistic": 100.0, "rbf": 0.01}
+# What each trainer fits, in the operator's words.
+TRAINER_WORDS = {"linear": "a linear SVM", "logistic": "a logistic regression", "rbf": "an RBF SVM"}
 CLASS_WEIGHTS = ("none", "balanced")
 _KERNEL_CHUNK_BYTES = 8 << 20
 # How far (in the linear SVM's margins) the envelope reaches past the rbf's accepted
