@@ -200,3 +200,24 @@ def test_bad_encrypted_scores_are_refused_with_their_reason(exchanged):
             error = _refusal(lambda m=messages: list(stub.peer.EvaluateScores(iter(m), timeout=60)))
             assert reason_of(error) == reason, (why, error.details())
             assert "not a ciphertext" not in error.details()
+
+
+def test_keys_that_join_few_true_pairs_stop_the_run_before_anything_is_sent(deploy):
+    """Keys needing every name exact join no pair the registers changed: TRAIN's estimate
+    (recall times the keys' share of synthetic true pairs) stops the run, naming the keys."""
+
+    def configure(deployment: Deployment) -> None:
+        _sealed(["first+middle+last"])(deployment)
+        for party in deployment.parties.values():
+            text = party.config.read_text(encoding="utf-8")
+            text = text.replace("min_expected_f1 = 0.0", "min_expected_f1 = 0.9")
+            party.config.write_text(text, encoding="utf-8")
+
+    deployment = deploy(size=200, overlap=0.9, configure=configure)
+    result, _ = _run(deployment)
+    assert result.returncode != 0
+    assert "POOR_LINKAGE" in result.stderr and "[method] sealed_keys" in result.stderr
+    assert "max_reidentification" not in result.stderr  # no noise to lower in sealed linkage
+    for party in deployment.parties.values():
+        assert not list(party.state_dir.rglob(OWN_KEYS_TWICE))
+        assert not list(party.state_dir.rglob(PEER_KEYS_TWICE))

@@ -86,7 +86,7 @@ class ExpectedQuality:
         return (
             f"expected F1 about {self.f1:.2f} (precision {self.precision:.2f}, recall "
             f"{self.recall:.2f}; this party's classifier on {self.pairs:,} held-out synthetic "
-            "pairs of its own records, released as the real release)"
+            "pairs of its own records, encoded as the real run encodes them)"
         )
 
     def as_dict(self) -> dict[str, float]:
@@ -169,7 +169,6 @@ def simulate(
     error rate, as MATCH links (identity is truth), UNMATCHED_SHARE of each side unpartnered."""
     rng = randomness.generator(EXPECTATION)
     names = base_names(attribute for attribute, _ in agreement.mapping)
-    kinds, scales = agreement.kinds, agreement.scales
     own = training.sample_records(attributes, names, size, rng)
     own_key, peer_key = _stand_in_keys(randomness, rng)
     own_tensor = agreement.smash(own, rng, key=own_key)
@@ -181,20 +180,38 @@ def simulate(
     own_rows = np.sort(order[left_out:])
     copy_rows = np.sort(np.concatenate([order[:left_out], order[2 * left_out :]]))
     partnered = np.isin(own_rows, copy_rows)
-    base = error_model(agreement.method.error_model)
     n = len(names)
     found = []
     for rate in rates:
-        counts = {k: math.comb(n, k) * rate**k * (1 - rate) ** (n - k) for k in range(1, n + 1)}
-        copies = training.corrupt_records(
-            own, names, rng=rng, corruption=base.with_counts(counts), kinds=kinds, scales=scales
-        )
+        copies = corrupted_copies(agreement, own, names, rate, rng)
         copy_tensor = agreement.smash(copies, rng, key=peer_key)
         unchanged = rng.random(records) < (1 - rate) ** n
         copy_tensor[unchanged] = released_again[unchanged]
         matched = pipeline.match(agreement, own_tensor[own_rows], copy_tensor[copy_rows], model)
         found.append(_counted(rate, matched.matches, own_rows, copy_rows, partnered))
     return tuple(found)
+
+
+def corrupted_copies(
+    agreement: Agreement,
+    own: Mapping[str, Sequence[str]],
+    names: Sequence[str],
+    rate: float,
+    rng: np.random.Generator,
+) -> dict[str, list[str]]:
+    """A copy of each own record with each attribute of `names` changed with probability
+    `rate` by the agreed error model (a copy with none changed is the record itself)."""
+    n = len(names)
+    counts = {k: math.comb(n, k) * rate**k * (1 - rate) ** (n - k) for k in range(1, n + 1)}
+    base = error_model(agreement.method.error_model)
+    return training.corrupt_records(
+        own,
+        names,
+        rng=rng,
+        corruption=base.with_counts(counts),
+        kinds=agreement.kinds,
+        scales=agreement.scales,
+    )
 
 
 def _stand_in_keys(
@@ -306,10 +323,18 @@ def _interpolated(ordered: Sequence[Simulation], misfit: Sequence[float]) -> Sim
     return ordered[int(np.argmin(np.abs(misfit)))]
 
 
-def poor_linkage_words(quality: ExpectedQuality, minimum: float, noisy: bool = True) -> str:
+def poor_linkage_words(
+    quality: ExpectedQuality, minimum: float, noisy: bool = True, keys_join: float | None = None
+) -> str:
     """Why a run stops, and what would help, in the operator's words; `noisy`: the release
-    takes the gate's noise, so less noise or sealed linkage would help too."""
+    takes the gate's noise, so less noise or sealed linkage would help too; `keys_join`: the
+    share of synthetic true pairs sealed linkage's blocking keys join."""
     helps = []
+    if keys_join is not None:
+        helps.append(
+            f"blocking keys that join more true pairs ([method] sealed_keys: these join "
+            f"{keys_join:.1%} of synthetic ones)"
+        )
     if noisy:
         helps.append(
             "a higher gate limit ([privacy] max_reidentification: less noise, more the peer "

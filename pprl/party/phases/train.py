@@ -4,6 +4,7 @@ The simulations behind the estimate are kept with the model: MATCH fits them to 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from pprl.party.phases import words
@@ -11,6 +12,7 @@ from pprl.party.phases.context import PhaseFailed, PhaseProgress, RunContext
 from pprl.party.storage.artifacts import MODEL
 from pprl.protocol import pipeline
 from pprl.protocol.expectation import before_sending, poor_linkage_words, simulate
+from pprl.protocol.key_completeness import COMPLETENESS, key_completeness
 from pprl.wire.v1 import linkage_pb2 as pb
 
 
@@ -28,10 +30,20 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
         progress(0, 1, "models", words.estimating_words(said))
         simulations = simulate(agreement, inputs.records.attributes, model, ctx.randomness)
         quality = before_sending(simulations)
+        found: float | None = None
+        if agreement.encoding.sealed:
+            # Only pairs sharing a blocking key are scored: the keys bound the recall.
+            found = key_completeness(
+                agreement, inputs.records.attributes, ctx.randomness.generator(COMPLETENESS)
+            )
+            quality = replace(quality, recall=quality.recall * found)
+            meta["key_completeness"] = found
+            said += f"; the blocking keys join {found:.1%} of synthetic true pairs"
         if quality.f1 < minimum:
             raise PhaseFailed(
-                f"{poor_linkage_words(quality, minimum, agreement.encoding.takes_noise)} "
-                f"(in {ctx.config.source})" + _whose_noise(ctx, run_id),
+                poor_linkage_words(quality, minimum, agreement.encoding.takes_noise, found)
+                + f" (in {ctx.config.source})"
+                + _whose_noise(ctx, run_id),
                 reason=pb.POOR_LINKAGE,
             )
         meta["expected"] = quality.as_dict()
