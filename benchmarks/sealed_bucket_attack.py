@@ -1,0 +1,153 @@
+"""What sealed linkage tells a party about the peer's records it has no partner for: the
+attack of a party that holds a list of people containing the peer's, from everything it
+receives (the blinded keys' join and its own classifier's score buckets).
+
+Alice is the attacker. The join tells her, for each of Bob's rows, which of her own keys it
+holds; MATCH tells her, for each candidate pair (her row i, his row j), the bucket of her own
+classifier's score among the agreed thresholds. Her list of people is every record either
+party holds (it contains the truth: the strongest dictionary). For each of Bob's rows j she
+keeps the people whose keys include every key she saw j hold (keys only), then among them
+those whose buckets against her candidate rows equal the ones she observed (keys and
+buckets: a person with j's exact values gives j's scores exactly, so the truth always stays).
+Her expected success is 1 / (people left) when the truth is among them: the share of Bob's
+rows she re-identifies (every compared value exact) guessing among what is left. Rows without
+a partner in her file are the ones at risk (the linkage's own output reveals the others);
+Alice's partners of `--unpartnered` of Bob's rows are removed from her file to have them.
+
+The buckets are computed here in plaintext, as CKKS computes them up to its sign errors near
+a threshold (0.25% of pairs within 0.032 of one; docs/benchmarks.md).
+
+    python benchmarks/sealed_bucket_attack.py --records-a A.csv --records-b B.csv \
+        --truth T.csv --reference REF.csv --schema SCHEMA.toml --recipes 'a+b:soundex' \
+        --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pprl.bench.in_process import add_table_arguments, run_command, schema_tables, sealed_agreement
+from pprl.files.reference import load_reference
+from pprl.party.local import read_truth
+from pprl.protocol import pipeline
+from pprl.protocol.agreement import Agreement
+from pprl.protocol.model.features import unit_vectors
+from pprl.protocol.sealed import linear_form, session
+from pprl.protocol.sealed.recipes import parse_recipes, recipe_keys
+from pprl.protocol.vectors.randomness import Randomness
+
+
+def units(agreement: Agreement, columns: dict[str, list[str]]) -> np.ndarray:
+    """The noise-free unit vectors a party scores with."""
+    tensor = agreement.smash(columns, np.random.default_rng(0))
+    return unit_vectors(tensor, agreement.standardise)
+
+
+def bucket(scores: np.ndarray, thresholds: tuple[float, ...]) -> np.ndarray:
+    """How many thresholds each score passes (0: rejected)."""
+    return np.searchsorted(np.asarray(thresholds), scores, side="left")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_table_arguments(parser)
+    parser.add_argument("--recipes", required=True, help="key recipes, comma-separated")
+    parser.add_argument("--thresholds", default=session.DEFAULT_THRESHOLDS)
+    parser.add_argument("--unpartnered", type=float, default=0.3)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    read = schema_tables(args.schema, args.records_a, args.records_b)
+    alice, bob = read.tables
+    truth = read_truth(args.truth)
+    agreement = sealed_agreement(read, load_reference(args.reference), caps=False)
+    rng = np.random.default_rng(args.seed)
+    partner_of_b = {b: a for a, b in truth}
+    alone = {b for b in bob.ids if b in partner_of_b and rng.random() < args.unpartnered}
+    removed = {partner_of_b[b] for b in alone}
+    keep_a = [i for i, record in enumerate(alice.ids) if record not in removed]
+    columns_a = {k: [v[i] for i in keep_a] for k, v in alice.attributes.items()}
+    columns_b = {k: list(v) for k, v in bob.attributes.items()}
+    names = list(columns_b)
+    # The list of people: every distinct record either party holds.
+    people = sorted(
+        set(zip(*(columns_a[a] for a in names), strict=True))
+        | set(zip(*(columns_b[a] for a in names), strict=True))
+    )
+    columns_p = {a: [person[k] for person in people] for k, a in enumerate(names)}
+    index_of = {person: k for k, person in enumerate(people)}
+    truth_of_b = [index_of[row] for row in zip(*(columns_b[a] for a in names), strict=True)]
+
+    model, _ = pipeline.train(agreement, columns_a, Randomness(args.seed, "alice"))
+    x, c = linear_form.scorer_part(model, units(agreement, columns_a))
+    y_b = linear_form.evaluator_part(units(agreement, columns_b))
+    y_p = linear_form.evaluator_part(units(agreement, columns_p))
+    thresholds = session.thresholds(args.thresholds)
+
+    recipes = parse_recipes(args.recipes, names)
+    keys_a, keys_b, keys_p = (
+        recipe_keys(cols, recipes) for cols in (columns_a, columns_b, columns_p)
+    )
+    rows_of_key: defaultdict[str, list[int]] = defaultdict(list)
+    for i, keys in enumerate(keys_a):
+        for key in set(keys):
+            rows_of_key[key].append(i)
+    people_of_key: defaultdict[str, set[int]] = defaultdict(set)
+    for k, keys in enumerate(keys_p):
+        for key in keys:
+            people_of_key[key].add(k)
+
+    unpartnered = np.array([record in alone for record in bob.ids])
+    seen = np.zeros(len(bob.ids), dtype=bool)
+    keys_only = np.zeros(len(bob.ids))
+    with_buckets = np.zeros(len(bob.ids))
+    for j, keys in enumerate(keys_b):
+        revealed = {key for key in keys if key in rows_of_key}
+        if not revealed:
+            continue
+        seen[j] = True
+        left = np.array(sorted(set.intersection(*(people_of_key[k] for k in revealed))))
+        if truth_of_b[j] not in set(left.tolist()):
+            continue
+        keys_only[j] = 1.0 / len(left)
+        candidates = sorted({i for key in revealed for i in rows_of_key[key]})
+        observed = bucket(c[candidates] + x[candidates] @ y_b[j], thresholds)
+        predicted = bucket(c[candidates, None] + x[candidates] @ y_p[left].T, thresholds)
+        consistent = (predicted == observed[:, None]).all(axis=0)
+        with_buckets[j] = 1.0 / int(consistent.sum())
+
+    results: dict[str, Any] = {
+        "bob_rows": len(bob.ids),
+        "unpartnered": int(unpartnered.sum()),
+        "people": len(people),
+        "recipes": args.recipes,
+        "thresholds": list(thresholds),
+    }
+    for label, mask in (("without a partner", unpartnered), ("with a partner", ~unpartnered)):
+        row = {
+            "rows": int(mask.sum()),
+            "sharing_a_key": float(seen[mask].mean()),
+            "reidentified_keys_only": float(keys_only[mask].mean()),
+            "reidentified_keys_and_buckets": float(with_buckets[mask].mean()),
+        }
+        results[label.replace(" ", "_")] = row
+        print(
+            f"Bob's rows {label} ({row['rows']:,}): {row['sharing_a_key']:.1%} share a key; "
+            f"re-identified from the keys {row['reidentified_keys_only']:.1%}, from the keys "
+            f"and buckets {row['reidentified_keys_and_buckets']:.1%} (list of {len(people):,} "
+            "people)",
+            flush=True,
+        )
+    if args.json:
+        results["command"] = run_command(args)
+        args.json.write_text(json.dumps(results, indent=2, default=str) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
