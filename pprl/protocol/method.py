@@ -101,12 +101,13 @@ class MethodParams:
             del out["soft_top_k"]
         if self.encoding == DEFAULT_ENCODING:
             del out["encoding"]
-        # Each encoding's own settings only when it is the one agreed.
+        # Each known encoding's own settings only when it is the one agreed (an unknown one,
+        # which no party can configure, keeps every field: the digest still tells them apart).
         current = ENCODINGS.get(self.encoding)
-        kept = set(current.settings) if current is not None else set()
-        for encoding in ENCODINGS.values():
-            for key in set(encoding.settings) - kept:
-                out.pop(key, None)
+        if current is not None:
+            for encoding in ENCODINGS.values():
+                for key in set(encoding.settings) - set(current.settings):
+                    out.pop(key, None)
         return out
 
     @property
