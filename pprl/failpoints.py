@@ -7,6 +7,8 @@ nothing.
     PPRL_FAILPOINT=stop-after:<phase>   SIGSTOP itself at the same point (a paused host)
     PPRL_FAILPOINT=kill-mid-stream      SIGKILL itself after sending a tensor header
     PPRL_FAILPOINT=disk-full:<file>     writing that artifact fails with ENOSPC
+    PPRL_FAILPOINT=stop-after-read:<file>  SIGSTOP itself once AGREE has read that input
+                                        (the records), so a test can change the file then
 
 Each fires once per process.
 """
@@ -41,6 +43,11 @@ def after_phase(phase: str) -> None:
     if _take(f"kill-after:{phase}"):
         os.kill(os.getpid(), signal.SIGKILL)
     if _take(f"stop-after:{phase}"):
+        os.kill(os.getpid(), signal.SIGSTOP)
+
+
+def after_read(what: str) -> None:
+    if _take(f"stop-after-read:{what}"):
         os.kill(os.getpid(), signal.SIGSTOP)
 
 

@@ -58,7 +58,7 @@ def load_records(
         values[attribute.name] = column
         if bad:
             unreadable[attribute.name] = bad
-    return RecordTable(table.path, ids, values, unreadable)
+    return RecordTable(table.path, ids, values, unreadable, table.sha256)
 
 
 def _check_configuration(id_column: str, attributes: tuple[str, ...]) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import hashlib
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,12 +21,15 @@ class CsvTable:
     header: list[str]
     header_row: int
     rows: list[tuple[int, list[str]]]
+    # SHA-256 (hex) of exactly the bytes parsed: what a run that uses these rows stands on.
+    sha256: str = ""
 
 
 def read_table(path: str | Path) -> CsvTable:
     """Read a UTF-8 CSV file, refusing anything that would make later row numbers wrong."""
     name = str(path)
-    records = _parse(name, _decoded_lines(name, _read_bytes(name)))
+    data = _read_bytes(name)
+    records = _parse(name, _decoded_lines(name, data))
     if not records:
         raise InputError("empty file: no header", path=name)
     header_row, header = records[0]
@@ -35,7 +39,7 @@ def read_table(path: str | Path) -> CsvTable:
             message = f"has {len(fields)} fields but the header has {len(header)}"
             raise InputError(message, path=name, row=line)
         _refuse_control_characters(name, line, header, fields)
-    return CsvTable(name, header, header_row, records[1:])
+    return CsvTable(name, header, header_row, records[1:], hashlib.sha256(data).hexdigest())
 
 
 def _refuse_control_characters(path: str, line: int, header: list[str], fields: list[str]) -> None:

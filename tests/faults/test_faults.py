@@ -385,3 +385,33 @@ def test_after_many_runs_only_the_newest_closed_runs_keep_their_bulk(fresh, undi
         for bulk in BULK:
             assert len(list(state.rglob(bulk))) <= KEEP_CLOSED_RUNS + 1, bulk
         assert len(list(state.rglob(LINKAGE_CSV))) == len(runs)  # results stay
+
+
+def test_records_rewritten_during_agree_are_refused_after_a_restart(fresh, undisturbed):
+    """The records' hash is of the bytes the run read: a nightly re-export (the same rows in
+    another order) written while AGREE runs, then a crash, cannot pass for them; before, the
+    hash was taken later, from the new file, and the restarted daemon read it with the old
+    shuffle (every pair wrong)."""
+    records = fresh.deployment.workdir / "data" / "alice.csv"
+    original = records.read_text(encoding="utf-8")
+    process = fresh.restart("alice", failpoint="stop-after-read:records")
+    coordinator = fresh.coordinator("--until", "smash")
+    try:
+        deadline = time.monotonic() + 60
+        while _process_state(process) != "T":
+            assert time.monotonic() < deadline, "alice never stopped after reading"
+            time.sleep(0.1)
+        header, *rows = original.splitlines(keepends=True)
+        records.write_text(header + "".join(reversed(rows)), encoding="utf-8")
+        process.send_signal(signal.SIGCONT)
+        out, err = coordinator.communicate(timeout=240)
+        assert coordinator.returncode == 0, err  # the run goes on with the rows it read
+        run_id = _run_id(out)
+        fresh.restart("alice")  # a crash: the daemon comes back on the rewritten file
+        code, _, err = fresh.coordinate("--run-id", run_id)
+        assert code != 0 and "changed since this run's agreement" in err, err
+    finally:
+        records.write_text(original, encoding="utf-8")
+    code, _, err = fresh.coordinate("--abandon", run_id)
+    assert code == 0, err
+    assert fresh.linkage(fresh.finish()) == undisturbed

@@ -6,14 +6,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pprl import __version__
+from pprl import __version__, failpoints
 from pprl.party.peering.peer import AGREEMENT_WAIT_SECONDS, AUTO_NOISE_WAIT_SECONDS
 from pprl.party.phases import words
 from pprl.party.phases.context import PhaseFailed, PhaseProgress, RunContext, resolve_agreement
 from pprl.party.storage.artifacts import DATA_REPORT, NOISE_CHOICE
 from pprl.party.storage.gate_cache import CACHE_DIR, read_noise_hint, write_noise_hint
 from pprl.party.storage.inputs import Inputs, load_inputs
-from pprl.party.storage.state import file_sha256
 from pprl.party.versions import check_versions
 from pprl.protocol.agreement import Agreement
 from pprl.protocol.data.records import RecordTable
@@ -49,6 +48,7 @@ def data_report(inputs: Inputs, agreement: Agreement) -> dict[str, Any]:
 def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     config = ctx.config
     inputs = load_inputs(config)
+    failpoints.after_read("records")
     agreement = resolve_agreement(config, inputs)
     report = data_report(inputs, agreement)
     ctx.write_json(run_id, DATA_REPORT, report, report)
@@ -59,7 +59,7 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     if config.auto_noise:
         choice = _choose_noise(ctx, run_id, agreement, inputs, progress)
         agreement = agreement.with_noise(choice.sigma)
-    description, digest = _set_agreement(ctx, run_id, agreement)
+    description, digest = _set_agreement(ctx, run_id, agreement, inputs)
     ctx.keep(run_id, inputs, agreement)
     peer = ctx.peer(run_id)
     progress(0, 1, "agreements", words.waiting_words(peer.peer))
@@ -79,7 +79,7 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
         proposed = float(peer_description["params"]["noise_sigma"])
         agreed = max(choice.sigma, proposed)
         agreement = agreement.with_noise(agreed)
-        description, digest = _set_agreement(ctx, run_id, agreement)
+        description, digest = _set_agreement(ctx, run_id, agreement, inputs)
         ctx.keep(run_id, inputs, agreement)
         said = words.agreed_noise_words(agreed, choice.words(), peer.peer, proposed)
         _store_noise(ctx, run_id, ctx.noise_meta(run_id) | {"agreed": agreed, "why": said})
@@ -93,17 +93,17 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
 
 
 def _set_agreement(
-    ctx: RunContext, run_id: str, agreement: Agreement
+    ctx: RunContext, run_id: str, agreement: Agreement, inputs: Inputs
 ) -> tuple[dict[str, Any], str]:
     """Store what the peer will be shown: the description (marked when the noise is chosen
-    automatically) and its digest."""
+    automatically) and its digest; and the hash of the records' bytes as they were read, so
+    that every later load of them is checked against what this run used."""
     description = agreement.description()
     if ctx.config.auto_noise:
         description = with_auto_noise(description)
     digest = description_digest(description)
     canonical = json.dumps(description, sort_keys=True, separators=(",", ":"))
-    records_sha = file_sha256(ctx.config.records_path)
-    ctx.store.set_agreement(run_id, digest, canonical, records_sha)
+    ctx.store.set_agreement(run_id, digest, canonical, inputs.records.sha256)
     return description, digest
 
 

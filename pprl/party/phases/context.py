@@ -22,7 +22,7 @@ from pprl.party.phases import engine, words
 from pprl.party.storage.artifacts import NOISE_CHOICE, ORDER, OWN_MATCHES, TensorFile
 from pprl.party.storage.gate_cache import CACHE_DIR, DiskProjections
 from pprl.party.storage.inputs import Inputs, load_dictionary, load_inputs, load_population
-from pprl.party.storage.state import Artifact, RunStore, file_sha256
+from pprl.party.storage.state import Artifact, RunStore
 from pprl.protocol.agreement import Agreement
 from pprl.protocol.encodings import ENCODINGS, Runner
 from pprl.protocol.errors import PprlError
@@ -101,10 +101,13 @@ class RunContext:
         """The run's records and reference set, refusing files changed since agreement."""
         if run_id not in self._inputs:
             run = self.store.run(run_id)
-            if run.records_sha256 != file_sha256(self.config.records_path):
+            # The hash of the bytes this load parsed, not of the file read again: a file
+            # rewritten in between cannot pass for the one the run used.
+            loaded = load_inputs(self.config)
+            if run.records_sha256 != loaded.records.sha256:
                 raise PhaseFailed(words.records_changed_words(self.config.records_path))
             # Only the run being worked on is kept: fifty runs must not hold fifty copies.
-            self._inputs = {run_id: load_inputs(self.config)}
+            self._inputs = {run_id: loaded}
         return self._inputs[run_id]
 
     def agreement(self, run_id: str) -> Agreement:

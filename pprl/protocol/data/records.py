@@ -29,6 +29,8 @@ class RecordTable:
     attributes: dict[str, list[str]]
     # Per attribute: cells its kind could not read, counted as missing (policy "missing").
     unreadable: dict[str, int] = field(default_factory=dict)
+    # SHA-256 (hex) of the bytes these records were read from ("" when not from a file).
+    sha256: str = ""
 
     def __len__(self) -> int:
         return len(self.ids)
