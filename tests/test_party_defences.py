@@ -17,7 +17,7 @@ from pprl import __version__
 from pprl.party.coordination.coordinator import Coordinator, CoordinatorError
 from pprl.party.keys.certs import make_development_pki
 from pprl.party.reasons import reason_of
-from pprl.party.storage.artifacts import PEER_TENSOR
+from pprl.party.storage.artifacts import OWN_MATCHES, OWN_TENSOR, PEER_TENSOR
 from pprl.party.storage.state import run_dir
 from pprl.wire.v1 import linkage_pb2 as pb
 from tests.conftest import coordinate, stub_as, tensor_stream
@@ -346,3 +346,34 @@ def test_records_sharing_every_value_are_linked_and_marked_for_review(deploy):
     marked = {row["alice_id"] for row in rows if row["review"] == "yes"}
     assert marked and marked <= {"A000001", "A999999"}
     assert all(row["alice_records_sharing_values"] == "2" for row in rows if row["review"])
+
+
+def test_a_peer_sending_your_own_tensor_back_is_refused_before_any_id_is_sent(deploy):
+    """The reflection attack: Bob pushes Alice's own release as his. Every row would match
+    itself and REVEAL would send him every id; MATCH refuses first (REFLECTED)."""
+    deployment = deploy(size=RECORDS)
+    path = deployment.workdir / "trained.json"
+    result = coordinate(deployment, "--until", "train", "--json", str(path))
+    assert result.returncode == 0, result.stderr
+    run_id = json.loads(path.read_text())["run_id"]
+    alice_run = run_dir(deployment.parties["alice"].state_dir, run_id)
+    own = (alice_run / OWN_TENSOR).read_bytes()
+    shape = (RECORDS, MAPPING_ENTRIES, len(own) // (RECORDS * MAPPING_ENTRIES))
+    # Shuffled, as a careful attacker would send it: rows in another order.
+    rows = np.frombuffer(own, dtype=np.uint8).reshape(RECORDS, -1)
+    mirrored = rows[np.random.default_rng(1).permutation(RECORDS)].tobytes()
+    peer, peer_channel = stub_as(deployment, "alice", "bob")
+    control, control_channel = stub_as(deployment, "alice", "coordinator")
+    with peer_channel, control_channel:
+        digest = peer.peer.GetAgreement(pb.GetAgreementRequest(run_id=run_id), timeout=10).digest
+        peer.peer.PushTensor(tensor_stream(run_id, digest, shape, mirrored), timeout=30)
+
+        def advance(phase):
+            request = pb.AdvanceRequest(run_id=run_id, phase=phase, peer="bob")
+            return list(control.control.Advance(request, timeout=60))
+
+        advance(pb.PHASE_EXCHANGE)
+        error = _error(lambda: advance(pb.PHASE_MATCH))
+    assert reason_of(error) == pb.REFLECTED, error.details()
+    assert "repeats this party's own release in 100% of its rows" in error.details()
+    assert not (alice_run / OWN_MATCHES).exists()

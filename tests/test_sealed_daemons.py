@@ -108,8 +108,11 @@ def _keys(run_id: str, digest: str, counts: list[int], values: bytes, **extra) -
 
 def test_bad_blinded_keys_are_refused_with_their_reason_and_nothing_replaced(exchanged):
     deployment, run_id, digest = exchanged
-    held = run_dir(deployment.parties["alice"].state_dir, run_id) / PEER_KEYS_TWICE
+    state = run_dir(deployment.parties["alice"].state_dir, run_id)
+    held = state / PEER_KEYS_TWICE
     before = held.read_bytes()
+    with np.load(state / OWN_KEYS) as data:
+        own_counts, own_values = data["counts"].tolist(), data["values"].tobytes()
     point = bytes([9]) + bytes(31)  # the X25519 base point: a valid value
     attempts = {
         "another run": (_keys(uuid.uuid4().hex, digest, [1], point), pb.UNKNOWN_RUN),
@@ -117,6 +120,8 @@ def test_bad_blinded_keys_are_refused_with_their_reason_and_nothing_replaced(exc
         "short values": (_keys(run_id, digest, [2], point), pb.BAD_CIPHERTEXT),
         "rows skipped": (_keys(run_id, digest, [1], point, first_row=5), pb.BAD_CIPHERTEXT),
         "small order": (_keys(run_id, digest, [1], bytes(32)), pb.BAD_CIPHERTEXT),
+        # Alice's own once-blinded keys sent back as Bob's.
+        "reflected": (_keys(run_id, digest, own_counts, own_values), pb.REFLECTED),
         # Well-formed, but not the keys this run already holds from Bob.
         "replaced": (_keys(run_id, digest, [1], point), pb.ALREADY_RECEIVED),
     }

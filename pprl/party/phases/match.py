@@ -18,8 +18,9 @@ from pprl.party.storage.artifacts import (
 )
 from pprl.protocol import pipeline
 from pprl.protocol.expectation import Simulation, after_linking
-from pprl.protocol.linkage import soft_links
+from pprl.protocol.linkage import reflection, soft_links
 from pprl.protocol.model import classifier
+from pprl.wire.v1 import linkage_pb2 as pb
 
 
 def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
@@ -36,6 +37,7 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
             soft_links.check_top_k(top_k, len(peer))
         except ValueError as exc:
             raise PhaseFailed(f"[method] {exc}, in {ctx.config.source}") from None
+    _refuse_reflection(ctx, run_id, own, peer)
     where = f"on {ctx.config.scheduler}" if ctx.config.scheduler else "here"
     progress(0, len(own), "records", agreement.encoding.match_words(where))
     matched = pipeline.match(
@@ -66,6 +68,22 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     progress(len(own), len(own), "records", said)
     if top_k:
         _soft_match(ctx, run_id, own, peer, model, top_k, progress)
+
+
+def _refuse_reflection(ctx: RunContext, run_id: str, own: TensorFile, peer: TensorFile) -> None:
+    """Stop before scoring, and so before REVEAL sends any id, when the peer's tensor repeats
+    this party's own release (pprl.protocol.linkage.reflection)."""
+    share = reflection.repeated_share(
+        reflection.blocks(own, len(own)), reflection.blocks(peer, len(peer))
+    )
+    noisy = ctx.agreement(run_id).method.noise_sigma > 0
+    if reflection.is_reflected(share, noisy, len(own), len(peer)):
+        raise PhaseFailed(
+            f"{ctx.peer(run_id).peer}'s tensor repeats this party's own release in "
+            f"{share:.0%} of its rows: a party's own release sent back would link every record "
+            "to itself and reveal every id; nothing was scored or sent",
+            reason=pb.REFLECTED,
+        )
 
 
 def _soft_match(

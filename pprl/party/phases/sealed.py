@@ -28,6 +28,7 @@ from pprl.party.storage.artifacts import (
     PEER_KEYS_TWICE,
 )
 from pprl.protocol import pipeline
+from pprl.protocol.linkage import reflection
 from pprl.protocol.model import classifier
 from pprl.protocol.model.features import unit_vectors
 from pprl.protocol.sealed import linear_form, session
@@ -167,6 +168,13 @@ def match(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
 def reblind_for_peer(ctx: RunContext, run_id: str, counts: np.ndarray, values: bytes) -> bytes:
     """The peer's once-blinded keys blinded again with this party's scalar: returned to it,
     and kept (they and this party's own make the candidates)."""
+    _, own = _read_keys(ctx, run_id, OWN_KEYS)
+    if session.repeated_share(own, values) > reflection.NOISY_SHARE:
+        # The peer's keys are blinded by its own scalar: none equals one of ours by chance.
+        raise PhaseFailed(
+            "keys refused: they repeat this party's own blinded keys (sent back to it)",
+            reason=pb.REFLECTED,
+        )
     blinder = Blinder.from_secret(ctx.artifact(run_id, BLINDING_SECRET).path.read_bytes())
     again = session.reblinded(blinder, values, "the peer's keys")
     if ctx.store.artifact(run_id, PEER_KEYS_TWICE, verify=False) is not None:

@@ -41,6 +41,7 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     STORAGE: _ClassVar[ErrorReason]
     POOR_LINKAGE: _ClassVar[ErrorReason]
     BAD_CIPHERTEXT: _ClassVar[ErrorReason]
+    REFLECTED: _ClassVar[ErrorReason]
 PHASE_UNSPECIFIED: Phase
 PHASE_AGREE: Phase
 PHASE_SMASH: Phase
@@ -70,6 +71,7 @@ RUN_OPEN: ErrorReason
 STORAGE: ErrorReason
 POOR_LINKAGE: ErrorReason
 BAD_CIPHERTEXT: ErrorReason
+REFLECTED: ErrorReason
 
 class ErrorDetail(_message.Message):
     __slots__ = ("reason", "message")
