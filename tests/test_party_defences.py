@@ -7,6 +7,8 @@ import csv
 import hashlib
 import io
 import json
+import threading
+import time
 import uuid
 
 import grpc
@@ -377,3 +379,34 @@ def test_a_peer_sending_your_own_tensor_back_is_refused_before_any_id_is_sent(de
     assert reason_of(error) == pb.REFLECTED, error.details()
     assert "repeats this party's own release in 100% of its rows" in error.details()
     assert not (alice_run / OWN_MATCHES).exists()
+
+
+def test_calls_that_never_send_a_request_from_a_stranger_hold_no_worker(agreed):
+    """Any certificate of the CA could open unary calls that send headers and never a request
+    and so hold every worker thread (eight): the coordinator's status calls then timed out.
+    Now a stranger's call is refused as it starts, before any request is read."""
+    deployment, run_id = agreed
+    make_development_pki(deployment.workdir / "certs", ["mallory"])
+    stop = threading.Event()
+
+    def silent():
+        """A request stream that sends nothing until the test ends."""
+        stop.wait(60)
+        yield from ()
+
+    _, channel = stub_as(deployment, "alice", "mallory")
+    held = []
+    for path in ("/pprl.wire.v1.Control/GetStatus", "/pprl.wire.v1.Peer/GetAgreement") * 8:
+        call = channel.stream_unary(path, request_serializer=lambda m: m)
+        held.append(call.future(silent(), timeout=60))
+    try:
+        stub, coordinator = stub_as(deployment, "alice", "coordinator")
+        with coordinator:
+            began = time.monotonic()
+            status = stub.control.GetStatus(pb.GetStatusRequest(run_id=run_id), timeout=10)
+            assert status.run_id == run_id and time.monotonic() - began < 5
+        refused = [call.exception() for call in held]
+        assert all(reason_of(error) == pb.NOT_AUTHORISED for error in refused)
+    finally:
+        stop.set()
+        channel.close()

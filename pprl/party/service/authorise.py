@@ -17,10 +17,12 @@ import grpc
 from pprl.party.config import PartyConfig
 from pprl.party.keys.tls import caller_identity
 from pprl.party.reasons import abort
-from pprl.party.service.handlers import Behaviour, wrap_handler
+from pprl.party.service.handlers import Behaviour, as_request_stream, wrap_handler
 from pprl.wire.v1 import linkage_pb2 as pb
 
 log = logging.getLogger("pprl.party")
+# How long an authorised caller may hold a worker before its one request message arrives.
+FIRST_MESSAGE_SECONDS = 30.0
 
 
 @dataclass(frozen=True)
@@ -49,10 +51,21 @@ def service_of(method: str) -> str:
 
 class Authorise(grpc.ServerInterceptor):
     """Checks the caller's certificate identity before the method runs. The identity is only
-    known from the servicer context, so the check wraps the method's behaviour."""
+    known from the servicer context, so the check wraps the method's behaviour.
 
-    def __init__(self, audiences: Mapping[str, Audience]) -> None:
+    A method whose request is one message would have gRPC take a worker thread and wait in it
+    for that message before any behaviour runs: calls that send headers and never a request
+    would hold every worker, from any certificate of the CA. Such methods are therefore served
+    as streams (the same bytes on the wire): the identity is checked as the call starts, and
+    an authorised caller's request must arrive within FIRST_MESSAGE_SECONDS."""
+
+    def __init__(
+        self,
+        audiences: Mapping[str, Audience],
+        first_message_seconds: float = FIRST_MESSAGE_SECONDS,
+    ) -> None:
         self._audiences = dict(audiences)
+        self._first_message_seconds = first_message_seconds
 
     def intercept_service(self, continuation, handler_call_details):
         handler = continuation(handler_call_details)
@@ -60,6 +73,8 @@ class Authorise(grpc.ServerInterceptor):
             return None  # no such method: gRPC answers UNIMPLEMENTED
         method = handler_call_details.method
         audience = self._audiences.get(service_of(method))
+        if not handler.request_streaming:
+            handler = as_request_stream(handler, self._first_message_seconds)
         return wrap_handler(handler, lambda behaviour: _guard(method, audience, behaviour))
 
 
