@@ -322,10 +322,14 @@ def test_duplicate_ids_are_refused_naming_the_file_and_rows(deploy):
     assert result.returncode == 1
     assert "dup.csv" in result.stderr and "rows 2 and 52" in result.stderr
     assert "duplicate ids" in result.stderr
-    # bob learns at once that alice could not agree, instead of waiting for her, and why
-    assert "alice could not agree" in result.stderr
+    # The id itself never leaves alice: it is a record's.
+    assert "A000001" not in result.stderr
+    # bob learns at once that alice could not agree, instead of waiting for her, and why,
+    # by reason only: alice's files and rows are for her own operator
     assert "alice: INVALID_ARGUMENT [BAD_INPUT]" in result.stderr
-    assert "ABORTED [BAD_INPUT]: alice could not agree" in result.stderr
+    bob_line = result.stderr.split("bob: ", 1)[1]
+    assert "ABORTED [BAD_INPUT]: alice could not agree (BAD_INPUT)" in bob_line
+    assert "dup.csv" not in bob_line
 
 
 def test_records_sharing_every_value_are_linked_and_marked_for_review(deploy):
@@ -410,3 +414,32 @@ def test_calls_that_never_send_a_request_from_a_stranger_hold_no_worker(agreed):
     finally:
         stop.set()
         channel.close()
+
+
+def test_a_bad_cell_is_named_by_file_row_and_field_never_by_its_value(deploy):
+    """A cell its kind cannot read stops AGREE; what reaches the coordinator names where it
+    is and what is wrong, never the value (a record's)."""
+
+    def bad_date(deployment) -> None:
+        path = deployment.workdir / "data" / "alice.csv"
+        lines = path.read_text().splitlines()
+        lines[0] += ",dob"
+        lines[1:] = [line + ",1970-01-01" for line in lines[1:]]
+        lines[5] = lines[5].rsplit(",", 1)[0] + ",ZORBLAT 12/31/1970"
+        path.write_text("\n".join(lines) + "\n")
+        for name in ("alice", "bob"):
+            text = deployment.parties[name].config.read_text()
+            if name == "alice":
+                text = text.replace(
+                    "[records]\n",
+                    '[records]\nattributes = ["first", "middle", "last", "dob"]\n'
+                    'kinds = { dob = "date" }\n',
+                )
+            deployment.parties[name].config.write_text(text)
+
+    deployment = deploy(size=50, configure=bad_date)
+    result = coordinate(deployment)
+    assert result.returncode == 1
+    assert "alice.csv" in result.stderr and "row 6" in result.stderr
+    assert "'dob'" in result.stderr and "is not a date" in result.stderr
+    assert "ZORBLAT" not in result.stderr

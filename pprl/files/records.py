@@ -8,6 +8,7 @@ from pathlib import Path
 
 from pprl.files.tables import CsvTable, read_table
 from pprl.protocol.data.kinds import Attribute, BadValue
+from pprl.protocol.data.record_ids import id_problem
 from pprl.protocol.data.records import BAD_VALUE_POLICIES, RecordTable
 from pprl.protocol.errors import InputError, SettingError
 
@@ -50,8 +51,12 @@ def load_records(
             except BadValue as error:
                 if on_bad_value == "error":
                     hint = ' (or set on_bad_value = "missing" to count such cells as missing)'
+                    # The rule, not the cell: the error may reach the coordinator and the peer.
                     raise InputError(
-                        f"{error}{hint}", path=table.path, row=line, field=attribute.name
+                        f"the value {error.rule}{hint}",
+                        path=table.path,
+                        row=line,
+                        field=attribute.name,
                     ) from None
                 column.append("")
                 bad += 1
@@ -87,8 +92,9 @@ def _locate(table: CsvTable, names: Sequence[str]) -> dict[str, int]:
 def _record_id(table: CsvTable, line: int, value: str, id_column: str) -> str:
     """Ids are kept as written (bar surrounding spaces) because they are only matched exactly."""
     stripped = value.strip()
-    if not stripped:
-        raise InputError("empty id", path=table.path, row=line, field=id_column)
+    problem = id_problem(stripped)
+    if problem is not None:
+        raise InputError(problem, path=table.path, row=line, field=id_column)
     return stripped
 
 
@@ -96,7 +102,8 @@ def _refuse_duplicate_ids(path: str, id_column: str, ids: list[str], lines: list
     """A duplicated id would make the linkage result ambiguous."""
     groups = _duplicate_groups(ids, lines)
     if groups:
-        shown = "; ".join(f"{key!r} in {_rows_text(rows)}" for key, rows in groups[:_SHOWN_GROUPS])
+        # Rows, not the ids: an error may travel to the coordinator, and an id is a record's.
+        shown = "; ".join(f"one id in {_rows_text(rows)}" for _, rows in groups[:_SHOWN_GROUPS])
         message = (
             f"duplicate ids: {shown}; ids must be unique ({len(groups)} duplicated ids in all)"
         )

@@ -415,3 +415,25 @@ def test_records_rewritten_during_agree_are_refused_after_a_restart(fresh, undis
     code, _, err = fresh.coordinate("--abandon", run_id)
     assert code == 0, err
     assert fresh.linkage(fresh.finish()) == undisturbed
+
+
+def test_a_reference_set_edited_after_agree_is_refused_after_a_restart(fresh, undisturbed):
+    """The reference set is checked against the agreement's hash of it whenever a restarted
+    daemon reads it again; before, the run completed on the edited set."""
+    reference = fresh.deployment.workdir / "data" / "reference.csv"
+    original = reference.read_text(encoding="utf-8")
+    code, out, err = fresh.coordinate("--until", "smash")
+    assert code == 0, err
+    run_id = _run_id(out)
+    try:
+        header, first, *rest = original.splitlines(keepends=True)
+        reference.write_text(header + "".join(rest) + first, encoding="utf-8")
+        fresh.restart("alice")
+        code, _, err = fresh.coordinate("--run-id", run_id)
+        assert code != 0 and "reference.csv changed since this run's agreement" in err, err
+    finally:
+        reference.write_text(original, encoding="utf-8")
+    code, _, err = fresh.coordinate("--abandon", run_id)
+    assert code == 0, err
+    fresh.restart("alice")
+    assert fresh.linkage(fresh.finish()) == undisturbed

@@ -24,6 +24,7 @@ from pprl.party.storage.gate_cache import CACHE_DIR, DiskProjections
 from pprl.party.storage.inputs import Inputs, load_dictionary, load_inputs, load_population
 from pprl.party.storage.state import Artifact, RunStore
 from pprl.protocol.agreement import Agreement
+from pprl.protocol.data.record_ids import spreadsheet_safe
 from pprl.protocol.encodings import ENCODINGS, Runner
 from pprl.protocol.errors import PprlError
 from pprl.protocol.gate import attacked_entries
@@ -106,6 +107,10 @@ class RunContext:
             loaded = load_inputs(self.config)
             if run.records_sha256 != loaded.records.sha256:
                 raise PhaseFailed(words.records_changed_words(self.config.records_path))
+            _, description = run.agreement()
+            agreed = json.loads(description)["reference"]["sha256"]
+            if agreed != reference_sha256(loaded.reference):
+                raise PhaseFailed(words.records_changed_words(self.config.reference_path))
             # Only the run being worked on is kept: fifty runs must not hold fifty copies.
             self._inputs = {run_id: loaded}
         return self._inputs[run_id]
@@ -224,11 +229,16 @@ class RunContext:
         )
 
     def write_csv(self, run_id: str, name: str, header: list[str], rows: list) -> Path:
+        """Rows written whole or not at all; text cells a spreadsheet would run as a formula
+        (an id starting with =, +, -, @) escaped with a leading apostrophe."""
+
         def write(tmp: Path) -> None:
             with tmp.open("w", newline="", encoding="utf-8") as handle:
                 writer = csv.writer(handle)
                 writer.writerow(header)
-                writer.writerows(rows)
+                writer.writerows(
+                    [spreadsheet_safe(c) if isinstance(c, str) else c for c in row] for row in rows
+                )
 
         return self.write_artifact(run_id, name, write, {"rows": len(rows)})
 

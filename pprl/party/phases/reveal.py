@@ -6,6 +6,7 @@ from __future__ import annotations
 from pprl.party.phases import words
 from pprl.party.phases.context import PhaseFailed, PhaseProgress, RunContext
 from pprl.party.storage.artifacts import OWN_TENSOR, PEER_KEYS_TWICE, PEER_MATCHES, PEER_TENSOR
+from pprl.protocol.data.record_ids import id_problem
 from pprl.wire.v1 import linkage_pb2 as pb
 
 
@@ -50,14 +51,25 @@ def receive(ctx: RunContext, run_id: str, match_set: pb.PushMatchesRequest) -> i
     n_peer = held if held is not None else peer_keys.meta["rows"]  # type: ignore[union-attr]
     ours: set[int] = set()
     theirs: set[int] = set()
-    for pair in match_set.pairs:
+    ids: set[str] = set()
+    for number, pair in enumerate(match_set.pairs):
         key = (pair.receiver_row, pair.sender_row)
         if pair.receiver_row >= n_own or pair.sender_row >= n_peer:
             raise PhaseFailed(f"pair {key} is out of range")
         if pair.receiver_row in ours or pair.sender_row in theirs:
             raise PhaseFailed(f"pair {key} repeats a row: a linkage is one-to-one")
+        problem = id_problem(pair.sender_id)
+        if problem is not None:
+            raise PhaseFailed(f"pair {number}: {problem}")
+        if pair.sender_id in ids:
+            raise PhaseFailed(f"pair {number}: an id given to another row too")
+        if pair.sender_sharing > n_peer:
+            raise PhaseFailed(
+                f"pair {number}: {pair.sender_sharing:,} records sharing values, of {n_peer:,} rows"
+            )
         ours.add(pair.receiver_row)
         theirs.add(pair.sender_row)
+        ids.add(pair.sender_id)
     pairs = match_rows(match_set)
     ctx.write_json(run_id, PEER_MATCHES, {"pairs": pairs}, {"pairs": len(pairs)})
     return len(pairs)

@@ -33,7 +33,7 @@ from pprl.party.phases.context import PhaseFailed
 from pprl.party.phases.phase_runner import PhaseRunner
 from pprl.party.phases.reveal import match_rows
 from pprl.party.phases.work import PhaseWork
-from pprl.party.reasons import abort
+from pprl.party.reasons import abort, reason_name
 from pprl.party.storage.artifacts import PEER_MATCHES, PEER_TENSOR
 from pprl.party.storage.run_ids import BadRunId, check_run_id
 from pprl.party.storage.state import Run, RunStore
@@ -114,11 +114,14 @@ class PeerService(rpc.PeerServicer):
         run = self.store.get(request.run_id)
         failed = self.runner.agreement_failure(request.run_id)
         if failed is not None and (run is None or run.digest is None):
+            # Why, by reason only: the message names this party's files and rows, which are
+            # for its own operator (the coordinator has it), not for the peer.
             abort(
                 context,
                 grpc.StatusCode.ABORTED,
                 failed.reason,
-                f"{self.config.identity} could not agree: {failed.message}",
+                f"{self.config.identity} could not agree ({reason_name(failed.reason)}); its "
+                "operator has the details",
             )
         if run is None or run.digest is None:
             abort(

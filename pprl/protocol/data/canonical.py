@@ -26,7 +26,12 @@ _REPR_DIGITS = Context(prec=17)
 
 
 class BadValue(PprlError, ValueError):
-    """A value its kind cannot read; the loader adds the file, row and field."""
+    """A value its kind cannot read; the loader adds the file, row and field. `rule` says
+    what was wrong without the value, for errors that leave the party."""
+
+    def __init__(self, value: str, rule: str) -> None:
+        super().__init__(f"{value!r} {rule}")
+        self.rule = rule
 
 
 def canonical_quantity(text: str) -> str:
@@ -35,12 +40,13 @@ def canonical_quantity(text: str) -> str:
     differently still compare equal, and the distance is computed from what it reads back."""
     if not _DECIMAL.fullmatch(text):
         raise BadValue(
-            f"{text!r} is not a decimal number (digits, an optional sign and decimal point; "
-            "no decimal comma or thousands separator)"
+            text,
+            "is not a decimal number (digits, an optional sign and decimal point; "
+            "no decimal comma or thousands separator)",
         )
     number = float(text) + 0.0
     if not math.isfinite(number):
-        raise BadValue(f"{text!r} is too large a number")
+        raise BadValue(text, "is too large a number")
     return format(Decimal(repr(number)).normalize(_REPR_DIGITS), "f")
 
 
@@ -53,15 +59,15 @@ def canonical_coordinates(text: str) -> str:
     )
     match = _COORDINATE_PAIR.fullmatch(text.strip())
     if match is None:
-        raise BadValue(f"{text!r} is not a point: {expected}")
+        raise BadValue(text, f"is not a point: {expected}")
     try:
         latitude, longitude = canonical_quantity(match[1]), canonical_quantity(match[2])
     except BadValue:
-        raise BadValue(f"{text!r} is not a point: {expected}") from None
+        raise BadValue(text, f"is not a point: {expected}") from None
     if not -90 <= float(latitude) <= 90:
-        raise BadValue(f"{text!r} has latitude {latitude}, outside -90 to 90: {expected}")
+        raise BadValue(text, f"has latitude {latitude}, outside -90 to 90: {expected}")
     if not -180 <= float(longitude) <= 180:
-        raise BadValue(f"{text!r} has longitude {longitude}, outside -180 to 180: {expected}")
+        raise BadValue(text, f"has longitude {longitude}, outside -180 to 180: {expected}")
     return f"{latitude},{longitude}"
 
 

@@ -142,7 +142,7 @@ class Number(Kind):
     def read(self, text: str, date_format: str) -> str | None:
         digits = _NUMBER_SEPARATORS.sub("", text)
         if not digits.isascii() or not digits.isdigit():
-            raise BadValue(f"{text!r} is not a number (digits, with spaces or - . / ( ) +)")
+            raise BadValue(text, "is not a number (digits, with spaces or - . / ( ) +)")
         return digits
 
 
@@ -158,7 +158,7 @@ class Date(Kind):
         try:
             return datetime.strptime(text, date_format).strftime("%Y%m%d")
         except ValueError:
-            raise BadValue(f"{text!r} is not a date in the format {date_format!r}") from None
+            raise BadValue(text, f"is not a date in the format {date_format!r}") from None
 
     def distances(
         self, values_a: Sequence[str], values_b: Sequence[str], clamp: int, scale: float | None

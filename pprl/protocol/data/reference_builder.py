@@ -277,7 +277,7 @@ def parse_bounds(text: str, *, field: str | None = None) -> tuple[str, str]:
     match = _BOUNDS.fullmatch(text.strip())
     try:
         if match is None:
-            raise BadValue(f"{text!r} is not LOW-HIGH")
+            raise BadValue(text, "is not LOW-HIGH")
         low, high = canonical_quantity(match[1]), canonical_quantity(match[2])
     except BadValue as error:
         message = f"quantity range: {error} (e.g. quantity:140-210 or quantity:-90-90)"
@@ -297,7 +297,7 @@ def parse_box(text: str, *, field: str | None = None) -> tuple[str, str, str, st
     first, colon, second = text.partition(":")
     try:
         if not colon:
-            raise BadValue(f"{text!r} is not LAT1,LON1:LAT2,LON2")
+            raise BadValue(text, "is not LAT1,LON1:LAT2,LON2")
         corners = [canonical_coordinates(first), canonical_coordinates(second)]
     except BadValue as error:
         raise InputError(f"coordinates box: {error} {example}", field=field) from None
