@@ -77,6 +77,15 @@ def point_of(canonical: str) -> tuple[float, float]:
     return float(latitude), float(longitude)
 
 
+def composed(text: str) -> str:
+    """One Unicode form for every value (NFC), without invisible formatting characters (a
+    zero-width space, a byte-order mark, a direction mark): a name typed as "é" and as "e"
+    plus a combining accent, or with a stray zero-width space, is the same name. Whether
+    accents then count is the kind's choice (a name keeps them; text drops them)."""
+    normal = unicodedata.normalize("NFC", text)
+    return "".join(c for c in normal if unicodedata.category(c) != "Cf")
+
+
 def ascii_upper(text: str) -> str:
     """Accents dropped (É -> E) so that registers typed with and without them agree."""
     decomposed = unicodedata.normalize("NFKD", text)

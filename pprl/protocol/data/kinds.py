@@ -27,6 +27,7 @@ from pprl.protocol.data.canonical import (
     ascii_upper,
     canonical_coordinates,
     canonical_quantity,
+    composed,
     point_of,
 )
 from pprl.protocol.data.distances import (
@@ -308,7 +309,7 @@ def scales_of(attributes: Sequence[Attribute]) -> dict[str, float]:
 
 def normalise_value(kind: str, raw: str, date_format: str = DEFAULT_DATE_FORMAT) -> str | None:
     """Canonical form of one cell; raises BadValue when the kind cannot read it."""
-    text = " ".join(raw.split())
+    text = " ".join(composed(raw).split())
     if not text:
         return None
     return kind_named(kind).read(text, date_format)

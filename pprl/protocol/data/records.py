@@ -12,12 +12,15 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from pprl.protocol.data.canonical import composed
+
 BAD_VALUE_POLICIES = ("error", "missing")
 
 
 def normalise(value: str) -> str:
-    """Upper-case, collapse internal whitespace, strip ends: case and spacing never count."""
-    return " ".join(value.split()).upper()
+    """Upper-case, collapse internal whitespace, strip ends, one Unicode form: case, spacing
+    and how an accent was typed never count."""
+    return " ".join(composed(value).split()).upper()
 
 
 @dataclass(frozen=True)
