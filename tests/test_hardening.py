@@ -93,15 +93,25 @@ def test_a_second_coordinator_cannot_take_the_open_run_and_abandon_frees_the_dae
     assert fourth["run_id"] not in {run_id, third} and fourth["resumed_after"] is None
 
 
-def test_a_second_daemon_on_a_taken_port_exits_with_the_reason(deploy):
+def test_a_second_daemon_on_a_taken_port_or_state_directory_exits_with_the_reason(deploy):
     deployment = deploy(size=RECORDS)
     config = deployment.parties["alice"].config
-    second = subprocess.run(
-        [sys.executable, "-m", "pprl", "party", "serve", "--config", str(config)],
-        capture_output=True,
-        text=True,
-        timeout=60,
+    elsewhere = config.with_name("alice-elsewhere.toml")
+    party = deployment.parties["alice"]
+    elsewhere.write_text(
+        config.read_text().replace(str(party.state_dir), str(party.state_dir) + "-elsewhere")
     )
+
+    def serve(path):
+        command = [sys.executable, "-m", "pprl", "party", "serve", "--config", str(path)]
+        return subprocess.run(command, capture_output=True, text=True, timeout=60)
+
+    # The same state directory: two daemons would mix their runs.
+    second = serve(config)
+    assert second.returncode == 2
+    assert "another daemon is using this state directory" in second.stderr
+    # Its own state directory, the same port.
+    second = serve(elsewhere)
     assert second.returncode == 2
     assert "cannot listen on 127.0.0.1:" in second.stderr and "port is taken" in second.stderr
     assert _summary(deployment)["parties"]["bob"]["agreed_matches"] > 0

@@ -9,7 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from pprl.party.storage.state import ArtifactError, RunStore, file_sha256, run_dir
+from pprl.party.storage.state import (
+    ArtifactError,
+    RunStore,
+    StateDirInUse,
+    file_sha256,
+    run_dir,
+)
 from pprl.protocol.phases import Phase
 
 
@@ -277,3 +283,14 @@ def test_prune_deletes_bulk_files_of_closed_runs_beyond_the_newest_kept(store: R
     assert len(list(store.state_dir.rglob("linkage.csv"))) == 4  # results are not bulk
     assert store.get("run-0") is not None  # the run's row stays
     assert store.prune(("tensor.u8",), keep=1) == 0
+
+
+def test_the_state_directory_is_private_and_held_by_one_store(tmp_path: Path) -> None:
+    """Mode 0700 whatever the umask (no other user lists or reads runs, hashes or keys), and
+    locked: a second store on it (a second daemon) is refused until the first closes."""
+    store = RunStore(tmp_path / "state")
+    assert (tmp_path / "state").stat().st_mode & 0o777 == 0o700
+    with pytest.raises(StateDirInUse, match="another daemon is using this state directory"):
+        RunStore(tmp_path / "state")
+    store.close()
+    RunStore(tmp_path / "state").close()

@@ -4,6 +4,7 @@ digest with the peer (both proposals' larger noise when both chose their own).""
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from pprl import __version__, failpoints
@@ -25,7 +26,7 @@ from pprl.protocol.method import (
     without_sigma,
 )
 from pprl.protocol.privacy import noise
-from pprl.protocol.privacy.noise_choice import NoiseChoice
+from pprl.protocol.privacy.noise_choice import SIGMA_STEPS, NoiseChoice
 from pprl.wire.v1 import linkage_pb2 as pb
 
 
@@ -76,7 +77,7 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
         # Both chose their own noise: the larger protects both releases. Each side
         # derives the same final description from the two proposals, and the final
         # digest is checked again on every tensor the peer pushes (EXCHANGE).
-        proposed = float(peer_description["params"]["noise_sigma"])
+        proposed = _proposed_sigma(peer_description, peer.peer)
         agreed = max(choice.sigma, proposed)
         agreement = agreement.with_noise(agreed)
         description, digest = _set_agreement(ctx, run_id, agreement, inputs)
@@ -90,6 +91,21 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     seed = config.development_seed if ctx.randomness.replayable else None
     said = words.agreed_words(digest, peer.peer, agreement.noise_words(), seed)
     progress(1, 1, "agreements", said)
+
+
+def _proposed_sigma(description: dict[str, Any], peer: str) -> float:
+    """The peer's automatic noise, refused unless a gate could have chosen it (a number
+    from 0 to the largest step): infinite or huge noise would make the release meaningless
+    and its accounting undefined."""
+    value = description["params"].get("noise_sigma")
+    top = SIGMA_STEPS[-1]
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    if not ok or not math.isfinite(value) or not 0 <= value <= top:
+        raise PhaseFailed(
+            f"{peer} proposed noise {value!r}, which no gate chooses (a number from 0 to {top:g})",
+            reason=pb.DIGEST_MISMATCH,
+        )
+    return float(value)
 
 
 def _set_agreement(

@@ -6,6 +6,7 @@ committed, so a daemon killed mid-phase redoes that phase and nothing before it.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import sqlite3
@@ -13,9 +14,10 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
 from pprl.party.storage.run_ids import check_run_id
-from pprl.protocol.errors import PprlError
+from pprl.protocol.errors import InputError, PprlError
 from pprl.protocol.phases import LAST_PHASE, Phase
 
 _SCHEMA = """
@@ -104,12 +106,36 @@ def run_dir(state_dir: Path, run_id: str) -> Path:
     return Path(state_dir) / "runs" / check_run_id(run_id)
 
 
+class StateDirInUse(InputError):
+    """Another daemon holds this state directory: two would mix their runs."""
+
+
+def _lock_directory(state_dir: Path) -> TextIO:
+    """An exclusive lock on the state directory for this process's life (released when the
+    store is closed or the process ends, however it ends)."""
+    handle = (state_dir / "daemon.lock").open("a+", encoding="utf-8")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.close()
+        raise StateDirInUse(
+            "another daemon is using this state directory; give each daemon its own",
+            path=str(state_dir),
+            field="state_dir",
+        ) from None
+    return handle
+
+
 class RunStore:
     """One daemon's runs. Thread-safe: gRPC handlers and phase workers share it."""
 
     def __init__(self, state_dir: Path) -> None:
         self.state_dir = Path(state_dir)
         self.state_dir.mkdir(parents=True, exist_ok=True)
+        # The runs, records' hashes, keys and results are this party's alone: no other user
+        # of the machine may list or read them, whatever the files' own modes.
+        self.state_dir.chmod(0o700)
+        self._held = _lock_directory(self.state_dir)
         self._lock = threading.Lock()
         self._db = sqlite3.connect(self.state_dir / "state.db", check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
@@ -124,6 +150,7 @@ class RunStore:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+        self._held.close()
 
     def remove_leftovers(self) -> int:
         """Delete temporary files a killed writer left beside its artifacts (atomic_file
