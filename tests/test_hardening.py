@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -106,14 +107,29 @@ def test_a_second_daemon_on_a_taken_port_or_state_directory_exits_with_the_reaso
         command = [sys.executable, "-m", "pprl", "party", "serve", "--config", str(path)]
         return subprocess.run(command, capture_output=True, text=True, timeout=60)
 
-    # The same state directory: two daemons would mix their runs.
-    second = serve(config)
+    # The same state directory, on a port of its own: two daemons would mix their runs.
+    same_state = config.with_name("alice-same-state.toml")
+    free = socket.socket()
+    free.bind(("127.0.0.1", 0))
+    port = free.getsockname()[1]
+    free.close()
+    same_state.write_text(
+        config.read_text().replace(f"127.0.0.1:{party.port}", f"127.0.0.1:{port}", 1)
+    )
+    second = serve(same_state)
     assert second.returncode == 2
     assert "another daemon is using this state directory" in second.stderr
-    # Its own state directory, the same port.
+    # Its own state directory, the same port, under any name of this machine's loopback.
     second = serve(elsewhere)
     assert second.returncode == 2
     assert "cannot listen on 127.0.0.1:" in second.stderr and "port is taken" in second.stderr
+    listen = f"127.0.0.1:{party.port}"
+    for other in (f"localhost:{party.port}", f"[::1]:{party.port}"):
+        elsewhere.write_text(elsewhere.read_text().replace(listen, other))
+        second = serve(elsewhere)
+        assert second.returncode == 2, other
+        assert f"answers on 127.0.0.1:{party.port}" in second.stderr, second.stderr
+        listen = other
     assert _summary(deployment)["parties"]["bob"]["agreed_matches"] > 0
 
 

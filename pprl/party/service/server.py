@@ -18,6 +18,7 @@ from pprl.party.service.authorise import Authorise, party_audiences
 from pprl.party.service.control_service import ControlService
 from pprl.party.service.malloc import limit_malloc_arenas
 from pprl.party.service.peer_service import PeerService
+from pprl.party.service.port_probe import serving_elsewhere
 from pprl.party.service.startup import check_startup
 from pprl.party.service.wire_log import WireLog
 from pprl.party.storage.state import RunStore
@@ -31,6 +32,14 @@ def build_server(
     config: PartyConfig,
 ) -> tuple[grpc.Server, int, RunStore, dict[str, PeerClient]]:
     check_startup(config)
+    taken = serving_elsewhere(config.listen)
+    if taken is not None:
+        raise InputError(
+            f"cannot listen on {config.listen}: the port is taken (something already answers "
+            f"on {taken}; another daemon?)",
+            path=config.source or None,
+            field="listen",
+        )
     store = RunStore(config.state_dir)
     store.remove_leftovers()
     peers = {p.identity: PeerClient(p, config.tls) for p in config.peers}
