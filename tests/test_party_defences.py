@@ -233,21 +233,42 @@ def test_phases_called_out_of_order_fail_precondition(agreed):
     assert deployment.parties["alice"].log.read_text().count("AGREE started") == 1
 
 
-def test_match_sets_under_another_digest_or_before_the_tensors_are_refused(agreed):
+def test_match_sets_under_another_digest_or_before_the_receivers_match_are_refused(agreed):
     deployment, run_id = agreed
-    stub, channel = stub_as(deployment, "alice", "bob")
     pair = pb.MatchedPair(sender_row=0, receiver_row=0, sender_id="B000000")
+    stub, channel = stub_as(deployment, "alice", "bob")
     with channel:
         digest = stub.peer.GetAgreement(pb.GetAgreementRequest(run_id=run_id), timeout=10).digest
+        early = pb.PushMatchesRequest(run_id=run_id, digest=digest, pairs=[pair])
+        error = _error(lambda: stub.peer.PushMatches(early, timeout=10))
+        assert error.code() == grpc.StatusCode.FAILED_PRECONDITION
+        assert reason_of(error) == pb.OUT_OF_ORDER
+        assert "has not completed MATCH here" in error.details()
+    result = coordinate(deployment, "--run-id", run_id, "--until", "match")
+    assert result.returncode == 0, result.stderr
+    stub, channel = stub_as(deployment, "alice", "bob")
+    with channel:
         other = pb.PushMatchesRequest(run_id=run_id, digest="0" * 64, pairs=[pair])
         error = _error(lambda: stub.peer.PushMatches(other, timeout=10))
         assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
         assert reason_of(error) == pb.DIGEST_MISMATCH
-        early = pb.PushMatchesRequest(run_id=run_id, digest=digest, pairs=[pair])
-        error = _error(lambda: stub.peer.PushMatches(early, timeout=10))
-        assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
-        assert reason_of(error) == pb.BAD_MATCHES
-        assert "before both parties' rows were in place" in error.details()
+
+
+def test_asking_for_the_agreement_again_and_again_does_not_inflate_bytes_sent(agreed):
+    deployment, run_id = agreed
+    peer, peer_channel = stub_as(deployment, "alice", "bob")
+    control, control_channel = stub_as(deployment, "alice", "coordinator")
+    with peer_channel, control_channel:
+
+        def sent() -> int:
+            request = pb.GetStatusRequest(run_id=run_id)
+            return control.control.GetStatus(request, timeout=10).bytes_sent
+
+        peer.peer.GetAgreement(pb.GetAgreementRequest(run_id=run_id), timeout=10)
+        before = sent()
+        for _ in range(20):
+            peer.peer.GetAgreement(pb.GetAgreementRequest(run_id=run_id), timeout=10)
+        assert sent() == before
 
 
 def _replace_in_config(deployment, name, old, new):

@@ -56,6 +56,7 @@ class PeerService(rpc.PeerServicer):
         # One tensor stream at a time: a peer opening many and sending nothing must not take
         # every worker thread (and with them the coordinator's Status calls).
         self._receiving = threading.Lock()
+        self._agreement_counted: set[str] = set()
 
     def _check_caller(self, run: Run, context: grpc.ServicerContext) -> None:
         """A run is between this daemon and one peer: another peer may not read or feed it."""
@@ -137,7 +138,10 @@ class PeerService(rpc.PeerServicer):
             description=run.description,
             software_version=__version__,
         )
-        self.store.add_counter(run.run_id, "bytes_sent", reply.ByteSize())
+        # Counted once a run: a peer asking again and again must not inflate bytes_sent.
+        if run.run_id not in self._agreement_counted:
+            self._agreement_counted.add(run.run_id)
+            self.store.add_counter(run.run_id, "bytes_sent", reply.ByteSize())
         return reply
 
     def PushTensor(
@@ -222,6 +226,14 @@ class PeerService(rpc.PeerServicer):
         self, request: pb.PushMatchesRequest, context: grpc.ServicerContext
     ) -> pb.PushMatchesResponse:
         run = self._current_run(context, request.run_id, Phase.LINK)
+        if run.completed < Phase.MATCH:
+            # The peer reveals after both have matched: earlier matches are out of order.
+            abort(
+                context,
+                grpc.StatusCode.FAILED_PRECONDITION,
+                pb.OUT_OF_ORDER,
+                f"matches refused: run {run.run_id!r} has not completed MATCH here",
+            )
         if request.digest != run.digest:
             abort(
                 context,
