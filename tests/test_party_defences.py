@@ -464,3 +464,21 @@ def test_a_bad_cell_is_named_by_file_row_and_field_never_by_its_value(deploy):
     assert "alice.csv" in result.stderr and "row 6" in result.stderr
     assert "'dob'" in result.stderr and "is not a date" in result.stderr
     assert "ZORBLAT" not in result.stderr
+
+
+def test_a_peer_with_more_records_than_this_daemon_accepts_stops_agree(deploy):
+    """Matching holds the peer's rows in memory: [limits] max_peer_records is checked against
+    the count the peer states at AGREE, before anything is sent."""
+
+    def limit(deployment) -> None:
+        _replace_in_config(
+            deployment, "alice", "[privacy]", "[limits]\nmax_peer_records = 50\n[privacy]"
+        )
+
+    deployment = deploy(size=RECORDS, configure=limit)
+    result = coordinate(deployment)
+    assert result.returncode != 0
+    assert "bob links 100 records, more than this daemon accepts (50" in result.stderr
+    assert "[limits] max_peer_records" in result.stderr
+    for name in ("alice", "bob"):
+        assert not list(deployment.parties[name].state_dir.rglob(PEER_TENSOR))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import json
 import math
+import os
 import tomllib
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -105,6 +106,7 @@ KNOWN_KEYS: dict[str, tuple[str, ...]] = {
     "coordinator": ("identity",),
     "wire_log": ("path",),
     "matching": ("scheduler",),
+    "limits": ("max_peer_records",),
     "development": ("seed",),
 }
 TABLES = tuple(t for t in KNOWN_KEYS if t)
@@ -187,6 +189,9 @@ class PartyConfig:
     # who knows it can replay the shuffle, the noise and the training sample, so it must never
     # be set in production. None: the daemon draws them from the operating system.
     development_seed: int | None = None
+    # [limits] max_peer_records: the most records a peer may link with this daemon, refused at
+    # AGREE above it (matching holds the peer's rows in memory).
+    max_peer_records: int = field(default_factory=lambda: default_max_peer_records())
     source: str = ""
 
     def peer(self, identity: str) -> PeerEndpoint:
@@ -680,6 +685,23 @@ def _choice(section: _Section, key: str, choices: tuple[str, ...], default: str)
     return value
 
 
+# The most records either party may link, whatever the machine.
+MAX_RECORDS = 50_000_000
+# MATCH's memory per peer row, measured at about 3.4 GB per million (issue: hardening).
+MATCH_BYTES_PER_PEER_ROW = 3400
+# The share of the machine's memory the default limit lets MATCH take.
+MATCH_MEMORY_SHARE = 0.5
+
+
+def default_max_peer_records() -> int:
+    """As many peer records as MATCH can hold in half the machine's memory."""
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return MAX_RECORDS
+    return max(1, min(MAX_RECORDS, int(memory * MATCH_MEMORY_SHARE / MATCH_BYTES_PER_PEER_ROW)))
+
+
 def read_toml(path: Path, what: str) -> dict[str, Any]:
     """A TOML file's tables, or an InputError naming the file (`what` it is when missing)."""
     try:
@@ -735,5 +757,8 @@ def load_config(path: str | Path) -> PartyConfig:
         wire_log=_optional_file(top.section("wire_log", required=False), "path"),
         scheduler=_scheduler(top.section("matching", required=False)),
         development_seed=_development_seed(top.section("development", required=False)),
+        max_peer_records=top.section("limits", required=False).count(
+            "max_peer_records", default_max_peer_records()
+        ),
         source=str(path),
     )

@@ -20,12 +20,12 @@ from pathlib import Path
 import numpy as np
 
 from pprl.files.atomic import atomic_file
+from pprl.party.config import MAX_RECORDS
 from pprl.party.keys.tls import CHUNK_BYTES
 from pprl.protocol.errors import PprlError
 from pprl.wire.v1 import linkage_pb2 as pb
 
 DTYPE = "uint8"
-MAX_RECORDS = 50_000_000
 
 
 class TransferError(PprlError, ValueError):
@@ -40,6 +40,7 @@ class Expected:
     digest: str
     mapping_entries: int
     width: int  # coordinates per value: reference rows, or projected components
+    max_rows: int = MAX_RECORDS  # [limits] max_peer_records
 
 
 def tensor_messages(
@@ -79,7 +80,7 @@ def _check_header(header: pb.TensorHeader, expected: Expected) -> tuple[int, int
         raise TransferError(f"dtype {header.dtype!r}, expected {DTYPE!r}")
     shape = tuple(header.shape)
     wanted = (expected.mapping_entries, expected.width)
-    if len(shape) != 3 or shape[1:] != wanted or not 0 < shape[0] <= MAX_RECORDS:
+    if len(shape) != 3 or shape[1:] != wanted or not 0 < shape[0] <= expected.max_rows:
         raise TransferError(f"shape {shape}, expected (records, {wanted[0]}, {wanted[1]})")
     total = math.prod(shape)
     if header.total_bytes != total:

@@ -43,6 +43,7 @@ def data_report(inputs: Inputs, agreement: Agreement) -> dict[str, Any]:
         "repeated_records": repeated,
         "missing_values": records.missing(),
         "unreadable_values": dict(records.unreadable),
+        "records": len(records),
     }
 
 
@@ -72,6 +73,13 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     mismatch = check_versions(__version__, theirs.software_version, peer.peer)
     if mismatch:
         raise PhaseFailed(mismatch, reason=pb.VERSION_MISMATCH)
+    if theirs.records > config.max_peer_records:
+        raise PhaseFailed(
+            f"{peer.peer} links {theirs.records:,} records, more than this daemon accepts "
+            f"({config.max_peer_records:,}, [limits] max_peer_records in {config.source}; the "
+            "default is what matching can hold in half this machine's memory); nothing was sent",
+            reason=pb.BAD_INPUT,
+        )
     peer_description = json.loads(theirs.description)
     if choice is not None and without_sigma(peer_description) == without_sigma(description):
         # Both chose their own noise: the larger protects both releases. Each side

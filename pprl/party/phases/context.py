@@ -146,7 +146,7 @@ class RunContext:
         entries, width = ENCODINGS[method.encoding].wire_shape(
             agreed["mapping"], method, agreed["reference"]["rows"]
         )
-        return Expected(run_id, digest, entries, width)
+        return Expected(run_id, digest, entries, width, self.config.max_peer_records)
 
     # -- what earlier phases stored ------------------------------------------------------
     def artifact(self, run_id: str, name: str) -> Artifact:

@@ -22,7 +22,6 @@ from pprl.party.config import PartyConfig
 from pprl.party.keys.tls import caller_identity
 from pprl.party.peering import sealed_checks
 from pprl.party.peering.transfer import (
-    MAX_RECORDS,
     StreamTimeout,
     TransferError,
     idle_limited,
@@ -34,7 +33,7 @@ from pprl.party.phases.phase_runner import PhaseRunner
 from pprl.party.phases.reveal import match_rows
 from pprl.party.phases.work import PhaseWork
 from pprl.party.reasons import abort, reason_name
-from pprl.party.storage.artifacts import PEER_MATCHES, PEER_TENSOR
+from pprl.party.storage.artifacts import DATA_REPORT, PEER_MATCHES, PEER_TENSOR
 from pprl.party.storage.run_ids import BadRunId, check_run_id
 from pprl.party.storage.state import Run, RunStore
 from pprl.protocol.phases import Phase
@@ -132,11 +131,13 @@ class PeerService(rpc.PeerServicer):
                 f"no agreement yet for run {request.run_id!r}",
             )
         self._check_caller(run, context)
+        report = self.store.artifact(run.run_id, DATA_REPORT, verify=False)
         reply = pb.GetAgreementResponse(
             run_id=run.run_id,
             digest=run.digest,
             description=run.description,
             software_version=__version__,
+            records=int(report.meta.get("records", 0)) if report is not None else 0,
         )
         # Counted once a run: a peer asking again and again must not inflate bytes_sent.
         if run.run_id not in self._agreement_counted:
@@ -307,7 +308,10 @@ class PeerService(rpc.PeerServicer):
         chunks = []
         try:
             for chunk in received_keys(
-                itertools.chain([first], messages), run.run_id, first.digest, MAX_RECORDS
+                itertools.chain([first], messages),
+                run.run_id,
+                first.digest,
+                self.config.max_peer_records,
             ):
                 chunks.append(chunk)
         except StreamTimeout as error:

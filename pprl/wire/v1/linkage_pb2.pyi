@@ -88,16 +88,18 @@ class GetAgreementRequest(_message.Message):
     def __init__(self, run_id: _Optional[str] = ...) -> None: ...
 
 class GetAgreementResponse(_message.Message):
-    __slots__ = ("run_id", "digest", "description", "software_version")
+    __slots__ = ("run_id", "digest", "description", "software_version", "records")
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     DIGEST_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     SOFTWARE_VERSION_FIELD_NUMBER: _ClassVar[int]
+    RECORDS_FIELD_NUMBER: _ClassVar[int]
     run_id: str
     digest: str
     description: str
     software_version: str
-    def __init__(self, run_id: _Optional[str] = ..., digest: _Optional[str] = ..., description: _Optional[str] = ..., software_version: _Optional[str] = ...) -> None: ...
+    records: int
+    def __init__(self, run_id: _Optional[str] = ..., digest: _Optional[str] = ..., description: _Optional[str] = ..., software_version: _Optional[str] = ..., records: _Optional[int] = ...) -> None: ...
 
 class PushTensorRequest(_message.Message):
     __slots__ = ("header", "chunk")
