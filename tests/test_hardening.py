@@ -240,7 +240,14 @@ def test_what_the_peer_sent_cannot_be_replaced_and_its_matches_must_be_one_to_on
         assert error.code() == grpc.StatusCode.ALREADY_EXISTS
         assert reason_of(error) == pb.ALREADY_RECEIVED
         assert (alice_run / PEER_TENSOR).read_bytes() == data
-        # alice's own tensor is in place (her SMASH made it), so matches may now arrive
+    # matches arrive only once alice has matched (on the tensor "bob" pushed above)
+    control, control_channel = stub_as(deployment, "alice", "coordinator")
+    with control_channel:
+        for phase in (pb.PHASE_EXCHANGE, pb.PHASE_MATCH):
+            request = pb.AdvanceRequest(run_id=run_id, phase=phase, peer="bob")
+            assert list(control.control.Advance(request, timeout=120))[-1].finished
+    stub, channel = stub_as(deployment, "alice", "bob")
+    with channel:
         pairs = [pb.MatchedPair(sender_row=i, receiver_row=i, sender_id=f"B{i}") for i in (0, 1)]
         twice = [*pairs, pb.MatchedPair(sender_row=2, receiver_row=1, sender_id="B2")]
         error = _error(
