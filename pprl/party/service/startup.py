@@ -4,6 +4,7 @@ or with a misleading reason (a key of another certificate reads as "failed to bi
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import os
 import tempfile
 from pathlib import Path
@@ -17,6 +18,7 @@ from pprl.party.config import PartyConfig
 from pprl.party.keys.bloom_key import load_bloom_key
 from pprl.protocol.errors import InputError
 
+log = logging.getLogger("pprl.party")
 _PUBLIC = (serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
 
 
@@ -26,6 +28,33 @@ def check_startup(config: PartyConfig) -> None:
     check_state_dir(config.state_dir)
     if config.method.keyed and config.privacy.bloom_key is not None:
         load_bloom_key(config.privacy.bloom_key)  # missing or short: refused before serving
+    for warning in key_warnings(config):
+        log.warning("%s", warning)
+
+
+def key_warnings(config: PartyConfig) -> list[str]:
+    """Secrets other users of the machine could read, and the CA's key where it does not
+    belong: said at start, not refused (the operator may have reasons, e.g. a container)."""
+    secrets: list[tuple[str, Path | None]] = [
+        ("the TLS key", config.tls.key),
+        ("the noise key", config.privacy.noise_key),
+        ("the Bloom key", config.privacy.bloom_key),
+    ]
+    warnings = []
+    for what, path in secrets:
+        if path is not None and path.exists() and path.stat().st_mode & 0o077:
+            mode = path.stat().st_mode & 0o777
+            warnings.append(
+                f"{what} {path} is readable by other users of this machine (mode {mode:o}): "
+                f"chmod 600 {path}"
+            )
+    ca_key = config.tls.cert.parent / "ca.key"
+    if ca_key.exists():
+        warnings.append(
+            f"the CA's private key {ca_key} sits beside this daemon's certificate: anyone who "
+            "reads it can issue certificates both daemons trust; keep it offline"
+        )
+    return warnings
 
 
 def check_roles(config: PartyConfig) -> None:

@@ -21,6 +21,9 @@ class WireLog(grpc.ServerInterceptor):
     def __init__(self, path: Path) -> None:
         self._path = Path(path)
         self._path.parent.mkdir(parents=True, exist_ok=True)
+        # Every message of every run: this party's alone to read.
+        self._path.touch(mode=0o600, exist_ok=True)
+        self._path.chmod(0o600)
         self._lock = threading.Lock()
 
     def _write(self, direction: str, method: str, message: Any) -> None:
