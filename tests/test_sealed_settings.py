@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from pprl.party.config import load_config
 from pprl.protocol.method import method_params
 from pprl.protocol.sealed import session
 from tests.test_config import load_error, minimal, write
@@ -47,15 +48,32 @@ def test_sealed_settings_it_cannot_honour_are_refused_at_their_key(
     assert words in str(error)
 
 
-def test_sealed_needs_recipes_and_its_keys_need_it(tmp_path: Path) -> None:
+def test_without_recipes_the_schema_gives_them_or_the_error_says_to(tmp_path: Path) -> None:
     data = sealed()
     del data["method"]["sealed_keys"]
+    method = load_config(write(tmp_path, data)).method
+    assert method.sealed_keys == "first:soundex+last:soundex,first:initial+last,first+last:initial"
+    data["records"]["attributes"] = ["first"]
+    data["reference"]["mapping"] = [["first", "first"]]
     error = load_error(write(tmp_path, data))
-    assert error.field == "method.sealed_keys" and "needs blocking-key recipes" in str(error)
+    assert error.field == "method.sealed_keys" and "name them in sealed_keys" in str(error)
     other = minimal()
     other["method"] = {"sealed_keys": RECIPES}
     error = load_error(write(tmp_path, other))
     assert error.field == "method.sealed_keys" and 'encoding = "sealed" only' in str(error)
+
+
+def test_the_default_recipes_follow_the_schema() -> None:
+    """FEBRL4's ten fields: every recipe needs the date of birth or both names, and another
+    attribute; a state (a category) is too common to key on."""
+    kinds = {"given_name": "name", "surname": "name", "postcode": "number", "suburb": "text"}
+    kinds |= {"state": "category", "date_of_birth": "date"}
+    recipes = session.default_recipes(kinds).split(",")
+    assert "date_of_birth+surname:soundex" in recipes
+    assert "date_of_birth:year+given_name:soundex+surname:soundex" in recipes
+    assert "given_name:soundex+surname:soundex+postcode" in recipes
+    assert not any("state" in recipe for recipe in recipes)
+    assert all("+" in recipe for recipe in recipes)
 
 
 def test_the_digest_covers_the_recipes_thresholds_and_parameters() -> None:

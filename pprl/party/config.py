@@ -7,6 +7,7 @@ import json
 import math
 import os
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -486,9 +487,12 @@ def _bloom(section: _Section) -> dict[str, Any]:
     return {"encoding": encoding.name, **settings}
 
 
-def _sealed(section: _Section, attributes: tuple[str, ...]) -> dict[str, Any]:
+def _sealed(
+    section: _Section, attributes: tuple[str, ...], kinds: Mapping[str, str]
+) -> dict[str, Any]:
     """The sealed encoding's recipes (a list of strings, each checked against the records'
-    attributes), thresholds (a list of numbers) and parameter set; refused for any other."""
+    attributes; the schema's default ones when none are named), thresholds (a list of
+    numbers) and parameter set; refused for any other encoding."""
     keys = [key for key in SEALED_KEYS if key in section.data]
     if not _encoding(section).sealed:
         if keys:
@@ -507,6 +511,11 @@ def _sealed(section: _Section, attributes: tuple[str, ...]) -> dict[str, Any]:
         except SettingError as error:
             raise section._error("sealed_keys", str(error)) from None
         out["sealed_keys"] = written
+    else:
+        try:
+            out["sealed_keys"] = session.default_recipes({a: kinds[a] for a in attributes})
+        except SettingError as error:
+            raise section._error("sealed_keys", str(error)) from None
     if "sealed_thresholds" in section.data:
         value = section.data["sealed_thresholds"]
         numbers = isinstance(value, list) and all(
@@ -525,13 +534,14 @@ def _method(
     gate_on: bool,
     own_attributes: bool = False,
     attributes: tuple[str, ...] = ("first", "middle", "last"),
+    kinds: Mapping[str, str] | None = None,
 ) -> MethodParams:
     """The [method] table; `own_attributes`: [records] names its own attributes, so the
     records are a register's rather than the built-in demo's, and TRAIN corrupts them with
     the register error model unless error_model says otherwise."""
     defaults = MethodParams()
     bloom = _bloom(section)
-    sealed = _sealed(section, attributes)
+    sealed = _sealed(section, attributes, kinds or {a: "name" for a in attributes})
     negatives = section.count("negatives_per_positive", defaults.negatives_per_positive)
     sigma = section.data.get("noise_sigma", 0.0)
     auto = is_auto_noise(section, gate_on)
@@ -727,7 +737,8 @@ def load_config(path: str | Path) -> PartyConfig:
     privacy = _privacy(top.section("privacy", required=False))
     gate_on = privacy.max_reidentification < 1
     own_attributes = records.has("attributes")
-    method_params = _method(method, gate_on, own_attributes, attributes)
+    schema = _schema(records, attributes)
+    method_params = _method(method, gate_on, own_attributes, attributes, kinds_of(schema))
     if method_params.keyed and privacy.bloom_key is None:
         raise InputError(
             f"encoding = {method_params.encoding!r} needs the key file both parties hold "
@@ -742,7 +753,7 @@ def load_config(path: str | Path) -> PartyConfig:
         records_path=records.file("path"),
         id_column=records.string("id_column", "id"),
         attributes=attributes,
-        schema=_schema(records, attributes),
+        schema=schema,
         on_bad_value=_choice(records, "on_bad_value", BAD_VALUE_POLICIES, "error"),
         reference_path=reference.file("path"),
         mapping=reference.mapping("mapping", default_mapping(method_params.error_model)),

@@ -80,6 +80,53 @@ def check_settings(settings: Mapping[str, Any]) -> None:
             )
 
 
+# Kinds whose values, with a date of birth or both names, single a person out: an address
+# part, a postcode, a number. Categories (a state) are shared by too many to key on.
+_PLACE_KINDS = ("text", "number", "code")
+
+
+def default_recipes(kinds: Mapping[str, str]) -> str:
+    """Blocking-key recipes for a schema (attribute -> kind, in the records' order), when the
+    operator names none. Each needs two or three attributes to agree, the date of birth or
+    both names among them, so that people without a partner rarely share one (measured on
+    FEBRL4's ten fields: docs/sealed.md):
+
+    - a date with each name's Soundex code; its year, and its month and day, with the first
+      and last names' codes; the date with each place or number;
+    - the first and last names' codes with each place or number;
+    - with names only, the two names' codes, and each name with the other's initial (these
+      leak on names alone: docs/sealed.md).
+    """
+    names = [a for a, kind in kinds.items() if kind == "name"]
+    dates = [a for a, kind in kinds.items() if kind == "date"]
+    places = [a for a, kind in kinds.items() if kind in _PLACE_KINDS]
+    # The first and the last name attribute: a given name and a surname, usually.
+    pair = [names[0], names[-1]] if len(names) >= 2 else []
+    both = [f"{n}:soundex" for n in pair]
+    recipes = []
+    for date in dates:
+        recipes += [f"{date}+{n}:soundex" for n in names]
+        if len(both) == 2:
+            recipes += [f"{date}:year+{'+'.join(both)}", f"{date}:month-day+{'+'.join(both)}"]
+        recipes += [f"{date}+{place}" for place in places]
+    if len(both) == 2:
+        recipes += [f"{'+'.join(both)}+{place}" for place in places]
+        if not dates and not places:
+            first, second = pair
+            recipes += [
+                "+".join(both),
+                f"{first}:initial+{second}",
+                f"{first}+{second}:initial",
+            ]
+    if not recipes:
+        raise SettingError(
+            "no default blocking keys for these attributes (they need two names, or a date "
+            "with a name or a place): name them in sealed_keys",
+            setting="sealed_keys",
+        )
+    return ",".join(recipes)
+
+
 def setting(crypto: str, written_thresholds: str) -> CkksSetting:
     """The agreed CKKS parameters with the agreed thresholds."""
     base = CRYPTO[crypto]
