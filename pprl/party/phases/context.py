@@ -128,6 +128,9 @@ class RunContext:
                     MethodParams(**agreed["params"]),
                     agreed["kinds"],
                     agreed.get("scales"),  # only there when a quantity or coordinates are mapped
+                    # The reference set's figures as AGREE stored them: a phase resumed after a
+                    # restart does not compute them again.
+                    store=DiskProjections(self.config.state_dir / CACHE_DIR),
                     bloom_key=party_bloom_key(self.config),
                 )
             }
