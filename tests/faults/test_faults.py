@@ -437,3 +437,20 @@ def test_a_reference_set_edited_after_agree_is_refused_after_a_restart(fresh, un
     assert code == 0, err
     fresh.restart("alice")
     assert fresh.linkage(fresh.finish()) == undisturbed
+
+
+def test_a_kill_at_link_leaves_no_result_file_in_the_unfinished_run(fresh, undisturbed):
+    """LINK writes the result files, then is recorded; a kill in between used to leave a
+    linkage.csv in a run whose LINK was never recorded. A restarted daemon removes them, and
+    the resumed LINK writes them again."""
+    process = fresh.restart("alice", failpoint="kill-after:link")
+    code, out, _ = fresh.coordinate()
+    assert code != 0
+    assert process.wait(10) == -signal.SIGKILL
+    fresh.deployment.processes.pop("alice", None)
+    run_id = _run_id(out)
+    state = run_dir(fresh.deployment.parties["alice"].state_dir, run_id)
+    assert (state / LINKAGE_CSV).exists()  # written, LINK not recorded
+    fresh.ensure_running()
+    assert not (state / LINKAGE_CSV).exists()
+    _resumed_equals(fresh, undisturbed, run_id)

@@ -21,6 +21,7 @@ from pprl.party.service.peer_service import PeerService
 from pprl.party.service.port_probe import serving_elsewhere
 from pprl.party.service.startup import check_startup
 from pprl.party.service.wire_log import WireLog
+from pprl.party.storage.artifacts import RESULTS
 from pprl.party.storage.state import RunStore
 from pprl.protocol.errors import InputError
 from pprl.wire.v1 import linkage_pb2_grpc as rpc
@@ -42,6 +43,7 @@ def build_server(
         )
     store = RunStore(config.state_dir)
     store.remove_leftovers()
+    store.remove_unfinished_results(RESULTS)
     peers = {p.identity: PeerClient(p, config.tls) for p in config.peers}
     # Authorise comes first, so a refused call runs nothing else, not even the wire log.
     interceptors: list[grpc.ServerInterceptor] = [Authorise(party_audiences(config))]

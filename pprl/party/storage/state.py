@@ -161,6 +161,26 @@ class RunStore:
             removed += 1
         return removed
 
+    def remove_unfinished_results(self, names: tuple[str, ...]) -> int:
+        """Delete the result files of runs whose last phase is not recorded (a kill between
+        writing them and recording it): a result file is there only once its run is done,
+        and the resumed phase writes them again. Returns how many."""
+        with self._lock:
+            open_runs = [
+                row[0]
+                for row in self._db.execute(
+                    "SELECT run_id FROM runs WHERE completed < ?", (int(LAST_PHASE),)
+                )
+            ]
+        removed = 0
+        for run_id in open_runs:
+            for name in names:
+                path = run_dir(self.state_dir, run_id) / name
+                if path.exists():
+                    path.unlink()
+                    removed += 1
+        return removed
+
     def run_dir(self, run_id: str) -> Path:
         return run_dir(self.state_dir, run_id)
 
