@@ -12,7 +12,7 @@ import logging
 import math
 import threading
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NoReturn
 
 import grpc
 import numpy as np
@@ -164,11 +164,7 @@ class PeerService(rpc.PeerServicer):
         self, request_iterator: Iterator[pb.PushTensorRequest], context: grpc.ServicerContext
     ) -> pb.PushTensorResponse:
         caller = caller_identity(context) or ""
-        messages = idle_limited(request_iterator, self.config.peer(caller).timeout)
-        try:
-            first = next(messages, None)
-        except StreamTimeout as error:
-            abort(context, grpc.StatusCode.DEADLINE_EXCEEDED, pb.TIMED_OUT, f"tensor: {error}")
+        first, messages = self._first(request_iterator, context, "tensor")
         if first is None or not first.HasField("header"):
             abort(
                 context,
@@ -289,21 +285,35 @@ class PeerService(rpc.PeerServicer):
             )
         return run
 
-    def _first(self, messages: Iterator, context: grpc.ServicerContext, what: str) -> Any:
+    def _first(
+        self, request_iterator: Iterator, context: grpc.ServicerContext, what: str
+    ) -> tuple[Any, Iterator]:
+        """A peer stream's first message (None: the stream was empty) and the rest, each
+        waited for at most [peer] timeout_seconds."""
+        caller = caller_identity(context) or ""
+        messages = idle_limited(request_iterator, self.config.peer(caller).timeout)
         try:
-            first = next(messages, None)
+            return next(messages, None), messages
         except StreamTimeout as error:
             abort(context, grpc.StatusCode.DEADLINE_EXCEEDED, pb.TIMED_OUT, f"{what}: {error}")
-        if first is None:
-            abort(context, grpc.StatusCode.INVALID_ARGUMENT, pb.BAD_CIPHERTEXT, f"no {what} sent")
-        return first
+
+    def _refuse_keys(
+        self, context: grpc.ServicerContext, caller: str, error: Exception
+    ) -> NoReturn:
+        log.warning("refused blinded keys from %s: %s", caller, error)
+        abort(
+            context, grpc.StatusCode.INVALID_ARGUMENT, pb.BAD_CIPHERTEXT, f"keys refused: {error}"
+        )
 
     def BlindKeys(
         self, request_iterator: Iterator[pb.BlindedKeys], context: grpc.ServicerContext
     ) -> Iterator[pb.BlindedKeys]:
         caller = caller_identity(context) or ""
-        messages = idle_limited(request_iterator, self.config.peer(caller).timeout)
-        first = self._first(messages, context, "blinded keys")
+        first, messages = self._first(request_iterator, context, "blinded keys")
+        if first is None:
+            abort(
+                context, grpc.StatusCode.INVALID_ARGUMENT, pb.BAD_CIPHERTEXT, "no blinded keys sent"
+            )
         run = self._sealed_run(context, first.run_id, first.digest, Phase.MATCH)
         chunks = []
         try:
@@ -317,25 +327,13 @@ class PeerService(rpc.PeerServicer):
         except StreamTimeout as error:
             abort(context, grpc.StatusCode.DEADLINE_EXCEEDED, pb.TIMED_OUT, f"keys: {error}")
         except TransferError as error:
-            log.warning("refused blinded keys from %s: %s", caller, error)
-            abort(
-                context,
-                grpc.StatusCode.INVALID_ARGUMENT,
-                pb.BAD_CIPHERTEXT,
-                f"keys refused: {error}",
-            )
+            self._refuse_keys(context, caller, error)
         counts = np.asarray([c for chunk in chunks for c in chunk.counts], dtype=np.int64)
         values = b"".join(chunk.values for chunk in chunks)
         try:
             again = self.work.reblind_for_peer(run.run_id, counts, values)
         except BlindingError as error:
-            log.warning("refused blinded keys from %s: %s", caller, error)
-            abort(
-                context,
-                grpc.StatusCode.INVALID_ARGUMENT,
-                pb.BAD_CIPHERTEXT,
-                f"keys refused: {error}",
-            )
+            self._refuse_keys(context, caller, error)
         except PhaseFailed as error:
             abort(context, grpc.StatusCode.FAILED_PRECONDITION, error.reason, str(error))
         except OSError as error:
@@ -360,8 +358,10 @@ class PeerService(rpc.PeerServicer):
         self, request_iterator: Iterator[pb.SealedScores], context: grpc.ServicerContext
     ) -> Iterator[pb.SealedScores]:
         caller = caller_identity(context) or ""
-        messages = idle_limited(request_iterator, self.config.peer(caller).timeout)
-        first = self._first(messages, context, "encrypted scores")
+        first, messages = self._first(request_iterator, context, "encrypted scores")
+        if first is None:
+            message = "no encrypted scores sent"
+            abort(context, grpc.StatusCode.INVALID_ARGUMENT, pb.BAD_CIPHERTEXT, message)
         if not first.HasField("header"):
             abort(
                 context,
