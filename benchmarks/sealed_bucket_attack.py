@@ -32,21 +32,20 @@ from typing import Any
 
 import numpy as np
 
-from pprl.bench.in_process import add_table_arguments, run_command, schema_tables, sealed_agreement
+from pprl.bench.in_process import (
+    add_table_arguments,
+    noise_free_units,
+    run_command,
+    schema_tables,
+    sealed_agreement,
+    without_partners,
+)
 from pprl.files.reference import load_reference
 from pprl.party.local import read_truth
 from pprl.protocol import pipeline
-from pprl.protocol.agreement import Agreement
-from pprl.protocol.model.features import unit_vectors
 from pprl.protocol.sealed import linear_form, session
 from pprl.protocol.sealed.recipes import parse_recipes, recipe_keys
 from pprl.protocol.vectors.randomness import Randomness
-
-
-def units(agreement: Agreement, columns: dict[str, list[str]]) -> np.ndarray:
-    """The noise-free unit vectors a party scores with."""
-    tensor = agreement.smash(columns, np.random.default_rng(0))
-    return unit_vectors(tensor, agreement.standardise)
 
 
 def bucket(scores: np.ndarray, thresholds: tuple[float, ...]) -> np.ndarray:
@@ -67,13 +66,8 @@ def main() -> None:
     alice, bob = read.tables
     truth = read_truth(args.truth)
     agreement = sealed_agreement(read, load_reference(args.reference), caps=False)
-    rng = np.random.default_rng(args.seed)
-    partner_of_b = {b: a for a, b in truth}
-    alone = {b for b in bob.ids if b in partner_of_b and rng.random() < args.unpartnered}
-    removed = {partner_of_b[b] for b in alone}
-    keep_a = [i for i, record in enumerate(alice.ids) if record not in removed]
-    columns_a = {k: [v[i] for i in keep_a] for k, v in alice.attributes.items()}
-    columns_b = {k: list(v) for k, v in bob.attributes.items()}
+    split = without_partners(alice, bob, truth, args.unpartnered, np.random.default_rng(args.seed))
+    columns_a, columns_b, unpartnered = split.alice, split.bob, split.unpartnered
     names = list(columns_b)
     # The list of people: every distinct record either party holds.
     people = sorted(
@@ -85,9 +79,9 @@ def main() -> None:
     truth_of_b = [index_of[row] for row in zip(*(columns_b[a] for a in names), strict=True)]
 
     model, _ = pipeline.train(agreement, columns_a, Randomness(args.seed, "alice"))
-    x, c = linear_form.scorer_part(model, units(agreement, columns_a))
-    y_b = linear_form.evaluator_part(units(agreement, columns_b))
-    y_p = linear_form.evaluator_part(units(agreement, columns_p))
+    x, c = linear_form.scorer_part(model, noise_free_units(agreement, columns_a))
+    y_b = linear_form.evaluator_part(noise_free_units(agreement, columns_b))
+    y_p = linear_form.evaluator_part(noise_free_units(agreement, columns_p))
     thresholds = session.thresholds(args.thresholds)
 
     recipes = parse_recipes(args.recipes, names)
@@ -103,7 +97,6 @@ def main() -> None:
         for key in keys:
             people_of_key[key].add(k)
 
-    unpartnered = np.array([record in alone for record in bob.ids])
     seen = np.zeros(len(bob.ids), dtype=bool)
     keys_only = np.zeros(len(bob.ids))
     with_buckets = np.zeros(len(bob.ids))

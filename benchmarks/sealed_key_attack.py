@@ -25,19 +25,18 @@ from typing import Any
 
 import numpy as np
 
-from pprl.bench.in_process import add_table_arguments, run_command, schema_tables, sealed_agreement
+from pprl.bench.in_process import (
+    add_table_arguments,
+    noise_free_units,
+    run_command,
+    schema_tables,
+    sealed_agreement,
+    without_partners,
+)
 from pprl.files.reference import load_reference
 from pprl.party.local import read_truth
-from pprl.protocol.agreement import Agreement
-from pprl.protocol.model.features import unit_vectors
 from pprl.protocol.sealed.keys import KeySetting, row_keys
 from pprl.protocol.sealed.recipes import parse_recipes, recipe_keys
-
-
-def units(agreement: Agreement, columns: dict[str, list[str]]) -> np.ndarray:
-    """The noise-free unit vectors a party scores and keys with."""
-    tensor = agreement.smash(columns, np.random.default_rng(0))
-    return unit_vectors(tensor, agreement.standardise)
 
 
 def main() -> None:
@@ -58,30 +57,28 @@ def main() -> None:
     alice, bob = read.tables
     truth = read_truth(args.truth)
     agreement = sealed_agreement(read, load_reference(args.reference), caps=False)
-    rng = np.random.default_rng(args.seed)
-    partner_of_b = {b: a for a, b in truth}
-    alone = {
-        b for b in bob.ids if b in partner_of_b and rng.random() < args.unpartnered
-    }  # Bob's rows whose partner Alice will not hold
-    removed = {partner_of_b[b] for b in alone}
-    keep_a = [i for i, record in enumerate(alice.ids) if record not in removed]
-    columns_a = {k: [v[i] for i in keep_a] for k, v in alice.attributes.items()}
-    columns_b = {k: list(v) for k, v in bob.attributes.items()}
+    split = without_partners(alice, bob, truth, args.unpartnered, np.random.default_rng(args.seed))
+    columns_a, columns_b, unpartnered = split.alice, split.bob, split.unpartnered
     attributes = [a for a in args.keyed.split(",") if a]
     entry_of = {a: m for m, (a, _) in enumerate(agreement.mapping)}
     entries = {a: entry_of[a] for a in attributes}
     setting = KeySetting(args.bits, args.bands, tuple(entries.values()), together=False)
     seed = agreement.digest().encode()
-    units_a, units_b = units(agreement, columns_a), units(agreement, columns_b)
+    units_a, units_b = (
+        noise_free_units(agreement, columns_a),
+        noise_free_units(agreement, columns_b),
+    )
     keys_a = row_keys(units_a, setting, seed)
     keys_b = row_keys(units_b, setting, seed)
     alice_keys = {key for keys in keys_a for key in keys}
-    unpartnered = np.array([record in alone for record in bob.ids])
-    results: dict[str, Any] = {"rows": [], "bob_rows": len(bob.ids), "alone": len(alone)}
+    alone = int(unpartnered.sum())
+    results: dict[str, Any] = {"rows": [], "bob_rows": len(bob.ids), "alone": alone}
     for attribute, m in entries.items():
         values = sorted(set(columns_a[attribute]) | set(columns_b[attribute]) - {""})
         blank = {name: [""] * len(values) for name in columns_b}
-        dictionary = row_keys(units(agreement, blank | {attribute: values}), setting, seed)
+        dictionary = row_keys(
+            noise_free_units(agreement, blank | {attribute: values}), setting, seed
+        )
         holders: defaultdict[str, set[int]] = defaultdict(set)
         for index, keys in enumerate(dictionary):
             for key in keys:

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from pprl.files.records import load_records
 from pprl.party.config import DEFAULT_AUDIT_RECORDS, records_schema
 from pprl.party.local import load_schema
@@ -25,6 +27,7 @@ from pprl.protocol.data.reference import ReferenceSet
 from pprl.protocol.gate import calibrate_noise, gate_sample
 from pprl.protocol.method import method_params
 from pprl.protocol.metrics import Quality, linkage_quality
+from pprl.protocol.model.features import unit_vectors
 from pprl.protocol.privacy.audit import Dictionary
 from pprl.protocol.vectors.randomness import Randomness
 
@@ -140,3 +143,40 @@ def gate_sigmas(
             agreement, columns, rows, dictionary, randomness[name], limit, "every-name"
         ).sigma
     return chosen
+
+
+@dataclass(frozen=True)
+class WithoutPartners:
+    """Alice's records with the partners of a share of Bob's rows taken out, so that some of
+    Bob's rows have no partner in her file (the rows an attack on what she receives puts at
+    risk), and Bob's records as they are."""
+
+    alice: dict[str, list[str]]
+    bob: dict[str, list[str]]
+    unpartnered: np.ndarray  # per Bob row: its partner was taken out of Alice's file
+
+
+def without_partners(
+    alice: RecordTable,
+    bob: RecordTable,
+    truth: set[tuple[str, str]],
+    share: float,
+    rng: np.random.Generator,
+) -> WithoutPartners:
+    """Each of Bob's partnered rows loses its partner with probability `share` (one draw per
+    partnered row, in Bob's order)."""
+    partner_of_b = {b: a for a, b in truth}
+    alone = {b for b in bob.ids if b in partner_of_b and rng.random() < share}
+    removed = {partner_of_b[b] for b in alone}
+    keep = [i for i, record in enumerate(alice.ids) if record not in removed]
+    return WithoutPartners(
+        alice={k: [v[i] for i in keep] for k, v in alice.attributes.items()},
+        bob={k: list(v) for k, v in bob.attributes.items()},
+        unpartnered=np.array([record in alone for record in bob.ids]),
+    )
+
+
+def noise_free_units(agreement: Agreement, columns: Mapping[str, Sequence[str]]) -> np.ndarray:
+    """The unit vectors a party scores and keys with in sealed linkage (no noise)."""
+    tensor = agreement.smash(columns, np.random.default_rng(0))
+    return unit_vectors(tensor, agreement.standardise)
