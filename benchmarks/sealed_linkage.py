@@ -28,26 +28,13 @@ from pprl.protocol.linkage.matching import Matches, greedy_one_to_one
 from pprl.protocol.method import method_params
 from pprl.protocol.metrics import linkage_quality
 from pprl.protocol.model.features import unit_vectors
-from pprl.protocol.sealed import linear_form, scoring
+from pprl.protocol.sealed import linear_form, scoring, session
 from pprl.protocol.sealed.blinding import Blinder
 from pprl.protocol.sealed.keys import KeySetting, row_keys
 from pprl.protocol.sealed.layout import best_rounds, layout
 from pprl.protocol.sealed.recipes import parse_recipes, recipe_keys
 from pprl.protocol.sealed.shared_keys import shared_key_pairs
 from pprl.protocol.vectors.randomness import Randomness
-
-
-def blinded_rows(blinder: Blinder, context: bytes, rows: list[list[str]]) -> list[list[bytes]]:
-    """Each row's keys blinded once: every distinct key is blinded once and reused."""
-    distinct = sorted({key for keys in rows for key in keys})
-    blinded = dict(zip(distinct, blinder.blind_keys(context, distinct), strict=True))
-    return [[blinded[key] for key in keys] for keys in rows]
-
-
-def reblinded(blinder: Blinder, rows: list[list[bytes]]) -> list[list[bytes]]:
-    distinct = sorted({value for values in rows for value in values})
-    again = dict(zip(distinct, blinder.reblind(distinct), strict=True))
-    return [[again[value] for value in values] for values in rows]
 
 
 def main() -> None:
@@ -132,9 +119,14 @@ def main() -> None:
         }
     else:
         keys = {name: row_keys(units[name], setting, seed) for name in sides}
-    once = {name: blinded_rows(blinders[name], context, keys[name]) for name in sides}
-    twice_alice = reblinded(blinders["bob"], once["alice"])  # Bob re-blinds Alice's keys
-    twice_bob = reblinded(blinders["alice"], once["bob"])  # Alice re-blinds Bob's
+    once = {name: session.blinded_rows(blinders[name], context, keys[name]) for name in sides}
+
+    def reblinded(name: str, by: str) -> list[list[bytes]]:
+        """`name`'s keys blinded again by `by`, as each party's BlindKeys does."""
+        counts, values = once[name]
+        return session.grouped(counts, session.reblinded(blinders[by], values, f"{name}'s keys"))
+
+    twice_alice, twice_bob = reblinded("alice", "bob"), reblinded("bob", "alice")
     pairs = shared_key_pairs(twice_alice, twice_bob)  # (Alice row, Bob row)
     times["keys"] = time.perf_counter() - began
     n_a, n_b = len(units["alice"]), len(units["bob"])
