@@ -18,6 +18,7 @@ from pprl.protocol.data.combined import base_names
 from pprl.protocol.expectation import EXPECTATION_RECORDS, PRIOR_ERROR_RATE, corrupted_copies
 from pprl.protocol.model import training
 from pprl.protocol.sealed import session
+from pprl.protocol.sealed.recipes import recipe_keys
 
 # Its own stream: the estimate does not move any other draw of the run.
 COMPLETENESS = "key completeness"
@@ -41,9 +42,8 @@ def key_completeness(
     records = len(own[names[0]])
     # As in the expected linkage: a copy with no attribute changed is the record itself.
     unchanged = rng.random(records) < (1 - rate) ** len(names)
-    order = np.arange(records)
-    own_keys = session.row_keys(method.sealed_keys, own, order)
-    copy_keys = session.row_keys(method.sealed_keys, copies, order)
+    own_keys = recipe_keys(own, recipes)
+    copy_keys = recipe_keys(copies, recipes)
     shared = [
         bool(unchanged[i] and own_keys[i]) or bool(set(own_keys[i]) & set(copy_keys[i]))
         for i in range(records)

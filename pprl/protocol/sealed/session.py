@@ -149,10 +149,9 @@ def recipes(written: str, attributes: Sequence[str]) -> tuple[Recipe, ...]:
 
 
 def row_keys(
-    written: str, columns: Mapping[str, Sequence[str]], order: np.ndarray
+    chosen: Sequence[Recipe], columns: Mapping[str, Sequence[str]], order: np.ndarray
 ) -> list[list[str]]:
     """Per released row (the records in the secret `order`), its blocking keys."""
-    chosen = recipes(written, list(columns))
     shuffled = {a: [values[i] for i in order] for a, values in columns.items()}
     return recipe_keys(shuffled, chosen)
 
