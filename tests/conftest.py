@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import json
 import os
 import socket
 import subprocess
@@ -185,6 +186,15 @@ def coordinate(deployment: Deployment, *extra: str) -> subprocess.CompletedProce
     """`pprl coordinate` as its own process, as an operator would run it."""
     command = coordinate_command(deployment, *extra)
     return subprocess.run(command, capture_output=True, text=True, timeout=300)
+
+
+def coordinate_summary(
+    deployment: Deployment, *extra: str
+) -> tuple[subprocess.CompletedProcess, dict | None]:
+    """`coordinate` with --json: the process, and the summary it wrote (None if none)."""
+    path = deployment.workdir / "summary.json"
+    result = coordinate(deployment, "--json", str(path), *extra)
+    return result, json.loads(path.read_text()) if path.exists() else None
 
 
 def coordinate_command(deployment: Deployment, *extra: str) -> list[str]:

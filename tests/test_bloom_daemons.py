@@ -3,7 +3,6 @@ configuration refuses."""
 
 from __future__ import annotations
 
-import json
 import re
 import secrets
 import subprocess
@@ -18,7 +17,7 @@ from pprl.party.local import Deployment, Privacy, evaluate, generated_deployment
 from pprl.party.storage.artifacts import OWN_TENSOR
 from pprl.party.storage.state import run_dir
 from pprl.protocol.errors import InputError
-from tests.conftest import coordinate
+from tests.conftest import coordinate_summary
 
 pytestmark = pytest.mark.integration
 
@@ -43,18 +42,12 @@ def _bloom(
     return configure
 
 
-def _run(deployment: Deployment, *extra: str) -> tuple[subprocess.CompletedProcess, dict | None]:
-    path = deployment.workdir / "summary.json"
-    result = coordinate(deployment, "--json", str(path), *extra)
-    return result, json.loads(path.read_text()) if path.exists() else None
-
-
 def test_two_daemons_link_with_bloom_filters_and_the_gate_measures_the_key_holder(deploy):
     shared = secrets.token_hex(32)
     # Privacy(): the daemons' own gate, whose census lists hold every name of Alice's.
     bloom = _bloom({"alice": shared, "bob": shared})
     deployment = deploy(size=200, overlap=0.9, configure=bloom, privacy=Privacy())
-    result, summary = _run(deployment)
+    result, summary = coordinate_summary(deployment)
     assert result.returncode == 0, result.stderr
     assert "Bloom filters of 1024 bits, 10 hashes per 2-gram, no noise" in result.stdout
     quality = evaluate(
@@ -79,7 +72,7 @@ def test_the_default_gate_refuses_to_send_bloom_filters(deploy):
         configure=_bloom({"alice": shared, "bob": shared}),
         privacy=Privacy(max_reidentification=0.10),
     )
-    result, _ = _run(deployment)
+    result, _ = coordinate_summary(deployment)
     assert result.returncode != 0
     assert "PRIVACY_GATE" in result.stderr and "nothing was sent" in result.stderr
 
@@ -100,7 +93,7 @@ def test_noisy_filter_distances_pass_the_default_gate_and_say_tau_and_epsilon_in
     deployment = deploy(
         size=200, overlap=0.9, configure=configure, privacy=Privacy(max_reidentification=0.10)
     )
-    result, summary = _run(deployment)
+    result, summary = coordinate_summary(deployment)
     assert result.returncode == 0, result.stderr
     assert re.search(r"noise sigma [0-9.]+ \([0-9.]+ bits, sigma0 [0-9.]+\)", result.stdout)
     assert "attack success tau" in result.stdout and "epsilon" in result.stdout
@@ -127,7 +120,7 @@ def test_parties_with_other_bloom_settings_stop_at_agree_naming_what_differs(
     alice = secrets.token_hex(32)
     bob = alice if keys == "same" else secrets.token_hex(32)
     deployment = deploy(size=60, configure=_bloom({"alice": alice, "bob": bob}, method))
-    result, _ = _run(deployment)
+    result, _ = coordinate_summary(deployment)
     assert result.returncode != 0
     assert "DIGEST_MISMATCH" in result.stderr and named in result.stderr
     assert alice not in result.stderr + result.stdout and bob not in result.stderr

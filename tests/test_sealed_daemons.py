@@ -4,7 +4,6 @@ encrypted scores on the wire, no vector, and what its configuration refuses."""
 from __future__ import annotations
 
 import json
-import subprocess
 import uuid
 from collections.abc import Callable
 
@@ -22,7 +21,7 @@ from pprl.protocol.sealed import scoring, session
 from pprl.protocol.sealed.parameters import DEFAULT_CRYPTO, CkksSetting
 from pprl.protocol.sealed.session import DEFAULT_THRESHOLDS
 from pprl.wire.v1 import linkage_pb2 as pb
-from tests.conftest import coordinate, stub_as, tensor_stream
+from tests.conftest import coordinate, coordinate_summary, stub_as, tensor_stream
 
 pytestmark = pytest.mark.integration
 
@@ -51,15 +50,9 @@ def _sealed(recipes: list[str] = RECIPES, extra: str = "") -> Callable[[Deployme
     return configure
 
 
-def _run(deployment: Deployment, *extra: str) -> tuple[subprocess.CompletedProcess, dict | None]:
-    path = deployment.workdir / "summary.json"
-    result = coordinate(deployment, "--json", str(path), *extra)
-    return result, json.loads(path.read_text()) if path.exists() else None
-
-
 def test_two_daemons_link_sealed_and_send_no_vectors(deploy):
     deployment = deploy(size=300, overlap=0.9, configure=_sealed())
-    result, summary = _run(deployment)
+    result, summary = coordinate_summary(deployment)
     assert result.returncode == 0, result.stderr
     assert "candidate pairs" in result.stdout and "under encryption" in result.stdout
     quality = evaluate(
@@ -219,7 +212,7 @@ def test_keys_that_join_few_true_pairs_stop_the_run_before_anything_is_sent(depl
             party.config.write_text(text, encoding="utf-8")
 
     deployment = deploy(size=200, overlap=0.9, configure=configure)
-    result, _ = _run(deployment)
+    result, _ = coordinate_summary(deployment)
     assert result.returncode != 0
     assert "POOR_LINKAGE" in result.stderr and "[method] sealed_keys" in result.stderr
     assert "max_reidentification" not in result.stderr  # no noise to lower in sealed linkage
