@@ -32,7 +32,7 @@ from pprl.protocol.linkage import reflection
 from pprl.protocol.model import classifier
 from pprl.protocol.model.features import unit_vectors
 from pprl.protocol.sealed import linear_form, session
-from pprl.protocol.sealed.blinding import Blinder, BlindingError, returned, split
+from pprl.protocol.sealed.blinding import POINT_BYTES, Blinder, BlindingError, returned, split
 from pprl.protocol.sealed.layout import Layout
 from pprl.protocol.sealed.parameters import CkksSetting
 from pprl.protocol.vectors.randomness import SEALED_SCORES
@@ -169,7 +169,8 @@ def reblind_for_peer(ctx: RunContext, run_id: str, counts: np.ndarray, values: b
     """The peer's once-blinded keys blinded again with this party's scalar: returned to it,
     and kept (they and this party's own make the candidates)."""
     _, own = _read_keys(ctx, run_id, OWN_KEYS)
-    if session.repeated_share(own, values) > reflection.NOISY_SHARE:
+    mine, theirs = (np.frombuffer(v, np.uint8).reshape(-1, POINT_BYTES) for v in (own, values))
+    if reflection.repeated_share([mine], [theirs]) > reflection.NOISY_SHARE:
         # The peer's keys are blinded by its own scalar: none equals one of ours by chance.
         raise PhaseFailed(
             "keys refused: they repeat this party's own blinded keys (sent back to it)",

@@ -181,13 +181,6 @@ def reblinded(blinder: Blinder, values: bytes, what: str) -> bytes:
     return b"".join(again[value] for value in received)
 
 
-def repeated_share(own: bytes, received: bytes) -> float:
-    """The share of the received blinded values that are among this party's own."""
-    mine = set(split(own, len(own) // POINT_BYTES, "own keys"))
-    theirs = split(received, len(received) // POINT_BYTES, "the peer's keys")
-    return sum(value in mine for value in theirs) / len(theirs) if theirs else 0.0
-
-
 def grouped(counts: np.ndarray, values: bytes) -> list[list[bytes]]:
     """(keys per row, values) back into each row's keys."""
     if int(counts.sum()) * POINT_BYTES != len(values):
