@@ -19,7 +19,14 @@ from pprl.party.keys.noise_key import party_noise_key
 from pprl.party.peering.peer import PeerClient
 from pprl.party.peering.transfer import Expected
 from pprl.party.phases import engine, words
-from pprl.party.storage.artifacts import NOISE_CHOICE, ORDER, OWN_MATCHES, TensorFile
+from pprl.party.storage.artifacts import (
+    NOISE_CHOICE,
+    ORDER,
+    OWN_MATCHES,
+    PEER_KEYS_TWICE,
+    PEER_TENSOR,
+    TensorFile,
+)
 from pprl.party.storage.gate_cache import CACHE_DIR, DiskProjections
 from pprl.party.storage.inputs import Inputs, load_dictionary, load_inputs, load_population
 from pprl.party.storage.state import Artifact, RunStore
@@ -177,6 +184,15 @@ class RunContext:
         """Per released row, how many own records share its compared values."""
         sharing = self.inputs(run_id).records.sharing()
         return [sharing[i] for i in self.order(run_id)]
+
+    def peer_rows(self, run_id: str) -> int | None:
+        """How many rows the peer links with: its tensor's, or in sealed linkage its blinded
+        keys'; None before either has arrived."""
+        tensor = self.store.artifact(run_id, PEER_TENSOR, verify=False)
+        if tensor is not None:
+            return int(tensor.meta["shape"][0])
+        keys = self.store.artifact(run_id, PEER_KEYS_TWICE, verify=False)
+        return None if keys is None else int(keys.meta["rows"])
 
     def own_matches(self, run_id: str) -> dict[str, np.ndarray]:
         with np.load(self.artifact(run_id, OWN_MATCHES).path) as data:

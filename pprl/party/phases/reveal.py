@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pprl.party.phases import words
 from pprl.party.phases.context import PhaseFailed, PhaseProgress, RunContext
-from pprl.party.storage.artifacts import OWN_TENSOR, PEER_KEYS_TWICE, PEER_MATCHES, PEER_TENSOR
+from pprl.party.storage.artifacts import OWN_TENSOR, PEER_MATCHES
 from pprl.protocol.data.record_ids import id_problem
 from pprl.wire.v1 import linkage_pb2 as pb
 
@@ -41,14 +41,10 @@ def receive(ctx: RunContext, run_id: str, match_set: pb.PushMatchesRequest) -> i
     """Store the peer's accepted pairs after checking every row is one we and they have, and
     that no row of either side appears twice: the peer's matching is one-to-one."""
     own_rows = ctx.store.artifact(run_id, OWN_TENSOR, verify=False)
-    # The peer's rows: its tensor, or in sealed linkage the rows of its blinded keys.
-    peer_tensor = ctx.store.artifact(run_id, PEER_TENSOR, verify=False)
-    peer_keys = ctx.store.artifact(run_id, PEER_KEYS_TWICE, verify=False)
-    if own_rows is None or (peer_tensor is None and peer_keys is None):
+    n_peer = ctx.peer_rows(run_id)
+    if own_rows is None or n_peer is None:
         raise PhaseFailed("matches arrived before both parties' rows were in place")
     n_own = own_rows.meta["shape"][0]
-    held = peer_tensor.meta["shape"][0] if peer_tensor is not None else None
-    n_peer = held if held is not None else peer_keys.meta["rows"]  # type: ignore[union-attr]
     ours: set[int] = set()
     theirs: set[int] = set()
     ids: set[str] = set()

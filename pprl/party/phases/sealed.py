@@ -120,7 +120,7 @@ def match(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     placed = session.score_layout(pairs, ckks)
     model = classifier.Model.from_bytes(ctx.artifact(run_id, MODEL).path.read_bytes())
     x, c = linear_form.scorer_part(model, _units(ctx, run_id))
-    n_own, n_peer = len(x), _peer_rows(ctx, run_id)
+    n_own, n_peer = len(x), ctx.peer_rows(run_id) or 0
     share = len(pairs) / max(1, n_own * n_peer)
     progress(
         0,
@@ -244,10 +244,6 @@ def _candidates(ctx: RunContext, run_id: str) -> np.ndarray:
         )
     peer = session.grouped(*_read_keys(ctx, run_id, PEER_KEYS_TWICE))
     return session.candidates(own, peer)
-
-
-def _peer_rows(ctx: RunContext, run_id: str) -> int:
-    return int(ctx.artifact(run_id, PEER_KEYS_TWICE).meta["rows"])
 
 
 def _units(ctx: RunContext, run_id: str) -> np.ndarray:
