@@ -21,7 +21,7 @@ from pprl.party.reasons import reason_of
 from pprl.party.storage.artifacts import PEER_MATCHES, PEER_TENSOR
 from pprl.party.storage.state import run_dir
 from pprl.wire.v1 import linkage_pb2 as pb
-from tests.conftest import coordinate, stub_as, tensor_stream
+from tests.conftest import coordinate, coordinate_command, stub_as, tensor_stream
 
 pytestmark = pytest.mark.integration
 
@@ -92,6 +92,56 @@ def test_a_second_coordinator_cannot_take_the_open_run_and_abandon_frees_the_dae
     assert again.returncode != 0 and "ABANDONED" in again.stderr
     fourth = _summary(deployment)
     assert fourth["run_id"] not in {run_id, third} and fourth["resumed_after"] is None
+
+
+def test_two_coordinators_started_at_once_do_not_both_drive_the_run(deploy):
+    """Every coordinator has the one identity; before driver ids, two started at the same
+    instant both drove one run and both exited 0. Now at most one drives it; the other
+    stops naming why, and the daemons are free again for the next coordinator."""
+    deployment = deploy(size=RECORDS)
+    commands = [
+        coordinate_command(deployment, "--json", str(deployment.workdir / f"s{i}.json"))
+        for i in range(2)
+    ]
+    running = [
+        subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for c in commands
+    ]
+    finished = [p.communicate(timeout=180) for p in running]
+    codes = [p.returncode for p in running]
+    assert codes.count(0) <= 1, finished
+    for code, (_, stderr) in zip(codes, finished, strict=True):
+        if code != 0:
+            assert "OTHER_COORDINATOR" in stderr or "RUN_OPEN" in stderr, stderr
+    after = _summary(deployment)
+    assert after["parties"]["alice"]["agreed_matches"] > 0
+
+
+def test_a_coordinators_hold_on_a_run_makes_another_wait_until_released(deploy):
+    """The hold itself, by driver id on one daemon: between one driver's calls another
+    driver is told to wait (BUSY, as for a running phase) and cannot renew the hold; once
+    the holder releases it, the other is let in."""
+    deployment = deploy(size=RECORDS)
+    run_id = _summary(deployment, "--until", "agree")["run_id"]
+    stub, channel = stub_as(deployment, "alice", "coordinator")
+    with channel:
+
+        def advance(phase: int, driver: str) -> list:
+            request = pb.AdvanceRequest(run_id=run_id, phase=phase, driver=driver)
+            return list(stub.control.Advance(request, timeout=10))
+
+        def hold(driver: str, release: bool = False) -> bool:
+            request = pb.HoldRequest(run_id=run_id, driver=driver, release=release)
+            return stub.control.Hold(request, timeout=10).held
+
+        assert advance(pb.PHASE_AGREE, "first")[-1].message == "already done"
+        error = _error(lambda: advance(pb.PHASE_AGREE, "second"))
+        assert reason_of(error) == pb.BUSY
+        assert "held by another coordinator between its calls" in error.details()
+        assert hold("first") and not hold("second")
+        assert not hold("first", release=True)
+        assert advance(pb.PHASE_AGREE, "second")[-1].message == "already done"
+        assert not hold("first") and hold("second")
 
 
 def test_a_second_daemon_on_a_taken_port_or_state_directory_exits_with_the_reason(deploy):

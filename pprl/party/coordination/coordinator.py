@@ -8,6 +8,8 @@ both parties completed.
 
 from __future__ import annotations
 
+import contextlib
+import secrets
 import sys
 import threading
 import time
@@ -19,6 +21,7 @@ import grpc
 from pprl.party.config import TlsFiles
 from pprl.party.keys.tls import secure_channel
 from pprl.party.reasons import describe, reason_name, reason_of
+from pprl.party.service.drivers import DRIVER_LEASE_SECONDS
 from pprl.party.storage.run_ids import check_run_id, new_run_id
 from pprl.party.wire_types import wire_phase
 from pprl.protocol.errors import PprlError
@@ -90,6 +93,9 @@ class _Printer:
 DEFAULT_PHASE_TIMEOUT = 3600.0
 # How often to ask again while a party is still running a phase begun by an earlier call.
 BUSY_POLL_SECONDS = 1.0
+# How often a party that has finished a phase is held while the other one works on it: well
+# within the daemons' lease, so no other coordinator takes the run over in between.
+HOLD_SECONDS = DRIVER_LEASE_SECONDS / 4
 
 
 class Coordinator:
@@ -106,6 +112,9 @@ class Coordinator:
         self._channels = {p.name: secure_channel(p.address, tls, p.identity) for p in parties}
         self._stubs = {name: rpc.ControlStub(ch) for name, ch in self._channels.items()}
         self.printer = _Printer(out)
+        # Every coordinator has the one identity; this tells the daemons which one drives a
+        # run (pprl.party.service.drivers).
+        self.driver = secrets.token_hex(16)
 
     def close(self) -> None:
         for channel in self._channels.values():
@@ -171,7 +180,9 @@ class Coordinator:
         than fail."""
         started = time.monotonic()
         deadline = started + self.phase_timeout
-        request = pb.AdvanceRequest(run_id=run_id, phase=wire_phase(phase), peer=peer.identity)
+        request = pb.AdvanceRequest(
+            run_id=run_id, phase=wire_phase(phase), peer=peer.identity, driver=self.driver
+        )
         while True:
             try:
                 for event in self._stubs[party.name].Advance(
@@ -184,6 +195,25 @@ class Coordinator:
                     errors[party.name] = error
                     return
             time.sleep(BUSY_POLL_SECONDS)
+
+    def _hold(self, party: Endpoint, run_id: str, release: bool = False) -> None:
+        """Keep this coordinator's hold on `run_id` at `party`, or give it up. Best effort: a
+        party that cannot be reached holds nothing for anyone else either."""
+        with contextlib.suppress(grpc.RpcError):
+            self._stubs[party.name].Hold(
+                pb.HoldRequest(run_id=run_id, driver=self.driver, release=release), timeout=5
+            )
+
+    def _join(
+        self, threads: dict[str, threading.Thread], parties: tuple[Endpoint, ...], run_id: str
+    ) -> None:
+        """Wait for every party's phase, holding those that have finished theirs."""
+        while any(thread.is_alive() for thread in threads.values()):
+            for party in parties:
+                threads[party.name].join(HOLD_SECONDS / len(parties))
+            for party in parties:
+                if not threads[party.name].is_alive():
+                    self._hold(party, run_id)
 
     def abandon(self, run_id: str) -> dict[str, str]:
         """Abandon `run_id` on every party; what each had completed in it."""
@@ -222,22 +252,35 @@ class Coordinator:
             self.printer.line(f"run {run_id}: starting")
         else:
             self.printer.line(f"run {run_id}: resuming after {completed.name}")
-        wall: dict[str, float] = {}
         started = time.perf_counter()
+        try:
+            wall = self._drive(parties, run_id, completed, until)
+        finally:
+            for party in parties:
+                self._hold(party, run_id, release=True)
+        return self.summary(parties, run_id, completed, wall, time.perf_counter() - started)
+
+    def _drive(
+        self, parties: tuple[Endpoint, Endpoint], run_id: str, completed: Phase, until: Phase
+    ) -> dict[str, float]:
+        """The phases after `completed` through `until`, both parties at once; each phase's
+        wall time."""
+        wall: dict[str, float] = {}
         for phase in Phase:
             if phase <= completed or phase > until:
                 continue
             self.printer.line(f"[{int(phase)}/{int(LAST_PHASE)}] {phase.name}")
             errors: dict[str, grpc.RpcError] = {}
             phase_start = time.perf_counter()
-            threads = [
-                threading.Thread(target=self._advance, args=(p, peer, run_id, phase, errors))
+            threads = {
+                p.name: threading.Thread(
+                    target=self._advance, args=(p, peer, run_id, phase, errors)
+                )
                 for p, peer in zip(parties, reversed(parties), strict=True)
-            ]
-            for thread in threads:
+            }
+            for thread in threads.values():
                 thread.start()
-            for thread in threads:
-                thread.join()
+            self._join(threads, parties, run_id)
             if errors:
                 failed = [p.name for p in parties if p.name in errors]
                 detail = "; ".join(f"{name}: {self._describe(errors[name])}" for name in failed)
@@ -246,7 +289,7 @@ class Coordinator:
                     reason_name(reason_of(errors[failed[0]])),
                 )
             wall[phase.name.lower()] = time.perf_counter() - phase_start
-        return self.summary(parties, run_id, completed, wall, time.perf_counter() - started)
+        return wall
 
     def _describe(self, error: grpc.RpcError) -> str:
         if error.code() is grpc.StatusCode.DEADLINE_EXCEEDED and not reason_of(error):

@@ -16,6 +16,7 @@ import grpc
 from pprl.party.config import PartyConfig
 from pprl.party.phases.phase_runner import PhaseRunner
 from pprl.party.reasons import abort
+from pprl.party.service.drivers import Claim, Drivers
 from pprl.party.storage.artifacts import (
     BULK,
     DATA_REPORT,
@@ -53,8 +54,10 @@ class ControlService(rpc.ControlServicer):
         self.config = config
         self.store = store
         self.runner = runner
-        # Admitting a new run reads the open runs and creates the new one as one step.
+        # Admitting a run (reading the open runs, creating one, claiming it for its
+        # coordinator) is one step.
         self._admission = threading.Lock()
+        self.drivers = Drivers()
 
     def GetStatus(
         self, request: pb.GetStatusRequest, context: grpc.ServicerContext
@@ -146,8 +149,45 @@ class ControlService(rpc.ControlServicer):
             )
         _valid_run_id(request.run_id, context)
         phase = Phase(request.phase)
-        run = self._admit(request, context) if phase is Phase.AGREE else None
-        run = run or self.store.get(request.run_id)
+        with self._admission:
+            run = (
+                self._admit(request, context)
+                if phase is Phase.AGREE
+                else self.store.get(request.run_id)
+            )
+            claim = Claim.GRANTED
+            if run is not None:
+                claim = self.drivers.claim(run.run_id, request.driver, context)
+        if claim is Claim.DRIVING:
+            abort(
+                context,
+                grpc.StatusCode.FAILED_PRECONDITION,
+                pb.OTHER_COORDINATOR,
+                f"another coordinator is driving run {request.run_id} here: let it finish, or "
+                "stop it and start this one again",
+            )
+        if claim is Claim.HOLDING:  # the coordinator asks again, as for a busy phase
+            abort(
+                context,
+                grpc.StatusCode.FAILED_PRECONDITION,
+                pb.BUSY,
+                f"run {request.run_id} is held by another coordinator between its calls (for "
+                f"up to {self.drivers.lease_seconds:g} s after its last)",
+            )
+        try:
+            yield from self._advance(run, phase, request, context)
+        finally:
+            if run is not None:
+                self.drivers.release(run.run_id, request.driver, context)
+
+    def _advance(
+        self,
+        run: Run | None,
+        phase: Phase,
+        request: pb.AdvanceRequest,
+        context: grpc.ServicerContext,
+    ) -> Iterator[pb.AdvanceResponse]:
+        """Advance's checks of the run, then the phase."""
         if run is None:
             abort(
                 context,
@@ -210,33 +250,40 @@ class ControlService(rpc.ControlServicer):
         """The run AGREE works on: the existing one, or a new one if no other is open here.
 
         A second coordinator, or `--new` during a run, must not take the run in progress
-        away from its peer; a run that never completed AGREE here holds nothing to resume and
-        makes way by itself.
+        away from its peer; a run that never completed AGREE here, and that no phase or
+        coordinator is working on, holds nothing to resume and makes way by itself. Called
+        under the admission lock, so reading the open runs and creating one is one step.
         """
         run_id = request.run_id
-        with self._admission:
-            existing = self.store.get(run_id)
-            if existing is not None:
-                return existing
-            peer = self._peer_named(request, context)
-            for other in self.store.open_runs():
-                if other.completed is Phase.NEW and not self.runner.is_running(other.run_id):
-                    self.store.abandon(other.run_id)
-                    continue
-                doing = (
-                    "running AGREE"
-                    if other.completed is Phase.NEW
-                    else (f"completed {other.completed.name}")
-                )
-                message = (
-                    f"run {other.run_id} is still open here ({doing}): resume it with "
-                    f"`pprl coordinate --run-id {other.run_id}`, or abandon it with "
-                    f"`pprl coordinate --abandon {other.run_id}`"
-                )
-                self.runner.refuse_agreement(run_id, pb.RUN_OPEN, message)
-                abort(context, grpc.StatusCode.FAILED_PRECONDITION, pb.RUN_OPEN, message)
-            self.store.prune(BULK, KEEP_CLOSED_RUNS)
-            return self.store.create(run_id, peer)
+        existing = self.store.get(run_id)
+        if existing is not None:
+            return existing
+        peer = self._peer_named(request, context)
+        for other in self.store.open_runs():
+            idle = not self.runner.is_running(other.run_id) and not self.drivers.held(other.run_id)
+            if other.completed is Phase.NEW and idle:
+                self.store.abandon(other.run_id)
+                continue
+            doing = (
+                "running AGREE"
+                if other.completed is Phase.NEW
+                else (f"completed {other.completed.name}")
+            )
+            message = (
+                f"run {other.run_id} is still open here ({doing}): resume it with "
+                f"`pprl coordinate --run-id {other.run_id}`, or abandon it with "
+                f"`pprl coordinate --abandon {other.run_id}`"
+            )
+            self.runner.refuse_agreement(run_id, pb.RUN_OPEN, message)
+            abort(context, grpc.StatusCode.FAILED_PRECONDITION, pb.RUN_OPEN, message)
+        self.store.prune(BULK, KEEP_CLOSED_RUNS)
+        return self.store.create(run_id, peer)
+
+    def Hold(self, request: pb.HoldRequest, context: grpc.ServicerContext) -> pb.HoldResponse:
+        _valid_run_id(request.run_id, context)
+        return pb.HoldResponse(
+            held=self.drivers.hold(request.run_id, request.driver, request.release)
+        )
 
     def Abandon(
         self, request: pb.AbandonRequest, context: grpc.ServicerContext

@@ -42,6 +42,7 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     POOR_LINKAGE: _ClassVar[ErrorReason]
     BAD_CIPHERTEXT: _ClassVar[ErrorReason]
     REFLECTED: _ClassVar[ErrorReason]
+    OTHER_COORDINATOR: _ClassVar[ErrorReason]
 PHASE_UNSPECIFIED: Phase
 PHASE_AGREE: Phase
 PHASE_SMASH: Phase
@@ -72,6 +73,7 @@ STORAGE: ErrorReason
 POOR_LINKAGE: ErrorReason
 BAD_CIPHERTEXT: ErrorReason
 REFLECTED: ErrorReason
+OTHER_COORDINATOR: ErrorReason
 
 class ErrorDetail(_message.Message):
     __slots__ = ("reason", "message")
@@ -224,14 +226,16 @@ class PushMatchesResponse(_message.Message):
     def __init__(self, pairs_received: _Optional[int] = ...) -> None: ...
 
 class AdvanceRequest(_message.Message):
-    __slots__ = ("run_id", "phase", "peer")
+    __slots__ = ("run_id", "phase", "peer", "driver")
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     PHASE_FIELD_NUMBER: _ClassVar[int]
     PEER_FIELD_NUMBER: _ClassVar[int]
+    DRIVER_FIELD_NUMBER: _ClassVar[int]
     run_id: str
     phase: Phase
     peer: str
-    def __init__(self, run_id: _Optional[str] = ..., phase: _Optional[_Union[Phase, str]] = ..., peer: _Optional[str] = ...) -> None: ...
+    driver: str
+    def __init__(self, run_id: _Optional[str] = ..., phase: _Optional[_Union[Phase, str]] = ..., peer: _Optional[str] = ..., driver: _Optional[str] = ...) -> None: ...
 
 class AdvanceResponse(_message.Message):
     __slots__ = ("phase", "done", "total", "unit", "message", "finished", "seconds")
@@ -250,6 +254,22 @@ class AdvanceResponse(_message.Message):
     finished: bool
     seconds: float
     def __init__(self, phase: _Optional[_Union[Phase, str]] = ..., done: _Optional[int] = ..., total: _Optional[int] = ..., unit: _Optional[str] = ..., message: _Optional[str] = ..., finished: _Optional[bool] = ..., seconds: _Optional[float] = ...) -> None: ...
+
+class HoldRequest(_message.Message):
+    __slots__ = ("run_id", "driver", "release")
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    DRIVER_FIELD_NUMBER: _ClassVar[int]
+    RELEASE_FIELD_NUMBER: _ClassVar[int]
+    run_id: str
+    driver: str
+    release: bool
+    def __init__(self, run_id: _Optional[str] = ..., driver: _Optional[str] = ..., release: _Optional[bool] = ...) -> None: ...
+
+class HoldResponse(_message.Message):
+    __slots__ = ("held",)
+    HELD_FIELD_NUMBER: _ClassVar[int]
+    held: bool
+    def __init__(self, held: _Optional[bool] = ...) -> None: ...
 
 class AbandonRequest(_message.Message):
     __slots__ = ("run_id",)

@@ -307,6 +307,11 @@ class ControlStub:
                 request_serializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.AbandonRequest.SerializeToString,
                 response_deserializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.AbandonResponse.FromString,
                 _registered_method=True)
+        self.Hold = channel.unary_unary(
+                '/pprl.wire.v1.Control/Hold',
+                request_serializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.HoldRequest.SerializeToString,
+                response_deserializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.HoldResponse.FromString,
+                _registered_method=True)
 
 
 class ControlServicer:
@@ -335,6 +340,14 @@ class ControlServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Hold(self, request, context):
+        """Keep (or, with release, give up) a coordinator's hold on a run between its Advance
+        calls: while it waits for the other party to finish a phase, and when it exits.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ControlServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -352,6 +365,11 @@ def add_ControlServicer_to_server(servicer, server):
                     servicer.Abandon,
                     request_deserializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.AbandonRequest.FromString,
                     response_serializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.AbandonResponse.SerializeToString,
+            ),
+            'Hold': grpc.unary_unary_rpc_method_handler(
+                    servicer.Hold,
+                    request_deserializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.HoldRequest.FromString,
+                    response_serializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.HoldResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -436,6 +454,33 @@ class Control:
             '/pprl.wire.v1.Control/Abandon',
             pprl_dot_wire_dot_v1_dot_linkage__pb2.AbandonRequest.SerializeToString,
             pprl_dot_wire_dot_v1_dot_linkage__pb2.AbandonResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Hold(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/pprl.wire.v1.Control/Hold',
+            pprl_dot_wire_dot_v1_dot_linkage__pb2.HoldRequest.SerializeToString,
+            pprl_dot_wire_dot_v1_dot_linkage__pb2.HoldResponse.FromString,
             options,
             channel_credentials,
             insecure,
