@@ -80,6 +80,7 @@ def test_only_smashed_tensors_and_reported_match_ids_cross_the_wire(deploy):
         "/pprl.wire.v1.Peer/PushMatches",
         "/pprl.wire.v1.Control/Advance",
         "/pprl.wire.v1.Control/GetStatus",
+        "/pprl.wire.v1.Control/Hold",
     }
     values, ids = _values_and_ids(deployment)
     reported = set()
