@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import signal
 import subprocess
 import threading
@@ -453,4 +454,37 @@ def test_a_kill_at_link_leaves_no_result_file_in_the_unfinished_run(fresh, undis
     assert (state / LINKAGE_CSV).exists()  # written, LINK not recorded
     fresh.ensure_running()
     assert not (state / LINKAGE_CSV).exists()
+    _resumed_equals(fresh, undisturbed, run_id)
+
+
+@pytest.mark.parametrize(
+    ("phase", "limit"), [("agree", 4096), ("exchange", 4096), ("exchange", 65536)]
+)
+def test_a_real_write_limit_is_a_storage_error_and_the_run_resumes(
+    fresh, undisturbed, phase, limit
+):
+    """Not a failpoint: the kernel refuses every write past `limit` bytes of any file bob
+    writes (his file-size limit, lowered while he runs), as a full disk would, SQLite's
+    database and the tensor alike. Before, the database's refusal was an INTERNAL error on
+    bob, UNKNOWN with a traceback on alice, and the tensor stayed in the run unrecorded."""
+    before = Phase[phase.upper()] - 1
+    run_id = None
+    if before:
+        code, out, err = fresh.coordinate("--until", Phase(before).name.lower())
+        assert code == 0, err
+        run_id = _run_id(out)
+    bob = fresh.deployment.processes["bob"]
+    hard = resource.prlimit(bob.pid, resource.RLIMIT_FSIZE)[1]
+    resource.prlimit(bob.pid, resource.RLIMIT_FSIZE, (limit, hard))
+    try:
+        code, out, err = fresh.coordinate(*(("--run-id", run_id) if run_id else ()))
+    finally:
+        resource.prlimit(bob.pid, resource.RLIMIT_FSIZE, (hard, hard))
+    run_id = run_id or _run_id(out)
+    assert code != 0
+    assert f"{phase.upper()} failed" in err and "[STORAGE]" in err, err
+    assert "INTERNAL" not in err and "Exception calling application" not in err, err
+    assert fresh.no_partial_files() == []
+    bob_run = run_dir(fresh.deployment.parties["bob"].state_dir, run_id)
+    assert not (bob_run / PEER_TENSOR).exists()
     _resumed_equals(fresh, undisturbed, run_id)

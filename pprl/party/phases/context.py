@@ -235,11 +235,16 @@ class RunContext:
         self, run_id: str, name: str, write: Callable[[Path], Any], meta: dict[str, Any]
     ) -> Path:
         """An artifact written whole beside its place and renamed into it (atomic_file), then
-        recorded in the run store: a phase's output counts once both are done."""
+        recorded in the run store: a phase's output counts once both are done, and a file
+        the store could not record (its disk full) is removed again."""
         path = self.store.artifact_path(run_id, name)
         with atomic_file(path) as tmp:
             write(tmp)
-        self.store.record_artifact(run_id, name, meta)
+        try:
+            self.store.record_artifact(run_id, name, meta)
+        except BaseException:
+            path.unlink(missing_ok=True)
+            raise
         return path
 
     def write_json(self, run_id: str, name: str, value: Any, meta: dict[str, Any]) -> Path:

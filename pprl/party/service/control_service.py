@@ -150,11 +150,17 @@ class ControlService(rpc.ControlServicer):
         _valid_run_id(request.run_id, context)
         phase = Phase(request.phase)
         with self._admission:
-            run = (
-                self._admit(request, context)
-                if phase is Phase.AGREE
-                else self.store.get(request.run_id)
-            )
+            try:
+                run = (
+                    self._admit(request, context)
+                    if phase is Phase.AGREE
+                    else self.store.get(request.run_id)
+                )
+            except OSError as error:  # the state database could not be written
+                message = f"{phase.name} failed: {error.strerror or error}"
+                if phase is Phase.AGREE:  # the peer waiting for the agreement learns it
+                    self.runner.refuse_agreement(request.run_id, pb.STORAGE, message)
+                abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, pb.STORAGE, message)
             claim = Claim.GRANTED
             if run is not None:
                 claim = self.drivers.claim(run.run_id, request.driver, context)

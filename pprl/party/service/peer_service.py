@@ -188,6 +188,7 @@ class PeerService(rpc.PeerServicer):
         try:
             expected = self.work.expected_tensor(run.run_id)
             shape, sha = receive_tensor(itertools.chain([first], messages), expected, dest)
+            self.store.record_artifact(run.run_id, PEER_TENSOR, {"shape": list(shape)}, sha256=sha)
         except StreamTimeout as error:
             log.warning("gave up a tensor from %s: %s", caller, error)
             abort(context, grpc.StatusCode.DEADLINE_EXCEEDED, pb.TIMED_OUT, f"tensor: {error}")
@@ -197,8 +198,8 @@ class PeerService(rpc.PeerServicer):
                 context, grpc.StatusCode.INVALID_ARGUMENT, pb.BAD_CHUNK, f"tensor refused: {error}"
             )
         except OSError as error:
+            dest.unlink(missing_ok=True)  # written, perhaps, but not recorded: not received
             self._unstored(context, "tensor", error)
-        self.store.record_artifact(run.run_id, PEER_TENSOR, {"shape": list(shape)}, sha256=sha)
         log.info("stored %s's tensor %s for run %s", caller, shape, run.run_id)
         reply = pb.PushTensorResponse(sha256=bytes.fromhex(sha), bytes_received=math.prod(shape))
         self.store.add_counter(run.run_id, "bytes_sent", reply.ByteSize())

@@ -6,12 +6,15 @@ committed, so a daemon killed mid-phase redoes that phase and nothing before it.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import fcntl
 import hashlib
 import json
 import sqlite3
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -126,6 +129,12 @@ def _lock_directory(state_dir: Path) -> TextIO:
     return handle
 
 
+# SQLite's primary result codes for a write the disk refused.
+_DISK_ERRORS = frozenset(
+    {sqlite3.SQLITE_IOERR, sqlite3.SQLITE_FULL, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_READONLY}
+)
+
+
 class RunStore:
     """One daemon's runs. Thread-safe: gRPC handlers and phase workers share it."""
 
@@ -146,6 +155,24 @@ class RunStore:
         if "peer" not in columns:  # a state directory from before daemons had several peers
             self._db.execute("ALTER TABLE runs ADD COLUMN peer TEXT NOT NULL DEFAULT ''")
         self._db.commit()
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """The lock and one transaction. A disk that refuses the database's write (full, or
+        failing) is an OSError here as it is for every other file, so each caller reports it
+        as a storage failure (STORAGE) and not as a bug."""
+        with self._lock:
+            try:
+                with self._db:
+                    yield
+            except sqlite3.Error as error:
+                code = getattr(error, "sqlite_errorcode", 0) & 0xFF
+                if code not in _DISK_ERRORS:
+                    raise
+                number = errno.ENOSPC if code == sqlite3.SQLITE_FULL else errno.EIO
+                raise OSError(
+                    number, f"the state database could not be written ({error})"
+                ) from error
 
     def close(self) -> None:
         with self._lock:
@@ -186,7 +213,7 @@ class RunStore:
 
     def create(self, run_id: str, peer: str = "") -> Run:
         check_run_id(run_id)
-        with self._lock, self._db:
+        with self._transaction():
             self._db.execute(
                 "INSERT OR IGNORE INTO runs (run_id, created, peer) VALUES (?, ?, ?)",
                 (run_id, time.time(), peer),
@@ -252,20 +279,20 @@ class RunStore:
 
     def abandon(self, run_id: str) -> None:
         """Mark a run abandoned: no phase of it runs again and a new run may begin."""
-        with self._lock, self._db:
+        with self._transaction():
             self._db.execute("UPDATE runs SET abandoned = 1 WHERE run_id = ?", (run_id,))
 
     def set_agreement(
         self, run_id: str, digest: str, description: str, records_sha256: str
     ) -> None:
-        with self._lock, self._db:
+        with self._transaction():
             self._db.execute(
                 "UPDATE runs SET digest = ?, description = ?, records_sha256 = ? WHERE run_id = ?",
                 (digest, description, records_sha256, run_id),
             )
 
     def complete_phase(self, run_id: str, phase: Phase, seconds: float) -> None:
-        with self._lock, self._db:
+        with self._transaction():
             self._db.execute(
                 "INSERT OR REPLACE INTO phases (run_id, phase, seconds, finished)"
                 " VALUES (?, ?, ?, ?)",
@@ -284,7 +311,7 @@ class RunStore:
         return {Phase(p): s for p, s in rows}
 
     def add_counter(self, run_id: str, name: str, amount: int) -> None:
-        with self._lock, self._db:
+        with self._transaction():
             self._db.execute(
                 "INSERT INTO counters (run_id, name, value) VALUES (?, ?, ?)"
                 " ON CONFLICT (run_id, name) DO UPDATE SET value = value + excluded.value",
@@ -310,7 +337,7 @@ class RunStore:
         """
         path = self.artifact_path(run_id, name)
         sha, size = sha256 or file_sha256(path), path.stat().st_size
-        with self._lock, self._db:
+        with self._transaction():
             self._db.execute(
                 "INSERT OR REPLACE INTO artifacts (run_id, name, file, sha256, bytes, meta)"
                 " VALUES (?, ?, ?, ?, ?, ?)",
