@@ -136,3 +136,5 @@ def test_each_bad_input_gets_its_message(case, working, tmp_path, capsys) -> Non
     assert code == case.get("exit", 2), err
     assert case["message"] in err, err
     assert "Traceback" not in err
+    if "absent" in case:
+        assert case["absent"] not in err, err

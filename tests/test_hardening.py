@@ -306,6 +306,24 @@ def test_what_the_peer_sent_cannot_be_replaced_and_its_matches_must_be_one_to_on
             )
         )
         assert reason_of(error) == pb.BAD_MATCHES and "one-to-one" in error.details()
+        # Ids that would corrupt or deceive the result files: refused, and never repeated.
+        hostile = {
+            "empty": pb.MatchedPair(sender_row=2, receiver_row=2, sender_id=""),
+            "right-to-left override": pb.MatchedPair(
+                sender_row=2, receiver_row=2, sender_id="B\u202egpj.exe"
+            ),
+            "NUL": pb.MatchedPair(sender_row=2, receiver_row=2, sender_id="B\x002"),
+            "huge": pb.MatchedPair(sender_row=2, receiver_row=2, sender_id="B" * 100_000),
+            "an id of two rows": pb.MatchedPair(sender_row=2, receiver_row=2, sender_id="B1"),
+            "sharing": pb.MatchedPair(
+                sender_row=2, receiver_row=2, sender_id="B2", sender_sharing=4_000_000_000
+            ),
+        }
+        for what, bad in hostile.items():
+            request = pb.PushMatchesRequest(run_id=run_id, digest=digest, pairs=[*pairs, bad])
+            error = _error(lambda r=request: stub.peer.PushMatches(r, timeout=10))
+            assert reason_of(error) == pb.BAD_MATCHES, what
+            assert bad.sender_id[:20] not in error.details() or not bad.sender_id, what
         first = pb.PushMatchesRequest(run_id=run_id, digest=digest, pairs=pairs)
         assert stub.peer.PushMatches(first, timeout=10).pairs_received == 2
         assert stub.peer.PushMatches(first, timeout=10).pairs_received == 2

@@ -5,6 +5,27 @@ the run resumes to that linkage; never a hang, never a partial result file.
 
 Daemons kill, pause or starve themselves at a chosen point through PPRL_FAILPOINT
 (pprl.failpoints); the coordinator is a separate process the test signals.
+
+The second hardening round's cases, each reproduced by a test here or named beside it:
+ 1. records rewritten during AGREE, then a restart: test_records_rewritten_during_agree_...
+ 2. calls that never send their request: test_party_defences, ..._hold_no_worker
+ 3. one's own release sent back: test_party_defences, ..._own_tensor_back_...;
+    test_sealed_daemons for blinded keys
+ 4. values and ids in errors: test_party_defences, test_a_bad_cell_is_named_...; the
+    bad-input corpus's `absent` texts
+ 5. ids a spreadsheet would run: test_record_ids
+ 6. peer ids that corrupt or deceive: test_hardening, ..._matches_must_be_one_to_one
+ 7. too many peer records: test_party_defences, ..._more_records_than_this_daemon_...; the
+    bad-input corpus's max_peer_records cases
+ 8. a second daemon on the other loopback: test_hardening, ..._taken_port_or_state_...
+ 9. Unicode forms: test_unicode_forms
+ 10. a reference set edited after AGREE: test_a_reference_set_edited_after_agree_...
+ 11. a full disk at AGREE or EXCHANGE: test_a_full_disk_in_any_phase_... (failpoints) and
+    test_a_real_write_limit_... (the kernel's)
+ 12. two daemons on one state directory: test_hardening, ..._taken_port_or_state_directory_...
+ 13. readable keys: test_key_warnings; 14. noise no gate proposes: test_noise_proposal
+ 15. a kill at LINK: test_a_kill_at_link_...; matches before MATCH and the agreement asked
+    again and again: test_party_defences; two coordinators at once: test_hardening
 """
 
 from __future__ import annotations
