@@ -101,6 +101,34 @@ def test_candidate_path_equals_all_pairs_scoring(rows_of: str, top_k: int | None
     assert 0 < got.candidates < 0.4 * len(tensor_a) * len(tensor_b)
 
 
+@pytest.mark.parametrize("kind", ["linear", "rbf"])
+@pytest.mark.parametrize(("top_k", "threshold"), [(1, 0.0), (10, 0.0), (None, 0.0), (3, -np.inf)])
+def test_the_peer_matched_a_slice_at_a_time_gives_the_same_pairs(
+    kind: str, top_k: int | None, threshold: float
+) -> None:
+    """MATCH's memory bound: the peer's rows in slices of 37 (eleven slices) give exactly the
+    pairs, order and scores of one pass over all of them, for the candidate path, the dense
+    product and soft linkage's every-pair scoring alike."""
+    tensor_a, tensor_b, _, models = _linkage()
+    selection = Selection(models[kind], top_k, "a", threshold=threshold)
+    whole = accepted_pairs(tensor_a, tensor_b, selection)
+    seen: list[tuple[int, int]] = []
+    sliced = accepted_pairs(
+        tensor_a, tensor_b, selection, slice_rows=37, progress=lambda d, t: seen.append((d, t))
+    )
+    assert pair_list(sliced.matches) == pair_list(whole.matches)
+    np.testing.assert_allclose(sliced.matches.scores, whole.matches.scores, rtol=1e-5)
+    assert (sliced.candidates is None) == (whole.candidates is None)
+    assert seen and seen[-1] == (len(tensor_b), len(tensor_b))
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+
+
+def test_a_peer_larger_than_a_slice_is_matched_in_slices_of_bounded_bytes() -> None:
+    wide = np.zeros((10, 6, 1000), dtype=np.uint8)
+    assert candidates.peer_slice_rows(wide, slice_bytes=240 << 20) == 10_485
+    assert candidates.peer_slice_rows(wide, slice_bytes=1 << 20) == candidates.MIN_SLICE_ROWS
+
+
 def test_candidates_keep_every_true_match() -> None:
     tensor_a, tensor_b, truth, models = _linkage()
     work = candidates.plan(

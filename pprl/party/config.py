@@ -697,7 +697,10 @@ def _choice(section: _Section, key: str, choices: tuple[str, ...], default: str)
 
 # The most records either party may link, whatever the machine.
 MAX_RECORDS = 50_000_000
-# MATCH's memory per peer row, measured at about 3.4 GB per million (issue: hardening).
+# MATCH's memory per peer row when it held the whole peer at once (about 3.4 GB per million
+# rows of the projected release). It now reads the peer in slices (candidates.PEER_SLICE_BYTES)
+# and its peak no longer grows with the peer's rows; the default limit keeps this figure
+# until a million-row peer is measured through the daemons.
 MATCH_BYTES_PER_PEER_ROW = 3400
 # The share of the machine's memory the default limit lets MATCH take.
 MATCH_MEMORY_SHARE = 0.5

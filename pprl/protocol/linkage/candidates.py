@@ -516,6 +516,19 @@ def dense_plan(
     return dense_scores.plan(records(side_a), records(side_b), selection)
 
 
+# The most bytes of the peer's unit vectors one pass of accepted_pairs holds: a larger peer
+# is matched a slice of rows at a time, so MATCH's memory does not grow with its row count.
+PEER_SLICE_BYTES = 128 << 20
+# No slice smaller than this many rows: each slice repeats the plan's work on own rows.
+MIN_SLICE_ROWS = 4096
+
+
+def peer_slice_rows(tensor_b: TensorRows, slice_bytes: int = PEER_SLICE_BYTES) -> int:
+    """Rows of the peer matched in one pass: its float32 unit vectors within `slice_bytes`."""
+    _, entries, width = tensor_b.shape
+    return max(MIN_SLICE_ROWS, slice_bytes // max(1, 4 * entries * width))
+
+
 def accepted_pairs(
     tensor_a: TensorRows,
     tensor_b: TensorRows,
@@ -524,11 +537,77 @@ def accepted_pairs(
     run: Callable[[Plan, Progress | None], Outcome] = run_here,
     progress: Progress | None = None,
     standardise: Standardise | None = None,
+    slice_rows: int | None = None,
 ) -> Outcome:
     """What score_pairs keeps for two (n, M, R) uint8 tensors, scoring candidates only when a
     bound allows, and every pair otherwise (by one matrix product for a linear model without
-    caps). `run` executes the plan's blocks (here or on a cluster)."""
+    caps). `run` executes the plan's blocks (here or on a cluster).
+
+    With top_k per row of A (as MATCH keeps them), B is matched `slice_rows` rows at a time
+    (default peer_slice_rows) and the slices' pairs ranked together: each slice keeps every
+    row's best top_k of its own, so the union holds every row's best top_k of all, ties
+    broken alike (to the lower B row)."""
+    n_b = tensor_b.shape[0]
+    rows = slice_rows or peer_slice_rows(tensor_b)
+    if selection.rows_of != "a" or n_b <= rows:
+        return _accepted_pass(tensor_a, tensor_b, selection, run, progress, standardise)
     side_a = distinct_entries(tensor_a, standardise=standardise)
+    parts: list[Matches] = []
+    scored: list[int | None] = []
+    for start in range(0, n_b, rows):
+        stop = min(n_b, start + rows)
+        part = _accepted_pass(
+            tensor_a,
+            _Slice(tensor_b, start, stop),
+            selection,
+            run,
+            _within(progress, start, stop, n_b),
+            standardise,
+            side_a,
+        )
+        found = part.matches
+        parts.append(Matches(found.rows_a, found.rows_b + start, found.scores))
+        scored.append(part.candidates)
+    ranked = _ranked(_concat(parts), "a", selection.top_k)
+    if all(count is None for count in scored):
+        return Outcome(ranked, None)
+    n_a = tensor_a.shape[0]
+    sizes = [min(n_b, start + rows) - start for start in range(0, n_b, rows)]
+    counts = [n_a * size if c is None else c for c, size in zip(scored, sizes, strict=True)]
+    return Outcome(ranked, sum(counts))
+
+
+class _Slice:
+    """Rows [start, stop) of a tensor, read on demand as the tensor itself is."""
+
+    def __init__(self, tensor: TensorRows, start: int, stop: int) -> None:
+        self._tensor, self._start, self._stop = tensor, start, stop
+        self.shape = (stop - start, *tensor.shape[1:])
+
+    def __getitem__(self, rows: slice) -> np.ndarray:
+        begin, end, _ = rows.indices(self._stop - self._start)
+        return np.asarray(self._tensor[self._start + begin : self._start + end])
+
+
+def _within(progress: Progress | None, start: int, stop: int, total: int) -> Progress | None:
+    """A slice's progress as a share of the whole peer's rows."""
+    if progress is None:
+        return None
+    return lambda done, of: progress(start + round((stop - start) * done / max(1, of)), total)
+
+
+def _accepted_pass(
+    tensor_a: TensorRows,
+    tensor_b: TensorRows,
+    selection: Selection,
+    run: Callable[[Plan, Progress | None], Outcome],
+    progress: Progress | None,
+    standardise: Standardise | None,
+    side_a: list[DistinctEntry] | None = None,
+) -> Outcome:
+    """accepted_pairs on all of B at once; `side_a`: A's distinct entries, if made already."""
+    if side_a is None:
+        side_a = distinct_entries(tensor_a, standardise=standardise)
     side_b = distinct_entries(tensor_b, standardise=standardise)
     if tensor_a.shape[0] and tensor_b.shape[0]:
         work: Plan | None
@@ -538,7 +617,7 @@ def accepted_pairs(
             applies = dense_scores.applies(selection.model)
             work = dense_plan(side_a, side_b, selection) if applies else None
         if work is not None:
-            del side_a, side_b  # the plan keeps what it needs; free the other entries' vectors
+            del side_b  # the plan keeps what it needs; free the other entries' vectors
             return run(work, progress)
     unit_a = unit_vectors(tensor_a[0 : tensor_a.shape[0]], standardise)
     unit_b = unit_vectors(tensor_b[0 : tensor_b.shape[0]], standardise)
