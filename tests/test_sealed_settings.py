@@ -65,11 +65,16 @@ def test_without_recipes_the_schema_gives_them_or_the_error_says_to(tmp_path: Pa
 
 def test_the_default_recipes_follow_the_schema() -> None:
     """FEBRL4's ten fields: every recipe needs the date of birth or both names, and another
-    attribute; a state (a category) is too common to key on."""
+    attribute, or one name and two numbers; a state (a category) is too common to key on."""
     kinds = {"given_name": "name", "surname": "name", "postcode": "number", "suburb": "text"}
-    kinds |= {"state": "category", "date_of_birth": "date"}
+    kinds |= {"state": "category", "date_of_birth": "date", "street_number": "number"}
     recipes = session.default_recipes(kinds).split(",")
     assert "date_of_birth+surname:soundex" in recipes
+    # One name with two numbers, never with free text: a street name joins look-alikes.
+    assert "surname:soundex+postcode+street_number" in recipes
+    assert not any(
+        r.startswith(("surname:soundex+suburb", "given_name:soundex+suburb")) for r in recipes
+    )
     assert "date_of_birth:year+given_name:soundex+surname:soundex" in recipes
     assert "given_name:soundex+surname:soundex+postcode" in recipes
     assert not any("state" in recipe for recipe in recipes)

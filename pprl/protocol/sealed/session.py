@@ -16,6 +16,7 @@ step takes from the agreement and gives the next (pprl.party.phases.sealed runs 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -83,6 +84,9 @@ def check_settings(settings: Mapping[str, Any]) -> None:
 # Kinds whose values, with a date of birth or both names, single a person out: an address
 # part, a postcode, a number. Categories (a state) are shared by too many to key on.
 _PLACE_KINDS = ("text", "number", "code")
+# Of those, the ones two of which with one name still single a person out (a street number
+# and a postcode, an identifier), where free text (a street name) would join look-alikes.
+_NUMBER_KINDS = ("number", "code")
 
 
 def default_recipes(kinds: Mapping[str, str]) -> str:
@@ -94,6 +98,9 @@ def default_recipes(kinds: Mapping[str, str]) -> str:
     - a date with each name's Soundex code; its year, and its month and day, with the first
       and last names' codes; the date with each place or number;
     - the first and last names' codes with each place or number;
+    - each name's code with each two numbers (a street number and a postcode, say): these
+      hold pairs whose date and one name both changed (FEBRL4: 4,944 of its 5,000 true pairs
+      joined against 4,803 without them, no more pairs without a partner);
     - with names only, the two names' codes, and each name with the other's initial (these
       leak on names alone: docs/sealed.md).
     """
@@ -111,13 +118,19 @@ def default_recipes(kinds: Mapping[str, str]) -> str:
         recipes += [f"{date}+{place}" for place in places]
     if len(both) == 2:
         recipes += [f"{'+'.join(both)}+{place}" for place in places]
-        if not dates and not places:
-            first, second = pair
-            recipes += [
-                "+".join(both),
-                f"{first}:initial+{second}",
-                f"{first}+{second}:initial",
-            ]
+    numbers = [a for a in places if kinds[a] in _NUMBER_KINDS]
+    recipes += [
+        f"{name}:soundex+{first}+{second}"
+        for name in names
+        for first, second in itertools.combinations(numbers, 2)
+    ]
+    if len(both) == 2 and not dates and not places:
+        first, second = pair
+        recipes += [
+            "+".join(both),
+            f"{first}:initial+{second}",
+            f"{first}+{second}:initial",
+        ]
     if not recipes:
         raise SettingError(
             "no default blocking keys for these attributes (they need two names, or a date "
