@@ -35,9 +35,12 @@ def _demo(tmp_path: Path, *arguments: str) -> subprocess.CompletedProcess:
     return _pprl("demo", *files, "--schema", str(tmp_path / "schema.toml"), *arguments)
 
 
-def _link_with_built_reference(tmp_path: Path, *columns: str) -> subprocess.CompletedProcess:
+def _link_with_built_reference(
+    tmp_path: Path, *columns: str, keep: Path | None = None
+) -> subprocess.CompletedProcess:
     """`pprl reference` for given name, surname and `columns`, then the demo on the files in
-    `tmp_path` with that set, its truth file and a JSON summary in out.json; both succeed."""
+    `tmp_path` with that set, its truth file and a JSON summary in out.json, its working
+    directory kept in `keep` if given; both succeed."""
     extra = [argument for column in columns for argument in ("--column", column)]
     built = _pprl(
         "reference", "--out", str(tmp_path / "ref.csv"), "--rows", "200", "--seed", "3",
@@ -49,6 +52,7 @@ def _link_with_built_reference(tmp_path: Path, *columns: str) -> subprocess.Comp
     result = _demo(
         tmp_path, "--truth", str(tmp_path / "truth.csv"), "--reference", str(tmp_path / "ref.csv"),
         "--json", str(tmp_path / "out.json"), "--max-reidentification", "1",
+        *(("--workdir", str(keep)) if keep else ()),
     )  # fmt: skip
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr
     return result
@@ -87,6 +91,10 @@ def test_a_schema_links_dates_numbers_and_namesakes_through_the_daemons(tmp_path
     summary = json.loads((tmp_path / "out.json").read_text())
     assert summary["parties"]["bob"]["data"]["missing_values"]["zip"] == 5
     assert summary["linkage"]["f1"] >= 0.9
+    # A temporary working directory goes at the end: the demo says so where the result was.
+    assert "result: removed with the demo's temporary directory (--workdir DIR keeps it)" in (
+        result.stdout
+    )
 
 
 def test_a_schema_key_the_demo_cannot_set_is_named(tmp_path: Path) -> None:
@@ -141,9 +149,15 @@ def test_a_quantity_tells_namesakes_apart_through_the_daemons(tmp_path: Path) ->
     truth = ["alice_id,bob_id", *(f"a{i},b{i}" for i in range(2 * pairs))]
     (tmp_path / "truth.csv").write_text("\n".join(truth) + "\n")
     (tmp_path / "schema.toml").write_text(HEIGHTS)
-    result = _link_with_built_reference(tmp_path, "height=quantity:140-210")
+    result = _link_with_built_reference(tmp_path, "height=quantity:140-210", keep=tmp_path / "run")
     assert "unreadable cells counted as missing: height 1" in result.stdout
     summary = json.loads((tmp_path / "out.json").read_text())
+    # A kept working directory: each party's result by its full path, printed and recorded.
+    for name in ("alice", "bob"):
+        path = Path(summary["parties"][name]["result_path"])
+        assert path.name == "linkage.csv" and path.is_file()
+        assert path.is_relative_to(tmp_path / "run")
+        assert f"result: {path}" in result.stdout
     # The daemons' randomness is secret: 1.0 in 22 of 23 runs, 0.889 once under the full
     # suite's load. Without the height a name's two holders could not be told apart.
     assert summary["linkage"]["f1"] >= 0.85

@@ -366,10 +366,19 @@ def test_records_sharing_every_value_are_linked_and_marked_for_review(deploy):
     assert list(rows[0]) == [
         "alice_id",
         "bob_id",
+        "alice_score",
         "alice_records_sharing_values",
         "bob_records_sharing_values",
         "review",
     ]
+    # Each agreed pair with alice's own classifier's score, as in her own matches (> 0).
+    with (linkage.parent / "own_matches.csv").open(newline="") as handle:
+        own = {(r["alice_id"], r["bob_id"]): r["score"] for r in csv.DictReader(handle)}
+    assert all(own[(row["alice_id"], row["bob_id"])] == row["alice_score"] for row in rows)
+    assert all(float(row["alice_score"]) > 0 for row in rows)
+    # The end of the run says where the result is, relative to the daemon's state directory.
+    where = linkage.relative_to(deployment.workdir / "state" / "alice").as_posix()
+    assert f"result: {where} in alice's state directory" in result.stdout
     marked = {row["alice_id"] for row in rows if row["review"] == "yes"}
     assert marked and marked <= {"A000001", "A999999"}
     assert all(row["alice_records_sharing_values"] == "2" for row in rows if row["review"])

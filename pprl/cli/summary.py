@@ -77,6 +77,10 @@ def print_run(summary: dict) -> None:
             )
         if party.get("peak_rss_bytes"):
             print(f"  daemon peak resident memory {party['peak_rss_bytes'] / 2**30:.2f} GiB")
+        if party.get("result_path"):
+            print(f"  result: {party['result_path']}")
+        elif party.get("result"):
+            print(f"  result: {party['result']} in {name}'s state directory")
     if "linkage" not in summary:
         return
     print(f"\n{'match set':<22} {'precision':>9} {'recall':>7} {'F1':>7} {'pairs':>7}")

@@ -442,6 +442,19 @@ def _inputs(options: DemoOptions, workdir: Path) -> tuple[dict[str, Path], Path,
     return {"alice": data / "alice.csv", "bob": data / "bob.csv"}, reference, data / "truth.csv"
 
 
+def _place_results(summary: dict[str, Any], deployment: Deployment, temporary: bool) -> None:
+    """Each party's result file by its full path, or, where the working directory goes at
+    the end, how to keep it."""
+    for name, party in summary["parties"].items():
+        if party.get("result"):
+            if temporary:
+                party["result_path"] = (
+                    "removed with the demo's temporary directory (--workdir DIR keeps it)"
+                )
+            else:
+                party["result_path"] = str(deployment.parties[name].state_dir / party["result"])
+
+
 def run_demo(options: DemoOptions) -> dict[str, Any]:
     """The whole run on a fresh deployment; a temporary working directory goes unless it fails."""
     temporary = options.workdir is None
@@ -482,6 +495,7 @@ def run_demo(options: DemoOptions) -> dict[str, Any]:
         if truth is not None:
             summary.update(evaluate(deployment, summary["run_id"], truth))
         summary["demo_seconds"] = round(time.perf_counter() - started, 3)
+        _place_results(summary, deployment, temporary)
         failed = False
         return summary
     finally:

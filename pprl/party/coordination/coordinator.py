@@ -330,6 +330,7 @@ class Coordinator:
                     "agreed_matches": s.agreed_matches,
                     "scored_pairs": s.scored_pairs,
                     "peak_rss_bytes": s.peak_rss_bytes,
+                    "result": s.result,
                     "data": {
                         "reference_shared": dict(s.reference_shared),
                         "repeated_groups": s.repeated_groups,

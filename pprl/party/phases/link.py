@@ -34,11 +34,21 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     ours = ctx.own_matches(run_id)
     ids = ctx.own_ids(run_id)
     sharing = ctx.own_sharing(run_id)
-    our_pairs = {(int(o), int(p)) for o, p in zip(ours["own"], ours["peer"], strict=True)}
+    our_scores = {
+        (int(o), int(p)): float(score)
+        for o, p, score in zip(ours["own"], ours["peer"], ours["scores"], strict=True)
+    }
     agreed = sorted(
-        (ids[o], peer_ids[p], sharing[o], peer_sharing, _review(sharing[o], peer_sharing))
+        (
+            ids[o],
+            peer_ids[p],
+            f"{our_scores[(int(o), int(p))]:.6f}",
+            sharing[o],
+            peer_sharing,
+            _review(sharing[o], peer_sharing),
+        )
         for o, p, _, peer_sharing in theirs
-        if (int(o), int(p)) in our_pairs
+        if (int(o), int(p)) in our_scores
     )
     own_rows = [
         (ids[o], peer_ids.get(int(p), ""), f"{s:.6f}")
@@ -49,8 +59,9 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     header = [f"{me}_id", f"{peer}_id"]
     # Records whose compared values other records share cannot be told apart by those
     # values: the pair is one of several equally good ones and needs a person's review.
+    # This party's own classifier's score of each pair (the peer's stays with the peer).
     marks = [f"{me}_records_sharing_values", f"{peer}_records_sharing_values", "review"]
-    ctx.write_csv(run_id, LINKAGE_CSV, [*header, *marks], agreed)
+    ctx.write_csv(run_id, LINKAGE_CSV, [*header, f"{me}_score", *marks], agreed)
     ctx.write_csv(run_id, OWN_MATCHES_CSV, [*header, "score"], own_rows)
     ctx.write_csv(run_id, PEER_MATCHES_CSV, header, peer_rows)
     if ctx.store.artifact(run_id, SOFT_MATCHES, verify=False) is not None:

@@ -113,8 +113,16 @@ class ControlService(rpc.ControlServicer):
             # 0 where the accepted count could not tell how many records have a partner
             fitted_partnered=fitted.get("partnered", 0.0) if fitted.get("fitted") else 0.0,
             fitted_error_rate=fitted.get("error_rate", 0.0),
+            result=self._result(run.run_id),
             **self._data_report(run.run_id),
         )
+
+    def _result(self, run_id: str) -> str:
+        """linkage.csv relative to the state directory, once LINK wrote it (else empty)."""
+        if self.store.artifact(run_id, LINKAGE_CSV, verify=False) is None:
+            return ""
+        path = self.store.artifact_path(run_id, LINKAGE_CSV)
+        return path.relative_to(self.store.state_dir).as_posix()
 
     def _noise_sigma(self, run_id: str) -> float:
         """The agreed sigma, as stored with the agreement (0 before AGREE)."""
