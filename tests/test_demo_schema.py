@@ -109,10 +109,23 @@ def test_a_date_the_schema_cannot_read_stops_the_demo_before_any_daemon(tmp_path
     _files(tmp_path, 5)
     text = (tmp_path / "a.csv").read_text().replace("a2,", "a2,X,Y,1990-01-01,1234\nzz,", 1)
     (tmp_path / "a.csv").write_text(text)
-    result = _demo(tmp_path)
+    reference = tmp_path / "ref.csv"
+    reference.write_text("given,surname,born,zip\nANN,SMITH,1980-01-02,2000\n" * 3)
+    result = _demo(tmp_path, "--reference", str(reference))
     assert result.returncode == 2
     assert "a.csv" in result.stderr and "'born'" in result.stderr
     assert "not a date" in result.stderr
+    assert "started alice daemon" not in result.stdout
+
+
+def test_a_schema_the_built_in_reference_set_cannot_serve_names_the_fix(tmp_path: Path) -> None:
+    """Before, the error named a file in the demo's own temporary directory, already gone."""
+    _files(tmp_path, 12)
+    result = _demo(tmp_path)
+    assert result.returncode == 2
+    assert "'born', 'given', 'surname', 'zip'" in result.stderr
+    assert "--reference FILE" in result.stderr and "pprl reference" in result.stderr
+    assert "pprl-demo-" not in result.stderr
     assert "started alice daemon" not in result.stdout
 
 

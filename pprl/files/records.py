@@ -80,7 +80,11 @@ def _locate(table: CsvTable, names: Sequence[str]) -> dict[str, int]:
     if missing:
         has = ", ".join(map(repr, table.header))
         wanted = ", ".join(map(repr, missing))
-        message = f"missing column(s) {wanted}; the header has {has}"
+        message = (
+            f"missing column(s) {wanted}; the header has {has}. Name the columns to read with "
+            "[records] id_column and attributes (in the daemon's configuration, or in a schema "
+            "file for `pprl demo --schema FILE`)"
+        )
         raise InputError(message, path=table.path, row=table.header_row, field=missing[0])
     for name in names:
         if table.header.count(name) > 1:

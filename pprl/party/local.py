@@ -430,16 +430,35 @@ def _inputs(options: DemoOptions, workdir: Path) -> tuple[dict[str, Path], Path,
                 raise InputError("file not found", path=str(path))
         reference = options.reference
         if reference is None:
+            built_in = synthetic.default_reference(DEFAULT_REFERENCE_ROWS)
+            _check_built_in_reference(options.schema, set(built_in))
             reference = workdir / "reference.csv"
-            generated.write_reference_csv(
-                reference, synthetic.default_reference(DEFAULT_REFERENCE_ROWS)
-            )
+            generated.write_reference_csv(reference, built_in)
         return records, reference, options.truth
     data = workdir / "data"
     print(f"generating {options.size} voter-like records a side (seed {options.data_seed})")
     write_demo_data(data, options.size, options.data_seed, reference_rows=options.reference_rows)
     reference = options.reference or data / "reference.csv"
     return {"alice": data / "alice.csv", "bob": data / "bob.csv"}, reference, data / "truth.csv"
+
+
+def _check_built_in_reference(schema_path: Path | None, columns: set[str]) -> None:
+    """A schema whose mapping needs columns the built-in reference set (first and last names)
+    lacks cannot run without --reference: say so, and how to make one, before any file is
+    written."""
+    if schema_path is None:
+        return
+    mapping = load_schema(schema_path).get("reference", {}).get("mapping", [])
+    needed = {part for _, column in mapping for part in str(column).split("+")}
+    lacking = sorted(needed - columns)
+    if lacking:
+        raise InputError(
+            f"the mapping names reference column(s) {', '.join(map(repr, lacking))}, which the "
+            f"built-in reference set ({', '.join(sorted(columns))} only) lacks: give a "
+            "reference set with --reference FILE, made for instance with `pprl reference "
+            "--column COLUMN=KIND ...` (docs/reference-sets.md)",
+            path=str(schema_path),
+        )
 
 
 def _place_results(summary: dict[str, Any], deployment: Deployment, temporary: bool) -> None:
