@@ -6,6 +6,7 @@ pays for importing scikit-learn; the tests then look at the results.
 
 from __future__ import annotations
 
+import argparse
 import csv
 import os
 import re
@@ -19,6 +20,7 @@ from pathlib import Path
 import pytest
 from cryptography import x509
 
+from pprl.cli import build_parser
 from pprl.party.keys.certs import identity_of
 from pprl.party.local import DEFAULT_REFERENCE_ROWS, read_truth
 
@@ -87,6 +89,8 @@ def runs(work: Path) -> dict[str, subprocess.CompletedProcess]:
         ],
         "certs": ["certs", "--out", work / "certs", "alice", "bob"],
         "certs-invalid": ["certs", "--out", work / "bad-certs", "alice", "Bad_Name"],
+        "certs-days": ["certs", "--out", work / "short-certs", "--days", "30", "alice"],
+        "certs-no-days": ["certs", "--out", work / "no-certs", "--days", "0", "alice"],
         "no-command": [],
         "version": ["--version"],
         **{f"help-{name}": [*args, "--help"] for name, args in HELP.items()},
@@ -137,6 +141,17 @@ def test_certs_writes_a_ca_and_a_key_pair_per_identity(runs, work: Path) -> None
         f"alice: {out / 'alice.pem'} {out / 'alice.key'}",
         f"bob: {out / 'bob.pem'} {out / 'bob.key'}",
     ]
+
+
+def test_certs_days_sets_how_long_they_are_valid(runs, work: Path) -> None:
+    assert runs["certs-days"].returncode == 0, runs["certs-days"].stderr
+    for name in ("ca", "alice"):
+        cert = x509.load_pem_x509_certificate((work / "short-certs" / f"{name}.pem").read_bytes())
+        life = cert.not_valid_after_utc - cert.not_valid_before_utc
+        assert life.days in (29, 30), name  # not_valid_before may sit a moment back
+    refused = runs["certs-no-days"]
+    assert refused.returncode == 2 and "days must be at least 1, got 0" in refused.stderr
+    no_traceback(refused)
 
 
 def test_certs_refuses_an_invalid_identity_and_writes_nothing(runs, work: Path) -> None:
@@ -239,6 +254,26 @@ def test_help_lists_each_command_and_option(runs) -> None:
     assert "--records-b" in runs["help-demo"].stdout
     assert "{alice,bob,carol,all}" in runs["help-generate"].stdout
     assert "NAME=GENERATOR" in runs["help-reference"].stdout
+    assert "exit codes:" in top and "2    bad input or usage" in top
+
+
+def _commands(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()):
+    """Every (sub)command's parser, by its words."""
+    yield path, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _commands(sub, (*path, name))
+
+
+def test_every_option_of_every_command_says_what_it_does_and_json_takes_a_path() -> None:
+    for path, parser in _commands(build_parser()):
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction) or action.help == "==SUPPRESS==":
+                continue
+            assert action.help, f"pprl {' '.join(path)} {action.option_strings or action.dest}"
+            if "--json" in action.option_strings:
+                assert action.metavar == "PATH", f"pprl {' '.join(path)} --json"
 
 
 def test_no_command_is_a_usage_error(runs) -> None:

@@ -21,11 +21,19 @@ from pprl.protocol.errors import PprlError
 
 COMMANDS = (certs, generate, reference, assess, party, coordinate, demo, audit, bench)
 
+EXIT_CODES = """exit codes:
+  0    done
+  1    the work could not be done (a phase failed, a peer refused, a gate or check failed)
+  2    bad input or usage: a file, row, field, setting or argument, named in the message
+  130  interrupted (Ctrl-C); a run resumes where it stopped"""
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pprl",
         description="Privacy-preserving record linkage between two parties by split learning.",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"pprl {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)

@@ -39,7 +39,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     assess.add_argument("--size", type=int, default=2000, help="generated records a side")
     assess.add_argument("--audit-records", type=int, default=200, help="records attacked")
     assess.add_argument("--seed", type=int, default=11, help="of the generated data")
-    assess.add_argument("--json", type=Path, help="also write the report as JSON")
+    assess.add_argument("--json", type=Path, metavar="PATH", help="also write the report as JSON")
     assess.set_defaults(handler=run)
 
 

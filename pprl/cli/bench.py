@@ -122,14 +122,24 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "reports precision, recall and F1 per party, for the agreed linkage and for a plain "
         "(non-private) baseline, counted over all pairs.",
     )
-    quality.add_argument("--sizes", type=_counts, default=[5000, 20000, 50000])
+    quality.add_argument(
+        "--sizes",
+        type=_counts,
+        default=[5000, 20000, 50000],
+        help="records a side, comma-separated (default 5000,20000,50000)",
+    )
     quality.add_argument(
         "--reference",
         metavar="FILE",
         help="reference set: CSV with first,last columns, or one FIRST_LAST per line "
         "(the paper's format); default: built-in held-out census names",
     )
-    quality.add_argument("--reference-rows", type=_counts, default=[200, 2000])
+    quality.add_argument(
+        "--reference-rows",
+        type=_counts,
+        default=[200, 2000],
+        help="rows of the built-in reference set, comma-separated (default 200,2000)",
+    )
     quality.add_argument("--training", type=_counts, default=[2000, 5000], help="records")
     quality.add_argument(
         "--kernels", type=lambda t: t.split(","), default=["linear"], help="linear,rbf"
@@ -141,7 +151,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="paper: each pair judged alone, as published; default: this project's method",
     )
     quality.add_argument("--ablation", action="store_true", help="the ablation variants")
-    quality.add_argument("--repetitions", type=int, default=3)
+    quality.add_argument(
+        "--repetitions", type=int, default=3, help="runs per setting, one seed each (default 3)"
+    )
     quality.add_argument("--seed", type=int, default=1, help="first seed; one per repetition")
     quality.add_argument(
         "--errors",
@@ -204,9 +216,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "run, candidate matching against the exact all-pairs scorer (time, speed-up, pair "
         "completeness, reduction ratio, F1).",
     )
-    scale.add_argument("--sizes", type=_counts, default=[5000, 20000, 50000, 100000, 200000])
+    scale.add_argument(
+        "--sizes",
+        type=_counts,
+        default=[5000, 20000, 50000, 100000, 200000],
+        help="records a side, comma-separated",
+    )
     scale.add_argument("--reference-rows", type=int, default=2000, help="built-in reference set")
-    scale.add_argument("--seed", type=int, default=7)
+    scale.add_argument("--seed", type=int, default=7, help="the generated data's draw")
     scale.add_argument(
         "--oracle-full-max",
         type=int,
@@ -214,7 +231,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="largest size the all-pairs oracle scores in full (above: a row sample)",
     )
     scale.add_argument("--oracle-sample", type=int, default=2000, help="rows of the sample")
-    scale.add_argument("--classifier", choices=["linear", "rbf"], default="linear")
+    scale.add_argument(
+        "--classifier",
+        choices=["linear", "rbf"],
+        default="linear",
+        help="the parties' classifier (default linear)",
+    )
     scale.add_argument(
         "--noise-sigma", type=float, default=0.0, help="as [method] noise_sigma in both daemons"
     )
@@ -278,7 +300,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     peer.add_argument(
         "--workers", type=int, default=None, help="encoding processes (default: one per CPU)"
     )
-    peer.add_argument("--json", metavar="FILE", help="also write the result and the sweep")
+    peer.add_argument("--json", metavar="PATH", help="also write the result and the sweep")
     peer.set_defaults(handler=run_peer_command)
 
 

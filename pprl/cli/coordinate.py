@@ -17,10 +17,14 @@ from pprl.protocol.phases import LAST_PHASE, Phase
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     coord = sub.add_parser("coordinate", help="drive the daemons through Algorithm 1")
-    coord.add_argument("--alice", metavar="HOST:PORT")
-    coord.add_argument("--bob", metavar="HOST:PORT")
-    coord.add_argument("--alice-identity", default="alice")
-    coord.add_argument("--bob-identity", default="bob")
+    coord.add_argument("--alice", metavar="HOST:PORT", help="the first party's daemon")
+    coord.add_argument("--bob", metavar="HOST:PORT", help="the second party's daemon")
+    coord.add_argument(
+        "--alice-identity", default="alice", help="its certificate identity (default: alice)"
+    )
+    coord.add_argument(
+        "--bob-identity", default="bob", help="its certificate identity (default: bob)"
+    )
     coord.add_argument(
         "--party",
         action="append",
@@ -36,10 +40,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="with three or more parties: the one holding the labels, linked last with each "
         "of the others (default: the first party)",
     )
-    coord.add_argument("--cert", required=True)
-    coord.add_argument("--key", required=True)
-    coord.add_argument("--ca", required=True)
-    coord.add_argument("--wait", type=float, default=30.0, help="seconds to wait for daemons")
+    coord.add_argument("--cert", required=True, metavar="PEM", help="the coordinator's certificate")
+    coord.add_argument("--key", required=True, metavar="PEM", help="its private key")
+    coord.add_argument(
+        "--ca", required=True, metavar="PEM", help="the CA that issued every party's certificate"
+    )
+    coord.add_argument(
+        "--wait",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="how long to wait for the daemons to answer before giving up (default 30)",
+    )
     coord.add_argument(
         "--run-id",
         type=_run_id,

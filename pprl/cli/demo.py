@@ -23,7 +23,9 @@ DEMO_GATE_LIMIT = 0.8
 def add_parser(sub: argparse._SubParsersAction) -> None:
     demo = sub.add_parser("demo", help="both daemons and the coordinator on one machine")
     demo.add_argument("--size", type=int, default=2000, help="generated records a side")
-    demo.add_argument("--seed", type=int, default=7)
+    demo.add_argument(
+        "--seed", type=int, default=7, help="the built-in data's draw (not the daemons')"
+    )
     demo.add_argument("--records-a", metavar="CSV", help="Alice's records instead of built-in")
     demo.add_argument("--records-b", metavar="CSV", help="Bob's records instead of built-in")
     demo.add_argument("--truth", metavar="CSV", help="alice_id,bob_id of the true matches")

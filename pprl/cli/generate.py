@@ -10,10 +10,20 @@ from pprl.cli.bench import errors_argument
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     generate = sub.add_parser("generate", help="write the built-in voter-like demo data")
-    generate.add_argument("--out", required=True)
+    generate.add_argument(
+        "--out", required=True, metavar="DIR", help="directory for the CSV files (made if absent)"
+    )
     generate.add_argument("--size", type=int, default=2000, help="records a side")
-    generate.add_argument("--seed", type=int, default=7)
-    generate.add_argument("--side", choices=["alice", "bob", "carol", "all"], default="all")
+    generate.add_argument(
+        "--seed", type=int, default=7, help="the draw: the same seed writes the same files"
+    )
+    generate.add_argument(
+        "--side",
+        choices=["alice", "bob", "carol", "all"],
+        default="all",
+        help="write one party's records only (default: every party's, the truth and the "
+        "reference set)",
+    )
     generate.add_argument(
         "--parties", type=int, choices=[2, 3], default=2, help="3 adds Carol's register"
     )
