@@ -17,5 +17,11 @@ RUN useradd --system --uid 10001 --user-group --no-create-home --shell /usr/sbin
     && chown pprl:pprl /certs /records /state /out
 USER 10001:10001
 
+# A party daemon (the services that mount /config/party.toml) is healthy while the standard
+# gRPC health check answers SERVING over mutual TLS with its own certificate; the image's
+# other roles (certs, coordinator) have nothing to check.
+HEALTHCHECK --interval=10s --timeout=10s --start-period=120s --retries=3 \
+    CMD [ ! -f /config/party.toml ] || pprl party health --config /config/party.toml
+
 ENTRYPOINT ["pprl"]
 CMD ["--help"]

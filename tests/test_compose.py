@@ -156,8 +156,9 @@ def test_parties_generate_the_same_demo_data(services: dict[str, Any]) -> None:
 def test_coordinator_dials_both_parties(services: dict[str, Any]) -> None:
     coordinator = services["coordinator"]
     conditions = {name: dep["condition"] for name, dep in coordinator["depends_on"].items()}
-    assert conditions["alice"] == "service_started"
-    assert conditions["bob"] == "service_started"
+    # Healthy, not only started: the image's HEALTHCHECK asks the daemon itself.
+    assert conditions["alice"] == "service_healthy"
+    assert conditions["bob"] == "service_healthy"
     args = coordinator["command"]
     assert args[0] == "coordinate"
     option = dict(zip(args[1::2], args[2::2], strict=True))
@@ -203,6 +204,15 @@ def dockerfile_instructions() -> list[tuple[str, str]]:
             instruction, _, arguments = line.strip().partition(" ")
             result.append((instruction.upper(), arguments.strip()))
     return result
+
+
+def test_dockerfile_checks_a_partys_health_with_the_daemons_own_check() -> None:
+    lines = (ROOT / "Dockerfile").read_text(encoding="utf-8").splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("HEALTHCHECK"))
+    check = " ".join(line.rstrip("\\").strip() for line in lines[at : at + 2])
+    assert "CMD [ ! -f /config/party.toml ] || pprl party health --config /config/party.toml" in (
+        check
+    )
 
 
 def test_dockerfile_entrypoint_is_pprl() -> None:
@@ -288,7 +298,7 @@ def test_three_party_coordinator_dials_every_party(services: dict[str, Any]) -> 
     assert option["--primary"] == "alice"
     assert {n: d["condition"] for n, d in coordinator["depends_on"].items()} == {
         "certs": "service_completed_successfully",
-        **dict.fromkeys(THREE, "service_started"),
+        **dict.fromkeys(THREE, "service_healthy"),
     }
     source, read_only = mounts(coordinator)[str(PurePosixPath(option["--json"]).parent)]
     assert named(source) and not read_only and source != mounts(services["coordinator"])["/out"][0]

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import grpc
+from grpc_health.v1 import health_pb2
 
 from pprl.party.config import PartyConfig
 from pprl.party.keys.tls import caller_identity
@@ -21,6 +22,7 @@ from pprl.party.service.handlers import Behaviour, as_request_stream, wrap_handl
 from pprl.wire.v1 import linkage_pb2 as pb
 
 log = logging.getLogger("pprl.party")
+HEALTH_SERVICE = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
 # How long an authorised caller may hold a worker before its one request message arrives.
 FIRST_MESSAGE_SECONDS = 30.0
 
@@ -29,17 +31,24 @@ FIRST_MESSAGE_SECONDS = 30.0
 class Audience:
     role: str  # "peer" or "coordinator", for log lines and refusals
     identities: tuple[str, ...]  # the certificate common names allowed to call
+    anyone: bool = False  # every identity the CA certified (TLS has checked the certificate)
 
     def names(self) -> str:
         return " or ".join(repr(name) for name in self.identities)
 
+    def admits(self, caller: str | None) -> bool:
+        return caller is not None and (self.anyone or caller in self.identities)
+
 
 def party_audiences(config: PartyConfig) -> dict[str, Audience]:
-    """Full service name -> who may call it, for a party daemon."""
+    """Full service name -> who may call it, for a party daemon. The health service tells
+    only whether the daemon serves: any identity of the CA may ask (a monitor, a probe with
+    the daemon's own certificate)."""
     services = pb.DESCRIPTOR.services_by_name
     return {
         services["Peer"].full_name: Audience("peer", config.peer_identities),
         services["Control"].full_name: Audience("coordinator", (config.coordinator_identity,)),
+        HEALTH_SERVICE: Audience("holder of a certificate of the CA", (), anyone=True),
     }
 
 
@@ -89,7 +98,7 @@ def _guard(method: str, audience: Audience | None, behaviour: Behaviour) -> Beha
                 pb.NOT_AUTHORISED,
                 f"{method} is open to no one",
             )
-        if caller not in audience.identities:
+        if not audience.admits(caller):
             log.warning(
                 "refused %s from %r: only the %s %s may call it",
                 method,

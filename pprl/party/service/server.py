@@ -6,8 +6,10 @@ import logging
 import signal
 import threading
 from concurrent import futures
+from dataclasses import dataclass
 
 import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from pprl.party.config import PartyConfig
 from pprl.party.keys.tls import SERVER_OPTIONS, server_credentials
@@ -24,14 +26,32 @@ from pprl.party.service.wire_log import WireLog
 from pprl.party.storage.artifacts import RESULTS
 from pprl.party.storage.state import RunStore
 from pprl.protocol.errors import InputError
+from pprl.wire.v1 import linkage_pb2 as pb
 from pprl.wire.v1 import linkage_pb2_grpc as rpc
 
 log = logging.getLogger("pprl.party")
 
 
-def build_server(
-    config: PartyConfig,
-) -> tuple[grpc.Server, int, RunStore, dict[str, PeerClient]]:
+@dataclass(frozen=True)
+class Served:
+    """A daemon's server and what it holds until it stops."""
+
+    server: grpc.Server
+    port: int
+    store: RunStore
+    peers: dict[str, PeerClient]
+    health: health.HealthServicer
+
+
+def _health() -> health.HealthServicer:
+    """The standard health service: SERVING for the daemon and each of its services."""
+    servicer = health.HealthServicer()
+    for name in ("", *(s.full_name for s in pb.DESCRIPTOR.services_by_name.values())):
+        servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+    return servicer
+
+
+def build_server(config: PartyConfig) -> Served:
     check_startup(config)
     taken = serving_elsewhere(config.listen)
     if taken is not None:
@@ -58,6 +78,8 @@ def build_server(
     runner = PhaseRunner(store, work)
     rpc.add_PeerServicer_to_server(PeerService(config, store, work, runner), server)
     rpc.add_ControlServicer_to_server(ControlService(config, store, runner), server)
+    checks = _health()
+    health_pb2_grpc.add_HealthServicer_to_server(checks, server)
     try:
         port = server.add_secure_port(config.listen, server_credentials(config.tls))
     except RuntimeError:  # grpcio >= 1.60 raises where older versions returned 0
@@ -72,28 +94,29 @@ def build_server(
             path=config.source or None,
             field="listen",
         )
-    return server, port, store, peers
+    return Served(server, port, store, peers, checks)
 
 
 def serve(config: PartyConfig) -> None:
     """Serve until SIGTERM or SIGINT, then finish in-flight RPCs for a few seconds."""
     limit_malloc_arenas()
-    server, port, store, peers = build_server(config)
+    served = build_server(config)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
-    server.start()
+    served.server.start()
     log.info(
         "%s listening on %s (mutual TLS; %s %s; coordinator %s)",
         config.identity,
-        config.listen.rsplit(":", 1)[0] + f":{port}",
-        "peer" if len(peers) == 1 else "peers",
+        config.listen.rsplit(":", 1)[0] + f":{served.port}",
+        "peer" if len(served.peers) == 1 else "peers",
         ", ".join(f"{p.identity} at {p.address}" for p in config.peers),
         config.coordinator_identity,
     )
     stop.wait()
     log.info("%s shutting down", config.identity)
-    server.stop(grace=5).wait()
-    for peer in peers.values():
+    served.health.enter_graceful_shutdown()  # NOT_SERVING while in-flight calls finish
+    served.server.stop(grace=5).wait()
+    for peer in served.peers.values():
         peer.close()
-    store.close()
+    served.store.close()
