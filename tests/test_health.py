@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import socket
 import subprocess
 import sys
 
@@ -71,3 +72,34 @@ def test_json_log_lines_hold_time_party_level_and_message() -> None:
     assert line["party"] == "alice" and line["level"] == "warning"
     assert line["message"] == "run r: x" and line["logger"] == "pprl.party"
     assert line["time"].endswith("+00:00")
+
+
+def _check_probe(config) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "pprl", "party", "check", "--probe", "--config", str(config)]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120)
+
+
+def test_party_check_probe_dials_the_peer_and_the_scheduler(deploy, tmp_path):
+    """Before, `pprl party check` passed a configuration whose peer and scheduler were not
+    there; --probe dials them."""
+    deployment = deploy(size=60)
+    config = deployment.parties["alice"].config
+    bob = deployment.parties["bob"].port
+    fine = _check_probe(config)
+    assert fine.returncode == 0, fine.stderr
+    assert f"peer 'bob' at 127.0.0.1:{bob} answers (SERVING, certificate verified)" in fine.stdout
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    nowhere = closed.getsockname()[1]
+    closed.close()
+    text = config.read_text()
+    elsewhere = tmp_path / "alice.toml"
+    elsewhere.write_text(
+        text.replace(f'address = "127.0.0.1:{bob}"', f'address = "127.0.0.1:{nowhere}"')
+        + f'\n[matching]\nscheduler = "tcp://127.0.0.1:{nowhere}"\n'
+    )
+    broken = _check_probe(elsewhere)  # the deployment writes absolute paths
+    assert broken.returncode == 1
+    assert f"peer 'bob' at 127.0.0.1:{nowhere}: no answer (UNAVAILABLE" in broken.stderr
+    assert f"Dask scheduler at tcp://127.0.0.1:{nowhere}: cannot connect" in broken.stderr
+    assert "Traceback" not in broken.stderr

@@ -49,6 +49,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "as start-up and AGREE would, without serving",
     )
     check.add_argument("--config", required=True, help="the party's TOML file")
+    check.add_argument(
+        "--probe",
+        action="store_true",
+        help="also dial each peer (mutual TLS, its health check: is it there, and is it who "
+        "the configuration says) and the Dask scheduler, if one is configured",
+    )
     check.set_defaults(handler=run_check)
 
 
@@ -135,4 +141,12 @@ def run_check(args: argparse.Namespace) -> int:
         f"{len(agreement.mapping)} mapping entries"
     )
     print(f"{config.identity}: {data_words(data_report(inputs, agreement))}")
+    if args.probe:
+        from pprl.party.service.probes import probe_peers, probe_scheduler
+
+        failed = [line for line in [*probe_peers(config), *probe_scheduler(config)] if line]
+        if failed:
+            from pprl.protocol.errors import PprlError
+
+            raise PprlError("; ".join(failed))
     return 0
