@@ -71,6 +71,21 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="stop before sending when a party expects a worse F1 (default: the daemons' 0.9)",
     )
     demo.add_argument("--workdir", help="keep the run's files here (default: a temp dir)")
+    demo.add_argument(
+        "--threshold",
+        type=float,
+        default=0.0,
+        help="each party accepts a pair scoring above this ([matching] threshold; default 0: "
+        "the classifier's boundary; higher trades recall for precision)",
+    )
+    demo.add_argument(
+        "--review-band",
+        type=float,
+        default=0.0,
+        metavar="SCORE",
+        help="mark agreed pairs scoring within this much above the threshold for review "
+        "([matching] review_band; default 0: none)",
+    )
     demo.add_argument("--json", metavar="PATH", help="also write the summary as JSON")
     demo.set_defaults(handler=run)
 
@@ -137,6 +152,11 @@ def run(args: argparse.Namespace) -> int:
             min_expected_f1=args.min_expected_f1,
         ),
         schema=Path(args.schema) if args.schema else None,
+        matching={
+            key: value
+            for key, value in (("threshold", args.threshold), ("review_band", args.review_band))
+            if value
+        },
     )
     print(gate_words(limit, args.records_a is None))
     summary = run_demo(options)

@@ -26,7 +26,7 @@ from pprl.protocol.data.kinds import (
 from pprl.protocol.data.kinds import KINDS as ATTRIBUTE_KINDS
 from pprl.protocol.data.records import BAD_VALUE_POLICIES
 from pprl.protocol.data.reference import MappingEntry, default_mapping
-from pprl.protocol.encodings import DEFAULT_ENCODING, ENCODINGS, Encoding
+from pprl.protocol.encodings import DEFAULT_ENCODING, ENCODINGS, Encoding, encoding_named
 from pprl.protocol.encodings.bloom import BLOOM_SETTINGS as BLOOM_KEYS
 from pprl.protocol.encodings.sealed import SEALED_KEYS
 from pprl.protocol.errors import InputError, SettingError
@@ -106,7 +106,7 @@ KNOWN_KEYS: dict[str, tuple[str, ...]] = {
     "peers": ("identity", "address", "timeout_seconds"),
     "coordinator": ("identity",),
     "wire_log": ("path",),
-    "matching": ("scheduler",),
+    "matching": ("scheduler", "threshold", "review_band"),
     "limits": ("max_peer_records",),
     "development": ("seed",),
 }
@@ -171,6 +171,11 @@ class PartyConfig:
     wire_log: Path | None = None
     # A Dask scheduler of this party's own cluster for the matching blocks; None: in-process.
     scheduler: str | None = None
+    # [matching] threshold: this party's classifier accepts a pair scoring above it (0: the
+    # classifier's own boundary; higher trades recall for precision). review_band: an agreed
+    # pair scoring within this much above the threshold is marked for review in linkage.csv.
+    threshold: float = 0.0
+    review_band: float = 0.0
     # A target attack success tau; the agreement turns it into method.noise_sigma with the
     # reference set's sigma0 (FedSim appendix A). None: noise_sigma as configured.
     attack_success: float | None = None
@@ -356,6 +361,13 @@ class _Section:
     def number(self, key: str, default: float) -> float:
         return self._positive(key, self._get(key, default))
 
+    def at_least_zero(self, key: str, default: float) -> float:
+        value = self._get(key, default)
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        if not ok or not math.isfinite(value) or value < 0:
+            raise self._error(key, "must be a number >= 0")
+        return float(value)
+
     def table_of_numbers(self, key: str) -> dict[str, float]:
         """attribute = positive number, each value checked under its own dotted key."""
         value = self._get(key, {})
@@ -449,6 +461,19 @@ def _scheduler(section: _Section) -> str | None:
     if scheme not in ("tcp", "tls") or not host or not port.isdigit():
         raise section._error(
             "scheduler", f"must be tcp://HOST:PORT or tls://HOST:PORT, got {value!r}"
+        )
+    return value
+
+
+def _threshold(section: _Section, method: MethodParams) -> float:
+    """The party's own cut, >= 0 (the candidates' bounds hold above 0); only for an encoding
+    whose MATCH can apply it."""
+    value = section.at_least_zero("threshold", 0.0)
+    if value and not encoding_named(method.encoding).cuts:
+        raise section._error(
+            "threshold",
+            f'applies to encoding = "{DEFAULT_ENCODING}" only (its MATCH cuts before the '
+            "one-to-one step); the others accept above 0",
         )
     return value
 
@@ -770,6 +795,8 @@ def load_config(path: str | Path) -> PartyConfig:
         registers_by_default=own_attributes and not method.has("error_model"),
         wire_log=_optional_file(top.section("wire_log", required=False), "path"),
         scheduler=_scheduler(top.section("matching", required=False)),
+        threshold=_threshold(top.section("matching", required=False), method_params),
+        review_band=top.section("matching", required=False).at_least_zero("review_band", 0.0),
         development_seed=_development_seed(top.section("development", required=False)),
         max_peer_records=top.section("limits", required=False).count(
             "max_peer_records", default_max_peer_records()

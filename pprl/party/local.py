@@ -209,6 +209,7 @@ def prepare(
     wire_log: bool = False,
     privacy: Privacy | None = None,
     schema: dict[str, dict[str, Any]] | None = None,
+    matching: dict[str, Any] | None = None,
 ) -> Deployment:
     privacy = privacy or Privacy()
     schema = schema or {}
@@ -257,6 +258,8 @@ def prepare(
         ]
         if wire_log:
             lines += ["[wire_log]", f"path = {_toml(workdir / f'{name}.wire.log')}"]
+        if matching:
+            lines += ["[matching]", *(f"{k} = {_toml(v)}" for k, v in matching.items())]
         config = workdir / f"{name}.toml"
         config.write_text("\n".join(lines) + "\n", encoding="utf-8")
         parties[name] = PartySetup(name, ports[name], config, state, workdir / f"{name}.log")
@@ -418,6 +421,7 @@ class DemoOptions:
     reference_rows: int = DEFAULT_REFERENCE_ROWS
     privacy: Privacy = field(default_factory=lambda: Privacy())
     schema: Path | None = None  # attributes, kinds and mapping of the given records
+    matching: dict[str, Any] = field(default_factory=dict)  # both parties' [matching] keys
 
 
 def _inputs(options: DemoOptions, workdir: Path) -> tuple[dict[str, Path], Path, Path | None]:
@@ -488,7 +492,13 @@ def run_demo(options: DemoOptions) -> dict[str, Any]:
         truth = read_truth(truth_path) if truth_path else None
         schema = load_schema(options.schema) if options.schema else None
         deployment = prepare(
-            workdir, records, reference, options.classifier, privacy=options.privacy, schema=schema
+            workdir,
+            records,
+            reference,
+            options.classifier,
+            privacy=options.privacy,
+            schema=schema,
+            matching=options.matching,
         )
         try:
             check_inputs(deployment)

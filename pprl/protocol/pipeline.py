@@ -58,11 +58,12 @@ def match(
     *,
     run: Runner = plans.run_here,
     progress: Progress | None = None,
+    threshold: float = 0.0,
 ) -> matching.Matched:
     """Algorithm 3 on candidates: the pairs scoring all pairs would keep (best `top_k` per own
-    row), then the agreed one-to-one assignment. `run` executes the candidate blocks (here, or on
-    the party's own cluster)."""
-    return agreement.encoding.match(agreement, own, peer, model, run, progress)
+    row) above the party's `threshold`, then the agreed one-to-one assignment. `run` executes
+    the candidate blocks (here, or on the party's own cluster)."""
+    return agreement.encoding.match(agreement, own, peer, model, run, progress, threshold)
 
 
 def soft_match(

@@ -11,6 +11,7 @@ from pprl.party.phases import words
 from pprl.party.phases.context import PhaseFailed, PhaseProgress, RunContext
 from pprl.party.storage.artifacts import (
     LINKAGE_CSV,
+    OWN_MATCHES,
     OWN_MATCHES_CSV,
     OWN_TOKENS_CSV,
     PEER_MATCHES,
@@ -21,8 +22,10 @@ from pprl.party.storage.artifacts import (
 from pprl.protocol.linkage import soft_links
 
 
-def _review(own_sharing: int, peer_sharing: int) -> str:
-    return "yes" if own_sharing > 1 or peer_sharing > 1 else ""
+def _review(own_sharing: int, peer_sharing: int, score: float, close_below: float) -> str:
+    """A pair for a person to check: one of several records holding the same compared
+    values, or scoring at or below `close_below` (the threshold plus the review band)."""
+    return "yes" if own_sharing > 1 or peer_sharing > 1 or score <= close_below else ""
 
 
 def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
@@ -34,6 +37,10 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     ours = ctx.own_matches(run_id)
     ids = ctx.own_ids(run_id)
     sharing = ctx.own_sharing(run_id)
+    matched = ctx.store.artifact(run_id, OWN_MATCHES, verify=False)
+    threshold = float(matched.meta.get("threshold", 0.0)) if matched is not None else 0.0
+    band = ctx.config.review_band
+    close_below = threshold + band if band else -np.inf
     our_scores = {
         (int(o), int(p)): float(score)
         for o, p, score in zip(ours["own"], ours["peer"], ours["scores"], strict=True)
@@ -45,7 +52,7 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
             f"{our_scores[(int(o), int(p))]:.6f}",
             sharing[o],
             peer_sharing,
-            _review(sharing[o], peer_sharing),
+            _review(sharing[o], peer_sharing, our_scores[(int(o), int(p))], close_below),
         )
         for o, p, _, peer_sharing in theirs
         if (int(o), int(p)) in our_scores

@@ -40,6 +40,7 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     _refuse_reflection(ctx, run_id, own, peer)
     where = f"on {ctx.config.scheduler}" if ctx.config.scheduler else "here"
     progress(0, len(own), "records", agreement.encoding.match_words(where))
+    threshold = ctx.config.threshold
     matched = pipeline.match(
         agreement,
         own,
@@ -47,14 +48,18 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
         model,
         run=ctx.runner(),
         progress=lambda done, total: progress(done, total, "records", ""),
+        threshold=threshold,
     )
     found = matched.matches
     scored = len(own) * len(peer) if matched.scored is None else matched.scored
-    meta: dict[str, Any] = {"scored": scored}
+    meta: dict[str, Any] = {"scored": scored, "threshold": threshold}
     share = scored / max(1, len(own) * len(peer))
     said = words.scored_words(scored, share, matched.scored is not None, len(found))
+    if threshold:
+        said += f", scoring above this party's threshold {threshold:g}"
     simulations = model_meta.get("simulations")
-    if simulations:  # TRAIN estimated: fit its simulations to these links
+    # TRAIN estimated (its simulations accept above 0): fit them to these links
+    if simulations and not threshold:
         fitted = after_linking(
             [Simulation.from_dict(s) for s in simulations],
             len(found),

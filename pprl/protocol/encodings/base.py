@@ -42,6 +42,9 @@ class Encoding(ABC):
     # Whether the peer never receives the vectors: candidates and scores are computed under
     # blinding and encryption with the peer (pprl.protocol.sealed), not on a sent tensor.
     sealed: ClassVar[bool] = False
+    # Whether MATCH can keep only pairs scoring above a party's own threshold ([matching]
+    # threshold) before its one-to-one step.
+    cuts: ClassVar[bool] = False
 
     @abstractmethod
     def check(self, noise_sigma: float, soft_top_k: int, settings: Mapping[str, Any]) -> None:
@@ -87,8 +90,10 @@ class Encoding(ABC):
         model: Model,
         run: Runner,
         progress: Progress | None,
+        threshold: float = 0.0,
     ) -> matching.Matched:
-        """The one-to-one pairs the party's own classifier accepts."""
+        """The one-to-one pairs the party's own classifier accepts, scoring above
+        `threshold` (above 0 unless the encoding `cuts`)."""
 
     @abstractmethod
     def noise_words(self, agreement: Agreement) -> str:

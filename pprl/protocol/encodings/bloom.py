@@ -114,8 +114,10 @@ class Filters(Encoding):
         model: Model,
         run: Runner,
         progress: Progress | None,
+        threshold: float = 0.0,
     ) -> matching.Matched:
-        """The candidates a linear model's exact bound allows, or every pair."""
+        """The candidates a linear model's exact bound allows, or every pair (above 0: the
+        filters take no threshold of a party's own)."""
         return bloom_linkage.match_filters(
             np.asarray(own[0 : own.shape[0]]),
             np.asarray(peer[0 : peer.shape[0]]),

@@ -30,6 +30,7 @@ class Distances(Encoding):
     released as distances or projected coordinates, with the agreed noise."""
 
     name = "reference"
+    cuts = True
     # One edit of one value moves each distance by at most this much, in this unit.
     unit: ClassVar[str] = "edits"
 
@@ -78,14 +79,18 @@ class Distances(Encoding):
         model: Model,
         run: Runner,
         progress: Progress | None,
+        threshold: float = 0.0,
     ) -> matching.Matched:
         """Algorithm 3 on candidates: the pairs scoring all pairs would keep (best `top_k`
-        per own row), then the agreed one-to-one assignment."""
+        per own row), those above the party's `threshold` (>= 0: the candidates' bounds hold
+        above 0, and a row's best top_k above a higher cut are its best top_k cut), then the
+        agreed one-to-one assignment."""
         selection = matching.Selection(model, agreement.method.top_k)
         outcome = candidates.accepted_pairs(
             own, peer, selection, run=run, progress=progress, standardise=agreement.standardise
         )
-        assigned = matching.one_to_one(outcome.matches, agreement.method.assignment)
+        kept = matching.above(outcome.matches, threshold)
+        assigned = matching.one_to_one(kept, agreement.method.assignment)
         return matching.Matched(assigned, outcome.candidates)
 
     def match_words(self, where: str) -> str:

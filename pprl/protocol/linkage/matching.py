@@ -315,6 +315,14 @@ OPTIMAL = "optimal-one-to-one"
 ASSIGNMENTS = (GREEDY, OPTIMAL)
 
 
+def above(matches: Matches, threshold: float) -> Matches:
+    """The pairs scoring above `threshold`, in their order."""
+    if threshold < 0:
+        raise SettingError(f"a threshold below 0 keeps pairs the candidates miss: {threshold}")
+    keep = matches.scores > threshold
+    return Matches(matches.rows_a[keep], matches.rows_b[keep], matches.scores[keep])
+
+
 def one_to_one(matches: Matches, assignment: str = GREEDY) -> Matches:
     """Each row used at most once: greedy by score, or the matching of largest total score."""
     if assignment == GREEDY:

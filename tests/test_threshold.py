@@ -1,0 +1,84 @@
+"""A party's own threshold: MATCH keeps the pairs scoring above it before its one-to-one step,
+exactly as scoring every pair would; the configuration refuses what it cannot honour; the
+demo's linkage.csv shows it."""
+
+from __future__ import annotations
+
+import csv
+
+import numpy as np
+import pytest
+
+from pprl.protocol import pipeline
+from pprl.protocol.agreement import Agreement
+from pprl.protocol.data import synthetic
+from pprl.protocol.data.reference import DEFAULT_MAPPING, ReferenceSet
+from pprl.protocol.linkage import matching
+from pprl.protocol.method import method_params
+from pprl.protocol.model.features import unit_vectors
+from pprl.protocol.vectors.randomness import Randomness
+from tests.conftest import coordinate
+from tests.oracles import pair_list
+
+ATTRIBUTES = ("first", "middle", "last")
+
+
+@pytest.fixture(scope="module")
+def linked():
+    data = synthetic.generate(300, 3, errors="registers", overlap=0.8)
+    reference = ReferenceSet("built-in", synthetic.default_reference(200))
+    agreement = Agreement(reference, DEFAULT_MAPPING, method_params(error_model="registers"))
+    alice = {a: [getattr(p, a) for p in data.alice] for a in ATTRIBUTES}
+    bob = {a: [getattr(p, a) for p in data.bob] for a in ATTRIBUTES}
+    linkage = pipeline.link_in_process(
+        agreement, alice, bob, (Randomness(1, "alice"), Randomness(2, "bob"))
+    )
+    return agreement, linkage
+
+
+@pytest.mark.parametrize("threshold", [0.0, 1.0, 3.0])
+def test_the_cut_before_one_to_one_equals_scoring_every_pair(linked, threshold: float) -> None:
+    agreement, linkage = linked
+    own, peer = linkage.alice.released.tensor, linkage.bob.released.tensor
+    model = linkage.alice.model
+    got = pipeline.match(agreement, own, peer, model, threshold=threshold).matches
+    selection = matching.Selection(model, agreement.method.top_k)
+    every = matching.score_pairs(
+        unit_vectors(own, agreement.standardise), unit_vectors(peer, agreement.standardise),
+        [selection],
+    )[0]  # fmt: skip
+    oracle = matching.one_to_one(matching.above(every, threshold), agreement.method.assignment)
+    assert pair_list(got) == pair_list(oracle)
+    assert np.all(got.scores > threshold)
+    if threshold:
+        assert len(got) < len(pipeline.match(agreement, own, peer, model).matches)
+
+
+def test_a_cut_below_zero_is_refused() -> None:
+    empty = matching.Matches(np.zeros(0, int), np.zeros(0, int), np.zeros(0, np.float32))
+    with pytest.raises(ValueError, match="below 0"):
+        matching.above(empty, -1.0)
+
+
+def _cut(deployment) -> None:
+    for setup in deployment.parties.values():
+        text = setup.config.read_text()
+        setup.config.write_text(text + "[matching]\nthreshold = 1.1\nreview_band = 0.1\n")
+
+
+@pytest.mark.integration
+def test_daemons_keep_pairs_above_the_threshold_and_mark_the_band(deploy) -> None:
+    deployment = deploy(size=200, configure=_cut)
+    result = coordinate(deployment)
+    assert result.returncode == 0, result.stderr
+    # This data's accepted pairs score 0.7 to 1.34 at the classifier's own boundary (0).
+    assert "scoring above this party's threshold 1.1" in result.stdout
+    (linkage,) = (deployment.workdir / "state" / "alice").rglob("linkage.csv")
+    with linkage.open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert rows and all(float(row["alice_score"]) > 1.1 for row in rows)
+    for row in rows:
+        close = float(row["alice_score"]) <= 1.2
+        sharing = (row["alice_records_sharing_values"], row["bob_records_sharing_values"])
+        assert (row["review"] == "yes") == (close or sharing != ("1", "1"))
+    assert any(row["review"] == "yes" for row in rows)
