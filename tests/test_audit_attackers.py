@@ -54,10 +54,20 @@ def test_the_prior_weighs_against_the_noise_and_breaks_ties_without_it() -> None
         prior_penalty(dictionary, 2.0, "oracle")
 
 
-@pytest.mark.parametrize("release", ["distances", "projected"])
-def test_on_census_like_records_weighted_attackers_recover_more(release) -> None:
+# The distance release is attacked a record at a time against all 94,000 census names: 120
+# records of seed 4 take half the time of 250 and keep the margins (prior over uniform 0.22,
+# first names 0.20 more, against 0.18 and 0.18 on 250). The projected release is quick; on
+# 120 records its first-name margin would be 0.108, so it keeps 250.
+@pytest.mark.parametrize(
+    ("release", "records"),
+    [
+        pytest.param("distances", 120, id="distances"),
+        pytest.param("projected", 250, id="projected"),
+    ],
+)
+def test_on_census_like_records_weighted_attackers_recover_more(release, records) -> None:
     reference = synthetic.default_reference(300)
-    people = synthetic.generate(250, 4).alice
+    people = synthetic.generate(records, 4).alice
     columns = {name: [getattr(p, name) for p in people] for name in ATTRIBUTES}
     params = method_params(noise_sigma=1.0, release=release)
     agreement = Agreement(ReferenceSet("built-in", reference), DEFAULT_MAPPING, params)
