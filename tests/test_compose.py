@@ -302,3 +302,20 @@ def test_three_party_coordinator_dials_every_party(services: dict[str, Any]) -> 
     }
     source, read_only = mounts(coordinator)[str(PurePosixPath(option["--json"]).parent)]
     assert named(source) and not read_only and source != mounts(services["coordinator"])["/out"][0]
+
+
+def test_the_systemd_unit_serves_a_party_with_options_the_command_takes() -> None:
+    import configparser
+    import shlex
+
+    from pprl.cli import build_parser
+
+    unit = configparser.ConfigParser(interpolation=None)
+    unit.optionxform = str  # type: ignore[assignment,method-assign]
+    unit.read(ROOT / "deploy" / "systemd" / "pprl-party.service", encoding="utf-8")
+    service = unit["Service"]
+    command = shlex.split(service["ExecStart"])
+    assert command[0].endswith("/pprl") and command[1:3] == ["party", "serve"]
+    build_parser().parse_args(command[1:])  # every option exists (argparse exits if not)
+    assert service["StateDirectoryMode"] == "0700" and service["UMask"] == "0077"
+    assert service["KillSignal"] == "SIGTERM" and service["User"] != "root"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import sqlite3
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -10,9 +11,11 @@ from pathlib import Path
 import pytest
 
 from pprl.party.storage.state import (
+    STATE_VERSION,
     ArtifactError,
     RunStore,
     StateDirInUse,
+    StateFromNewer,
     file_sha256,
     run_dir,
 )
@@ -294,3 +297,29 @@ def test_the_state_directory_is_private_and_held_by_one_store(tmp_path: Path) ->
         RunStore(tmp_path / "state")
     store.close()
     RunStore(tmp_path / "state").close()
+
+
+def test_a_database_from_before_versions_is_migrated_and_a_newer_one_refused(tmp_path: Path):
+    """Upgrading: a state directory an earlier daemon wrote (no version, no abandoned or peer
+    columns) keeps its runs and gains the columns; one a newer daemon wrote is refused by
+    name, and the directory stays free for that daemon."""
+    old = tmp_path / "old"
+    old.mkdir()
+    with sqlite3.connect(old / "state.db") as db:
+        db.execute("CREATE TABLE runs (run_id TEXT PRIMARY KEY, created REAL NOT NULL, "
+                   "completed INTEGER NOT NULL DEFAULT 0, digest TEXT, description TEXT, "
+                   "records_sha256 TEXT)")  # fmt: skip
+        db.execute("INSERT INTO runs (run_id, created, completed) VALUES ('r1', 1.0, 3)")
+    store = RunStore(old)
+    run = store.get("r1")
+    assert run is not None and run.completed is Phase.TRAIN and not run.abandoned
+    store.close()
+    with sqlite3.connect(old / "state.db") as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == STATE_VERSION
+        db.execute(f"PRAGMA user_version = {STATE_VERSION + 1}")
+    with pytest.raises(StateFromNewer, match="written by a newer pprl") as refused:
+        RunStore(old)
+    assert refused.value.field == "state_dir"
+    with sqlite3.connect(old / "state.db") as db:
+        db.execute(f"PRAGMA user_version = {STATE_VERSION}")
+    RunStore(old).close()  # the refusal left no lock behind

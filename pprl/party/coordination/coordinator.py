@@ -21,9 +21,8 @@ import grpc
 from pprl.party.config import TlsFiles
 from pprl.party.keys.tls import secure_channel
 from pprl.party.reasons import describe, reason_name, reason_of
-from pprl.party.service.drivers import DRIVER_LEASE_SECONDS
 from pprl.party.storage.run_ids import check_run_id, new_run_id
-from pprl.party.wire_types import wire_phase
+from pprl.party.wire_types import DRIVER_LEASE_SECONDS, wire_phase
 from pprl.protocol.errors import PprlError
 from pprl.protocol.phases import LAST_PHASE, Phase
 from pprl.protocol.progress import rate_text

@@ -67,6 +67,11 @@ class PhaseRunner:
         learns why at once instead of waiting for one that will never come."""
         self._failed_agreements[run_id] = pb.ErrorDetail(reason=reason, message=message)
 
+    def retry_agreement(self, run_id: str) -> None:
+        """The coordinator asks for AGREE of `run_id` again: why it failed before no longer
+        holds, so a peer asking for the agreement now waits for the new attempt."""
+        self._failed_agreements.pop(run_id, None)
+
     def is_running(self, run_id: str) -> bool:
         with self._busy_lock:
             return self._busy is not None and self._busy[0] == run_id

@@ -157,6 +157,8 @@ class ControlService(rpc.ControlServicer):
             )
         _valid_run_id(request.run_id, context)
         phase = Phase(request.phase)
+        if phase is Phase.AGREE:
+            self.runner.retry_agreement(request.run_id)
         with self._admission:
             try:
                 run = (

@@ -22,8 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-# How long a run stays its driver's after its last call ended or its last hold.
-DRIVER_LEASE_SECONDS = 5.0
+from pprl.party.wire_types import DRIVER_LEASE_SECONDS
 
 
 class Call(Protocol):

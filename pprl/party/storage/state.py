@@ -23,6 +23,10 @@ from pprl.party.storage.run_ids import check_run_id
 from pprl.protocol.errors import InputError, PprlError
 from pprl.protocol.phases import LAST_PHASE, Phase
 
+# The state database's layout, recorded in it (PRAGMA user_version): 0 before it was recorded,
+# 1 with abandoned runs and each run's peer (the layout below).
+STATE_VERSION = 1
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
     run_id TEXT PRIMARY KEY,
@@ -109,6 +113,10 @@ def run_dir(state_dir: Path, run_id: str) -> Path:
     return Path(state_dir) / "runs" / check_run_id(run_id)
 
 
+class StateFromNewer(InputError):
+    """The state database was written by a newer version of pprl."""
+
+
 class StateDirInUse(InputError):
     """Another daemon holds this state directory: two would mix their runs."""
 
@@ -148,12 +156,33 @@ class RunStore:
         self._lock = threading.Lock()
         self._db = sqlite3.connect(self.state_dir / "state.db", check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
+        try:
+            self._migrate()
+        except StateFromNewer:
+            self._db.close()
+            self._held.close()
+            raise
+
+    def _migrate(self) -> None:
+        """Bring a state database written by an earlier version to STATE_VERSION (each step
+        adds what its version lacked), and refuse one a newer version wrote: it may hold
+        what this one would misread."""
+        found = self._db.execute("PRAGMA user_version").fetchone()[0]
+        if found > STATE_VERSION:
+            raise StateFromNewer(
+                f"its state database was written by a newer pprl (state version {found}; this "
+                f"one reads up to {STATE_VERSION}): run that version, or give this daemon "
+                "another state_dir",
+                path=str(self.state_dir / "state.db"),
+                field="state_dir",
+            )
         self._db.executescript(_SCHEMA)
         columns = {row[1] for row in self._db.execute("PRAGMA table_info(runs)")}
         if "abandoned" not in columns:  # a state directory from before runs could be abandoned
             self._db.execute("ALTER TABLE runs ADD COLUMN abandoned INTEGER NOT NULL DEFAULT 0")
         if "peer" not in columns:  # a state directory from before daemons had several peers
             self._db.execute("ALTER TABLE runs ADD COLUMN peer TEXT NOT NULL DEFAULT ''")
+        self._db.execute(f"PRAGMA user_version = {STATE_VERSION}")
         self._db.commit()
 
     @contextlib.contextmanager
