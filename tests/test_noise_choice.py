@@ -3,6 +3,8 @@ bisection on a grid, measured as the gate measures."""
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import pytest
 
@@ -12,10 +14,29 @@ from pprl.protocol.data import synthetic
 from pprl.protocol.data.reference import DEFAULT_MAPPING, ReferenceSet
 from pprl.protocol.gate import audit_rows, calibrate_noise, gate_sample
 from pprl.protocol.method import method_params
-from pprl.protocol.privacy.audit import ATTACKS, audit_tensor, census_dictionary, vector_counts
+from pprl.protocol.privacy.audit import (
+    ATTACKS,
+    AuditReport,
+    Dictionary,
+    audit_tensor,
+    census_dictionary,
+    vector_counts,
+)
 from pprl.protocol.privacy.noise import CalibrationError
 from pprl.protocol.privacy.noise_choice import SIGMA_STEPS, choose_sigma
 from pprl.protocol.vectors.randomness import Randomness
+
+
+@pytest.fixture(scope="module")
+def reference() -> dict[str, list[str]]:
+    return synthetic.default_reference(300)
+
+
+@pytest.fixture(scope="module")
+def dictionary(reference: dict[str, list[str]]) -> Dictionary:
+    """The census lists against the reference set, one for the module's tests: what costs is
+    each name's distances, computed once when an attack first needs them and then kept."""
+    return census_dictionary(reference)
 
 
 def test_the_smallest_passing_step_is_found_with_few_measurements() -> None:
@@ -45,8 +66,9 @@ def test_a_gate_no_noise_on_the_grid_can_pass_is_refused() -> None:
         choose_sigma(lambda sigma: 0.0, 0.1, steps=[1.0, 0.5])
 
 
-def test_the_chosen_noise_passes_the_gate_on_the_sampled_records_and_a_step_less_does_not():
-    reference = synthetic.default_reference(300)
+def test_the_chosen_noise_passes_the_gate_on_the_sampled_records_and_a_step_less_does_not(
+    reference: dict[str, list[str]], dictionary: Dictionary
+) -> None:
     agreement = Agreement(
         ReferenceSet("built-in", reference), DEFAULT_MAPPING, method_params(noise_sigma=1.0)
     )
@@ -54,7 +76,6 @@ def test_the_chosen_noise_passes_the_gate_on_the_sampled_records_and_a_step_less
     columns = {name: [getattr(p, name) for p in people] for name in ("first", "middle", "last")}
     randomness = Randomness(5, "alice")
     records = gate_sample(len(people), 150, randomness)
-    dictionary = census_dictionary(reference)
     choice = calibrate_noise(
         agreement, columns, records, dictionary, randomness, 0.10, "every-name"
     )
@@ -95,13 +116,13 @@ def test_a_hint_at_a_failing_last_step_still_refuses() -> None:
     assert choose_sigma(lambda sigma: 0.0, 0.10, hint=8.0).sigma == 0.0
 
 
-def test_an_attack_that_may_stop_early_fails_the_same_releases() -> None:
+def test_an_attack_that_may_stop_early_fails_the_same_releases(
+    reference: dict[str, list[str]], dictionary: Dictionary
+) -> None:
     """The noise choice stops at the first attacker over the limit: the rate it records is
     a lower bound of the full gate's, over the limit exactly when the full gate's is."""
-    reference = synthetic.default_reference(300)
     people = synthetic.generate(300, 4).alice
     columns = {name: [getattr(p, name) for p in people] for name in ("first", "middle", "last")}
-    dictionary = census_dictionary(reference)
     randomness = Randomness(6, "alice")
     for sigma in (1.0, 4.0):
         agreement = Agreement(
@@ -120,26 +141,44 @@ def test_an_attack_that_may_stop_early_fails_the_same_releases() -> None:
             assert early.record_reidentified == full.record_reidentified
 
 
-@pytest.mark.parametrize("measure", ["every-name", "any-name"])
-def test_the_record_rate_alone_equals_the_full_attacks(measure: str) -> None:
-    """Attacking later attributes only for records they can still change gives the same
-    record figure as attacking every value, for either measure and every attacker."""
-    reference = synthetic.default_reference(300)
+class FullAttacks(NamedTuple):
+    """A release, what each attack is given, and each attacker's report on every value."""
+
+    arguments: tuple
+    keywords: dict[str, dict]
+    reports: dict[str, AuditReport]
+
+
+@pytest.fixture(scope="module")
+def full_attacks(reference: dict[str, list[str]], dictionary: Dictionary) -> FullAttacks:
+    """Every attacker on every value of one release: the same for either measure below, so
+    attacked once for both."""
     people = synthetic.generate(300, 8).alice
     columns = {name: [getattr(p, name) for p in people] for name in ("first", "middle", "last")}
-    dictionary = census_dictionary(reference)
     agreement = Agreement(
         ReferenceSet("built-in", reference), DEFAULT_MAPPING, method_params(noise_sigma=1.5)
     )
     released = pipeline.release(agreement, columns, Randomness(2, "alice"))
     truth = {name: [values[i] for i in released.order] for name, values in columns.items()}
     counts = vector_counts(released.tensor, agreement.mapping)
+    arguments = (released.tensor, truth, agreement.entries(), dictionary)
+    keywords = {a: {"attacker": a, "counts": counts, "records": len(people)} for a in ATTACKS}
+    reports = {a: audit_tensor(*arguments, **keywords[a]) for a in ATTACKS}
+    return FullAttacks(arguments, keywords, reports)
+
+
+@pytest.mark.parametrize("measure", ["every-name", "any-name"])
+def test_the_record_rate_alone_equals_the_full_attacks(
+    full_attacks: FullAttacks, measure: str
+) -> None:
+    """Attacking later attributes only for records they can still change gives the same
+    record figure as attacking every value, for either measure and every attacker."""
     rates = set()
     for attacker in ATTACKS:
-        kwargs = {"attacker": attacker, "counts": counts, "records": len(people)}
-        args = (released.tensor, truth, agreement.entries(), dictionary)
-        full = audit_tensor(*args, **kwargs)
-        alone = audit_tensor(*args, **kwargs, only=measure)
+        full = full_attacks.reports[attacker]
+        alone = audit_tensor(
+            *full_attacks.arguments, **full_attacks.keywords[attacker], only=measure
+        )
         assert alone.rate(measure) == full.rate(measure)
         assert alone.attributes == [] and len(full.attributes) == 3
         rates.add(full.rate(measure))
