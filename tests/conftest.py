@@ -66,17 +66,96 @@ LONG_MODULES = {
 }
 
 
+# Seconds the slow tests of a module (those that start daemons, or all of a LONG_MODULES one)
+# take together on one core, roughly, as measured with --durations: only how they are split
+# between the parallel workers depends on these. A slow module missing here counts
+# SLOW_TEST_SECONDS a test.
+SLOW_SECONDS = {
+    # tests that start daemons
+    "test_faults.py": 170,
+    "test_privacy_gate.py": 65,
+    "test_hardening.py": 50,
+    "test_party_defences.py": 45,
+    "test_bloom_daemons.py": 38,
+    "test_integration.py": 28,
+    "test_sealed_daemons.py": 25,
+    "test_bench_scale.py": 15,
+    "test_three_parties.py": 14,
+    "test_soft_links_daemons.py": 13,
+    "test_pipeline.py": 10,
+    # LONG_MODULES
+    "test_audit_command.py": 26,
+    "test_demo_schema.py": 25,
+    "test_bloom_distances.py": 24,
+    "test_audit_attackers.py": 20,
+    "test_bloom.py": 19,
+    "test_cli.py": 15,
+    "test_noise_choice.py": 15,
+    "test_population_attack.py": 9,
+    "test_assess_reference.py": 8,
+    "test_bench_quality.py": 7,
+    "test_keyed_noise.py": 6,
+}
+SLOW_TEST_SECONDS = 5
+
+
+def _group(item: pytest.Item) -> int:
+    """0: starts daemons; 1: in LONG_MODULES; 2: quick."""
+    if item.get_closest_marker("integration") or item.get_closest_marker("faults"):
+        return 0
+    return 1 if item.path.name in LONG_MODULES else 2
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests that start daemons first, then the long in-process ones: handed out from the
-    start, they spread over the parallel workers instead of leaving one running alone at
-    the end. The order within each group is kept."""
+    """Tests that start daemons first, then the long in-process ones, then the rest (the order
+    within each group is kept); under xdist, the slow ones dealt out to the workers' first
+    batches (_deal)."""
+    items.sort(key=_group)
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))
+    if workers > 1:
+        items[:] = _deal(items, workers)
 
-    def group(item: pytest.Item) -> int:
-        if item.get_closest_marker("integration") or item.get_closest_marker("faults"):
-            return 0
-        return 1 if item.path.name in LONG_MODULES else 2
 
-    items.sort(key=group)
+def _deal(items: list[pytest.Item], workers: int) -> list[pytest.Item]:
+    """The order in which `--dist load` gives each worker an even share of the slow tests.
+
+    That scheduler first sends each worker a batch of len(items) // workers // 4 consecutive
+    tests, and later ones only to workers that have nearly run out. Sorted slow-first, the
+    first worker's batch held every test that starts daemons and ran alone for minutes after
+    the others had finished. Here each module's slow tests stay together (a module fixture is
+    then built once) and go, heaviest module first, to the batch with the fewest SLOW_SECONDS
+    so far; quick tests fill each batch up, and the rest follow as before."""
+    if len(items) < 2 * workers:  # then the scheduler sends them round-robin
+        return items
+    batch = max(len(items) // workers // 4, 2)
+    slow: dict[tuple[Path, int], list[pytest.Item]] = {}
+    quick: list[pytest.Item] = []
+    for item in items:
+        if _group(item) < 2:
+            slow.setdefault((item.path, _group(item)), []).append(item)
+        else:
+            quick.append(item)
+
+    def seconds(tests: list[pytest.Item]) -> float:
+        return SLOW_SECONDS.get(tests[0].path.name, SLOW_TEST_SECONDS * len(tests))
+
+    batches: list[list[pytest.Item]] = [[] for _ in range(workers)]
+    load = [0.0] * workers
+    later: list[pytest.Item] = []
+    for tests in sorted(slow.values(), key=seconds, reverse=True):
+        room = [w for w in range(workers) if len(batches[w]) + len(tests) <= batch]
+        if not room:
+            later.extend(tests)
+            continue
+        lightest = min(room, key=load.__getitem__)
+        batches[lightest].extend(tests)
+        load[lightest] += seconds(tests)
+    dealt: list[pytest.Item] = []
+    for tests in batches:
+        fill = min(batch - len(tests), len(quick))
+        dealt.extend(tests + quick[:fill])
+        del quick[:fill]
+    return dealt + later + quick
 
 
 @pytest.fixture(scope="session", autouse=True)
