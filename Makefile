@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# What the demo needs: the runtime and the plots extra, not the development and peer tools.
+DEMO_STAMP := $(VENV)/.demo-installed
 # Parallel test workers: the daemon tests wait on their peers and leave the CPU idle about
 # half the time, so four workers on two cores finish sooner than two. Files that share
 # module-scoped fixtures build them once per worker that runs any of their tests.
@@ -21,7 +23,12 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev,peer]'
 	touch $(STAMP)
 
-demo: $(STAMP)
+$(DEMO_STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[plots]'
+	touch $(DEMO_STAMP)
+
+demo: $(DEMO_STAMP)
 	$(BIN)/pprl demo
 
 test: $(STAMP)

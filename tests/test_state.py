@@ -313,6 +313,7 @@ def test_a_database_from_before_versions_is_migrated_and_a_newer_one_refused(tmp
     store = RunStore(old)
     run = store.get("r1")
     assert run is not None and run.completed is Phase.TRAIN and not run.abandoned
+    assert run.threshold is None and run.cut(0.5) == 0.5
     store.close()
     with sqlite3.connect(old / "state.db") as db:
         assert db.execute("PRAGMA user_version").fetchone()[0] == STATE_VERSION
@@ -323,3 +324,29 @@ def test_a_database_from_before_versions_is_migrated_and_a_newer_one_refused(tmp
     with sqlite3.connect(old / "state.db") as db:
         db.execute(f"PRAGMA user_version = {STATE_VERSION}")
     RunStore(old).close()  # the refusal left no lock behind
+
+
+def test_a_recut_takes_a_matched_run_back_to_exchange_and_drops_only_what_follows(
+    store: RunStore,
+) -> None:
+    """The cut is set, MATCH's and later phases' records and the named files go, and what
+    EXCHANGE left (the tensors) stays; the cut never goes below the daemon's own floor."""
+    store.create("r1")
+    for phase in (Phase.AGREE, Phase.SMASH, Phase.TRAIN, Phase.EXCHANGE, Phase.MATCH, Phase.LINK):
+        store.complete_phase("r1", phase, 1.0)
+    for name in ("peer_tensor.u8", "own_matches.npz", "linkage.csv"):
+        store.artifact_path("r1", name).write_bytes(b"x")
+        store.record_artifact("r1", name)
+    store.recut("r1", 2.5, Phase.EXCHANGE, ("own_matches.npz", "linkage.csv"))
+    run = store.run("r1")
+    assert run.completed is Phase.EXCHANGE and run.threshold == 2.5
+    assert set(store.phase_seconds("r1")) == {Phase.AGREE, Phase.SMASH, Phase.TRAIN, Phase.EXCHANGE}
+    assert store.artifact("r1", "own_matches.npz") is None
+    assert not store.artifact_path("r1", "linkage.csv").exists()
+    assert store.artifact("r1", "peer_tensor.u8") is not None
+    assert (run.cut(0.0), run.cut(4.0)) == (2.5, 4.0)
+    # a run that has not matched keeps its place and takes the cut
+    store.create("r2")
+    store.complete_phase("r2", Phase.AGREE, 1.0)
+    store.recut("r2", 1.0, Phase.AGREE, ())
+    assert store.run("r2").completed is Phase.AGREE and store.run("r2").threshold == 1.0

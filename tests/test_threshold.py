@@ -5,10 +5,13 @@ demo's linkage.csv shows it."""
 from __future__ import annotations
 
 import csv
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
+from pprl.party.local import evaluate, read_truth
 from pprl.protocol import pipeline
 from pprl.protocol.agreement import Agreement
 from pprl.protocol.data import synthetic
@@ -17,7 +20,7 @@ from pprl.protocol.linkage import matching
 from pprl.protocol.method import method_params
 from pprl.protocol.model.features import unit_vectors
 from pprl.protocol.vectors.randomness import Randomness
-from tests.conftest import coordinate
+from tests.conftest import coordinate, coordinate_summary
 from tests.oracles import pair_list
 
 ATTRIBUTES = ("first", "middle", "last")
@@ -82,3 +85,62 @@ def test_daemons_keep_pairs_above_the_threshold_and_mark_the_band(deploy) -> Non
         sharing = (row["alice_records_sharing_values"], row["bob_records_sharing_values"])
         assert (row["review"] == "yes") == (close or sharing != ("1", "1"))
     assert any(row["review"] == "yes" for row in rows)
+
+
+def _rows(deployment, name: str) -> dict[tuple[str, str], dict[str, str]]:
+    (linkage,) = (deployment.workdir / "state" / name).rglob("linkage.csv")
+    with linkage.open(newline="") as handle:
+        return {(row["alice_id"], row["bob_id"]): row for row in csv.DictReader(handle)}
+
+
+@pytest.mark.integration
+def test_a_finished_run_is_cut_again_without_smashing_training_or_sending_tensors(deploy):
+    """`pprl coordinate --run-id RUN --threshold T`: MATCH, REVEAL and LINK again on the kept
+    tensors. Raising both parties' cut keeps exactly the earlier agreed pairs that both
+    scored above it (greedy one-to-one: a higher cut drops the lowest pairs, nothing else);
+    a cut below a party's own threshold is refused and leaves the result as it was."""
+    deployment = deploy(size=200)
+    first, summary = coordinate_summary(deployment)
+    assert first.returncode == 0, first.stderr
+    run_id = summary["run_id"]
+    before = {"alice": _rows(deployment, "alice"), "bob": _rows(deployment, "bob")}
+    sent = summary["bytes_sent"]
+
+    refused = coordinate(deployment, "--run-id", run_id, "--threshold", "-1")
+    assert refused.returncode != 0
+    assert "alice refused the threshold -1" in refused.stderr
+    assert "never lower it" in refused.stderr
+    assert _rows(deployment, "alice") == before["alice"]
+
+    again, recut = coordinate_summary(deployment, "--run-id", run_id, "--threshold", "1.1")
+    assert again.returncode == 0, again.stderr
+    assert "its matches and result were dropped" in again.stdout
+    for phase in ("AGREE", "SMASH", "TRAIN", "EXCHANGE"):
+        assert f"] {phase}" not in again.stdout
+    assert "[5/7] MATCH" in again.stdout and "[7/7] LINK" in again.stdout
+    assert recut["resumed_after"] == "exchange" and recut["completed"] == "link"
+    assert {p["threshold"] for p in recut["parties"].values()} == {1.1}
+    # REVEAL's ids again, no tensor: each party sent far less than the first time
+    for name, total in recut["bytes_sent"].items():
+        assert total - sent[name] < sent[name] / 4
+    kept = {
+        pair
+        for pair, row in before["alice"].items()
+        if float(row["alice_score"]) > 1.1 and float(before["bob"][pair]["bob_score"]) > 1.1
+    }
+    assert 0 < len(kept) < len(before["alice"])
+    assert set(_rows(deployment, "alice")) == kept == set(_rows(deployment, "bob"))
+    # the report beside the result shows the new cut; `pprl report` adds the truth
+    (report,) = (deployment.workdir / "state" / "alice").rglob("report.md")
+    assert f"{len(kept):,} pairs agreed by both" in report.read_text()
+    assert "scoring above 1.1" in report.read_text()
+    state = deployment.parties["alice"].state_dir
+    truth = deployment.workdir / "data" / "truth.csv"
+    written = subprocess.run(
+        [sys.executable, "-m", "pprl", "report", "--state-dir", str(state), "--truth", str(truth)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert written.returncode == 0, written.stderr
+    quality = evaluate(deployment, run_id, read_truth(truth))["linkage"]
+    now = f"| 1.10 (now) | {quality['precision']:.3f} | {quality['recall']:.3f} |"
+    assert now in report.read_text()

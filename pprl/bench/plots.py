@@ -7,24 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pprl.protocol.errors import PprlError
-
-
-class PlotsUnavailable(PprlError):
-    """matplotlib is not installed; the numbers are still in the JSON and CSV files."""
-
-
-def _pyplot() -> Any:
-    try:
-        import matplotlib
-    except ImportError:
-        raise PlotsUnavailable(
-            "plots need matplotlib: pip install 'pprl[plots]' (the tables are written anyway)"
-        ) from None
-    matplotlib.use("Agg")  # files only; no display on a server
-    import matplotlib.pyplot as plt
-
-    return plt
+from pprl.files.pyplot import pyplot
 
 
 def _lines(summary: Sequence[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
@@ -63,7 +46,7 @@ def _save_log_log(plt: Any, figure: Any, ax: Any, path: Path, xlabel: str, ylabe
 
 def quality_figure(summary: Sequence[dict[str, Any]], path: Path, role: str = "alice") -> Path:
     """Precision and recall of one party's classifier (mean over repetitions, bars: min-max)."""
-    plt = _pyplot()
+    plt = pyplot()
     figure, axes = plt.subplots(1, 2, figsize=(12, 4.5), sharex=True)
     for label, points in _lines(summary).items():
         sizes = [p["size"] for p in points]
@@ -91,7 +74,7 @@ def time_figure(summary: Sequence[dict[str, Any]], path: Path) -> Path:
     """Alice's matching time against size (log-log): one line per reference-set size and
     kernel (time hardly depends on the variant, which shares the scan), the plain baseline,
     and the times the paper published for its 6-core machine."""
-    plt = _pyplot()
+    plt = pyplot()
     figure, ax = plt.subplots(figsize=(7, 4.5))
     lines: dict[str, dict[int, float]] = {}
     for entry in summary:
@@ -116,7 +99,7 @@ def scale_figure(rows: Sequence[dict[str, Any]], path: Path) -> Path:
     from a sample of rows), with the paper's published matching times for reference."""
     from pprl.bench.scale import growth_exponent
 
-    plt = _pyplot()
+    plt = pyplot()
     figure, ax = plt.subplots(figsize=(7, 4.5))
     rows = sorted(rows, key=lambda r: r["size"])
     sizes = [r["size"] for r in rows]

@@ -16,10 +16,11 @@ from pprl.cli import (
     generate,
     party,
     reference,
+    report,
 )
 from pprl.protocol.errors import PprlError
 
-COMMANDS = (certs, generate, reference, assess, party, coordinate, demo, audit, bench)
+COMMANDS = (certs, generate, reference, assess, party, coordinate, demo, report, audit, bench)
 
 EXIT_CODES = """exit codes:
   0    done

@@ -54,7 +54,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     coord.add_argument(
         "--run-id",
-        type=_run_id,
+        type=run_id_type,
         help="resume this run, or with three or more parties this session (default: the "
         "unfinished one, if any)",
     )
@@ -65,7 +65,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     coord.add_argument(
         "--abandon",
-        type=_run_id,
+        type=run_id_type,
         metavar="RUN_ID",
         help="abandon this run on both daemons, so a new one may begin, and stop",
     )
@@ -81,6 +81,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         choices=[p.name.lower() for p in Phase if p],
         default=LAST_PHASE.name.lower(),
         help="stop after this phase; a later call resumes the run",
+    )
+    coord.add_argument(
+        "--threshold",
+        type=float,
+        metavar="SCORE",
+        help="each party's classifier accepts a pair scoring above this (at least the party's "
+        "own [matching] threshold); with --run-id of a finished run, cut it again: MATCH, "
+        "REVEAL and LINK run again and nothing before them",
     )
     coord.add_argument("--json", metavar="PATH", help="also write the summary as JSON")
     coord.set_defaults(handler=run)
@@ -113,7 +121,7 @@ def _parties(args: argparse.Namespace) -> list[tuple[str, str, str]]:
     return parties
 
 
-def _run_id(text: str) -> str:
+def run_id_type(text: str) -> str:
     try:
         return check_run_id(text)
     except BadRunId as error:
@@ -147,10 +155,14 @@ def run(args: argparse.Namespace) -> int:
                 for name, what in coordinator.abandon(run_id).items():
                     print(f"run {run_id}: {name}: {what}")
             return 0
+        if session and args.threshold is not None:
+            raise SystemExit("pprl coordinate: error: --threshold links two parties, not more")
         if session:
             summary = session.run(session_id=args.run_id, new=args.new, until=until)
         else:
-            summary = coordinator.run(run_id=args.run_id, new=args.new, until=until)
+            summary = coordinator.run(
+                run_id=args.run_id, new=args.new, until=until, threshold=args.threshold
+            )
     finally:
         coordinator.close()
     print_summary(summary)

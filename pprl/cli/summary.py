@@ -34,9 +34,10 @@ def print_run(summary: dict) -> None:
     print(f"  {'total':<9} {summary['seconds']:8.2f}")
     print("\nbytes sent: " + ", ".join(f"{n} {b:,}" for n, b in summary["bytes_sent"].items()))
     for name, party in summary["parties"].items():
+        above = f" above {party['threshold']:g}" if party.get("threshold") else ""
         print(
             f"{name}: {party['records']:,} records, its classifier accepted "
-            f"{party['own_matches']:,} pairs, agreed by both: {party['agreed_matches']:,}"
+            f"{party['own_matches']:,} pairs{above}, agreed by both: {party['agreed_matches']:,}"
         )
         if party.get("scored_pairs"):
             share = party["scored_pairs"] / max(1, party["records"] * other_records(summary, name))
@@ -78,9 +79,9 @@ def print_run(summary: dict) -> None:
         if party.get("peak_rss_bytes"):
             print(f"  daemon peak resident memory {party['peak_rss_bytes'] / 2**30:.2f} GiB")
         if party.get("result_path"):
-            print(f"  result: {party['result_path']}")
+            print(f"  result: {party['result_path']} (report.md beside it)")
         elif party.get("result"):
-            print(f"  result: {party['result']} in {name}'s state directory")
+            print(f"  result: {party['result']} in {name}'s state directory (report.md beside it)")
     if "linkage" not in summary:
         return
     print(f"\n{'match set':<22} {'precision':>9} {'recall':>7} {'F1':>7} {'pairs':>7}")

@@ -35,6 +35,8 @@ from pprl.party.config import (
 from pprl.party.coordination.coordinator import Coordinator, CoordinatorError, Endpoint
 from pprl.party.keys.bloom_key import load_bloom_key
 from pprl.party.keys.certs import make_development_pki
+from pprl.party.reporting import facts as run_facts
+from pprl.party.reporting.render import write_report
 from pprl.party.storage.artifacts import LINKAGE_CSV, PEER_MATCHES_CSV
 from pprl.party.storage.inputs import load_inputs
 from pprl.party.storage.state import run_dir
@@ -478,6 +480,14 @@ def _place_results(summary: dict[str, Any], deployment: Deployment, temporary: b
                 party["result_path"] = str(deployment.parties[name].state_dir / party["result"])
 
 
+def _report_against(deployment: Deployment, run_id: str, truth_path: Path) -> None:
+    """Each party's run report written again with the truth, which the daemons never see:
+    the demo knows it, and the report then shows precision and recall as measured."""
+    for name in PARTIES:
+        facts = run_facts.read_facts(deployment.parties[name].state_dir, run_id)
+        write_report(facts, facts.directory, run_facts.read_truth(truth_path, facts))
+
+
 def run_demo(options: DemoOptions) -> dict[str, Any]:
     """The whole run on a fresh deployment; a temporary working directory goes unless it fails."""
     temporary = options.workdir is None
@@ -523,6 +533,8 @@ def run_demo(options: DemoOptions) -> dict[str, Any]:
             coordinator.close()
         if truth is not None:
             summary.update(evaluate(deployment, summary["run_id"], truth))
+            if not temporary and truth_path is not None:
+                _report_against(deployment, summary["run_id"], truth_path)
         summary["demo_seconds"] = round(time.perf_counter() - started, 3)
         _place_results(summary, deployment, temporary)
         failed = False

@@ -41,6 +41,7 @@ import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 
@@ -65,6 +66,9 @@ UNMATCHED_SHARE = 0.2
 # Below this difference between (linked + mislinked) and stray, the accepted count does not
 # tell how many own records have a partner.
 MIN_SEPARATION = 0.1
+# Thresholds at which each simulation's precision and recall are kept (the run report's curve):
+# this many, evenly from 0 to the highest accepted score.
+CURVE_POINTS = 41
 # Below this expected F1 a run stops before EXCHANGE ([privacy] min_expected_f1).
 DEFAULT_MIN_EXPECTED_F1 = 0.9
 
@@ -111,6 +115,9 @@ class Simulation:
     linked_score: float
     mislinked_score: float
     stray_score: float
+    # (threshold, precision, recall) with every own record partnered, as quality() assumes:
+    # what raising the cut above 0 would do (greedy one-to-one drops the lowest pairs only).
+    curve: tuple[tuple[float, float, float], ...] = ()
 
     def quality(self) -> ExpectedQuality:
         """Every own record with a partner: what the simulation says before linking."""
@@ -118,12 +125,15 @@ class Simulation:
         precision = self.linked / accepted if accepted else 0.0
         return ExpectedQuality(precision, self.linked, self.partnered)
 
-    def as_dict(self) -> dict[str, float]:
+    def as_dict(self) -> dict[str, object]:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, float]) -> Simulation:
-        return cls(**{name: data[name] for name in cls.__dataclass_fields__})  # type: ignore[arg-type]
+    def from_dict(cls, data: Mapping[str, Any]) -> Simulation:
+        """As as_dict wrote it; a model stored before curves were kept has none."""
+        values = {name: data[name] for name in cls.__dataclass_fields__ if name in data}
+        values["curve"] = tuple(tuple(point) for point in values.get("curve", ()))
+        return cls(**values)
 
 
 @dataclass(frozen=True)
@@ -243,6 +253,15 @@ def _counted(
     def mean(mask: np.ndarray) -> float:
         return float(scores[mask].mean()) if mask.any() else 0.0
 
+    top = float(scores.max()) if len(scores) else 0.0
+    cuts = np.linspace(0.0, top, CURVE_POINTS, endpoint=False)
+    right = [np.count_nonzero(correct & (scores > t)) for t in cuts]
+    kept = [np.count_nonzero(has_partner & (scores > t)) for t in cuts]
+    curve = tuple(
+        (float(t), c / k if k else 0.0, c / max(with_partner, 1))
+        for t, c, k in zip(cuts, right, kept, strict=True)
+    )
+
     return Simulation(
         error_rate=rate,
         partnered=with_partner,
@@ -252,6 +271,7 @@ def _counted(
         linked_score=mean(correct),
         mislinked_score=mean(wrong),
         stray_score=mean(stray),
+        curve=curve,
     )
 
 
@@ -316,9 +336,10 @@ def _interpolated(ordered: Sequence[Simulation], misfit: Sequence[float]) -> Sim
                 **{
                     name: (1 - t) * getattr(a, name) + t * getattr(b, name)
                     for name in Simulation.__dataclass_fields__
-                    if name != "partnered"
+                    if name not in ("partnered", "curve")
                 },
                 partnered=a.partnered,
+                curve=a.curve,
             )
     return ordered[int(np.argmin(np.abs(misfit)))]
 

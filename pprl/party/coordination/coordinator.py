@@ -242,9 +242,11 @@ class Coordinator:
         new: bool = False,
         until: Phase = LAST_PHASE,
         pair: tuple[str, str] | None = None,
+        threshold: float | None = None,
     ) -> dict[str, Any]:
         """Drive the run of `pair` (by name; None: the only two parties) through `until`
-        (inclusive); a later call resumes where it stopped."""
+        (inclusive); a later call resumes where it stopped. `threshold` sets both parties' cut
+        before MATCH; a run that has matched is cut again (MATCH, REVEAL and LINK again)."""
         parties = self._pair(pair)
         run_id, completed = self._resume_point(parties, run_id, new)
         if completed is Phase.NEW:
@@ -253,21 +255,52 @@ class Coordinator:
             self.printer.line(f"run {run_id}: resuming after {completed.name}")
         started = time.perf_counter()
         try:
-            wall = self._drive(parties, run_id, completed, until)
+            if threshold is not None and completed >= Phase.MATCH and until >= Phase.MATCH:
+                self.recut(parties, run_id, threshold)
+                completed = Phase.EXCHANGE
+            wall = self._drive(parties, run_id, completed, until, threshold)
         finally:
             for party in parties:
                 self._hold(party, run_id, release=True)
         return self.summary(parties, run_id, completed, wall, time.perf_counter() - started)
 
+    def recut(self, parties: tuple[Endpoint, ...], run_id: str, threshold: float) -> None:
+        """Set the cut of `run_id` on every party (Control.Recut); a party that has matched
+        drops its matches and result and goes back to after EXCHANGE."""
+        request = pb.RecutRequest(run_id=run_id, threshold=threshold, driver=self.driver)
+        for party in parties:
+            try:
+                reply = self._stubs[party.name].Recut(request, timeout=30)
+            except grpc.RpcError as error:
+                raise CoordinatorError(
+                    f"run {run_id}: {party.name} refused the threshold {threshold:g}: "
+                    f"{describe(error)}",
+                    reason_name(reason_of(error)),
+                ) from None
+            done = (
+                f"its matches and result were dropped (it had completed "
+                f"{Phase(reply.completed).name}); MATCH, REVEAL and LINK run again"
+                if reply.rewound
+                else "MATCH applies it"
+            )
+            self.printer.line(f"      {party.name:<6} threshold {reply.threshold:g}: {done}")
+
     def _drive(
-        self, parties: tuple[Endpoint, Endpoint], run_id: str, completed: Phase, until: Phase
+        self,
+        parties: tuple[Endpoint, Endpoint],
+        run_id: str,
+        completed: Phase,
+        until: Phase,
+        threshold: float | None = None,
     ) -> dict[str, float]:
         """The phases after `completed` through `until`, both parties at once; each phase's
-        wall time."""
+        wall time. A `threshold` is set on both just before MATCH."""
         wall: dict[str, float] = {}
         for phase in Phase:
             if phase <= completed or phase > until:
                 continue
+            if phase is Phase.MATCH and threshold is not None:
+                self.recut(parties, run_id, threshold)
             self.printer.line(f"[{int(phase)}/{int(LAST_PHASE)}] {phase.name}")
             errors: dict[str, grpc.RpcError] = {}
             phase_start = time.perf_counter()
@@ -330,6 +363,7 @@ class Coordinator:
                     "scored_pairs": s.scored_pairs,
                     "peak_rss_bytes": s.peak_rss_bytes,
                     "result": s.result,
+                    "threshold": s.threshold,
                     "data": {
                         "reference_shared": dict(s.reference_shared),
                         "repeated_groups": s.repeated_groups,

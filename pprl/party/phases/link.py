@@ -9,6 +9,8 @@ import numpy as np
 
 from pprl.party.phases import words
 from pprl.party.phases.context import PhaseFailed, PhaseProgress, RunContext
+from pprl.party.reporting.facts import read_facts
+from pprl.party.reporting.render import write_report
 from pprl.party.storage.artifacts import (
     LINKAGE_CSV,
     OWN_MATCHES,
@@ -74,6 +76,8 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     if ctx.store.artifact(run_id, SOFT_MATCHES, verify=False) is not None:
         _write_soft(ctx, run_id, ids)
     review = sum(1 for row in agreed if row[-1])
+    facts = read_facts(ctx.config.state_dir, run_id, linking=True)
+    write_report(facts, ctx.store.run_dir(run_id))
     progress(len(agreed), len(agreed), "pairs", words.linkage_words(len(agreed), review))
 
 

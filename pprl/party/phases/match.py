@@ -40,7 +40,7 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     _refuse_reflection(ctx, run_id, own, peer)
     where = f"on {ctx.config.scheduler}" if ctx.config.scheduler else "here"
     progress(0, len(own), "records", agreement.encoding.match_words(where))
-    threshold = ctx.config.threshold
+    threshold = ctx.store.run(run_id).cut(ctx.config.threshold)
     matched = pipeline.match(
         agreement,
         own,

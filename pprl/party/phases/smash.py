@@ -44,6 +44,7 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
             "shape": list(released.tensor.shape),
             "audited_records": audit.records,
             "reidentified": audit.rate(ctx.config.privacy.measure),
+            "limit": ctx.config.privacy.max_reidentification,
             "exposed": audit.record_exposed,
             "recovered": {a.attribute: a.recovered for a in audit.attributes},
             "noise_edits": agreement.release.noise,

@@ -6,10 +6,11 @@ Only the configured coordinator gets here: the Authorise interceptor checks ever
 from __future__ import annotations
 
 import json
+import math
 import resource
 import threading
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NoReturn
 
 import grpc
 
@@ -19,6 +20,7 @@ from pprl.party.reasons import abort
 from pprl.party.service.drivers import Claim, Drivers
 from pprl.party.storage.artifacts import (
     BULK,
+    CUT,
     DATA_REPORT,
     KEEP_CLOSED_RUNS,
     LINKAGE_CSV,
@@ -27,10 +29,12 @@ from pprl.party.storage.artifacts import (
     OWN_MATCHES,
     OWN_TENSOR,
     PEER_MATCHES,
+    PEER_TENSOR,
 )
 from pprl.party.storage.run_ids import BadRunId, check_run_id
 from pprl.party.storage.state import Run, RunStore
 from pprl.party.wire_types import wire_phase
+from pprl.protocol.encodings import DEFAULT_ENCODING, encoding_named
 from pprl.protocol.phases import Phase, PhaseOrderError, check_advance
 from pprl.wire.v1 import linkage_pb2 as pb
 from pprl.wire.v1 import linkage_pb2_grpc as rpc
@@ -114,6 +118,7 @@ class ControlService(rpc.ControlServicer):
             fitted_partnered=fitted.get("partnered", 0.0) if fitted.get("fitted") else 0.0,
             fitted_error_rate=fitted.get("error_rate", 0.0),
             result=self._result(run.run_id),
+            threshold=run.cut(self.config.threshold),
             **self._data_report(run.run_id),
         )
 
@@ -300,6 +305,80 @@ class ControlService(rpc.ControlServicer):
         return pb.HoldResponse(
             held=self.drivers.hold(request.run_id, request.driver, request.release)
         )
+
+    def Recut(self, request: pb.RecutRequest, context: grpc.ServicerContext) -> pb.RecutResponse:
+        _valid_run_id(request.run_id, context)
+        with self._admission:
+            run = self._recuttable(request, context)
+            claim = self.drivers.claim(run.run_id, request.driver, context)
+            if claim is not Claim.GRANTED or self.runner.is_running(run.run_id):
+                if claim is Claim.GRANTED:
+                    self.drivers.release(run.run_id, request.driver, context)
+                abort(
+                    context,
+                    grpc.StatusCode.FAILED_PRECONDITION,
+                    pb.BUSY,
+                    f"run {run.run_id} is being worked on here: set its cut once it is idle",
+                )
+            try:
+                rewound = run.completed >= Phase.MATCH
+                back_to = Phase.EXCHANGE if rewound else run.completed
+                self.store.recut(run.run_id, request.threshold, back_to, CUT if rewound else ())
+            except OSError as error:
+                abort(
+                    context,
+                    grpc.StatusCode.RESOURCE_EXHAUSTED,
+                    pb.STORAGE,
+                    f"the cut could not be set: {error.strerror or error}",
+                )
+            finally:
+                self.drivers.release(run.run_id, request.driver, context)
+        return pb.RecutResponse(
+            completed=wire_phase(run.completed), rewound=rewound, threshold=request.threshold
+        )
+
+    def _recuttable(self, request: pb.RecutRequest, context: grpc.ServicerContext) -> Run:
+        """The run whose cut may be set: the latest one here, agreed, not abandoned, no other
+        open, its tensors and model still kept, its encoding one that cuts, and the cut a
+        number at or above this party's own threshold."""
+        run = self.store.get(request.run_id)
+
+        def refuse(reason: pb.ErrorReason, message: str) -> NoReturn:
+            abort(context, grpc.StatusCode.FAILED_PRECONDITION, reason, message)
+
+        if run is None or run.description is None:
+            refuse(pb.UNKNOWN_RUN, f"run {request.run_id!r} has not been agreed here")
+        if run.abandoned:
+            refuse(pb.ABANDONED, f"run {run.run_id} was abandoned; start a new one")
+        latest = self.store.latest()
+        others = [r.run_id for r in self.store.open_runs() if r.run_id != run.run_id]
+        if latest is None or latest.run_id != run.run_id or others:
+            refuse(
+                pb.RUN_OPEN,
+                f"run {run.run_id} is not the latest run here: only the latest can be cut again",
+            )
+        kept = (OWN_TENSOR, PEER_TENSOR, MODEL)
+        if run.completed >= Phase.MATCH and any(
+            self.store.artifact(run.run_id, name, verify=False) is None for name in kept
+        ):
+            refuse(
+                pb.UNKNOWN_RUN,
+                f"run {run.run_id}'s tensors were removed with older runs: start a new run",
+            )
+        params = json.loads(run.description)["params"]
+        encoding = params.get("encoding", DEFAULT_ENCODING)  # left out when it is the default
+        floor = self.config.threshold
+        problem = ""
+        if not encoding_named(encoding).cuts:
+            problem = f'encoding "{encoding}" accepts above 0 and cannot be cut elsewhere'
+        elif not math.isfinite(request.threshold) or request.threshold < floor:
+            problem = (
+                f"the cut must be a number at or above this party's [matching] threshold "
+                f"{floor:g} (a coordinator may raise it, never lower it), got {request.threshold:g}"
+            )
+        if problem:
+            abort(context, grpc.StatusCode.INVALID_ARGUMENT, pb.BAD_INPUT, problem)
+        return run
 
     def Abandon(
         self, request: pb.AbandonRequest, context: grpc.ServicerContext

@@ -27,8 +27,12 @@ PEER_MATCHES_CSV = "peer_matches.csv"
 SOFT_MATCHES = "soft_matches.npz"
 SOFT_LINKS_CSV = "soft_links.csv"
 OWN_TOKENS_CSV = "own_tokens.csv"
+# The run report LINK writes beside the result (pprl.party.reporting.render).
+REPORT = ("report.md", "report_scores.png", "report_quality.png")
 # What LINK writes for the operator: there only once a run's LINK is recorded.
-RESULTS = (LINKAGE_CSV, OWN_MATCHES_CSV, PEER_MATCHES_CSV, SOFT_LINKS_CSV, OWN_TOKENS_CSV)
+RESULTS = (LINKAGE_CSV, OWN_MATCHES_CSV, PEER_MATCHES_CSV, SOFT_LINKS_CSV, OWN_TOKENS_CSV, *REPORT)
+# What a new cut (Recut) drops, so that MATCH, REVEAL and LINK run again.
+CUT = (OWN_MATCHES, SOFT_MATCHES, PEER_MATCHES, *RESULTS)
 # Sealed linkage: this party's secret blinding scalar for the run (never sent), its blocking
 # keys blinded once (what it sends) and twice (what the peer returns), and the peer's keys
 # blinded twice (what this party returned to it).

@@ -24,8 +24,8 @@ from pprl.protocol.errors import InputError, PprlError
 from pprl.protocol.phases import LAST_PHASE, Phase
 
 # The state database's layout, recorded in it (PRAGMA user_version): 0 before it was recorded,
-# 1 with abandoned runs and each run's peer (the layout below).
-STATE_VERSION = 1
+# 1 with abandoned runs and each run's peer, 2 with a run's own cut (the layout below).
+STATE_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -36,7 +36,8 @@ CREATE TABLE IF NOT EXISTS runs (
     description TEXT,
     records_sha256 TEXT,
     abandoned INTEGER NOT NULL DEFAULT 0,
-    peer TEXT NOT NULL DEFAULT ''
+    peer TEXT NOT NULL DEFAULT '',
+    threshold REAL
 );
 CREATE TABLE IF NOT EXISTS phases (
     run_id TEXT NOT NULL,
@@ -76,6 +77,13 @@ class Run:
     # The identity of the party the run links with ("": a run stored before daemons had
     # several peers, whose peer is the only one configured).
     peer: str = ""
+    # The cut a coordinator set for this run (Recut); None: the daemon's [matching] threshold.
+    threshold: float | None = None
+
+    def cut(self, floor: float) -> float:
+        """The threshold MATCH applies: the one set for the run, never below the daemon's own
+        `floor` ([matching] threshold, which its custodian may have raised since)."""
+        return floor if self.threshold is None else max(floor, self.threshold)
 
     @property
     def open(self) -> bool:
@@ -182,6 +190,8 @@ class RunStore:
             self._db.execute("ALTER TABLE runs ADD COLUMN abandoned INTEGER NOT NULL DEFAULT 0")
         if "peer" not in columns:  # a state directory from before daemons had several peers
             self._db.execute("ALTER TABLE runs ADD COLUMN peer TEXT NOT NULL DEFAULT ''")
+        if "threshold" not in columns:  # from before a coordinator could set a run's cut
+            self._db.execute("ALTER TABLE runs ADD COLUMN threshold REAL")
         self._db.execute(f"PRAGMA user_version = {STATE_VERSION}")
         self._db.commit()
 
@@ -260,13 +270,13 @@ class RunStore:
     def get(self, run_id: str) -> Run | None:
         with self._lock:
             row = self._db.execute(
-                "SELECT run_id, completed, digest, description, records_sha256, abandoned, peer"
-                " FROM runs WHERE run_id = ?",
+                "SELECT run_id, completed, digest, description, records_sha256, abandoned, peer,"
+                " threshold FROM runs WHERE run_id = ?",
                 (run_id,),
             ).fetchone()
         if row is None:
             return None
-        return Run(row[0], Phase(row[1]), row[2], row[3], row[4], bool(row[5]), row[6])
+        return Run(row[0], Phase(row[1]), row[2], row[3], row[4], bool(row[5]), row[6], row[7])
 
     def latest(self) -> Run | None:
         """The last run begun here and not abandoned: the one a peer's calls must name."""
@@ -310,6 +320,29 @@ class RunStore:
         """Mark a run abandoned: no phase of it runs again and a new run may begin."""
         with self._transaction():
             self._db.execute("UPDATE runs SET abandoned = 1 WHERE run_id = ?", (run_id,))
+
+    def recut(self, run_id: str, threshold: float, back_to: Phase, names: tuple[str, ...]) -> None:
+        """Set the run's cut and, if it has completed a phase after `back_to`, take it back
+        there: the artifacts `names` and those phases' records go in one transaction, then
+        their files (a kill in between leaves files no record names, which the phases write
+        again, and result files the next start removes)."""
+        with self._transaction():
+            self._db.execute(
+                "UPDATE runs SET threshold = ? WHERE run_id = ?", (float(threshold), run_id)
+            )
+            self._db.execute(
+                "UPDATE runs SET completed = ? WHERE run_id = ? AND completed > ?",
+                (int(back_to), run_id, int(back_to)),
+            )
+            self._db.execute(
+                "DELETE FROM phases WHERE run_id = ? AND phase > ?", (run_id, int(back_to))
+            )
+            self._db.executemany(
+                "DELETE FROM artifacts WHERE run_id = ? AND name = ?",
+                [(run_id, name) for name in names],
+            )
+        for name in names:
+            self.artifact_path(run_id, name).unlink(missing_ok=True)
 
     def set_agreement(
         self, run_id: str, digest: str, description: str, records_sha256: str

@@ -271,6 +271,26 @@ class HoldResponse(_message.Message):
     held: bool
     def __init__(self, held: _Optional[bool] = ...) -> None: ...
 
+class RecutRequest(_message.Message):
+    __slots__ = ("run_id", "threshold", "driver")
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    THRESHOLD_FIELD_NUMBER: _ClassVar[int]
+    DRIVER_FIELD_NUMBER: _ClassVar[int]
+    run_id: str
+    threshold: float
+    driver: str
+    def __init__(self, run_id: _Optional[str] = ..., threshold: _Optional[float] = ..., driver: _Optional[str] = ...) -> None: ...
+
+class RecutResponse(_message.Message):
+    __slots__ = ("completed", "rewound", "threshold")
+    COMPLETED_FIELD_NUMBER: _ClassVar[int]
+    REWOUND_FIELD_NUMBER: _ClassVar[int]
+    THRESHOLD_FIELD_NUMBER: _ClassVar[int]
+    completed: Phase
+    rewound: bool
+    threshold: float
+    def __init__(self, completed: _Optional[_Union[Phase, str]] = ..., rewound: _Optional[bool] = ..., threshold: _Optional[float] = ...) -> None: ...
+
 class AbandonRequest(_message.Message):
     __slots__ = ("run_id",)
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
@@ -294,7 +314,7 @@ class GetStatusRequest(_message.Message):
     def __init__(self, run_id: _Optional[str] = ...) -> None: ...
 
 class GetStatusResponse(_message.Message):
-    __slots__ = ("identity", "run_id", "completed", "phase_seconds", "bytes_sent", "records", "own_matches", "peer_matches", "agreed_matches", "peak_rss_bytes", "scored_pairs", "audited_records", "reidentified", "reidentification_limit", "noise_edits", "reference_shared", "repeated_groups", "repeated_records", "missing_values", "unreadable_values", "noise_sigma", "noise_choice", "peer", "exposed", "recovered", "expected_precision", "expected_recall", "expected_f1", "min_expected_f1", "fitted_precision", "fitted_recall", "fitted_f1", "fitted_partnered", "fitted_error_rate", "result")
+    __slots__ = ("identity", "run_id", "completed", "phase_seconds", "bytes_sent", "records", "own_matches", "peer_matches", "agreed_matches", "peak_rss_bytes", "scored_pairs", "audited_records", "reidentified", "reidentification_limit", "noise_edits", "reference_shared", "repeated_groups", "repeated_records", "missing_values", "unreadable_values", "noise_sigma", "noise_choice", "peer", "exposed", "recovered", "expected_precision", "expected_recall", "expected_f1", "min_expected_f1", "fitted_precision", "fitted_recall", "fitted_f1", "fitted_partnered", "fitted_error_rate", "result", "threshold")
     class PhaseSecondsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -365,6 +385,7 @@ class GetStatusResponse(_message.Message):
     FITTED_PARTNERED_FIELD_NUMBER: _ClassVar[int]
     FITTED_ERROR_RATE_FIELD_NUMBER: _ClassVar[int]
     RESULT_FIELD_NUMBER: _ClassVar[int]
+    THRESHOLD_FIELD_NUMBER: _ClassVar[int]
     identity: str
     run_id: str
     completed: Phase
@@ -400,4 +421,5 @@ class GetStatusResponse(_message.Message):
     fitted_partnered: float
     fitted_error_rate: float
     result: str
-    def __init__(self, identity: _Optional[str] = ..., run_id: _Optional[str] = ..., completed: _Optional[_Union[Phase, str]] = ..., phase_seconds: _Optional[_Mapping[str, float]] = ..., bytes_sent: _Optional[int] = ..., records: _Optional[int] = ..., own_matches: _Optional[int] = ..., peer_matches: _Optional[int] = ..., agreed_matches: _Optional[int] = ..., peak_rss_bytes: _Optional[int] = ..., scored_pairs: _Optional[int] = ..., audited_records: _Optional[int] = ..., reidentified: _Optional[float] = ..., reidentification_limit: _Optional[float] = ..., noise_edits: _Optional[float] = ..., reference_shared: _Optional[_Mapping[str, int]] = ..., repeated_groups: _Optional[int] = ..., repeated_records: _Optional[int] = ..., missing_values: _Optional[_Mapping[str, int]] = ..., unreadable_values: _Optional[_Mapping[str, int]] = ..., noise_sigma: _Optional[float] = ..., noise_choice: _Optional[str] = ..., peer: _Optional[str] = ..., exposed: _Optional[float] = ..., recovered: _Optional[_Mapping[str, float]] = ..., expected_precision: _Optional[float] = ..., expected_recall: _Optional[float] = ..., expected_f1: _Optional[float] = ..., min_expected_f1: _Optional[float] = ..., fitted_precision: _Optional[float] = ..., fitted_recall: _Optional[float] = ..., fitted_f1: _Optional[float] = ..., fitted_partnered: _Optional[float] = ..., fitted_error_rate: _Optional[float] = ..., result: _Optional[str] = ...) -> None: ...
+    threshold: float
+    def __init__(self, identity: _Optional[str] = ..., run_id: _Optional[str] = ..., completed: _Optional[_Union[Phase, str]] = ..., phase_seconds: _Optional[_Mapping[str, float]] = ..., bytes_sent: _Optional[int] = ..., records: _Optional[int] = ..., own_matches: _Optional[int] = ..., peer_matches: _Optional[int] = ..., agreed_matches: _Optional[int] = ..., peak_rss_bytes: _Optional[int] = ..., scored_pairs: _Optional[int] = ..., audited_records: _Optional[int] = ..., reidentified: _Optional[float] = ..., reidentification_limit: _Optional[float] = ..., noise_edits: _Optional[float] = ..., reference_shared: _Optional[_Mapping[str, int]] = ..., repeated_groups: _Optional[int] = ..., repeated_records: _Optional[int] = ..., missing_values: _Optional[_Mapping[str, int]] = ..., unreadable_values: _Optional[_Mapping[str, int]] = ..., noise_sigma: _Optional[float] = ..., noise_choice: _Optional[str] = ..., peer: _Optional[str] = ..., exposed: _Optional[float] = ..., recovered: _Optional[_Mapping[str, float]] = ..., expected_precision: _Optional[float] = ..., expected_recall: _Optional[float] = ..., expected_f1: _Optional[float] = ..., min_expected_f1: _Optional[float] = ..., fitted_precision: _Optional[float] = ..., fitted_recall: _Optional[float] = ..., fitted_f1: _Optional[float] = ..., fitted_partnered: _Optional[float] = ..., fitted_error_rate: _Optional[float] = ..., result: _Optional[str] = ..., threshold: _Optional[float] = ...) -> None: ...

@@ -312,6 +312,11 @@ class ControlStub:
                 request_serializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.HoldRequest.SerializeToString,
                 response_deserializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.HoldResponse.FromString,
                 _registered_method=True)
+        self.Recut = channel.unary_unary(
+                '/pprl.wire.v1.Control/Recut',
+                request_serializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.RecutRequest.SerializeToString,
+                response_deserializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.RecutResponse.FromString,
+                _registered_method=True)
 
 
 class ControlServicer:
@@ -348,6 +353,17 @@ class ControlServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Recut(self, request, context):
+        """Set the cut this party's classifier applies to a run (`pprl coordinate --threshold`): at
+        or above the daemon's own [matching] threshold, never below it. A run that has matched
+        drops its matches, the peer's and its result and goes back to after EXCHANGE, so MATCH,
+        REVEAL and LINK run again at the new cut; nothing before MATCH runs again and no tensor
+        is sent again.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ControlServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -370,6 +386,11 @@ def add_ControlServicer_to_server(servicer, server):
                     servicer.Hold,
                     request_deserializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.HoldRequest.FromString,
                     response_serializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.HoldResponse.SerializeToString,
+            ),
+            'Recut': grpc.unary_unary_rpc_method_handler(
+                    servicer.Recut,
+                    request_deserializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.RecutRequest.FromString,
+                    response_serializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.RecutResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -481,6 +502,33 @@ class Control:
             '/pprl.wire.v1.Control/Hold',
             pprl_dot_wire_dot_v1_dot_linkage__pb2.HoldRequest.SerializeToString,
             pprl_dot_wire_dot_v1_dot_linkage__pb2.HoldResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Recut(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/pprl.wire.v1.Control/Recut',
+            pprl_dot_wire_dot_v1_dot_linkage__pb2.RecutRequest.SerializeToString,
+            pprl_dot_wire_dot_v1_dot_linkage__pb2.RecutResponse.FromString,
             options,
             channel_credentials,
             insecure,

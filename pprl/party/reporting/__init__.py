@@ -1,0 +1,1 @@
+"""A party's run report: what it linked, how well it expects that to be, and what it released."""
