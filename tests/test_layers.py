@@ -53,10 +53,12 @@ SUB_LAYERS = {
         "keys": {"base"},
         "storage": {"base", "keys"},
         "peering": {"base", "keys", "storage"},
-        "phases": {"base", "keys", "storage", "peering"},
+        # The run report, read from a state directory (LINK writes it; pprl report again).
+        "reporting": {"base", "storage"},
+        "phases": {"base", "keys", "storage", "peering", "reporting"},
         "service": {"base", "keys", "storage", "peering", "phases"},
         "coordination": {"base", "keys", "storage"},
-        "top": {"base", "keys", "storage", "coordination"},
+        "top": {"base", "keys", "storage", "coordination", "reporting"},
     },
 }
 BASE_MODULES = {
