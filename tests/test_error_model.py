@@ -23,6 +23,7 @@ from pprl.protocol.data.error_model import (
     date_errors,
     digit_errors,
     error_model,
+    has_address,
     name_variants,
     quantity_errors,
     roles_of,
@@ -32,7 +33,7 @@ from pprl.protocol.data.error_model import (
 from pprl.protocol.data.reference import ReferenceSet
 from pprl.protocol.data.synthetic import generate
 from pprl.protocol.method import MethodParams, method_params
-from pprl.protocol.model.training import corrupt_sample
+from pprl.protocol.model.training import corrupt_records, corrupt_sample
 from pprl.protocol.own_training import training_sample
 
 NAMES = ("first", "middle", "last")
@@ -253,6 +254,54 @@ def test_roles_come_from_column_names() -> None:
         "last",
         None,
     )
+    assert roles_of(["street", "Postcode", "suburb", "soc_sec_id"]) == (
+        "address",
+        "address",
+        "address",
+        None,
+    )
+    assert has_address(["first", "postcode"]) and not has_address(["first", "last", "dob"])
+
+
+MOVER_NAMES = ("first", "last", "dob", "street", "postcode", "city", "ssn")
+MOVER_KINDS = ("name", "name", "date", "text", "code", "text", "number")
+RESIDENT = ("ANNA", "MULLER", "19800101", "HAUPTSTRASSE 1", "10115", "BERLIN", "1234567")
+ELSEWHERE = ("JAN", "DEKKER", "19700505", "KERKSTRAAT 9", "1317YB", "ALMERE", "7654321")
+
+
+def test_a_mover_takes_every_address_field_of_another_record_and_keeps_the_rest() -> None:
+    rng = np.random.default_rng(3)
+    model = error_model("mover")
+    for _ in range(50):
+        moved = model.corrupt(RESIDENT, rng, names=MOVER_NAMES, kinds=MOVER_KINDS, donor=ELSEWHERE)
+        assert moved[3:6] == list(ELSEWHERE[3:6])  # street, postcode and city, together
+        assert moved[:3] + moved[6:] == list(RESIDENT[:3] + RESIDENT[6:])
+    # without another record's address to take, no move: a typo instead
+    stayed = model.corrupt(RESIDENT, rng, names=MOVER_NAMES, kinds=MOVER_KINDS)
+    assert stayed[3:6] == list(RESIDENT[3:6]) or stayed != list(RESIDENT)
+
+
+def test_training_moves_records_only_where_there_is_an_address() -> None:
+    """Records without an address are corrupted exactly as a model given no donor does: the
+    donors are drawn only when some column is part of an address."""
+    names = list(ATTRIBUTES)
+    rng = np.random.default_rng(5)
+    got = corrupt_records(ATTRIBUTES, names, rng=rng, corruption="registers")
+    rng = np.random.default_rng(5)
+    model = error_model("registers")
+    rows = list(zip(*(ATTRIBUTES[n] for n in names), strict=True))
+    expected = [model.corrupt(r, rng, names=names, kinds=["name"] * 3) for r in rows]
+    assert got == {n: [row[j] for row in expected] for j, n in enumerate(names)}
+    with_address = {**ATTRIBUTES, "postcode": ["1000", "2000", "3000", "4000"] * 50}
+    moved = corrupt_records(
+        with_address, list(with_address), rng=np.random.default_rng(5), corruption="mover",
+        kinds={"postcode": "code"},
+    )  # fmt: skip
+    rows = range(len(moved["postcode"]))
+    changed = [i for i in rows if moved["postcode"][i] != with_address["postcode"][i]]
+    assert len(changed) > 100  # every record whose donor lives elsewhere moved (3 in 4)
+    assert all(moved["postcode"][i] in ("1000", "2000", "3000", "4000") for i in changed)
+    assert all(moved["first"][i] == with_address["first"][i] for i in changed)
 
 
 # --- training ---------------------------------------------------------------------------------

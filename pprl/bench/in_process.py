@@ -85,6 +85,7 @@ class Outcome:
 
     quality: Quality
     seconds: float
+    found: frozenset[tuple[str, str]] = frozenset()  # the agreed pairs, as (A id, B id)
 
 
 def link_tables(
@@ -100,7 +101,7 @@ def link_tables(
     linkage = pipeline.link_in_process(agreement, alice.attributes, bob.attributes, seeds)
     seconds = time.perf_counter() - began
     found = {(alice.ids[a], bob.ids[b]) for a, b in linkage.agreed}
-    return Outcome(linkage_quality(found, truth), seconds)
+    return Outcome(linkage_quality(found, truth), seconds, frozenset(found))
 
 
 def add_table_arguments(parser: argparse.ArgumentParser) -> None:

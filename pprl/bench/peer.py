@@ -17,7 +17,7 @@ import array
 import base64
 import csv
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -59,6 +59,7 @@ def _integer(bits: int, missing: bool = True, **bounds: int) -> dict[str, Any]:
 
 
 NAME = _string(2, 200)
+TEXT = _string(2, 100)  # other strings: an address, a postcode written with letters
 # Per FEBRL field: format and hashing as in clkhash's FEBRL schema (v3).
 ENCODINGS: dict[str, dict[str, Any]] = {
     "given_name": NAME,
@@ -74,8 +75,11 @@ ENCODINGS: dict[str, dict[str, Any]] = {
 }
 
 
-def linkage_schema(fields: Sequence[str]) -> dict[str, Any]:
-    """clkhash's linkage schema (version 3) for these columns, in this order."""
+def linkage_schema(
+    fields: Sequence[str], encodings: Mapping[str, dict[str, Any]] = ENCODINGS
+) -> dict[str, Any]:
+    """clkhash's linkage schema (version 3) for these columns, in this order; a column
+    without an entry in `encodings` is hashed as a name."""
     return {
         "version": 3,
         "clkConfig": {
@@ -88,7 +92,7 @@ def linkage_schema(fields: Sequence[str]) -> dict[str, Any]:
                 "keySize": 64,
             },
         },
-        "features": [{"identifier": name, **ENCODINGS.get(name, NAME)} for name in fields],
+        "features": [{"identifier": name, **encodings.get(name, NAME)} for name in fields],
     }
 
 
@@ -126,11 +130,16 @@ def read_records(path: Path, fields: Sequence[str]) -> Records:
     return Records(path, ids, values)
 
 
-def encode(records: Records, fields: Sequence[str], workers: int | None) -> list[Any]:
+def encode(
+    records: Records,
+    fields: Sequence[str],
+    workers: int | None,
+    encodings: Mapping[str, dict[str, Any]] = ENCODINGS,
+) -> list[Any]:
     """One CLK (a bitarray) per record."""
     clk = import_extra("clkhash.clk")
     schema_module = import_extra("clkhash.schema")
-    schema = schema_module.from_json_dict(linkage_schema(fields))
+    schema = schema_module.from_json_dict(linkage_schema(fields, encodings))
     try:
         return list(clk.generate_clks(records.values, schema, SECRET, max_workers=workers))
     except ValueError as error:  # clkhash's EntryError and FormatError are ValueErrors
@@ -224,6 +233,7 @@ class PeerResult:
     best: Point
     seconds: dict[str, float] = field(default_factory=dict)
     candidate_pairs: dict[str, int] = field(default_factory=dict)  # at the floor, at the best
+    linked: frozenset[tuple[str, str]] = frozenset()  # the pairs at the best threshold
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -250,8 +260,10 @@ def run_peer(
     thresholds: Sequence[float] = THRESHOLDS,
     workers: int | None = None,
     log: Log = lambda _: None,
+    encodings: Mapping[str, dict[str, Any]] = ENCODINGS,
 ) -> PeerResult:
-    """Encode both files, sweep the thresholds, and time the linkage at the best one."""
+    """Encode both files (`encodings`: how clkhash hashes each column; FEBRL's by default),
+    sweep the thresholds, and time the linkage at the best one."""
     if not fields:
         raise InputError("no fields to encode")
     if len(set(fields)) != len(fields):
@@ -262,7 +274,7 @@ def run_peer(
     seconds: dict[str, float] = {}
 
     start = time.perf_counter()
-    clks_a, clks_b = encode(a, fields, workers), encode(b, fields, workers)
+    clks_a, clks_b = (encode(r, fields, workers, encodings) for r in (a, b))
     seconds["encode"] = time.perf_counter() - start
     log(f"encoded {len(clks_a)} + {len(clks_b)} records in {seconds['encode']:.1f} s")
 
@@ -300,6 +312,7 @@ def run_peer(
         best,
         seconds=seconds,
         candidate_pairs={"floor": count, "best": len(at_best[0])},
+        linked=frozenset(pairs),
     )
 
 

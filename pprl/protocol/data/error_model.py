@@ -94,6 +94,7 @@ PHENOMENA: tuple[str, ...] = (
     "swap",
     "missing",
     "surname",
+    "mover",
     "date",
     "digit",
     "quantity",
@@ -122,6 +123,16 @@ ROLES: Mapping[str, str] = {
     "family": "last",
     "family_name": "last",
 }
+# Column names that say a field is part of an address: a person who moves changes them all.
+ADDRESS_NAMES = frozenset(
+    {
+        "address", "address_1", "address_2", "address1", "address2", "street", "street_name",
+        "street_address", "street_number", "house_number", "city", "town", "suburb", "locality",
+        "postcode", "post_code", "postal_code", "zip", "zipcode", "zip_code", "state", "county",
+        "region",
+    }
+)  # fmt: skip
+ADDRESS = "address"
 _TYPO_KINDS = ("keyboard", "insert", "delete", "transpose")
 # Surnames a hyphenated or changed surname draws from: the most frequent census surnames.
 _SURNAME_POOL = 1000
@@ -146,6 +157,8 @@ class _Record:
     kinds: tuple[str, ...]
     avoid: Collection[str]
     scales: tuple[float | None, ...]
+    # Another record of the same file, whose address a mover takes (None: no move possible).
+    donor: Sequence[str] | None = None
 
     def fields(self, role: str) -> list[int]:
         return [i for i, r in enumerate(self.roles) if r == role and self.values[i]]
@@ -250,6 +263,20 @@ def _surname(record: _Record, i: int, rng: np.random.Generator) -> None:
     others = [s for s in surname_pool() if s != value and s not in record.avoid]
     other = _pick(others, rng)
     record.values[i] = _pick([f"{value}-{other}", f"{other}-{value}", other], rng)
+
+
+def _mover_options(record: _Record) -> list[tuple[int, ...]]:
+    """The address fields, when the record has one and the donor's address differs."""
+    fields = tuple(i for i, role in enumerate(record.roles) if role == ADDRESS)
+    donor = record.donor
+    if donor is None or not any(record.values[i] for i in fields):
+        return []
+    return [fields] if any(donor[i] != record.values[i] for i in fields) else []
+
+
+def _move(record: _Record, fields: tuple[int, ...], rng: np.random.Generator) -> None:
+    for i in fields:
+        record.values[i] = record.donor[i] if record.donor is not None else ""
 
 
 # -- dates and numbers -----------------------------------------------------------------------
@@ -480,6 +507,7 @@ _PHENOMENA: dict[str, _Phenomenon] = {
     "swap": _Phenomenon(_swap_options, _swap),
     "missing": _Phenomenon(_missing_options, _blank),
     "surname": _Phenomenon(lambda record: record.fields("last"), _surname),
+    "mover": _Phenomenon(_mover_options, _move),
     "date": _Phenomenon(_of_kind("date", date_errors), _by_kind(date_errors)),
     "digit": _Phenomenon(_of_kind("number", digit_errors), _by_kind(digit_errors)),
     "quantity": _Phenomenon(_of_kind("quantity", quantity_errors), _by_kind(quantity_errors)),
@@ -489,8 +517,18 @@ assert tuple(_PHENOMENA) == PHENOMENA
 
 
 def roles_of(names: Sequence[str]) -> tuple[str | None, ...]:
-    """The name part (first, middle, last) each column holds, by its name; None for others."""
-    return tuple(ROLES.get(name.strip().lower()) for name in names)
+    """The name part (first, middle, last) each column holds, or ADDRESS for a part of an
+    address, by its name; None for others."""
+    return tuple(_role(name.strip().lower()) for name in names)
+
+
+def _role(name: str) -> str | None:
+    return ADDRESS if name in ADDRESS_NAMES else ROLES.get(name)
+
+
+def has_address(names: Sequence[str]) -> bool:
+    """Whether some column is part of an address (a record can then move)."""
+    return ADDRESS in roles_of(names)
 
 
 @dataclass(frozen=True)
@@ -556,6 +594,7 @@ class ErrorModel:
         kinds: Sequence[str] | None = None,
         avoid: Collection[str] = frozenset(),
         scales: Sequence[float | None] | None = None,
+        donor: Sequence[str] | None = None,
     ) -> list[str]:
         """A corrupted copy of one record; it differs from ``values`` and keeps a value.
 
@@ -565,7 +604,8 @@ class ErrorModel:
         numbers. Nicknames and surnames never become a value in ``avoid``. A blanked field is
         "", the empty cell of a records file. ``scales`` gives each field's scale (None: none
         or not known); coordinates are moved within theirs, and without one take only digit
-        and exchange errors.
+        and exchange errors. ``donor``, another record of the file, is the address a mover
+        takes (every field whose column name says it is part of an address).
         """
         n = len(values)
         kinds = tuple(kinds) if kinds is not None else (DEFAULT_KIND,) * n
@@ -579,11 +619,12 @@ class ErrorModel:
         if self.legacy:
             return spread_edits(Corrupter(rng), values, kinds, n_errors=1, scales=field_scales)
         roles = tuple(
-            r if KINDS[k].names_people else None for r, k in zip(roles, kinds, strict=True)
+            r if r == ADDRESS or KINDS[k].names_people else None
+            for r, k in zip(roles, kinds, strict=True)
         )
         original = list(values)
         for _ in range(_MAX_RECORD_ATTEMPTS):
-            record = _Record(list(original), roles, kinds, avoid, field_scales)
+            record = _Record(list(original), roles, kinds, avoid, field_scales, donor)
             for _ in range(self.count(rng)):
                 if not any(record.values):  # blanked out: this draw is retried
                     break
@@ -647,6 +688,7 @@ REGISTERS_WEIGHTS: Mapping[str, float] = {
     "swap": 0.04,
     "missing": 0.08,
     "surname": 0.04,
+    "mover": 0.03,
     "date": 0.05,
     "digit": 0.05,
     # Last, and applying to quantities and coordinates only, so records without them draw as

@@ -18,6 +18,7 @@ from pprl.protocol.data.error_model import (
     ONE_ERROR,
     ErrorModel,
     error_model,
+    has_address,
     spread_edits,
 )
 from pprl.protocol.errors import SettingError
@@ -115,8 +116,16 @@ def corrupt_records(
         ]
     else:
         model = corruption if isinstance(corruption, ErrorModel) else error_model(corruption)
+        # Where a record can move, its new address is another record's (drawn only then, so
+        # records without an address are corrupted as they always were).
+        donors = (
+            [rows[k] for k in rng.integers(len(rows), size=len(rows))]
+            if rows and has_address(names)
+            else [None] * len(rows)
+        )
         corrupted = [
-            model.corrupt(v, rng, names=names, kinds=field_kinds, scales=field_scales) for v in rows
+            model.corrupt(v, rng, names=names, kinds=field_kinds, scales=field_scales, donor=donor)
+            for v, donor in zip(rows, donors, strict=True)
         ]
     return {name: [row[j] for row in corrupted] for j, name in enumerate(names)}
 

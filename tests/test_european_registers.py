@@ -1,0 +1,70 @@
+"""The European registers generator: the same files for a seed, each phenomenon doing what it
+says on the true pair it names, B's dates in their own format, namesakes among B's others."""
+
+from __future__ import annotations
+
+import unicodedata
+from collections import Counter
+from datetime import datetime
+
+import pytest
+
+pytest.importorskip("faker")
+
+from pprl.bench import european_registers as eu
+
+
+@pytest.fixture(scope="module")
+def registers() -> eu.Registers:
+    return eu.generate(1500, 0.8, seed=4)
+
+
+def test_a_seed_gives_the_same_registers(registers: eu.Registers) -> None:
+    again = eu.generate(1500, 0.8, seed=4)
+    assert again == registers
+    assert eu.generate(1500, 0.8, seed=5).alice != registers.alice
+
+
+def test_every_phenomenon_appears_and_does_what_it_says(registers: eu.Registers) -> None:
+    alice = {row["id"]: row for row in registers.alice}
+    bob = {row["id"]: row for row in registers.bob}
+    assert len(registers.truth) == 1200
+    seen = Counter(phenomenon for _, _, phenomenon in registers.truth)
+    assert set(seen) == set(eu.PHENOMENA) and min(seen.values()) >= 10
+    address = ("postcode", "city", "street")
+    for a_id, b_id, phenomenon in registers.truth:
+        a, b = alice[a_id], bob[b_id]
+        if phenomenon == "mover":
+            assert all(a[f] != b[f] for f in ("postcode", "city"))
+        elif phenomenon == "blank":
+            assert sum(b[f] == "" for f in ("date_of_birth", *address)) == 1
+        elif phenomenon == "compound_cut":
+            assert len(a["last_name"].replace("-", " ").split()) > 1
+            assert len(b["last_name"].split()) == 1
+        elif phenomenon == "nfd":  # the same letters, decomposed (typos may follow)
+            written = b["first_name"] + b["last_name"]
+            assert unicodedata.normalize("NFD", written) == written
+            assert unicodedata.normalize("NFC", written) != written
+        elif phenomenon == "diacritics":
+            assert (b["first_name"] + b["last_name"]).isascii()
+            assert not (a["first_name"] + a["last_name"]).isascii()
+        assert a["sex"] == b["sex"]
+
+
+def test_the_two_files_write_dates_in_their_own_formats(registers: eu.Registers) -> None:
+    alice = {row["id"]: row for row in registers.alice}
+    bob = {row["id"]: row for row in registers.bob}
+    for a_id, b_id, _ in registers.truth:
+        a, b = alice[a_id]["date_of_birth"], bob[b_id]["date_of_birth"]
+        if a and b:
+            assert datetime.strptime(a, eu.DATE_FORMATS["a"]) == datetime.strptime(
+                b, eu.DATE_FORMATS["b"]
+            )
+
+
+def test_some_of_bobs_others_are_namesakes_of_alices_people(registers: eu.Registers) -> None:
+    partnered = {b for _, b, _ in registers.truth}
+    names = {(r["first_name"], r["last_name"]) for r in registers.alice}
+    others = [r for r in registers.bob if r["id"] not in partnered]
+    namesakes = sum((r["first_name"], r["last_name"]) in names for r in others)
+    assert len(others) == 300 and namesakes >= 30
