@@ -283,12 +283,13 @@ def test_a_mover_takes_every_address_field_of_another_record_and_keeps_the_rest(
 
 def test_training_moves_records_only_where_there_is_an_address() -> None:
     """Records without an address are corrupted exactly as a model given no donor does: the
-    donors are drawn only when some column is part of an address."""
+    donors are drawn only when some column is part of an address (and the model moves)."""
+    assert error_model("registers-movers").moves and not error_model("registers").moves
     names = list(ATTRIBUTES)
     rng = np.random.default_rng(5)
-    got = corrupt_records(ATTRIBUTES, names, rng=rng, corruption="registers")
+    got = corrupt_records(ATTRIBUTES, names, rng=rng, corruption="registers-movers")
     rng = np.random.default_rng(5)
-    model = error_model("registers")
+    model = error_model("registers-movers")
     rows = list(zip(*(ATTRIBUTES[n] for n in names), strict=True))
     expected = [model.corrupt(r, rng, names=names, kinds=["name"] * 3) for r in rows]
     assert got == {n: [row[j] for row in expected] for j, n in enumerate(names)}

@@ -3,6 +3,9 @@ says on the true pair it names, B's dates in their own format, namesakes among B
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import unicodedata
 from collections import Counter
 from datetime import datetime
@@ -25,6 +28,26 @@ def test_a_seed_gives_the_same_registers(registers: eu.Registers) -> None:
     assert eu.generate(1500, 0.8, seed=5).alice != registers.alice
 
 
+def test_a_seed_gives_the_same_registers_in_every_process() -> None:
+    """Whatever Python's string hashing (faker lists Italian towns from a set)."""
+    code = (
+        "import hashlib, json; from pprl.bench.european_registers import generate; "
+        "r = generate(400, 0.8, 4); "
+        "print(hashlib.sha256(json.dumps([r.alice, r.bob, r.truth]).encode()).hexdigest())"
+    )
+    digests = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+        ).stdout
+        for seed in ("1", "2")
+    }
+    assert len(digests) == 1
+
+
 def test_every_phenomenon_appears_and_does_what_it_says(registers: eu.Registers) -> None:
     alice = {row["id"]: row for row in registers.alice}
     bob = {row["id"]: row for row in registers.bob}
@@ -35,7 +58,7 @@ def test_every_phenomenon_appears_and_does_what_it_says(registers: eu.Registers)
     for a_id, b_id, phenomenon in registers.truth:
         a, b = alice[a_id], bob[b_id]
         if phenomenon == "mover":
-            assert all(a[f] != b[f] for f in ("postcode", "city"))
+            assert any(a[f] != b[f] for f in address)  # a town may be drawn again
         elif phenomenon == "blank":
             assert sum(b[f] == "" for f in ("date_of_birth", *address)) == 1
         elif phenomenon == "compound_cut":
@@ -44,7 +67,7 @@ def test_every_phenomenon_appears_and_does_what_it_says(registers: eu.Registers)
         elif phenomenon == "nfd":  # the same letters, decomposed (typos may follow)
             written = b["first_name"] + b["last_name"]
             assert unicodedata.normalize("NFD", written) == written
-            assert unicodedata.normalize("NFC", written) != written
+            assert any(unicodedata.combining(c) for c in written)
         elif phenomenon == "diacritics":
             assert (b["first_name"] + b["last_name"]).isascii()
             assert not (a["first_name"] + a["last_name"]).isascii()

@@ -117,10 +117,10 @@ def corrupt_records(
     else:
         model = corruption if isinstance(corruption, ErrorModel) else error_model(corruption)
         # Where a record can move, its new address is another record's (drawn only then, so
-        # records without an address are corrupted as they always were).
+        # models without movers, and records without an address, corrupt as they always did).
         donors = (
             [rows[k] for k in rng.integers(len(rows), size=len(rows))]
-            if rows and has_address(names)
+            if rows and model.moves and has_address(names)
             else [None] * len(rows)
         )
         corrupted = [
