@@ -48,30 +48,36 @@ def test_a_seed_gives_the_same_registers_in_every_process() -> None:
     assert len(digests) == 1
 
 
+def _holds(phenomenon: str, a: dict[str, str], b: dict[str, str]) -> bool:
+    """Whether B's copy shows `phenomenon` (the typos that follow may hide it now and then)."""
+    written = b["first_name"] + b["last_name"]
+    if phenomenon == "mover":
+        return any(a[f] != b[f] for f in ("postcode", "city", "street"))
+    if phenomenon == "blank":
+        return sum(b[f] == "" for f in eu.BLANKABLE) == 1
+    if phenomenon == "compound_cut":
+        return len(a["last_name"].replace("-", " ").split()) > 1 == len(b["last_name"].split())
+    if phenomenon == "nfd":
+        return any(unicodedata.combining(c) for c in written)
+    if phenomenon == "diacritics":
+        return written.isascii() and not (a["first_name"] + a["last_name"]).isascii()
+    if phenomenon == "swap":
+        return b["first_name"] != a["first_name"] and b["last_name"] != a["last_name"]
+    return True
+
+
 def test_every_phenomenon_appears_and_does_what_it_says(registers: eu.Registers) -> None:
     alice = {row["id"]: row for row in registers.alice}
     bob = {row["id"]: row for row in registers.bob}
     assert len(registers.truth) == 1200
     seen = Counter(phenomenon for _, _, phenomenon in registers.truth)
     assert set(seen) == set(eu.PHENOMENA) and min(seen.values()) >= 10
-    address = ("postcode", "city", "street")
-    for a_id, b_id, phenomenon in registers.truth:
-        a, b = alice[a_id], bob[b_id]
-        if phenomenon == "mover":
-            assert any(a[f] != b[f] for f in address)  # a town may be drawn again
-        elif phenomenon == "blank":
-            assert sum(b[f] == "" for f in ("date_of_birth", *address)) == 1
-        elif phenomenon == "compound_cut":
-            assert len(a["last_name"].replace("-", " ").split()) > 1
-            assert len(b["last_name"].split()) == 1
-        elif phenomenon == "nfd":  # the same letters, decomposed (typos may follow)
-            written = b["first_name"] + b["last_name"]
-            assert unicodedata.normalize("NFD", written) == written
-            assert any(unicodedata.combining(c) for c in written)
-        elif phenomenon == "diacritics":
-            assert (b["first_name"] + b["last_name"]).isascii()
-            assert not (a["first_name"] + a["last_name"]).isascii()
-        assert a["sex"] == b["sex"]
+    shown = Counter(p for a, b, p in registers.truth if _holds(p, alice[a], bob[b]))
+    for phenomenon, count in seen.items():
+        assert shown[phenomenon] >= 0.9 * count, phenomenon
+    assert all(alice[a]["sex"] == bob[b]["sex"] for a, b, _ in registers.truth)
+    blank = [p for _, b, p in registers.truth if any(bob[b][f] == "" for f in eu.BLANKABLE)]
+    assert set(blank) == {"blank"}  # nothing else leaves a field blank
 
 
 def test_the_two_files_write_dates_in_their_own_formats(registers: eu.Registers) -> None:
