@@ -16,6 +16,15 @@ from pprl.protocol.vectors.smashing import distance_table, smash_values
     ("kind", "raw", "canonical"),
     [
         ("name", "  mary  ann ", "MARY ANN"),
+        # one register writes a name with accents and punctuation, another without
+        ("name", "Müller-Schmidt", "MULLER SCHMIDT"),
+        ("name", "O'Brien", "OBRIEN"),
+        ("name", "D\u2019Angelo", "DANGELO"),
+        ("name", "Łukasz", "LUKASZ"),
+        ("name", "Ørsted", "ORSTED"),
+        ("name", "Jean-Luc St. John", "JEAN LUC ST JOHN"),
+        ("name", "van der Berg", "VAN DER BERG"),
+        ("name", "'", None),
         ("text", "12, St. Kilda Rd.", "12 ST KILDA RD"),
         ("text", "Rue de l'Église", "RUE DE L EGLISE"),
         ("code", "sw1a 1aa", "SW1A1AA"),

@@ -42,3 +42,13 @@ def test_a_register_in_nfd_smashes_as_one_in_nfc(tmp_path) -> None:
     assert np.array_equal(
         agreement.smash(nfc.attributes, rng), agreement.smash(nfd.attributes, rng)
     )
+
+
+def test_a_name_column_of_the_reference_set_is_folded_as_the_records_are() -> None:
+    """MÜLLER in the reference set is MULLER, as in the records: otherwise a register's Müller
+    would sit one edit from the very reference value it equals."""
+    columns = synthetic.default_reference(200)
+    columns = {name: ["MÜLLER-SCHMIDT", *values[1:]] for name, values in columns.items()}
+    agreement = Agreement(ReferenceSet("listed", columns), DEFAULT_MAPPING, method_params())
+    assert agreement.reference.columns["first"][0] == "MULLER SCHMIDT"
+    assert agreement.reference.columns["last"][0] == "MULLER SCHMIDT"

@@ -10,6 +10,7 @@ from pprl.files.reference import load_reference
 from pprl.files.tables import read_table
 from pprl.party.config import PartyConfig, attribute_schema
 from pprl.protocol.data import reference
+from pprl.protocol.data.kinds import normalise_value
 from pprl.protocol.data.records import RecordTable, normalise
 from pprl.protocol.errors import InputError
 from pprl.protocol.model.training import MIN_TRAINING_RECORDS
@@ -51,7 +52,9 @@ def load_dictionary(
     if path is None:
         return census_dictionary(reference_set.columns, store)
     table = read_table(path)
-    names = [normalise(field) for _, fields in table.rows for field in fields]
+    # read as the records' names are (accents folded, punctuation as spaces): a listed MÜLLER
+    # must meet a register's MULLER as the attacker would
+    names = [normalise_value("name", field) or "" for _, fields in table.rows for field in fields]
     if not any(names):
         raise InputError(
             "the dictionary holds no names (only a header or blank cells)", path=str(path)

@@ -81,14 +81,23 @@ def composed(text: str) -> str:
     """One Unicode form for every value (NFC), without invisible formatting characters (a
     zero-width space, a byte-order mark, a direction mark): a name typed as "é" and as "e"
     plus a combining accent, or with a stray zero-width space, is the same name. Whether
-    accents then count is the kind's choice (a name keeps them; text drops them)."""
+    accents then count is the kind's choice (names and text drop them)."""
     normal = unicodedata.normalize("NFC", text)
     return "".join(c for c in normal if unicodedata.category(c) != "Cf")
 
 
+# Letters Unicode does not decompose into a base letter and an accent, as registers without
+# them write them (ß becomes SS by upper-casing).
+_UNDECOMPOSED = str.maketrans(
+    {"Ł": "L", "ł": "l", "Ø": "O", "ø": "o", "Đ": "D", "đ": "d", "Æ": "AE", "æ": "ae",
+     "Œ": "OE", "œ": "oe", "Þ": "TH", "þ": "th", "\u0131": "i"}
+)  # fmt: skip
+
+
 def ascii_upper(text: str) -> str:
-    """Accents dropped (É -> E) so that registers typed with and without them agree."""
-    decomposed = unicodedata.normalize("NFKD", text)
+    """Accents dropped (É -> E, Ł -> L, Ø -> O) so that registers typed with and without them
+    agree."""
+    decomposed = unicodedata.normalize("NFKD", text.translate(_UNDECOMPOSED))
     return "".join(c for c in decomposed if not unicodedata.combining(c)).upper()
 
 

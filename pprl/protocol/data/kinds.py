@@ -49,6 +49,7 @@ DEFAULT_DATE_FORMAT = "%Y-%m-%d"
 _NUMBER_SEPARATORS = re.compile(r"[\s\-./()+]")
 _NOT_ALPHANUMERIC = re.compile(r"[^0-9A-Z]")
 _PUNCTUATION = re.compile(r"[^\w\s]")
+_APOSTROPHES = re.compile("['\u2019\u02bc`]")
 
 
 class Kind:
@@ -101,12 +102,18 @@ class Kind:
 
 
 class Name(Kind):
-    """Person names."""
+    """Person names: accents folded (MÜLLER, MULLER; ŁUKASZ, LUKASZ), apostrophes dropped
+    (O'BRIEN, OBRIEN), hyphens, full stops and other punctuation read as spaces (JEAN-LUC,
+    JEAN LUC): one register writes a name each of these ways and another the other."""
 
     name = "name"
     min_reference_values = 10
     names_people = True
     words = True
+
+    def read(self, text: str, date_format: str) -> str | None:
+        unquoted = _APOSTROPHES.sub("", ascii_upper(text))
+        return " ".join(_PUNCTUATION.sub(" ", unquoted).split()) or None
 
 
 class Category(Kind):

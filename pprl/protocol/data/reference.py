@@ -87,12 +87,11 @@ def typed_reference(
     for column, kind in column_kinds.items():
         for part in parts(column):
             _check_distinct(reference, part, kind)
-    if all(kind == DEFAULT_KIND for kind in column_kinds.values()):
-        return reference
     columns = dict(reference.columns)
     for column, kind in column_kinds.items():
-        if column in columns and kind != DEFAULT_KIND:
-            columns[column] = _typed_column(reference, column, kind)
+        for part in parts(column):  # a combined entry's columns, each read as its kind
+            if part in reference.columns:
+                columns[part] = _typed_column(reference, part, kind)
     return ReferenceSet(reference.path, columns, reference.lines)
 
 
