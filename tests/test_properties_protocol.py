@@ -30,6 +30,7 @@ from pprl.protocol.data.corruption import (
     QWERTY_NEIGHBOURS,
     Corrupter,
 )
+from pprl.protocol.data.kinds import normalise_value
 from pprl.protocol.data.records import normalise
 from pprl.protocol.data.reference import ReferenceSet
 from pprl.protocol.linkage.matching import exact_scores
@@ -191,7 +192,8 @@ def test_normalise_is_idempotent(value: str) -> None:
 def test_load_records_round_trips_a_csv_writer_table(
     rows: list[tuple[str, tuple[str, str, str]]], order: list[str]
 ) -> None:
-    """Ids come back as written; attributes come back normalised; column order is free."""
+    """Ids come back as written; attributes come back in their kind's (a name's) canonical
+    form; column order is free."""
     with tempfile.TemporaryDirectory() as directory:
         path = Path(directory) / "records.csv"
         with path.open("w", encoding="utf-8", newline="") as handle:
@@ -204,7 +206,8 @@ def test_load_records_round_trips_a_csv_writer_table(
     assert table.ids == [record_id for record_id, _ in rows]
     assert list(table.attributes) == list(ATTRIBUTES)
     for position, attribute in enumerate(ATTRIBUTES):
-        assert table.attributes[attribute] == [normalise(v[position]) for _, v in rows]
+        expected = [normalise_value("name", v[position]) or "" for _, v in rows]
+        assert table.attributes[attribute] == expected
 
 
 # --- smashing -----------------------------------------------------------------------------
