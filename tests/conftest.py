@@ -83,7 +83,7 @@ SLOW_SECONDS = {
     "test_three_parties.py": 14,
     "test_soft_links_daemons.py": 13,
     "test_pipeline.py": 10,
-    "test_walkthrough.py": 60,
+    "test_walkthrough.py": 130,
     # LONG_MODULES
     "test_audit_command.py": 26,
     "test_demo_schema.py": 25,
