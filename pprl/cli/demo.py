@@ -38,6 +38,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "first/middle/last",
     )
     demo.add_argument(
+        "--date-format-b",
+        action="append",
+        default=[],
+        type=_date_format,
+        metavar="ATTRIBUTE=FORMAT",
+        help="the format Bob's file writes a date attribute in, over the schema's (repeat it; "
+        "e.g. dob=%%d.%%m.%%Y): two registers rarely write dates alike",
+    )
+    demo.add_argument(
         "--reference-rows",
         type=int,
         default=DEMO_REFERENCE_ROWS,
@@ -127,6 +136,15 @@ def gate_words(limit: float, built_in: bool) -> str:
     )
 
 
+def _date_format(text: str) -> tuple[str, str]:
+    attribute, equals, date_format = text.partition("=")
+    if not equals or not attribute.strip() or not date_format:
+        raise argparse.ArgumentTypeError(
+            f"expected ATTRIBUTE=FORMAT, e.g. dob=%d.%m.%Y; got {text!r}"
+        )
+    return attribute.strip(), date_format
+
+
 def run(args: argparse.Namespace) -> int:
     from pprl.party.local import DemoOptions, Privacy, run_demo
 
@@ -152,6 +170,7 @@ def run(args: argparse.Namespace) -> int:
             min_expected_f1=args.min_expected_f1,
         ),
         schema=Path(args.schema) if args.schema else None,
+        date_formats_b=dict(args.date_format_b),
         matching={
             key: value
             for key, value in (("threshold", args.threshold), ("review_band", args.review_band))

@@ -212,7 +212,10 @@ def prepare(
     privacy: Privacy | None = None,
     schema: dict[str, dict[str, Any]] | None = None,
     matching: dict[str, Any] | None = None,
+    date_formats: dict[str, dict[str, str]] | None = None,
 ) -> Deployment:
+    """Certificates and each party's configuration; `date_formats` gives a party's own
+    formats of date attributes over the schema's (registers write dates each their way)."""
     privacy = privacy or Privacy()
     schema = schema or {}
     # No classifier given: the daemon's default for the error model.
@@ -237,7 +240,7 @@ def prepare(
             f"state_dir = {_toml(state)}",
             "[records]",
             f"path = {_toml(records[name].resolve())}",
-            *(f"{k} = {_toml(v)}" for k, v in schema.get("records", {}).items()),
+            *(f"{k} = {_toml(v)}" for k, v in _own_records(schema, date_formats, name).items()),
             "[reference]",
             f"path = {_toml(reference.resolve())}",
             *(f"{k} = {_toml(v)}" for k, v in schema.get("reference", {}).items()),
@@ -300,6 +303,17 @@ def running(deployment: Deployment, wait_seconds: float = 60) -> Iterator[Coordi
     finally:
         for name in deployment.parties:
             stop_daemon(deployment, name)
+
+
+def _own_records(
+    schema: dict[str, dict[str, Any]], date_formats: dict[str, dict[str, str]] | None, name: str
+) -> dict[str, Any]:
+    """The schema's [records] keys, with `name`'s own date formats over its date_formats."""
+    records = dict(schema.get("records", {}))
+    own = (date_formats or {}).get(name)
+    if own:
+        records["date_formats"] = {**records.get("date_formats", {}), **own}
+    return records
 
 
 def check_inputs(deployment: Deployment) -> None:
@@ -424,6 +438,8 @@ class DemoOptions:
     privacy: Privacy = field(default_factory=lambda: Privacy())
     schema: Path | None = None  # attributes, kinds and mapping of the given records
     matching: dict[str, Any] = field(default_factory=dict)  # both parties' [matching] keys
+    # Bob's own formats of date attributes, over the schema's (--date-format-b)
+    date_formats_b: dict[str, str] = field(default_factory=dict)
 
 
 def _inputs(options: DemoOptions, workdir: Path) -> tuple[dict[str, Path], Path, Path | None]:
@@ -509,6 +525,7 @@ def run_demo(options: DemoOptions) -> dict[str, Any]:
             privacy=options.privacy,
             schema=schema,
             matching=options.matching,
+            date_formats={"bob": options.date_formats_b},
         )
         try:
             check_inputs(deployment)

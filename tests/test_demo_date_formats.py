@@ -1,0 +1,65 @@
+"""`pprl demo --date-format-b`: Bob's file writes its dates its own way, as two registers do;
+his configuration reads them so, and Alice's keeps the schema's format."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("faker")
+
+from pprl.bench import european_registers as eu
+from pprl.files.reference import load_reference
+from pprl.party.config import load_config
+from pprl.party.local import check_inputs, load_schema, prepare
+from pprl.party.storage.inputs import load_inputs
+from pprl.protocol.data.reference_builder import (
+    build_reference,
+    parse_column,
+    reference_csv,
+)
+
+SCHEMA = Path(__file__).resolve().parents[1] / "benchmarks" / "european" / "schema.toml"
+COLUMNS = (
+    "first_name=first-name",
+    "last_name=surname",
+    "sex=category:F,M",
+    "date_of_birth=date:1930-2005",
+    "postcode=code:4-6",
+    "city=suburb",
+    "street=street",
+)
+
+
+def _deploy(tmp_path: Path, date_formats: dict[str, dict[str, str]] | None):
+    data = tmp_path / "data"
+    eu.write(eu.generate(300, 0.8, seed=2), data)
+    reference = data / "reference.csv"
+    columns = build_reference([parse_column(c) for c in COLUMNS], 200, seed=7)
+    reference.write_text(reference_csv(columns), encoding="utf-8")
+    load_reference(reference)
+    records = {"alice": data / "records_a.csv", "bob": data / "records_b.csv"}
+    return prepare(
+        tmp_path / "work", records, reference, schema=load_schema(SCHEMA), date_formats=date_formats
+    )
+
+
+def test_bob_reads_his_dates_in_his_own_format(tmp_path: Path) -> None:
+    deployment = _deploy(tmp_path, {"bob": {"date_of_birth": eu.DATE_FORMATS["b"]}})
+    check_inputs(deployment)  # what AGREE would refuse, found before any daemon starts
+    unreadable = {}
+    for name, setup in deployment.parties.items():
+        config = load_config(setup.config)
+        unreadable[name] = load_inputs(config).records.unreadable.get("date_of_birth", 0)
+    assert unreadable == {"alice": 0, "bob": 0}
+    alice_toml = deployment.parties["alice"].config.read_text()
+    assert eu.DATE_FORMATS["b"] not in alice_toml
+
+
+def test_without_it_every_date_of_bobs_is_unreadable_and_counted(tmp_path: Path) -> None:
+    deployment = _deploy(tmp_path, None)
+    config = load_config(deployment.parties["bob"].config)
+    records = load_inputs(config).records
+    written = sum(1 for row in eu.generate(300, 0.8, seed=2).bob if row["date_of_birth"])
+    assert records.unreadable["date_of_birth"] == written  # each one, counted as missing
