@@ -225,6 +225,36 @@ def generate(size: int, overlap: float, seed: int) -> Registers:
     return Registers(alice_rows, bob_rows, sorted(truth))
 
 
+def name_lists(locales: tuple[str, ...] = LOCALES) -> dict[str, list[str]]:
+    """Every first name and every surname faker's person providers of `locales` hold: the
+    lists the people are drawn from, which a peer attacking these registers would use (the
+    census lists of the privacy gate's default are the United States')."""
+    from faker import Faker
+
+    found: dict[str, set[str]] = {"first": set(), "last": set()}
+    for locale in locales:
+        for provider in Faker(locale).providers:
+            for attribute in dir(provider):
+                kind = "first" if attribute.startswith("first_names") else None
+                kind = "last" if attribute.startswith("last_names") else kind
+                values = getattr(provider, attribute) if kind else None
+                if isinstance(values, tuple | list | dict):
+                    found[kind].update(str(v) for v in values)  # type: ignore[index]
+    return {kind: sorted(names) for kind, names in found.items()}
+
+
+def write_names(out: Path, locales: tuple[str, ...] = LOCALES) -> Path:
+    """names.csv: a header, then every first name and surname of `locales`, one a row (the
+    form `[privacy] dictionary` and `pprl audit --dictionary` read)."""
+    lists = name_lists(locales)
+    path = out / "names.csv"
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer_n = csv.writer(handle)
+        writer_n.writerow(["name"])
+        writer_n.writerows([name] for name in sorted(set(lists["first"]) | set(lists["last"])))
+    return path
+
+
 def write(registers: Registers, out: Path) -> list[Path]:
     """records_a.csv, records_b.csv and truth.csv (alice_id, bob_id, phenomenon) in `out`."""
     out.mkdir(parents=True, exist_ok=True)

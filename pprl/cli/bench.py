@@ -270,6 +270,21 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     febrl4.add_argument("--out", required=True, help="directory for the three files")
     febrl4.set_defaults(handler=run_febrl4)
+    european = data_sub.add_parser(
+        "european",
+        help="two European-style registers with movers, blanks, swaps and changed names",
+        description="Writes records_a.csv, records_b.csv (B's dates as DD.MM.YYYY), truth.csv "
+        "(alice_id,bob_id,phenomenon) and names.csv (every first name and surname of the "
+        "seven countries' lists, an attacker's dictionary for them). Needs the optional "
+        "extra: pip install 'pprl[registers]'.",
+    )
+    european.add_argument("--out", required=True, help="directory for the four files")
+    european.add_argument("--size", type=int, default=10000, help="people in A (default 10000)")
+    european.add_argument(
+        "--overlap", type=float, default=0.8, help="share of A's people B holds (default 0.8)"
+    )
+    european.add_argument("--seed", type=int, default=1, help="the draw (default 1)")
+    european.set_defaults(handler=run_european)
 
     peer = bench_sub.add_parser(
         "peer",
@@ -416,6 +431,16 @@ def run_febrl4(args: argparse.Namespace) -> int:
     from pprl.bench.febrl import write_febrl4
 
     for path in write_febrl4(Path(args.out)):
+        print(path)
+    return 0
+
+
+def run_european(args: argparse.Namespace) -> int:
+    from pprl.bench import european_registers
+
+    out = Path(args.out)
+    registers = european_registers.generate(args.size, args.overlap, args.seed)
+    for path in [*european_registers.write(registers, out), european_registers.write_names(out)]:
         print(path)
     return 0
 
