@@ -151,7 +151,10 @@ def test_the_peer_with_the_key_reads_every_listed_name_and_without_it_none() -> 
     data = synthetic.generate(300, seed=4)
     columns = _columns(data.alice)
     census = synthetic.census_names()
-    names = [*census.first.names, *census.last.names]
+    # The records' own names and the 3,000 commonest of each census list, not all 91,907: the
+    # attack reads what is listed whatever the list's length, at a thirtieth of the cost.
+    held = {value for values in columns.values() for value in values if value}
+    names = sorted(held | {*census.first.names[:3000], *census.last.names[:3000]})
     filters = encode(KEY, PARAMS, columns, ATTRIBUTES)
     agreement = BloomAgreement(KEY, PARAMS, ATTRIBUTES, {}, method_params())
     report = audit_filters(agreement, filters, columns, names)
