@@ -24,7 +24,7 @@ class _Report:
 def test_a_thin_dictionary_is_named_with_its_coverage_and_the_fix() -> None:
     report = _Report((_Attacked("first_name", 200, 0.564), _Attacked("last_name", 200, 0.326)))
     said = coverage_words(report)  # type: ignore[arg-type]
-    assert "first_name 56%, last_name 33%" in said
+    assert "first_name 56.4%, last_name 32.6%" in said
     assert "[privacy] dictionary" in said and "WARNING" in said
 
 

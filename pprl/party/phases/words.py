@@ -111,11 +111,12 @@ def coverage_words(report: AuditReport) -> str:
     thin = [a for a in report.attributes if a.audited and a.in_dictionary < MIN_DICTIONARY_COVERAGE]
     if not thin:
         return ""
-    shares = ", ".join(f"{a.attribute} {a.in_dictionary:.0%}" for a in thin)
+    shares = ", ".join(f"{a.attribute} {a.in_dictionary:.1%}" for a in thin)
     return (
-        f"; WARNING: the dictionary holds only {shares} of these values, so this figure holds "
-        "only for an attacker with that list: one with names that fit your records learns "
-        "more; give [privacy] dictionary a list of them (docs/privacy.md)"
+        f"; WARNING: the dictionary holds only {shares} of these values (the rest misspelt, "
+        "or names from lists it lacks), so this figure holds only for an attacker with that "
+        "list: if your records' names come from other countries' lists, one with those "
+        "learns more; give [privacy] dictionary a list of them (docs/privacy.md)"
     )
 
 
