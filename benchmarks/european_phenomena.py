@@ -37,20 +37,10 @@ from pprl.party.config import records_schema
 from pprl.party.local import load_schema
 from pprl.protocol.agreement import Agreement
 from pprl.protocol.data.kinds import kinds_of, scales_of
-from pprl.protocol.data.reference_builder import build_reference, parse_column, reference_csv
 from pprl.protocol.method import method_params
 from pprl.protocol.metrics import linkage_quality
 
 SCHEMAS = Path(__file__).parent / "european"
-REFERENCE_COLUMNS = (
-    "first_name=first-name",
-    "last_name=surname",
-    "sex=category:F,M",
-    "date_of_birth=date:1930-2005",
-    "postcode=code:4-6",
-    "city=suburb",
-    "street=street",
-)
 
 
 def _truth(path: Path) -> dict[tuple[str, str], str]:
@@ -87,12 +77,8 @@ def run_pprl(data: Path, fields: str, variant: str, truth: dict, seed: int) -> d
         attributes = records_schema(records, schema_path)
         tables.append(load_records(data / f"records_{side}.csv", "id", attributes, "missing"))
     mapping = [(attribute, column) for attribute, column in schema["reference"]["mapping"]]
-    used = {column for _, column in mapping}
-    specs = [spec for spec in map(parse_column, REFERENCE_COLUMNS) if spec.name in used]
     with tempfile.TemporaryDirectory() as work:
-        path = Path(work) / "reference.csv"
-        path.write_text(reference_csv(build_reference(specs, 2000, seed=7)), encoding="utf-8")
-        reference = load_reference(path)
+        reference = load_reference(european_registers.write_reference(Path(work)))
     base = {"error_model": "registers", **schema.get("method", {})}
     method = method_params(**method_choices(base, variant))
     agreement = Agreement(reference, mapping, method, kinds_of(attributes), scales_of(attributes))
@@ -141,9 +127,8 @@ def run_anonlink(files: tuple[Path, Path], fields: list[str], truth: dict) -> di
 def run_splink(files: tuple[Path, Path], fields: list[str], truth: dict) -> dict[str, Any]:
     from pprl.bench.splink_peer import best_one_to_one, splink_scores
 
-    # The kinds of benchmarks/european/schema.toml, which Splink's comparisons are chosen by.
-    kinds = {"sex": "category", "date_of_birth": "date", "postcode": "code"}
-    kinds |= {"city": "text", "street": "text"}
+    # Splink's comparisons are chosen by the kinds pprl reads the fields as.
+    kinds = load_schema(SCHEMAS / "schema.toml")["records"]["kinds"]
     began = time.perf_counter()
     scored = splink_scores(
         files[0],

@@ -10,35 +10,17 @@ import pytest
 pytest.importorskip("faker")
 
 from pprl.bench import european_registers as eu
-from pprl.files.reference import load_reference
 from pprl.party.config import load_config
 from pprl.party.local import check_inputs, load_schema, prepare
 from pprl.party.storage.inputs import load_inputs
-from pprl.protocol.data.reference_builder import (
-    build_reference,
-    parse_column,
-    reference_csv,
-)
 
 SCHEMA = Path(__file__).resolve().parents[1] / "benchmarks" / "european" / "schema.toml"
-COLUMNS = (
-    "first_name=first-name",
-    "last_name=surname",
-    "sex=category:F,M",
-    "date_of_birth=date:1930-2005",
-    "postcode=code:4-6",
-    "city=suburb",
-    "street=street",
-)
 
 
 def _deploy(tmp_path: Path, date_formats: dict[str, dict[str, str]] | None):
     data = tmp_path / "data"
     eu.write(eu.generate(300, 0.8, seed=2), data)
-    reference = data / "reference.csv"
-    columns = build_reference([parse_column(c) for c in COLUMNS], 200, seed=7)
-    reference.write_text(reference_csv(columns), encoding="utf-8")
-    load_reference(reference)
+    reference = eu.write_reference(data, rows=200)
     records = {"alice": data / "records_a.csv", "bob": data / "records_b.csv"}
     return prepare(
         tmp_path / "work", records, reference, schema=load_schema(SCHEMA), date_formats=date_formats

@@ -27,6 +27,8 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
+from pprl.protocol.data.reference_builder import build_reference, parse_column, reference_csv
+
 LOCALES = ("de_DE", "fr_FR", "it_IT", "es_ES", "tr_TR", "pl_PL", "nl_NL")
 FIELDS = ("first_name", "last_name", "sex", "date_of_birth", "postcode", "city", "street")
 DATE_FORMATS = {"a": "%Y-%m-%d", "b": "%d.%m.%Y"}
@@ -223,6 +225,29 @@ def generate(size: int, overlap: float, seed: int) -> Registers:
         if partner is not None
     ]
     return Registers(alice_rows, bob_rows, sorted(truth))
+
+
+# The reference set the registers' columns are mapped to (benchmarks/european/schema.toml),
+# as `pprl reference --column` specifies it: census names, generated dates, codes and places.
+REFERENCE_COLUMNS = (
+    "first_name=first-name",
+    "last_name=surname",
+    "sex=category:F,M",
+    "date_of_birth=date:1930-2005",
+    "postcode=code:4-6",
+    "city=suburb",
+    "street=street",
+)
+REFERENCE_ROWS = 2000
+
+
+def write_reference(out: Path, rows: int = REFERENCE_ROWS, seed: int = 7) -> Path:
+    """reference.csv for the registers, as `pprl reference` writes it (a column's values do
+    not depend on which other columns are built beside it)."""
+    path = out / "reference.csv"
+    columns = build_reference([parse_column(c) for c in REFERENCE_COLUMNS], rows, seed)
+    path.write_text(reference_csv(columns), encoding="utf-8")
+    return path
 
 
 def name_lists(locales: tuple[str, ...] = LOCALES) -> dict[str, list[str]]:
