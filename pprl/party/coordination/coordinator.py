@@ -257,7 +257,7 @@ class Coordinator:
         try:
             if threshold is not None and completed >= Phase.MATCH and until >= Phase.MATCH:
                 self.recut(parties, run_id, threshold)
-                completed = Phase.EXCHANGE
+                completed, threshold = Phase.EXCHANGE, None  # set: MATCH need not set it again
             wall = self._drive(parties, run_id, completed, until, threshold)
         finally:
             for party in parties:

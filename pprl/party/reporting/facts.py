@@ -49,7 +49,6 @@ class RunFacts:
     threshold: float
     pairs: tuple[OwnPair, ...]
     review: int  # agreed pairs marked for review in linkage.csv
-    expected: dict[str, float] = field(default_factory=dict)  # TRAIN's, before sending
     fitted: dict[str, float] = field(default_factory=dict)  # MATCH's, fitted to its links
     simulations: tuple[Simulation, ...] = ()
     privacy: dict[str, Any] = field(default_factory=dict)
@@ -99,7 +98,6 @@ def read_facts(state_dir: Path, run_id: str | None = None, linking: bool = False
         threshold=float(matched.get("threshold", threshold or 0.0)),
         pairs=pairs,
         review=sum(1 for row in linkage[1:] if row[-1]),
-        expected=model.get("expected", {}),
         fitted=matched.get("expected", {}),
         simulations=tuple(Simulation.from_dict(s) for s in model.get("simulations", [])),
         privacy={key: tensor[key] for key in privacy_keys if key in tensor},
