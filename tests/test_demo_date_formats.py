@@ -13,6 +13,7 @@ from pprl.bench import european_registers as eu
 from pprl.party.config import load_config
 from pprl.party.local import check_inputs, load_schema, prepare
 from pprl.party.storage.inputs import load_inputs
+from pprl.protocol.errors import PprlError
 
 SCHEMA = Path(__file__).resolve().parents[1] / "benchmarks" / "european" / "schema.toml"
 
@@ -45,3 +46,21 @@ def test_without_it_every_date_of_bobs_is_unreadable_and_counted(tmp_path: Path)
     records = load_inputs(config).records
     written = sum(1 for row in eu.generate(300, 0.8, seed=2).bob if row["date_of_birth"])
     assert records.unreadable["date_of_birth"] == written  # each one, counted as missing
+
+
+def test_a_date_format_without_its_attribute_is_a_usage_error(capsys) -> None:
+    from pprl.cli import main
+
+    with pytest.raises(SystemExit) as exited:
+        main(["demo", "--date-format-b", "%d.%m.%Y"])
+    assert exited.value.code == 2
+    assert "expected ATTRIBUTE=FORMAT" in capsys.readouterr().err
+
+
+def test_a_format_that_loses_the_day_is_refused_naming_bobs_file(tmp_path: Path) -> None:
+    deployment = _deploy(tmp_path, {"bob": {"date_of_birth": "%m.%Y"}})
+    with pytest.raises(PprlError) as refused:
+        check_inputs(deployment)
+    assert "bob.toml" in str(refused.value)
+    assert "date_formats.date_of_birth" in str(refused.value)
+    assert "must give day, month and year" in str(refused.value)
