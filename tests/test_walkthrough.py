@@ -53,11 +53,12 @@ def test_the_readme_walkthrough_links_febrl4_and_moves_the_cut(tmp_path: Path) -
     assert first["run_id"] == recut["run_id"] and recut["resumed_after"] == "exchange"
     assert f"{first['parties']['alice']['result']} in alice's state directory" in done.stdout
     agreed = [s["parties"]["alice"]["agreed_matches"] for s in (first, recut)]
-    assert agreed[0] > 4000 > agreed[1] > 2000, agreed
+    assert agreed[0] > 3500 and agreed[0] > agreed[1] > 1000, agreed
     assert {p["threshold"] for p in recut["parties"].values()} == {5.0}
     before, after = _now(walk / "report-0" / "report.md"), _now(walk / "report-5" / "report.md")
     assert (before[0], after[0]) == (0.0, 5.0)
     assert after[1] > before[1] and after[2] < before[2]  # surer and fewer
-    # the noise the gates choose varies from run to run (F1 0.84-0.92 at sigma 1.75-2)
-    assert before[1] > 0.9 and before[2] > 0.7
+    # the noise the gates choose varies from run to run: sigma 1.75-2, precision 0.93-0.98,
+    # recall 0.76-0.85 (README)
+    assert before[1] > 0.85 and before[2] > 0.65
     assert (walk / "report-5" / "report_quality.png").is_file()
