@@ -57,7 +57,9 @@ def test_the_readme_walkthrough_links_febrl4_and_moves_the_cut(tmp_path: Path) -
     assert {p["threshold"] for p in recut["parties"].values()} == {5.0}
     before, after = _now(walk / "report-0" / "report.md"), _now(walk / "report-5" / "report.md")
     assert (before[0], after[0]) == (0.0, 5.0)
-    assert after[1] > before[1] and after[2] < before[2]  # surer and fewer
+    # Fewer pairs, so less recall; precision usually rises (0.939 -> 0.968 in one run) but
+    # need not: the wrong pairs both parties accept can score high (0.957 -> 0.955 in another).
+    assert after[2] < before[2] and after[1] > before[1] - 0.02
     # the noise the gates choose varies from run to run: sigma 1.75-2, precision 0.93-0.98,
     # recall 0.76-0.85 (README)
     assert before[1] > 0.85 and before[2] > 0.65

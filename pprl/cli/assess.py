@@ -18,9 +18,7 @@ from typing import Any
 import numpy as np
 
 from pprl.cli.summary import write_json
-from pprl.protocol.agreement import Agreement
 from pprl.protocol.errors import InputError
-from pprl.protocol.gate import audit_rows, calibrate_noise, gate_sample
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -64,11 +62,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def assess(args: argparse.Namespace) -> dict[str, Any]:
-    # The pipeline loads only for this command.
+    # The pipeline loads only for this command, not for every other `pprl` command.
     from pprl.bench.data import read_reference
     from pprl.protocol import pipeline
+    from pprl.protocol.agreement import Agreement
     from pprl.protocol.data import synthetic
     from pprl.protocol.data.reference import DEFAULT_MAPPING, ReferenceSet
+    from pprl.protocol.gate import audit_rows, calibrate_noise, gate_sample
     from pprl.protocol.method import method_params
     from pprl.protocol.metrics import linkage_quality
     from pprl.protocol.privacy.audit import census_dictionary

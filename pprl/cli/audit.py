@@ -11,20 +11,17 @@ import argparse
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from pprl.cli.summary import write_json
 from pprl.party.config import load_config
-from pprl.protocol.agreement import Agreement
 from pprl.protocol.errors import InputError
-from pprl.protocol.gate import attacked_entries, audit_rows, calibrate_noise
-from pprl.protocol.linkage.released import Released
-from pprl.protocol.privacy.audit import AuditReport, audit_tensor
-from pprl.protocol.privacy.noise import CalibrationError
-from pprl.protocol.vectors.randomness import Randomness, secret_generator
-from pprl.protocol.vectors.release import Release
+
+if TYPE_CHECKING:
+    from pprl.protocol.agreement import Agreement
+    from pprl.protocol.privacy.audit import AuditReport
 
 GATED = {"every-name": "record_reidentified", "any-name": "record_exposed"}
 
@@ -108,9 +105,16 @@ def run(args: argparse.Namespace) -> int:
 
 def run_audit(options: AuditOptions) -> dict[str, Any]:
     """The report as a dict (what --json writes); raises InputError for unusable inputs."""
-    # The daemon's code (gRPC, the classifiers) loads only for this command.
+    # The daemon's code (gRPC, the classifiers) and the attacks load only for this command,
+    # not for every other `pprl` command (a coordinator's start, say).
     from pprl.party.phases.context import PhaseFailed, resolve_agreement
     from pprl.party.storage.inputs import load_dictionary, load_inputs, load_population
+    from pprl.protocol.gate import audit_rows, calibrate_noise
+    from pprl.protocol.linkage.released import Released
+    from pprl.protocol.privacy.audit import audit_tensor
+    from pprl.protocol.privacy.noise import CalibrationError
+    from pprl.protocol.vectors.randomness import Randomness, secret_generator
+    from pprl.protocol.vectors.release import Release
     from pprl.protocol.vectors.smashing import Entry, smash
 
     config = load_config(options.config)
@@ -204,6 +208,8 @@ def run_audit(options: AuditOptions) -> dict[str, Any]:
 
 def attacked_mapping(agreement: Agreement) -> list[tuple[str, str]]:
     """The mapping entries the attacks judge."""
+    from pprl.protocol.gate import attacked_entries
+
     return [agreement.mapping[m] for m in attacked_entries(agreement)]
 
 

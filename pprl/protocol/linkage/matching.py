@@ -12,8 +12,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import min_weight_full_bipartite_matching
 
 from pprl.protocol.errors import PprlError, SettingError
 from pprl.protocol.model.classifier import Model, full_weights
@@ -371,6 +369,11 @@ def optimal_one_to_one(matches: Matches) -> Matches:
     graph with stand-ins on both sides gives the same total but took 9-14x as long at
     50,000 a side: docs/benchmarks.md.)
     """
+    # Imported here: scipy.sparse.csgraph takes a fifth of a second to import, which every
+    # `pprl` process paid at start (a coordinator or `pprl --help` too), not only MATCH.
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import min_weight_full_bipartite_matching
+
     if len(matches) == 0:
         return matches
     rows_a, index_a = np.unique(matches.rows_a, return_inverse=True)
