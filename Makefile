@@ -13,7 +13,7 @@ TEST_WORKERS ?= 4
 # busy threads on two cores.
 TEST_ENV := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 
-.PHONY: install demo test lint format proto clean
+.PHONY: install demo test lint format proto clean compose-up
 
 install: $(STAMP)
 
@@ -49,6 +49,18 @@ format: $(STAMP)
 # Regenerate the gRPC code from proto/ (tests/test_generated_code.py fails when it is stale).
 proto: $(STAMP)
 	$(BIN)/python -m grpc_tools.protoc -I proto --python_out=. --grpc_python_out=. --pyi_out=. proto/pprl/wire/v1/linkage.proto
+
+# The compose demo with its results on the host (docker-compose.host.yml): the bind-mounted
+# directories made first, owned by the user the containers run as (never root).
+COMPOSE_DIRS := compose-data/certs compose-data/out compose-data/alice/records \
+	compose-data/alice/state compose-data/bob/records compose-data/bob/state
+compose-up:
+	mkdir -p $(COMPOSE_DIRS)
+	uid=$$(id -u); gid=$$(id -g); \
+	if [ "$$uid" = 0 ]; then uid=10001; gid=10001; chown -R $$uid:$$gid compose-data; fi; \
+	PPRL_UID=$$uid PPRL_GID=$$gid docker compose -f docker-compose.yml -f docker-compose.host.yml up --build -d
+	@echo "results: compose-data/alice/state/runs/<run id>/ and compose-data/bob/state/runs/<run id>/;" \
+	  "summary: compose-data/out/summary.json (docker compose logs -f coordinator)"
 
 clean:
 	rm -rf $(VENV) demo-run .pytest_cache

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import shutil
 import subprocess
 import tomllib
@@ -15,6 +16,9 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPOSE = ROOT / "docker-compose.yml"
+# The same demo with every written volume a bind mount on the host (make compose-up).
+HOST = ROOT / "docker-compose.host.yml"
+MAKEFILE = ROOT / "Makefile"
 PARTIES = {"alice": "bob", "bob": "alice"}
 # The three-party profile's services, by the identity each serves.
 THREE = {"three-alice": "alice", "three-bob": "bob", "three-carol": "carol"}
@@ -77,15 +81,17 @@ def test_compose_config_is_accepted_by_compose() -> None:
     cli = compose_cli()
     if cli is None:
         pytest.skip("neither `docker compose` nor `docker-compose` is available")
-    result = subprocess.run(
-        [*cli, "-f", str(COMPOSE), "config", "--quiet"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr
+    for files in (["-f", str(COMPOSE)], ["-f", str(COMPOSE), "-f", str(HOST)]):
+        result = subprocess.run(
+            [*cli, *files, "config", "--quiet"],
+            cwd=ROOT,
+            env={**os.environ, "PPRL_UID": "1000", "PPRL_GID": "1000"},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert result.returncode == 0, result.stderr
 
 
 def test_services_exist(services: dict[str, Any]) -> None:
@@ -319,3 +325,99 @@ def test_the_systemd_unit_serves_a_party_with_options_the_command_takes() -> Non
     build_parser().parse_args(command[1:])  # every option exists (argparse exits if not)
     assert service["StateDirectoryMode"] == "0700" and service["UMask"] == "0077"
     assert service["KillSignal"] == "SIGTERM" and service["User"] != "root"
+
+
+# -- the demo with its results on the host (docker-compose.host.yml, make compose-up) --------
+
+DEMO = ("certs", "alice", "bob", "coordinator")
+
+
+@pytest.fixture(scope="module")
+def host() -> dict[str, Any]:
+    return yaml.safe_load(HOST.read_text(encoding="utf-8"))["services"]
+
+
+def merged_mounts(base: dict[str, Any], override: dict[str, Any]) -> dict[str, tuple[str, bool]]:
+    """A service's mounts as compose merges an override file: by container path."""
+    return {**mounts(base), **mounts(override)}
+
+
+def test_the_host_override_runs_every_demo_service_as_one_given_non_root_user(
+    services: dict[str, Any], host: dict[str, Any]
+) -> None:
+    # Every service of the default demo, so the one uid that writes the 0600 keys reads them.
+    assert set(host) == set(DEMO) and not any(services[name].get("profiles") for name in DEMO)
+    users = {host[name]["user"] for name in DEMO}
+    assert len(users) == 1
+    (user,) = users
+    # Required variables without a default: never a silent fallback to root or to 10001.
+    assert user.startswith("${PPRL_UID:?") and ":${PPRL_GID:?" in user
+
+
+def test_with_the_host_override_every_written_volume_is_a_directory_make_creates(
+    services: dict[str, Any], host: dict[str, Any]
+) -> None:
+    shown = subprocess.run(
+        ["make", "-s", "-f", str(MAKEFILE), "--eval", "dirs: ; @echo $(COMPOSE_DIRS)", "dirs"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    made = set(shown.stdout.split())
+    bound = set()
+    for name in DEMO:
+        for target, (source, read_only) in merged_mounts(services[name], host[name]).items():
+            if read_only and source.startswith("./deploy/"):
+                continue  # the party's configuration, read only
+            assert not named(source), f"{name}:{target} stays on the named volume {source}"
+            assert source.startswith("./compose-data/"), (name, target, source)
+            bound.add(source.removeprefix("./"))
+    assert bound == made
+    # The results: each party's state directory, where its daemon writes runs/<id>/.
+    for party in PARTIES:
+        source, read_only = merged_mounts(services[party], host[party])["/state"]
+        assert source == f"./compose-data/{party}/state" and not read_only
+
+
+def test_make_compose_up_creates_the_directories_and_never_runs_the_containers_as_root(
+    tmp_path: Path,
+) -> None:
+    """`make compose-up` with a stand-in `docker` that records what it was asked."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    record = tmp_path / "docker.txt"
+    fake = bin_dir / "docker"
+    fake.write_text(f'#!/bin/sh\necho "$PPRL_UID:$PPRL_GID $*" > {record}\n')
+    fake.chmod(0o755)
+    work = tmp_path / "clone"
+    work.mkdir()
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    done = subprocess.run(
+        ["make", "-s", "-f", str(MAKEFILE), "compose-up"],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    user, args = record.read_text().split(" ", 1)
+    uid, gid = (int(part) for part in user.split(":"))
+    expected = (10001, 10001) if os.getuid() == 0 else (os.getuid(), os.getgid())
+    assert (uid, gid) == expected and uid != 0
+    assert args.split() == [
+        "compose",
+        "-f",
+        "docker-compose.yml",
+        "-f",
+        "docker-compose.host.yml",
+        "up",
+        "--build",
+        "-d",
+    ]
+    for party in PARTIES:
+        state = work / "compose-data" / party / "state"
+        assert state.is_dir() and state.stat().st_uid == uid
+    assert "compose-data/alice/state/runs/" in done.stdout
