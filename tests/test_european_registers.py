@@ -97,3 +97,20 @@ def test_some_of_bobs_others_are_namesakes_of_alices_people(registers: eu.Regist
     others = [r for r in registers.bob if r["id"] not in partnered]
     namesakes = sum((r["first_name"], r["last_name"]) in names for r in others)
     assert len(others) == 300 and namesakes >= 30
+
+
+def test_the_benchmark_links_swapped_names_only_with_the_combined_entry(tmp_path) -> None:
+    """benchmarks/european_phenomena.py --combined: a second pprl row whose mapping holds
+    first and last name's sorted words together, which is the same for a swapped pair."""
+    from tests.scripts import benchmark_script
+
+    bench = benchmark_script("european_phenomena")
+    data = tmp_path / "eu"
+    eu.write(eu.generate(400, 0.8, seed=1), data)
+    truth = bench._truth(data / "truth.csv")
+    assert sum(p == "swap" for p in truth.values()) >= 5
+    plain = bench.run_pprl(data, "names", "", truth, seed=1)
+    combined = bench.run_pprl(data, "names", "", truth, seed=1, combined=True)
+    assert plain["recall_by_phenomenon"]["swap"] == 0.0
+    assert combined["recall_by_phenomenon"]["swap"] > 0.5
+    assert combined["f1"] > plain["f1"]
