@@ -4,7 +4,8 @@ and the anonlink stack (CLKs, Dice, greedy one-to-one), in one run, on the same 
 
     python benchmarks/european_phenomena.py --size 10000 --overlap 0.8 --seed 1 --out eu \\
         --json docs/results/european_phenomena_all.json [--fields names] \\
-        [--variant "" --variant error_model=registers-movers] [--combined]
+        [--variant "" --variant error_model=registers-movers] \\
+        [--extra first_name+last_name=first_name+last_name]
 
 pprl runs in one process through the daemon's pipeline functions, with privacy switched off
 (no noise; the gate only matters for the release, and this measures the method's
@@ -65,13 +66,13 @@ def _summary(found: frozenset[tuple[str, str]], truth: dict, seconds: float) -> 
     }
 
 
-# The entry that compares first and last name's sorted words together (docs/error-model.md):
-# a party adds it to its own mapping; the privacy gate does not attack it (text kind).
-COMBINED = ("first_name+last_name", "first_name+last_name")
-
-
 def run_pprl(
-    data: Path, fields: str, variant: str, truth: dict, seed: int, combined: bool = False
+    data: Path,
+    fields: str,
+    variant: str,
+    truth: dict,
+    seed: int,
+    extra: tuple[tuple[str, str], ...] = (),
 ) -> dict[str, Any]:
     schema_path = SCHEMAS / ("schema.toml" if fields == "all" else "schema_names.toml")
     schema = load_schema(schema_path)
@@ -84,8 +85,7 @@ def run_pprl(
         attributes = records_schema(records, schema_path)
         tables.append(load_records(data / f"records_{side}.csv", "id", attributes, "missing"))
     mapping = [(attribute, column) for attribute, column in schema["reference"]["mapping"]]
-    if combined:
-        mapping.append(COMBINED)
+    mapping.extend(extra)
     with tempfile.TemporaryDirectory() as work:
         reference = load_reference(european_registers.write_reference(Path(work)))
     base = {"error_model": "registers", **schema.get("method", {})}
@@ -152,6 +152,17 @@ def run_splink(files: tuple[Path, Path], fields: list[str], truth: dict) -> dict
     return {**summary, "threshold": best["threshold"]}
 
 
+def _entries(text: str) -> tuple[tuple[str, str], ...]:
+    """ATTRIBUTE=COLUMN[,ATTRIBUTE=COLUMN] as mapping entries."""
+    entries = []
+    for item in text.split(","):
+        attribute, equals, column = item.partition("=")
+        if not equals or not attribute or not column:
+            raise argparse.ArgumentTypeError(f"expected ATTRIBUTE=COLUMN, got {item!r}")
+        entries.append((attribute, column))
+    return tuple(entries)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size", type=int, default=10000)
@@ -166,9 +177,12 @@ def main() -> None:
         help="KEY=VALUE[,KEY=VALUE] of pprl's [method]; repeat it for a pprl row per variant",
     )
     parser.add_argument(
-        "--combined",
-        action="store_true",
-        help="also a pprl row per variant with the combined first_name+last_name entry",
+        "--extra",
+        action="append",
+        default=[],
+        type=_entries,
+        help="ATTRIBUTE=COLUMN[,...]: also a pprl row per variant with these mapping entries "
+        "added (e.g. first_name+last_name=first_name+last_name); repeat it for more rows",
     )
     parser.add_argument("--systems", default="pprl,splink,anonlink")
     parser.add_argument("--json", type=Path)
@@ -203,12 +217,12 @@ def main() -> None:
                 name = f"{system} {variant}".strip()
                 results["systems"][name] = runs[system](variant)
                 print(name, json.dumps(results["systems"][name]), flush=True)
-                if system == "pprl" and args.combined:
-                    name = f"{name} +{COMBINED[0]}"
-                    results["systems"][name] = run_pprl(
-                        args.out, args.fields, variant, truth, args.seed, combined=True
+                for extra in args.extra if system == "pprl" else []:
+                    added = f"{name} " + " ".join(f"+{attribute}" for attribute, _ in extra)
+                    results["systems"][added] = run_pprl(
+                        args.out, args.fields, variant, truth, args.seed, extra
                     )
-                    print(name, json.dumps(results["systems"][name]), flush=True)
+                    print(added, json.dumps(results["systems"][added]), flush=True)
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n")
 

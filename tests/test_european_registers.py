@@ -100,8 +100,9 @@ def test_some_of_bobs_others_are_namesakes_of_alices_people(registers: eu.Regist
 
 
 def test_the_benchmark_links_swapped_names_only_with_the_combined_entry(tmp_path) -> None:
-    """benchmarks/european_phenomena.py --combined: a second pprl row whose mapping holds
-    first and last name's sorted words together, which is the same for a swapped pair."""
+    """benchmarks/european_phenomena.py --extra first_name+last_name=...: a second pprl row
+    whose mapping compares first and last name's sorted words together, the same for a
+    swapped pair."""
     from tests.scripts import benchmark_script
 
     bench = benchmark_script("european_phenomena")
@@ -110,7 +111,8 @@ def test_the_benchmark_links_swapped_names_only_with_the_combined_entry(tmp_path
     truth = bench._truth(data / "truth.csv")
     assert sum(p == "swap" for p in truth.values()) >= 5
     plain = bench.run_pprl(data, "names", "", truth, seed=1)
-    combined = bench.run_pprl(data, "names", "", truth, seed=1, combined=True)
+    entry = ("first_name+last_name", "first_name+last_name")
+    combined = bench.run_pprl(data, "names", "", truth, seed=1, extra=(entry,))
     assert plain["recall_by_phenomenon"]["swap"] == 0.0
     assert combined["recall_by_phenomenon"]["swap"] > 0.5
     assert combined["f1"] > plain["f1"]

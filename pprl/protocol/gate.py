@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from pprl.protocol.data.combined import is_initial, with_combined
+from pprl.protocol.data.combined import is_initial, revealed, with_combined
 from pprl.protocol.data.kinds import KINDS
 from pprl.protocol.data.reference import MappingEntry
 from pprl.protocol.linkage.released import Released
@@ -201,7 +201,7 @@ def value_counts(
 ) -> dict[str, np.ndarray]:
     """Per mapped attribute, how many of all the records share the value of each of `rows`."""
     out = {}
-    for attribute in dict.fromkeys(a for a, _ in mapping):
+    for attribute in dict.fromkeys(revealed(a) for a, _ in mapping):
         values = with_combined(attributes, [attribute])[attribute]
         tally: dict[str, int] = {}
         for value in values:

@@ -17,19 +17,71 @@ against "JOHN" (a namesake), the initials can; many nicknames keep the first nam
 attribute's kind (the reference first names: docs/results.md measured them better than the
 reference's own initials), and its letter is one of 26, which a peer reads: the privacy gate
 lists it among what it does not attack.
+
+A first-part entry ("last:first-part") holds the first part of a surname of several
+("GARCIA LOPEZ" -> GARCIA, "MULLER SCHMIDT" -> MULLER, a particle kept with the word after
+it: "VAN DER BERG KOOL" -> VAN DER BERG). Registers cut such a surname to that part, which
+the whole surname's distances cannot see in the longer one. It is a surname, smashed against
+the plain surname column, and the privacy gate attacks it as one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from pprl.protocol.data.kinds import DEFAULT_KIND, WORD_KINDS
 from pprl.protocol.errors import InputError
 
 SEPARATOR = "+"
 INITIAL = ":initial"
+FIRST_PART = ":first-part"
 # Combined values are word lists compared by edit distance, as free text is.
 COMBINED_KIND = "text"
+# Words that belong to the surname part after them ("VAN DER BERG" is one part, not three):
+# Dutch, German, French, Spanish, Portuguese, Italian and Arabic or Hebrew particles, as
+# names are normalised (upper case, accents folded).
+PARTICLES = frozenset(
+    {
+        "VAN", "VON", "DER", "DEN", "TER", "TEN", "ZU", "ZUR", "DE", "DEL", "DELLA", "DELLO",
+        "DI", "DA", "DAS", "DOS", "DU", "LA", "LE", "Y", "AL", "EL", "BIN", "BEN", "IBN",
+    }
+)  # fmt: skip
+
+
+def surname_parts(value: str) -> list[str]:
+    """The parts of a normalised surname, split at spaces (hyphens read as spaces), each
+    particle kept with the word after it."""
+    out: list[str] = []
+    pending: list[str] = []
+    for word in value.split():
+        pending.append(word)
+        if word not in PARTICLES:
+            out.append(" ".join(pending))
+            pending = []
+    if pending:
+        out.append(" ".join(pending))
+    return out
+
+
+def first_part(value: str) -> str:
+    """The first part of a surname of several, or the surname itself ("" stays missing)."""
+    found = surname_parts(value)
+    return found[0] if found else ""
+
+
+# One attribute's derived entries, by suffix: what each keeps of a normalised value.
+DERIVATIONS: dict[str, Callable[[str], str]] = {
+    INITIAL: lambda value: value[:1],
+    FIRST_PART: first_part,
+}
+
+
+def derivation(name: str) -> str | None:
+    """The suffix of a derived one-attribute entry ("middle:initial"), or None."""
+    for suffix in DERIVATIONS:
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return suffix
+    return None
 
 
 def is_combined(name: str) -> bool:
@@ -37,19 +89,37 @@ def is_combined(name: str) -> bool:
 
 
 def is_initial(name: str) -> bool:
-    return name.endswith(INITIAL) and len(name) > len(INITIAL)
+    return derivation(name) == INITIAL
 
 
 def is_derived(name: str) -> bool:
     """Computed from other attributes rather than read from a column."""
-    return is_combined(name) or is_initial(name)
+    return is_combined(name) or derivation(name) is not None
+
+
+def revealed(name: str) -> str:
+    """The attribute whose value an entry shows, as an attacker groups entries: a
+    one-attribute derivation (an initial, a first part) shows its attribute's; any other
+    entry, its own."""
+    return parts(name)[0] if derivation(name) is not None else name
+
+
+def derived_values(name: str, values: Sequence[str]) -> list[str]:
+    """What entry `name` holds for each of its attribute's `values` (the values themselves
+    for a plain entry)."""
+    suffix = derivation(name)
+    if suffix is None:
+        return list(values)
+    derive = DERIVATIONS[suffix]
+    return [derive(value) for value in values]
 
 
 def parts(name: str) -> list[str]:
     """The attributes (or reference columns) a derived name is computed from; [name] for a
     plain one."""
-    if is_initial(name):
-        return [name.removesuffix(INITIAL)]
+    suffix = derivation(name)
+    if suffix is not None:
+        return [name.removesuffix(suffix)]
     return name.split(SEPARATOR)
 
 
@@ -60,9 +130,10 @@ def base_names(names: Iterable[str]) -> list[str]:
 
 def combined_values(columns: Mapping[str, Sequence[str]], name: str) -> list[str]:
     """Per row, the non-empty values of the parts, sorted and joined ("" when all are empty,
-    a missing value); for an initial entry, the first letter ("" when the value is missing)."""
-    if is_initial(name):
-        return [value[:1] for value in columns[parts(name)[0]]]
+    a missing value); for a one-attribute derivation, what it keeps of each value (the first
+    letter, the first part; "" when the value is missing)."""
+    if derivation(name) is not None:
+        return derived_values(name, columns[parts(name)[0]])
     rows = zip(*(columns[part] for part in parts(name)), strict=True)
     return [" ".join(sorted(value for value in row if value)) for row in rows]
 
@@ -80,8 +151,9 @@ def with_combined(
 
 def combined_kinds(mapping: Sequence[tuple[str, str]], kinds: Mapping[str, str]) -> dict[str, str]:
     """Each mapped attribute's kind (default: name); a combined one is text, and may join
-    only words: a date or a digit string has no word order to forget. An initial keeps its
-    attribute's kind, which must be words too: a date's first digit says little."""
+    only words: a date or a digit string has no word order to forget. An initial or a first
+    part keeps its attribute's kind, which must be words too: a date's first digit says
+    little."""
     out = {}
     for attribute, column in mapping:
         if not is_derived(attribute):
@@ -93,11 +165,13 @@ def combined_kinds(mapping: Sequence[tuple[str, str]], kinds: Mapping[str, str])
                 allowed = ", ".join(WORD_KINDS)
                 if is_initial(attribute):
                     what, rule = "takes the initial of", f"only kinds {allowed} have an initial"
+                elif derivation(attribute) == FIRST_PART:
+                    what, rule = "takes the first part of", f"only kinds {allowed} have parts"
                 else:
                     what, rule = "combines", f"only kinds {allowed} can be combined"
                 message = (
                     f"mapping entry {attribute}->{column} {what} {part!r} of kind {kind!r}; {rule}"
                 )
                 raise InputError(message, field=attribute)
-        out[attribute] = kind if is_initial(attribute) else COMBINED_KIND
+        out[attribute] = COMBINED_KIND if is_combined(attribute) else kind
     return out

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from rapidfuzz.distance import Levenshtein
 
+from pprl.protocol.data.combined import derived_values, revealed
 from pprl.protocol.data.distances import Metric
 from pprl.protocol.errors import SettingError
 from pprl.protocol.privacy.audit import AttributeAudit, AuditReport, EntryAudit
@@ -61,10 +62,15 @@ class Population:
         columns: Sequence[Sequence[str]],
         encoders: Sequence[Release | ProjectedRelease],
         metric: Metric | None = None,
+        entries: Sequence[str] | None = None,
     ) -> np.ndarray:
         """(u, K) float64 coordinates of the attribute's distinct values over its entries side
-        by side, as the attacker computes them for any value it guesses (no noise)."""
+        by side, as the attacker computes them for any value it guesses (no noise); `entries`
+        names each entry, so that a derived one ("last:first-part") takes its derived values
+        (default: the attribute itself for each)."""
+        names = list(entries) if entries is not None else [attribute] * len(columns)
         digest = hashlib.sha256(attribute.encode())
+        digest.update("\n".join(names).encode() + b"\0")
         if metric is not None:
             digest.update(metric.identity.encode() + b"\0")
         for column, encoder in zip(columns, encoders, strict=True):
@@ -75,8 +81,8 @@ class Population:
         if key not in self._spaces:
             values, _ = self.values(attribute)
             parts = []
-            for column, encoder in zip(columns, encoders, strict=True):
-                distances = smash_values(values, column, metric=metric)
+            for name, column, encoder in zip(names, columns, encoders, strict=True):
+                distances = smash_values(derived_values(name, values), column, metric=metric)
                 parts.append(
                     encoder.project(distances)
                     if isinstance(encoder, ProjectedRelease)
@@ -110,19 +116,21 @@ def attack_population(
     encoders = [spec.release or Release() for spec in specs]
     metric = specs[0].metric if specs else None
     n = len(codes)
-    attributes = [a for a in dict.fromkeys(a for a, _ in mapping) if a in population.attributes]
-    missing = [a for a in dict.fromkeys(a for a, _ in mapping) if a not in population.attributes]
+    grouped = dict.fromkeys(revealed(a) for a, _ in mapping)
+    attributes = [a for a in grouped if a in population.attributes]
+    missing = [a for a in grouped if a not in population.attributes]
     if missing:
         raise SettingError(f"the population list has no column {', '.join(missing)}")
     per_value: dict[str, np.ndarray] = {}  # (n, u) cost of each distinct value
     for attribute in attributes:
-        entries = [m for m, (a, _) in enumerate(mapping) if a == attribute]
+        entries = [m for m, (a, _) in enumerate(mapping) if revealed(a) == attribute]
         columns = [reference_columns[mapping[m][1]] for m in entries]
         used = [encoders[m] for m in entries]
+        names = [mapping[m][0] for m in entries]
         released = np.concatenate(
             [used[j].decode(codes[:, m, :]) for j, m in enumerate(entries)], axis=1
         ).astype(np.float64)
-        cost = _squared(released, population.space(attribute, columns, used, metric))
+        cost = _squared(released, population.space(attribute, columns, used, metric, names))
         values, _ = population.values(attribute)
         blank = np.array([v == "" for v in values])
         # A value one side lacks says nothing: the row's typical cost, whoever it is.
