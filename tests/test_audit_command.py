@@ -162,13 +162,18 @@ def test_a_dictionary_without_names_is_named_in_the_error(data: Path) -> None:
     assert "Traceback" not in result.stderr
 
 
-def test_automatic_noise_is_chosen_as_agree_would_and_its_release_passes(data: Path) -> None:
-    result, report = _audit_report(data, _config(data), "auto", "--seed", "3", "--sample", "60")
+def test_automatic_noise_is_chosen_as_agree_would_and_its_release_passes(
+    data: Path, trial_privacy: Privacy
+) -> None:
+    # With the trial list (conftest), as the other choosing tests: the census lists took 30 s.
+    trial = ("--dictionary", str(trial_privacy.dictionary))
+    result, report = _audit_report(
+        data, _config(data), "auto", "--seed", "3", "--sample", "60", *trial
+    )
     assert result.returncode == 0, result.stderr
     raw, defended = report["results"]
-    assert raw["record_reidentified"] == 1.0
+    assert raw["record_reidentified"] > 0.10 >= defended["record_reidentified"]
     assert report["noise_sigma"] > 0 and report["release"] == "projected"
-    assert defended["record_reidentified"] <= 0.10
     assert f"sigma {report['noise_sigma']:g} re-identified" in report["noise_choice"]
     assert "noise chosen automatically" in result.stdout
 

@@ -10,46 +10,27 @@ import pytest
 
 from pprl.protocol import pipeline
 from pprl.protocol.agreement import Agreement
-from pprl.protocol.data import synthetic
 from pprl.protocol.data.reference import DEFAULT_MAPPING, ReferenceSet
 from pprl.protocol.data.synthetic import default_reference, generate
 from pprl.protocol.gate import audit_release, calibrate_noise
 from pprl.protocol.method import method_params
 from pprl.protocol.privacy import noise
-from pprl.protocol.privacy.audit import FIRST_NAMES, SURNAMES, Dictionary
+from pprl.protocol.privacy.audit import Dictionary
 from pprl.protocol.vectors.bloom import BloomKey, BloomParams, FilterDistance, FilterEncoder, unpack
 from pprl.protocol.vectors.randomness import Randomness
+from tests.dictionaries import cut_census_dictionary
 
 KEY = BloomKey(bytes(range(32)))
 DATA = generate(200, seed=4)
 REFERENCE = ReferenceSet("built-in", default_reference(120))
 
 
-# The census lists' commonest names kept, with every name the records hold: the key holder's
-# distances of every listed name are the attacks' cost, and all 91,907 names took 50 s.
-KEPT_NAMES = 6000
-
-
 @pytest.fixture(scope="module")
 def dictionary() -> Dictionary:
-    """The census lists against REFERENCE as census_dictionary builds them (either list's
-    frequency, and each list's own as a prior), cut to the KEPT_NAMES commonest of each and
-    the records' own names: one for the module's attacks."""
-    census = synthetic.census_names()
+    """The census lists against REFERENCE cut to their commonest names and the records' own
+    (tests/dictionaries.py): one for the module's attacks."""
     held = {getattr(p, a) for p in DATA.alice for a in ("first", "middle", "last")}
-    lists = []
-    for names, weights in ((census.first.names, census.first.weights),
-                           (census.last.names, census.last.weights)):  # fmt: skip
-        keep = [i for i, name in enumerate(names) if i < KEPT_NAMES or name in held]
-        lists.append(([names[i] for i in keep], np.asarray(weights)[keep]))
-    (first, first_weights), (last, last_weights) = lists
-    none_first, none_last = np.zeros(len(first)), np.zeros(len(last))
-    priors = {
-        FIRST_NAMES: [*first_weights, *none_last],
-        SURNAMES: [*none_first, *last_weights],
-    }
-    weights = [*(first_weights / 2), *(last_weights / 2)]
-    return Dictionary([*first, *last], REFERENCE.columns, None, weights, priors)
+    return cut_census_dictionary(REFERENCE.columns, held)
 
 
 def _columns(people: list) -> dict[str, list[str]]:
