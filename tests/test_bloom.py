@@ -166,3 +166,25 @@ def test_the_peer_with_the_key_reads_every_listed_name_and_without_it_none() -> 
     stranger = BloomKey(b"another key, not the parties'!!!")
     blind = audit_filters(dataclasses.replace(agreement, key=stranger), filters, columns, names)
     assert blind.record_exact == 0.0 and blind.record_reidentified < 0.05
+
+
+def test_the_key_holder_attacks_a_surnames_first_part_without_needing_it_to_re_identify() -> None:
+    """A first-part entry is attacked for the part it holds and counts towards exposure; a
+    record's names are first and last, so re-identifying it does not need the part."""
+    data = synthetic.generate(200, seed=4)
+    columns = {name: [getattr(p, name) for p in data.alice] for name in ("first", "last")}
+    columns["last"][0] = "GARCIA LOPEZ"  # the part GARCIA is listed, the whole is not
+    census = synthetic.census_names()
+    held = {value for values in columns.values() for value in values if value} - {"GARCIA LOPEZ"}
+    names = sorted(held | {*census.first.names[:2000], *census.last.names[:2000], "GARCIA"})
+    plain, parted = ("first", "last"), ("first", "last", "last:first-part")
+    reports = {}
+    for attributes in (plain, parted):
+        filters = encode(KEY, PARAMS, columns, attributes)
+        agreement = BloomAgreement(KEY, PARAMS, attributes, {}, method_params())
+        reports[attributes] = audit_filters(agreement, filters, columns, names)
+    part = reports[parted].attributes[2]
+    assert [a.attribute for a in reports[parted].attributes] == list(parted)
+    assert part.result.exact_rate == 1.0  # every first part read, GARCIA among them
+    assert reports[parted].record_reidentified == reports[plain].record_reidentified < 1.0
+    assert reports[parted].record_exposed == 1.0

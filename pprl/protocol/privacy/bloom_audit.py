@@ -14,7 +14,13 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from pprl.protocol.data.combined import is_derived
+from pprl.protocol.data.combined import (
+    derived_values,
+    is_combined,
+    is_derived,
+    is_initial,
+    revealed,
+)
 from pprl.protocol.data.kinds import DEFAULT_KIND, KINDS
 from pprl.protocol.linkage.bloom_linkage import BloomAgreement
 from pprl.protocol.privacy.audit import AttributeAudit, AuditReport, EntryAudit
@@ -81,8 +87,8 @@ def audit_filters(
     names: Sequence[str],
 ) -> AuditReport:
     """The attack on released (n, attributes, bits / 8) filters of records holding `truth`,
-    on every plain attribute of kind name (the dictionary holds names), by a peer holding
-    the agreement's key."""
+    on every attribute of kind name and every surname's first part (the dictionary holds
+    names), by a peer holding the agreement's key."""
     key, params, kinds = agreement.key, agreement.params, agreement.kinds
     n = len(filters)
     recovered_all = np.ones(n, dtype=bool)
@@ -92,15 +98,19 @@ def audit_filters(
     listed = set(names)
     for m, attribute in enumerate(agreement.attributes):
         kind = kinds.get(attribute, DEFAULT_KIND)
-        if is_derived(attribute) or not KINDS[kind].names_people:
+        if is_combined(attribute) or is_initial(attribute) or not KINDS[kind].names_people:
             continue
-        values = list(truth[attribute])
+        # A derived entry (a surname's first part) is attacked for what it holds; it is not
+        # one of the record's names, so it exposes a record but is not needed to re-identify it.
+        own = not is_derived(attribute)
+        values = derived_values(attribute, truth[revealed(attribute)])
         present = np.array([bool(v) for v in values])
         result = attack_attribute(key, params, attribute, kind, filters[:, m, :], values, names)
         full_exact, full_recovered = np.ones(n, dtype=bool), np.ones(n, dtype=bool)
         full_exact[present], full_recovered[present] = result.exact, result.nearest
-        exact_all &= full_exact
-        recovered_all &= full_recovered
+        if own:
+            exact_all &= full_exact
+            recovered_all &= full_recovered
         exposed |= present & full_recovered
         held = [v for v in values if v]
         share = sum(v in listed for v in held) / max(1, len(held))
