@@ -22,7 +22,8 @@ A first-part entry ("last:first-part") holds the first part of a surname of seve
 ("GARCIA LOPEZ" -> GARCIA, "MULLER SCHMIDT" -> MULLER, a particle kept with the word after
 it: "VAN DER BERG KOOL" -> VAN DER BERG). Registers cut such a surname to that part, which
 the whole surname's distances cannot see in the longer one. It is a surname, smashed against
-the plain surname column, and the privacy gate attacks it as one.
+the plain surname column, and the privacy gate attacks it with the surname (`revealed`): for
+a surname of one part it is a second noisy look at it.
 """
 
 from __future__ import annotations
