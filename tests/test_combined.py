@@ -164,6 +164,9 @@ def test_a_first_part_entry_keeps_a_compound_surnames_first_part() -> None:
     assert combined_kinds(PART_MAPPING, {})["last:first-part"] == "name"
     with pytest.raises(InputError, match="takes the first part of 'dob' of kind 'date'"):
         combined_kinds([("dob:first-part", "dob")], {"dob": "date"})
+    validate_mapping(PART_MAPPING, ["first", "last"], _reference())
+    with pytest.raises(InputError, match="not configured"):
+        validate_mapping([("surname:first-part", "last")], ["first", "last"], _reference())
 
 
 def test_a_surname_cut_to_its_first_part_agrees_on_that_entry_and_the_gate_attacks_it() -> None:
