@@ -201,3 +201,21 @@ def test_the_gate_counts_a_first_part_as_a_second_look_at_the_surname() -> None:
         assert [a.attribute for a in report.attributes] == ["first", "last"]
         recovered[len(mapping)] = report.attributes[1].recovered
     assert recovered[3] > recovered[2] + 0.1
+
+
+def test_a_combined_entry_of_attacked_names_is_named_in_a_warning_beside_the_gates_figure() -> None:
+    """The gate does not attack a combined entry of names, which a joint attacker reads with
+    the names it does attack (docs/privacy.md): the gate's words say its figure understates."""
+    from pprl.party.phases.words import gate_words
+    from pprl.protocol.gate import combined_names
+    from pprl.protocol.privacy.audit import AuditReport
+
+    agreement = Agreement(_reference(), MAPPING, method_params(), None)
+    assert combined_names(agreement) == ["first+middle+last"]
+    plain = Agreement(_reference(), MAPPING[:2], method_params(), None)
+    assert combined_names(plain) == []
+    report = AuditReport(10, [], 0.0, 0.05, 0.1)
+    warned = gate_words(report, "every-name", 10, [], combined_names(agreement))
+    assert "WARNING: first+middle+last is a further noisy look at names" in warned
+    assert "leave combined entries out of [reference] mapping" in warned
+    assert "WARNING" not in gate_words(report, "every-name", 10, [], combined_names(plain))

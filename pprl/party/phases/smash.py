@@ -12,7 +12,12 @@ from pprl.party.storage.artifacts import ORDER, OWN_TENSOR
 from pprl.party.storage.inputs import Inputs
 from pprl.protocol import pipeline
 from pprl.protocol.agreement import Agreement
-from pprl.protocol.gate import audit_rows, gate_sample, unaudited_attributes
+from pprl.protocol.gate import (
+    audit_rows,
+    combined_names,
+    gate_sample,
+    unaudited_attributes,
+)
 from pprl.protocol.linkage.released import Released
 from pprl.protocol.privacy.audit import AuditReport
 from pprl.wire.v1 import linkage_pb2 as pb
@@ -84,7 +89,13 @@ def _privacy_gate(
         population=ctx.population(agreement),
     )
     limit = settings.max_reidentification
-    found = words.gate_words(report, settings.measure, size, unaudited_attributes(agreement))
+    found = words.gate_words(
+        report,
+        settings.measure,
+        size,
+        unaudited_attributes(agreement),
+        combined_names(agreement),
+    )
     if report.rate(settings.measure) > limit:
         raise PhaseFailed(
             words.gate_refused_words(found, limit, ctx.config.source), reason=pb.PRIVACY_GATE
