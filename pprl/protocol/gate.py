@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from pprl.protocol.data.combined import (
+    entries_by_attribute,
     is_combined,
     is_initial,
     parts,
-    revealed,
     with_combined,
 )
 from pprl.protocol.data.kinds import DEFAULT_KIND, KINDS
@@ -207,7 +207,7 @@ def value_counts(
 ) -> dict[str, np.ndarray]:
     """Per mapped attribute, how many of all the records share the value of each of `rows`."""
     out = {}
-    for attribute in dict.fromkeys(revealed(a) for a, _ in mapping):
+    for attribute in entries_by_attribute(mapping):
         values = with_combined(attributes, [attribute])[attribute]
         tally: dict[str, int] = {}
         for value in values:

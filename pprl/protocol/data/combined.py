@@ -105,6 +105,15 @@ def revealed(name: str) -> str:
     return parts(name)[0] if derivation(name) is not None else name
 
 
+def entries_by_attribute(mapping: Sequence[tuple[str, str]]) -> dict[str, list[int]]:
+    """The mapping's entry indices grouped by the attribute each shows (`revealed`), in
+    first-use order: what an attacker reads together."""
+    out: dict[str, list[int]] = {}
+    for m, (attribute, _) in enumerate(mapping):
+        out.setdefault(revealed(attribute), []).append(m)
+    return out
+
+
 def derived_values(name: str, values: Sequence[str]) -> list[str]:
     """What entry `name` holds for each of its attribute's `values` (the values themselves
     for a plain entry)."""

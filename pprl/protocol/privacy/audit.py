@@ -47,7 +47,7 @@ import numpy as np
 from rapidfuzz.distance import Levenshtein
 
 from pprl.protocol.data import synthetic
-from pprl.protocol.data.combined import revealed
+from pprl.protocol.data.combined import entries_by_attribute
 from pprl.protocol.data.distances import Metric
 from pprl.protocol.errors import SettingError
 from pprl.protocol.vectors.release import (
@@ -640,8 +640,7 @@ def vector_counts(tensor: np.ndarray, mapping: Sequence[tuple[str, str]]) -> dic
     """Per attribute, how many rows of the whole (n, M, W) release share each row's vector
     (all of the attribute's entries together): what the peer can count."""
     out = {}
-    for attribute in dict.fromkeys(revealed(a) for a, _ in mapping):
-        entries = [m for m, (a, _) in enumerate(mapping) if revealed(a) == attribute]
+    for attribute, entries in entries_by_attribute(mapping).items():
         flat = np.ascontiguousarray(tensor[:, entries, :].reshape(len(tensor), -1))
         _, inverse, sizes = np.unique(flat, axis=0, return_inverse=True, return_counts=True)
         out[attribute] = sizes[inverse.reshape(-1)]
@@ -672,10 +671,10 @@ def audit_tensor(
 
     Each attribute's entries are concatenated, as the attacker would: a middle name compared
     with two reference columns gives it twice the coordinates, and a surname's first part
-    ("last:first-part") is more coordinates of the surname (combined.revealed). The dictionary
-    attack takes a name's own coordinates for its first part: exact for a name of one part,
-    as the census lists hold. A projected release is
-    attacked in its own space: the attacker projects every dictionary name's distances as the
+    ("last:first-part") is more coordinates of the surname (combined.entries_by_attribute).
+    The dictionary attack takes a name's own coordinates for its first part: exact for a
+    name of one part, as the census lists hold. A projected release is attacked in its own
+    space: the attacker projects every dictionary name's distances as the
     parties do, and takes the nearest (exact lookup has no meaning for real coordinates).
     """
     specs = [Entry.of(entry) for entry in released_as]
@@ -689,8 +688,7 @@ def audit_tensor(
     attributes = []
     if only is not None and only not in MEASURES:
         raise SettingError(f"unknown measure {only!r}; expected one of {MEASURES}")
-    for attribute in dict.fromkeys(revealed(a) for a, _ in mapping):
-        entries = [m for m, (a, _) in enumerate(mapping) if revealed(a) == attribute]
+    for attribute, entries in entries_by_attribute(mapping).items():
         values = np.asarray(truth[attribute], dtype=object)
         present = np.flatnonzero(values != "")
         if only is not None:

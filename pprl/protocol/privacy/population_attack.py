@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from rapidfuzz.distance import Levenshtein
 
-from pprl.protocol.data.combined import derived_values, revealed
+from pprl.protocol.data.combined import derived_values, entries_by_attribute
 from pprl.protocol.data.distances import Metric
 from pprl.protocol.errors import SettingError
 from pprl.protocol.privacy.audit import AttributeAudit, AuditReport, EntryAudit
@@ -116,14 +116,14 @@ def attack_population(
     encoders = [spec.release or Release() for spec in specs]
     metric = specs[0].metric if specs else None
     n = len(codes)
-    grouped = dict.fromkeys(revealed(a) for a, _ in mapping)
+    grouped = entries_by_attribute(mapping)
     attributes = [a for a in grouped if a in population.attributes]
     missing = [a for a in grouped if a not in population.attributes]
     if missing:
         raise SettingError(f"the population list has no column {', '.join(missing)}")
     per_value: dict[str, np.ndarray] = {}  # (n, u) cost of each distinct value
     for attribute in attributes:
-        entries = [m for m, (a, _) in enumerate(mapping) if revealed(a) == attribute]
+        entries = grouped[attribute]
         columns = [reference_columns[mapping[m][1]] for m in entries]
         used = [encoders[m] for m in entries]
         names = [mapping[m][0] for m in entries]
