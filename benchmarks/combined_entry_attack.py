@@ -26,12 +26,13 @@ from pprl.protocol.data.reference import ReferenceSet
 from pprl.protocol.gate import audit_rows
 from pprl.protocol.linkage.released import Released
 from pprl.protocol.method import method_params
-from pprl.protocol.privacy.audit import FIRST_NAMES, SURNAMES, Dictionary
+from pprl.protocol.privacy.audit import census_dictionary
 from pprl.protocol.vectors.release import ProjectedRelease
 from pprl.protocol.vectors.smashing import smash_values
 
 MAPPING = [("first", "first"), ("last", "last"), ("first+last", "first+last")]
-KEPT_FIRST, KEPT_LAST = 3000, 6000
+# Each census list cut to its commonest names (and the records' own), for both attackers.
+KEPT = 6000
 
 
 def _penalty(names: list[str], weights: dict[str, float]) -> np.ndarray:
@@ -46,16 +47,12 @@ def measure(size: int, sigma: float, seed: int, top: int) -> dict[str, float]:
     columns = {n: [getattr(p, n) for p in people] for n in ("first", "last")}
     tensor = agreement.smash(columns, np.random.default_rng(seed))
     census = synthetic.census_names()
-    first_names = sorted(set(census.first.names[:KEPT_FIRST]) | set(columns["first"]))
-    last_names = sorted(set(census.last.names[:KEPT_LAST]) | set(columns["last"]))
+    held = {*columns["first"], *columns["last"]}
+    first_names = sorted(set(census.first.names[:KEPT]) | set(columns["first"]))
+    last_names = sorted(set(census.last.names[:KEPT]) | set(columns["last"]))
     first_w = dict(zip(census.first.names, census.first.weights, strict=True))
     last_w = dict(zip(census.last.names, census.last.weights, strict=True))
-    names = [*first_names, *last_names]
-    priors = {
-        FIRST_NAMES: [first_w.get(n, 0.0) for n in first_names] + [0.0] * len(last_names),
-        SURNAMES: [0.0] * len(first_names) + [last_w.get(n, 0.0) for n in last_names],
-    }
-    dictionary = Dictionary(names, reference.columns, None, None, priors)
+    dictionary = census_dictionary(reference.columns, kept=KEPT, held=held)
     rows = np.arange(size)
     gate = audit_rows(agreement, Released(rows, tensor), rows, columns, dictionary)
 

@@ -19,12 +19,12 @@ from pprl.protocol.privacy.audit import (
     AuditReport,
     Dictionary,
     audit_tensor,
+    census_dictionary,
     vector_counts,
 )
 from pprl.protocol.privacy.noise import CalibrationError
 from pprl.protocol.privacy.noise_choice import SIGMA_STEPS, choose_sigma
 from pprl.protocol.vectors.randomness import Randomness
-from tests.dictionaries import cut_census_dictionary
 
 
 @pytest.fixture(scope="module")
@@ -34,16 +34,16 @@ def reference() -> dict[str, list[str]]:
 
 @pytest.fixture(scope="module")
 def dictionary(reference: dict[str, list[str]]) -> Dictionary:
-    """The census lists against the reference set, cut to their commonest names and every
-    name the module's records hold (tests/dictionaries.py), one for the module's tests: what
-    costs is each name's distances, computed once when an attack first needs them."""
+    """The census lists against the reference set, cut to their 6,000 commonest names and
+    every name the module's records hold, one for the module's tests: what costs is each
+    name's distances, computed once when an attack first needs them."""
     held = {
         getattr(p, a)
         for size, seed in ((400, 3), (300, 4), (300, 8))
         for p in synthetic.generate(size, seed).alice
         for a in ("first", "middle", "last")
     }
-    return cut_census_dictionary(reference, held)
+    return census_dictionary(reference, kept=6000, held=held)
 
 
 def test_the_smallest_passing_step_is_found_with_few_measurements() -> None:

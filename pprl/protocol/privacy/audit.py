@@ -40,7 +40,7 @@ from __future__ import annotations
 import copy
 import hashlib
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -423,14 +423,28 @@ SURNAMES = "surnames"
 
 
 def census_dictionary(
-    reference_columns: Mapping[str, Sequence[str]], store: ArrayStore | None = None
+    reference_columns: Mapping[str, Sequence[str]],
+    store: ArrayStore | None = None,
+    kept: int | None = None,
+    held: Iterable[str] = (),
 ) -> Dictionary:
     """The default attacker's list: the census first names and surnames together, with three
     priors: either list's frequency, half each (a name's chance of being any given name), and
-    each list's own (for an attribute that holds first names, or surnames)."""
+    each list's own (for an attribute that holds first names, or surnames). With `kept`, each
+    list cut to its `kept` commonest names and any in `held` (say, the records' own): the
+    attacks then cost a fraction, for tests and benchmarks of how the gate decides."""
     census = synthetic.census_names()
-    names = [*census.first.names, *census.last.names]
-    first, last = census.first.weights, census.last.weights
+    held = set(held)
+    lists = []
+    for names_of, weights_of in ((census.first.names, census.first.weights),
+                                 (census.last.names, census.last.weights)):  # fmt: skip
+        if kept is None:
+            lists.append((list(names_of), np.asarray(weights_of)))
+            continue
+        keep = [i for i, name in enumerate(names_of) if i < kept or name in held]
+        lists.append(([names_of[i] for i in keep], np.asarray(weights_of)[keep]))
+    (first_names, first), (last_names, last) = lists
+    names = [*first_names, *last_names]
     weights = [*(first / 2), *(last / 2)]
     none_first, none_last = np.zeros(len(first)), np.zeros(len(last))
     priors = {
