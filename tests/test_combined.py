@@ -203,17 +203,25 @@ def test_the_gate_counts_a_first_part_as_a_second_look_at_the_surname() -> None:
     assert recovered[3] > recovered[2] + 0.1
 
 
-def test_a_combined_entry_of_attacked_names_is_named_in_a_warning_beside_the_gates_figure() -> None:
-    """The gate does not attack a combined entry of names, which a joint attacker reads with
-    the names it does attack (docs/privacy.md): the gate's words say its figure understates."""
+def test_a_combined_entry_the_joint_attacker_cannot_read_is_named_in_a_warning() -> None:
+    """The gate's joint attacker reads a combined entry of names in the projected release
+    (tests/test_joint_attack.py); released as raw distances with noise it does not, and the
+    gate's words say its figure understates (docs/privacy.md)."""
     from pprl.party.phases.words import gate_words
     from pprl.protocol.gate import combined_names
     from pprl.protocol.privacy.audit import AuditReport
 
-    agreement = Agreement(_reference(), MAPPING, method_params(), None)
+    raw = method_params(noise_sigma=1.0, release="distances")
+    agreement = Agreement(_reference(), MAPPING, raw, None)
     assert combined_names(agreement) == ["first+middle+last"]
-    plain = Agreement(_reference(), MAPPING[:2], method_params(), None)
+    plain = Agreement(_reference(), MAPPING[:2], raw, None)
     assert combined_names(plain) == []
+    # Read when every part has entries of its own, projected; a part it shows alone
+    # (middle, here) leaves it unread.
+    projected = method_params(noise_sigma=1.0)
+    assert combined_names(Agreement(_reference(), MAPPING, projected, None)) == [MAPPING[2][0]]
+    every_part = [*MAPPING, ("middle", "first")]
+    assert combined_names(Agreement(_reference(), every_part, projected, None)) == []
     report = AuditReport(10, [], 0.0, 0.05, 0.1)
     warned = gate_words(report, "every-name", 10, [], combined_names(agreement))
     assert "WARNING: first+middle+last is a further noisy look at names" in warned

@@ -30,6 +30,7 @@ from pprl.protocol.privacy.audit import (
     audit_tensor,
     vector_counts,
 )
+from pprl.protocol.privacy.joint_attack import Joined, attack_jointly, joinable
 from pprl.protocol.privacy.noise_choice import NoiseChoice, choose_sigma
 from pprl.protocol.privacy.population_attack import Population, attack_population
 from pprl.protocol.vectors.randomness import GATE, RELEASE, Randomness
@@ -107,8 +108,10 @@ def audit_rows(
 def audit_distances(agreement: Agreement, attack: Attack) -> AuditReport:
     """The attacks on a release of distances to the reference set: the report of the
     attacker (audit.ATTACKS) that re-identifies most by `measure`, with every attacker's rate
-    (without noise, the uniform one and the prior breaking its ties). Strongest-first when
-    `stop_above` is given (measured: counts, then prior), the population attacker first."""
+    (without noise, the uniform one and the prior breaking its ties), and of the joint
+    attacker when a combined entry of attacked names is released (joint_attack).
+    Strongest-first when `stop_above` is given (measured: joint, counts, then prior), the
+    population attacker first."""
     rows, truth, measure, stop_above = attack.rows, attack.truth, attack.measure, attack.stop_above
     counts = attack.counts
     entries = attacked_entries(agreement)
@@ -133,6 +136,12 @@ def audit_distances(agreement: Agreement, attack: Attack) -> AuditReport:
         reports.append(report)
         if stop_above is not None and report.rate(measure) > stop_above:
             attackers = ()
+    joined = _joined(agreement, attack.tensor[rows], {a for a, _ in mapping})
+    if joined and attackers:
+        report = attack_jointly(whole[rows], truth, specs, joined, dictionary)
+        reports.append(report)
+        if stop_above is not None and report.rate(measure) > stop_above:
+            attackers = ()
     for attacker in attackers:
         report = audit_tensor(
             whole[rows],
@@ -150,6 +159,17 @@ def audit_distances(agreement: Agreement, attack: Attack) -> AuditReport:
     rates = {report.attack: report.rate(measure) for report in reports}
     strongest = max(reports, key=lambda report: report.rate(measure))
     return dataclasses.replace(strongest, by_attack=rates)
+
+
+def _joined(agreement: Agreement, codes: np.ndarray, attacked: set[str]) -> list[Joined]:
+    """The combined entries of attacked names the joint attacker reads, with the (n, W)
+    codes of the attacked rows `codes` (n, M, W)."""
+    every = agreement.entries()
+    columns = agreement.reference.columns
+    return [
+        Joined(every[m].attribute, codes[:, m, :], every[m].release, columns[every[m].column])  # type: ignore[arg-type]
+        for m in joinable(every, attacked)
+    ]
 
 
 def gate_sample(n: int, size: int, randomness: Randomness) -> np.ndarray:
@@ -228,13 +248,21 @@ def attacked_entries(agreement: Agreement) -> list[int]:
 
 
 def combined_names(agreement: Agreement) -> list[str]:
-    """Combined entries of attacked names ("first+middle+last"): a further noisy look at
-    names the gate attacks, which it does not attack itself, so its figure understates
-    (benchmarks/combined_entry_attack.py measured about twice it; docs/privacy.md)."""
+    """Combined entries of attacked names ("first+middle+last") released with noise that the
+    joint attacker cannot read (a raw distance release, or a part with no entry of its own):
+    a further noisy look at names the gate attacks, so its figure understates
+    (benchmarks/combined_entry_attack.py measured about twice it; docs/privacy.md). Without
+    noise every name is read exactly anyway."""
+    if agreement.release.noise <= 0:
+        return []
+    every = agreement.entries()
+    attacked = {agreement.mapping[m][0] for m in attacked_entries(agreement)}
+    read = {every[m].attribute for m in joinable(every, attacked)}
     return [
         a
         for a in dict.fromkeys(a for a, _ in agreement.mapping)
         if is_combined(a)
+        and a not in read
         and all(KINDS[agreement.kinds.get(part, DEFAULT_KIND)].names_people for part in parts(a))
     ]
 

@@ -96,7 +96,8 @@ def gate_words(
     combined: Sequence[str] = (),
 ) -> str:
     """What the privacy gate's attack found on the sampled records, and a warning when
-    `combined` entries of attacked names make that figure an understatement."""
+    `combined` entries of attacked names that its joint attacker cannot read make that
+    figure an understatement."""
     rate = report.rate(measure)
     counted = "every name" if measure == "every-name" else "at least one name"
     words = (
@@ -108,9 +109,11 @@ def gate_words(
     if combined:
         words += (
             f"; WARNING: {', '.join(combined)} is a further noisy look at names the gate "
-            "attacks, which it does not attack itself: an attacker who reads it with them "
-            "re-identified up to twice the gate's figure (docs/privacy.md); leave combined "
-            "entries out of [reference] mapping where this limit must hold"
+            "attacks, which the gate cannot read with them here (its joint attacker needs the "
+            "projected release and an entry of each name alone): an attacker who does "
+            "re-identified up to twice the gate's figure (docs/privacy.md); map each name "
+            "alone too, or leave combined entries out of [reference] mapping, where this "
+            "limit must hold"
         )
     return words + coverage_words(report)
 
