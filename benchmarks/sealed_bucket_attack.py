@@ -14,6 +14,17 @@ rows she re-identifies (every compared value exact) guessing among what is left.
 a partner in her file are the ones at risk (the linkage's own output reveals the others);
 Alice's partners of `--unpartnered` of Bob's rows are removed from her file to have them.
 
+A third figure is of a party that crafts its encrypted vectors instead of encrypting its own
+(sealed linkage cannot see what a ciphertext holds): for each candidate pair Alice chooses
+the linear function of Bob's vector that the evaluation computes, and learns its bucket.
+Here, for each of Bob's rows, its candidate pairs take in turn the principal directions of
+the evaluator vectors of the people its keys leave, each scaled so that the agreed
+thresholds split those people as evenly as they can; she then keeps the people whose
+buckets along every direction equal the row's. It is an upper bound on this kind of
+attacker: a real one encrypts one vector per slot, which serves every peer row the slot
+meets, while here each pair gets its own. It reaches only the candidate pairs: Bob's rows
+that share no key with hers are out of its reach, whatever she encrypts.
+
 The buckets are computed here in plaintext, as CKKS computes them up to its sign errors near
 a threshold (0.25% of pairs within 0.032 of one; docs/benchmarks.md).
 
@@ -51,6 +62,51 @@ from pprl.protocol.vectors.randomness import Randomness
 def bucket(scores: np.ndarray, thresholds: tuple[float, ...]) -> np.ndarray:
     """How many thresholds each score passes (0: rejected)."""
     return np.searchsorted(np.asarray(thresholds), scores, side="left")
+
+
+# Where a crafted direction's 0th and last threshold are put, as quantiles of the people's
+# projections; the pair that spreads them over the most buckets (entropy) is taken.
+_SPREADS = ((0.02, 0.98), (0.05, 0.95), (0.1, 0.9), (0.2, 0.8), (0.3, 0.7))
+# Directions are taken from at most this many of the people left (a sample beyond it).
+_DIRECTION_SAMPLE = 2000
+
+
+def crafted_left(
+    y_left: np.ndarray, y_row: np.ndarray, pairs: int, thresholds: tuple[float, ...]
+) -> int:
+    """How many of the people left (their evaluator vectors `y_left`) stay consistent with
+    the row `y_row` after `pairs` crafted buckets, each along the next principal direction
+    of the people left, scaled so that the thresholds split them most evenly."""
+    if len(y_left) <= 1 or pairs == 0:
+        return len(y_left)
+    sample = y_left[:: max(1, len(y_left) // _DIRECTION_SAMPLE)]
+    centred = sample - sample.mean(axis=0)
+    _, _, directions = np.linalg.svd(centred, full_matrices=False)
+    low, high = thresholds[0], thresholds[-1]
+    consistent = np.ones(len(y_left), dtype=bool)
+    for u in directions[:pairs]:
+        projected = y_left @ u
+        best: tuple[float, np.ndarray] | None = None
+        for lo_q, hi_q in _SPREADS:
+            lo, hi = np.quantile(projected, [lo_q, hi_q])
+            if hi <= lo:
+                continue
+            # Off the people's own projections: a threshold on one would split it by rounding.
+            lo -= 1e-6 * (hi - lo)
+            scale = (high - low) / (hi - lo)
+            shifted = scale * (projected - lo) + low
+            got = bucket(shifted, thresholds)
+            shares = np.bincount(got) / len(got)
+            entropy = -float((shares[shares > 0] * np.log(shares[shares > 0])).sum())
+            if best is None or entropy > best[0]:
+                best = (entropy, np.array([scale, lo]))
+        if best is None:
+            continue
+        scale, lo = best[1]
+        people = bucket(scale * (projected - lo) + low, thresholds)
+        row = bucket(np.array([scale * (float(y_row @ u) - lo) + low]), thresholds)[0]
+        consistent &= people == row
+    return int(consistent.sum())
 
 
 def main() -> None:
@@ -100,6 +156,7 @@ def main() -> None:
     seen = np.zeros(len(bob.ids), dtype=bool)
     keys_only = np.zeros(len(bob.ids))
     with_buckets = np.zeros(len(bob.ids))
+    crafted = np.zeros(len(bob.ids))
     for j, keys in enumerate(keys_b):
         revealed = {key for key in keys if key in rows_of_key}
         if not revealed:
@@ -114,6 +171,7 @@ def main() -> None:
         predicted = bucket(c[candidates, None] + x[candidates] @ y_p[left].T, thresholds)
         consistent = (predicted == observed[:, None]).all(axis=0)
         with_buckets[j] = 1.0 / int(consistent.sum())
+        crafted[j] = 1.0 / crafted_left(y_p[left], y_b[j], len(candidates), thresholds)
 
     results: dict[str, Any] = {
         "bob_rows": len(bob.ids),
@@ -128,13 +186,15 @@ def main() -> None:
             "sharing_a_key": float(seen[mask].mean()),
             "reidentified_keys_only": float(keys_only[mask].mean()),
             "reidentified_keys_and_buckets": float(with_buckets[mask].mean()),
+            "reidentified_keys_and_crafted_buckets": float(crafted[mask].mean()),
         }
         results[label.replace(" ", "_")] = row
         print(
             f"Bob's rows {label} ({row['rows']:,}): {row['sharing_a_key']:.1%} share a key; "
             f"re-identified from the keys {row['reidentified_keys_only']:.1%}, from the keys "
-            f"and buckets {row['reidentified_keys_and_buckets']:.1%} (list of {len(people):,} "
-            "people)",
+            f"and buckets {row['reidentified_keys_and_buckets']:.1%}, from the keys and "
+            f"crafted buckets {row['reidentified_keys_and_crafted_buckets']:.1%} (list of "
+            f"{len(people):,} people)",
             flush=True,
         )
     if args.json:

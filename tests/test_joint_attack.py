@@ -13,7 +13,7 @@ from pprl.bench.bayes_decoder import bayes_joint_reidentified
 from pprl.protocol.agreement import Agreement
 from pprl.protocol.data import synthetic
 from pprl.protocol.data.reference import ReferenceSet
-from pprl.protocol.gate import audit_rows, combined_names
+from pprl.protocol.gate import audit_rows, combined_names, unaudited_attributes
 from pprl.protocol.linkage.released import Released
 from pprl.protocol.method import method_params
 from pprl.protocol.privacy.audit import Dictionary
@@ -85,10 +85,12 @@ def test_the_gate_stops_at_the_joint_attacker_when_it_exceeds_the_limit() -> Non
     assert stopped.record_reidentified == pytest.approx(whole.by_attack["joint"])
 
 
-def test_only_a_combined_entry_the_joint_attacker_cannot_read_is_warned_of() -> None:
+def test_only_a_combined_entry_the_joint_attacker_cannot_read_is_warned_of_or_unaudited() -> None:
     read, _, _ = _release(2.0, 10)
     assert combined_names(read) == []
+    assert unaudited_attributes(read) == []
     raw, _, _ = _release(2.0, 10, release="distances")
     assert combined_names(raw) == ["first+last"]
+    assert unaudited_attributes(raw) == ["first+last (text)"]
     exact, _, _ = _release(0.0, 10, release="distances")
     assert combined_names(exact) == []

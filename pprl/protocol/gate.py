@@ -255,9 +255,7 @@ def combined_names(agreement: Agreement) -> list[str]:
     noise every name is read exactly anyway."""
     if agreement.release.noise <= 0:
         return []
-    every = agreement.entries()
-    attacked = {agreement.mapping[m][0] for m in attacked_entries(agreement)}
-    read = {every[m].attribute for m in joinable(every, attacked)}
+    read = read_jointly(agreement)
     return [
         a
         for a in dict.fromkeys(a for a, _ in agreement.mapping)
@@ -267,10 +265,18 @@ def combined_names(agreement: Agreement) -> list[str]:
     ]
 
 
+def read_jointly(agreement: Agreement) -> set[str]:
+    """The combined entries of names the joint attacker reads with the names themselves."""
+    every = agreement.entries()
+    attacked = {agreement.mapping[m][0] for m in attacked_entries(agreement)}
+    return {every[m].attribute for m in joinable(every, attacked)}
+
+
 def unaudited_attributes(agreement: Agreement) -> list[str]:
-    """Attributes the name-dictionary attack cannot judge, with their kinds."""
+    """Attributes the name-dictionary attacks cannot judge, with their kinds."""
+    read = read_jointly(agreement)
     return [
         f"{a} ({'initial, readable' if is_initial(a) else kind})"
         for a, kind in agreement.kinds.items()
-        if not _attacked(agreement, a)
+        if not _attacked(agreement, a) and a not in read
     ]

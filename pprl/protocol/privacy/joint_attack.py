@@ -135,7 +135,8 @@ def attack_jointly(
     guesses = {
         a: [dictionary.names[j] for j in top[:, 0].tolist()] for a, (top, _) in shortlists.items()
     }
-    released = [joined.release.decode(joined.codes).astype(np.float64) for joined in combined]
+    seen = [joined.release.decode(joined.codes).astype(np.float64) for joined in combined]
+    searches = []
     for i in range(n):
         options = []
         for part in decoded:
@@ -145,9 +146,11 @@ def attack_jointly(
             top, top_scores = shortlists[part]
             names = [dictionary.names[j] for j in top[i].tolist()]
             options.append(list(zip(names, top_scores[i].tolist(), strict=True)))
-        chosen = _most_probable(options, decoded, combined, [r[i] for r in released], dictionary)
+        searches.append(_Search(options))
+    _run(searches, decoded, combined, seen, dictionary)
+    for i, search in enumerate(searches):
         for k, part in enumerate(decoded):
-            guesses[part][i] = chosen[k]
+            guesses[part][i] = search.chosen()[k]
     found_all = np.ones(n, dtype=bool)
     found_any = np.zeros(n, dtype=bool)
     audits = []
@@ -177,39 +180,64 @@ def attack_jointly(
     )
 
 
-def _most_probable(
-    options: Sequence[Sequence[tuple[str, float]]],
+class _Search:
+    """One row's best-first search over the combinations of its parts' guesses (each part's
+    (name, score) options), by the parts' summed score: a combined entry's fit
+    |c - w|^2 / noise^2 is never negative, so once the parts alone score above the best total
+    found, no later combination can win. At most MAX_COMBINATIONS are scored."""
+
+    def __init__(self, options: Sequence[Sequence[tuple[str, float]]]) -> None:
+        self.combos = list(itertools.product(*options))
+        self.sums = np.array([sum(score for _, score in combo) for combo in self.combos])
+        self.order = np.argsort(self.sums, kind="stable")[:MAX_COMBINATIONS]
+        self.best, self.winner, self.position = np.inf, int(self.order[0]), 0
+
+    def next_batch(self) -> np.ndarray:
+        """The next combinations to score, none once the search is settled."""
+        batch = self.order[self.position : self.position + _BATCH]
+        if not len(batch) or self.sums[batch[0]] > self.best:
+            return batch[:0]
+        self.position += len(batch)
+        return batch
+
+    def scored(self, batch: np.ndarray, totals: np.ndarray) -> None:
+        here = int(np.argmin(totals))
+        if totals[here] < self.best:
+            self.best, self.winner = float(totals[here]), int(batch[here])
+
+    def chosen(self) -> tuple[str, ...]:
+        return tuple(name for name, _ in self.combos[self.winner])
+
+
+def _run(
+    searches: Sequence[_Search],
     decoded: Sequence[str],
     combined: Sequence[Joined],
     released: Sequence[np.ndarray],
     dictionary: Dictionary,
-) -> tuple[str, ...]:
-    """The combination of one row's part guesses (each part's (name, score) options) of
-    smallest total with the combined entries' fits, searched best-first by the parts' sum:
-    a combined entry's fit |c - w|^2 / noise^2 is never negative, so once the parts alone
-    score above the best total found, no later combination can win. At most
-    MAX_COMBINATIONS are scored."""
-    combos = list(itertools.product(*options))
-    sums = np.array([sum(score for _, score in combo) for combo in combos])
-    order = np.argsort(sums, kind="stable")[:MAX_COMBINATIONS]
-    best, winner = np.inf, int(order[0])
-    for start in range(0, len(order), _BATCH):
-        batch = order[start : start + _BATCH]
-        if sums[batch[0]] > best:
-            break
-        totals = sums[batch].copy()
+) -> None:
+    """Every row's search, a batch of each open row at a time: one row's combinations are
+    few, and the words of all rows are smashed together."""
+    while True:
+        batches = [(i, search.next_batch()) for i, search in enumerate(searches)]
+        batches = [(i, batch) for i, batch in batches if len(batch)]
+        if not batches:
+            return
+        totals = [searches[i].sums[batch].copy() for i, batch in batches]
         for joined, seen in zip(combined, released, strict=True):
             at = [decoded.index(part) for part in parts(joined.name)]
-            texts = [_words(combos[c], at) for c in batch]
-            if not any(texts):
-                continue  # every part missing: the combined entry is missing too
-            space = dictionary.word_coordinates(texts, joined.column, joined.release)
-            guessed = np.array([space[t] for t in texts])
-            totals += ((guessed - seen[None, :]) ** 2).sum(axis=1) / joined.release.noise**2
-        here = int(np.argmin(totals))
-        if totals[here] < best:
-            best, winner = float(totals[here]), int(batch[here])
-    return tuple(name for name, _ in combos[winner])
+            texts = [[_words(searches[i].combos[c], at) for c in batch] for i, batch in batches]
+            space = dictionary.word_coordinates(
+                [t for row in texts for t in row if t], joined.column, joined.release
+            )
+            for k, (i, _) in enumerate(batches):
+                if not any(texts[k]):
+                    continue  # every part missing: the combined entry is missing too
+                guessed = np.array([space[t] for t in texts[k]])
+                fit = ((guessed - seen[i][None, :]) ** 2).sum(axis=1)
+                totals[k] += fit / joined.release.noise**2
+        for (i, batch), total in zip(batches, totals, strict=True):
+            searches[i].scored(batch, total)
 
 
 def _close(guess: str, true: str, tolerance: int) -> bool:
