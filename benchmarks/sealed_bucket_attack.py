@@ -4,7 +4,9 @@ receives (the blinded keys' join and its own classifier's score buckets).
 
 Alice is the attacker. The join tells her, for each of Bob's rows, which of her own keys it
 holds; MATCH tells her, for each candidate pair (her row i, his row j), the bucket of her own
-classifier's score among the agreed thresholds. Her list of people is every record either
+classifier's score among the agreed thresholds where the pair shares a row with another
+candidate pair, and only its sign elsewhere (since 2026-11-26; `--all-buckets` for every
+pair's bucket, as before). Her list of people is every record either
 party holds (it contains the truth: the strongest dictionary). For each of Bob's rows j she
 keeps the people whose keys include every key she saw j hold (keys only), then among them
 those whose buckets against her candidate rows equal the ones she observed (keys and
@@ -66,33 +68,36 @@ def bucket(scores: np.ndarray, thresholds: tuple[float, ...]) -> np.ndarray:
 
 # Where a crafted direction's 0th and last threshold are put, as quantiles of the people's
 # projections; the pair that spreads them over the most buckets (entropy) is taken.
-_SPREADS = ((0.02, 0.98), (0.05, 0.95), (0.1, 0.9), (0.2, 0.8), (0.3, 0.7))
+_SPREADS = ((0.02, 0.98), (0.05, 0.95), (0.1, 0.9), (0.2, 0.8), (0.3, 0.7), (0.5, 0.9))
 # Directions are taken from at most this many of the people left (a sample beyond it).
 _DIRECTION_SAMPLE = 2000
 
 
-def crafted_left(
-    y_left: np.ndarray, y_row: np.ndarray, pairs: int, thresholds: tuple[float, ...]
-) -> int:
+def crafted_left(y_left: np.ndarray, y_row: np.ndarray, told: list[tuple[float, ...]]) -> int:
     """How many of the people left (their evaluator vectors `y_left`) stay consistent with
-    the row `y_row` after `pairs` crafted buckets, each along the next principal direction
-    of the people left, scaled so that the thresholds split them most evenly."""
+    the row `y_row` after a crafted bucket per candidate pair among its `told` thresholds
+    (all of them, or 0 alone for a pair in no conflict), each along the next principal
+    direction of the people left, scaled so that the thresholds split them most evenly."""
+    pairs = len(told)
     if len(y_left) <= 1 or pairs == 0:
         return len(y_left)
     sample = y_left[:: max(1, len(y_left) // _DIRECTION_SAMPLE)]
     centred = sample - sample.mean(axis=0)
     _, _, directions = np.linalg.svd(centred, full_matrices=False)
-    low, high = thresholds[0], thresholds[-1]
     consistent = np.ones(len(y_left), dtype=bool)
-    for u in directions[:pairs]:
-        projected = y_left @ u
+    for u, thresholds in zip(directions, told, strict=False):
+        # With the sign alone the split is at the median; else the thresholds' span.
+        low, high = thresholds[0], thresholds[-1] if len(thresholds) > 1 else 1.0
+        # The row with the people, in one product: the same rounding for all of them.
+        *projected_list, row_projection = np.vstack([y_left, y_row]) @ u
+        projected = np.asarray(projected_list)
         best: tuple[float, np.ndarray] | None = None
         for lo_q, hi_q in _SPREADS:
             lo, hi = np.quantile(projected, [lo_q, hi_q])
-            if hi <= lo:
-                continue
+            if hi - lo <= 1e-9 * (1.0 + np.abs(projected).max()):
+                continue  # no spread along it (a direction past the people's rank)
             # Off the people's own projections: a threshold on one would split it by rounding.
-            lo -= 1e-6 * (hi - lo)
+            lo, hi = lo - 1e-6 * (hi - lo), hi + 1e-6 * (hi - lo)
             scale = (high - low) / (hi - lo)
             shifted = scale * (projected - lo) + low
             got = bucket(shifted, thresholds)
@@ -104,7 +109,7 @@ def crafted_left(
             continue
         scale, lo = best[1]
         people = bucket(scale * (projected - lo) + low, thresholds)
-        row = bucket(np.array([scale * (float(y_row @ u) - lo) + low]), thresholds)[0]
+        row = bucket(np.array([scale * (row_projection - lo) + low]), thresholds)[0]
         consistent &= people == row
     return int(consistent.sum())
 
@@ -115,6 +120,11 @@ def main() -> None:
     parser.add_argument("--recipes", required=True, help="key recipes, comma-separated")
     parser.add_argument("--thresholds", default=session.DEFAULT_THRESHOLDS)
     parser.add_argument("--unpartnered", type=float, default=0.3)
+    parser.add_argument(
+        "--all-buckets",
+        action="store_true",
+        help="every candidate pair told its bucket (before 2026-11-26), not only those in conflict",
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
@@ -153,6 +163,16 @@ def main() -> None:
         for key in keys:
             people_of_key[key].add(k)
 
+    # The candidate pairs, and which are in conflict: only those are told their bucket, the
+    # rest their sign (layout.conflicted), unless --all-buckets.
+    candidates_of = [
+        sorted({i for key in keys if key in rows_of_key for i in rows_of_key[key]})
+        for keys in keys_b
+    ]
+    peers_of_row = np.zeros(len(keys_a), dtype=np.int64)
+    for found in candidates_of:
+        peers_of_row[found] += 1
+    sign_only = (0.0,)
     seen = np.zeros(len(bob.ids), dtype=bool)
     keys_only = np.zeros(len(bob.ids))
     with_buckets = np.zeros(len(bob.ids))
@@ -166,12 +186,16 @@ def main() -> None:
         if truth_of_b[j] not in set(left.tolist()):
             continue
         keys_only[j] = 1.0 / len(left)
-        candidates = sorted({i for key in revealed for i in rows_of_key[key]})
+        candidates = candidates_of[j]
+        ranked = (len(candidates) > 1) | (peers_of_row[candidates] > 1) | args.all_buckets
         observed = bucket(c[candidates] + x[candidates] @ y_b[j], thresholds)
         predicted = bucket(c[candidates, None] + x[candidates] @ y_p[left].T, thresholds)
+        observed = np.where(ranked, observed, np.minimum(observed, 1))
+        predicted = np.where(ranked[:, None], predicted, np.minimum(predicted, 1))
         consistent = (predicted == observed[:, None]).all(axis=0)
         with_buckets[j] = 1.0 / int(consistent.sum())
-        crafted[j] = 1.0 / crafted_left(y_p[left], y_b[j], len(candidates), thresholds)
+        told = [thresholds if r else sign_only for r in ranked.tolist()]
+        crafted[j] = 1.0 / crafted_left(y_p[left], y_b[j], told)
 
     results: dict[str, Any] = {
         "bob_rows": len(bob.ids),
@@ -179,6 +203,7 @@ def main() -> None:
         "people": len(people),
         "recipes": args.recipes,
         "thresholds": list(thresholds),
+        "buckets": "every pair" if args.all_buckets else "pairs in conflict",
     }
     for label, mask in (("without a partner", unpartnered), ("with a partner", ~unpartnered)):
         row = {

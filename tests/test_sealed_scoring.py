@@ -8,8 +8,14 @@ import numpy as np
 import pytest
 import tenseal as ts
 
-from pprl.protocol.sealed import scoring
-from pprl.protocol.sealed.layout import ENCRYPT_COST, best_rounds, candidate_counts, layout
+from pprl.protocol.sealed import scoring, session
+from pprl.protocol.sealed.layout import (
+    ENCRYPT_COST,
+    best_rounds,
+    candidate_counts,
+    conflicted,
+    layout,
+)
 
 
 def _pairs(rng: np.random.Generator, own: int, peer: int, count: int) -> np.ndarray:
@@ -132,4 +138,58 @@ def test_a_wrong_ciphertext_count_is_refused(scored: dict) -> None:
             scored["placed"],
             scored["setting"],
             np.random.default_rng(0),
+        )
+
+
+def test_only_pairs_in_conflict_are_told_their_bucket() -> None:
+    """A pair that shares no row with another candidate is told its sign alone: its
+    threshold slots above 0 decrypt to the flooding noise, whatever its score."""
+    rng = np.random.default_rng(5)
+    own, peer, width = 200, 200, 8
+    x = rng.normal(size=(own, width)) * 2 / np.sqrt(width)
+    y = rng.normal(size=(peer, width)) * 2 / np.sqrt(width)
+    c = rng.normal(size=own) + 2.0
+    # Rows 0-99 each with one peer of their own; rows 100-199 share peers 100-139.
+    alone = np.stack([np.arange(100), np.arange(100)], axis=1)
+    shared = _pairs(rng, own, 40, 300)
+    shared = shared[shared[:, 0] >= 100] + np.array([0, 100])
+    pairs = np.concatenate([alone, shared])
+    in_conflict = conflicted(pairs)
+    assert not in_conflict[:100].any() and in_conflict[100:].mean() > 0.9
+    setting = scoring.CkksSetting(thresholds=(0.0, 1.0, 2.0, 4.0))
+    placed = layout(pairs, setting.slots, best_rounds(pairs, setting.slots))
+    context = scoring.secret_context(setting)
+    sent = scoring.encrypt(context, x, c, placed)
+    returned = scoring.evaluate(scoring.public_context(context), sent, y, placed, setting, rng)
+    found = scoring.buckets(context, returned, placed, len(pairs), setting)
+    plain = c[pairs[:, 0]] + np.einsum("ij,ij->i", x[pairs[:, 0]], y[pairs[:, 1]])
+    expected = np.searchsorted(np.array(setting.thresholds), plain, side="right")
+    clear = np.abs(plain[:, None] - np.array(setting.thresholds)[None, :]).min(axis=1) > 0.05
+    assert (expected[~in_conflict & clear] > 1).sum() > 20  # buckets there were to hide
+    told = np.where(in_conflict, expected, np.minimum(expected, 1))
+    assert np.array_equal(found[clear], told[clear])
+    assert (found[in_conflict & clear] > 1).sum() > 20
+    # What a slot above threshold 0 decrypts to where the pair is alone: noise of about 2^4,
+    # not r (s - t) with r >= 2^10.
+    per_round = len(setting.thresholds)
+    values = np.asarray(ts.ckks_vector_from(context, returned[0][1]).decrypt())
+    index = placed.pair_of[0, : placed.slots]
+    lone = (index >= 0) & ~placed.ranked[0, : placed.slots]
+    assert lone.sum() > 50 and per_round > 1
+    assert np.abs(values[: len(index)][lone]).max() < 2.0 ** (setting.flood_bits + 3)
+
+
+def test_the_sign_alone_where_no_conflict_keeps_the_same_links() -> None:
+    """One-to-one by bucket gives the same links whether the pairs in no conflict are told
+    their bucket or only their sign: nothing competes with them."""
+    rng = np.random.default_rng(9)
+    pairs = np.concatenate([_pairs(rng, 300, 300, 900), np.stack([np.arange(300, 400)] * 2, 1)])
+    full = rng.integers(0, 8, len(pairs))
+    told = np.where(conflicted(pairs), full, np.minimum(full, 1))
+    assert (told != full).sum() > 50
+    for first in (True, False):
+        one = session.one_to_one(pairs, full, first, "digest")
+        other = session.one_to_one(pairs, told, first, "digest")
+        assert sorted(zip(one.rows_a.tolist(), one.rows_b.tolist(), strict=True)) == sorted(
+            zip(other.rows_a.tolist(), other.rows_b.tolist(), strict=True)
         )

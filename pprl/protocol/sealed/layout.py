@@ -8,6 +8,11 @@ many slots as it needs (`ceil(candidates / rounds)`) and each slot serves up to 
 candidates. Both parties know the candidate pairs, so both derive the same layout from them.
 The work is rounds x batches x coordinates plaintext products: close to pairs x
 coordinates / slots when `rounds` suits the candidate counts (`best_rounds`).
+
+Only a pair that shares its own row or its peer row with another candidate pair needs an
+order in the one-to-one step; any other is kept exactly when it is accepted. The layout
+marks which slots hold such a pair (`ranked`): only there does the evaluator return the
+score's bucket among the higher thresholds, elsewhere just its sign.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ class Layout:
     rows: np.ndarray  # (used slots,) own row per slot
     peers: np.ndarray  # (rounds, used slots) peer row per slot and round, -1 for none
     pair_of: np.ndarray  # (rounds, used slots) index into the pairs, -1 for none
+    ranked: np.ndarray  # (rounds, used slots) the pair there is in conflict (`conflicted`)
 
     @property
     def rounds(self) -> int:
@@ -39,6 +45,18 @@ class Layout:
     @property
     def batches(self) -> int:
         return math.ceil(len(self.rows) / self.slots) if len(self.rows) else 0
+
+
+def conflicted(pairs: np.ndarray) -> np.ndarray:
+    """(P,) whether each pair shares its own row or its peer row with another pair: the pairs
+    whose order the one-to-one step needs. Either party derives it from the candidates."""
+    if not len(pairs):
+        return np.zeros(0, dtype=bool)
+    out = np.zeros(len(pairs), dtype=bool)
+    for side in (0, 1):
+        _, inverse, counts = np.unique(pairs[:, side], return_inverse=True, return_counts=True)
+        out |= counts[inverse.reshape(-1)] > 1
+    return out
 
 
 def candidate_counts(pairs: np.ndarray) -> np.ndarray:
@@ -82,9 +100,11 @@ def layout(pairs: np.ndarray, slots: int, rounds: int) -> Layout:
             index.append(list(members) + [-1] * (rounds - len(members)))
         start = end
     shape = (rounds, len(rows))
+    pair_of = np.asarray(index, dtype=np.int64).T.reshape(shape)
     return Layout(
         slots=slots,
         rows=np.asarray(rows, dtype=np.int64),
         peers=np.asarray(peers, dtype=np.int64).T.reshape(shape),
-        pair_of=np.asarray(index, dtype=np.int64).T.reshape(shape),
+        pair_of=pair_of,
+        ranked=(pair_of >= 0) & conflicted(pairs)[np.maximum(pair_of, 0)],
     )

@@ -12,7 +12,9 @@ fresh encryption of Gaussian noise (flooding) and returns one ciphertext per bat
 threshold. The scoring party decrypts r_ij s_ij + e and keeps the sign; with further agreed
 thresholds t_k it gets r_ijk (s_ij - t_k) + e for each, each with its own factor, and so the
 bucket of the score among the thresholds, which the one-to-one step needs on names
-(docs/sealed.md).
+(docs/sealed.md). Only for pairs in conflict (`layout.conflicted`): elsewhere the factor of
+every threshold but 0 is zero, so those slots decrypt to the flooding noise alone and the
+party learns only accept or reject, all the one-to-one step needs there.
 
 Parameters (`CkksSetting`): N = 8192 (4,096 slots) and a 200-bit modulus chain, under the
 218 bits the Homomorphic Encryption Standard (2018) allows N = 8192 for 128-bit security;
@@ -111,14 +113,17 @@ def evaluated_batch(
     vectors = [ts.ckks_vector_from(context, blob) for blob in ciphertexts]
     span = slice(batch * layout.slots, (batch + 1) * layout.slots)
     results = []
-    for peers in layout.peers[:, span]:
+    for peers, ranked in zip(layout.peers[:, span], layout.ranked[:, span], strict=True):
         present = peers >= 0
         plain = columns[np.where(present, peers, 0)]
         score = vectors[0] * plain[:, 0].tolist()
         for d in range(1, len(vectors)):
             score += vectors[d] * plain[:, d].tolist()
-        for threshold in setting.thresholds:
-            factors = np.where(present, 2.0 ** rng.uniform(low, high, len(peers)), 0.0)
+        for k, threshold in enumerate(setting.thresholds):
+            # Above 0, a bucket only where the pair is in conflict: elsewhere a factor of 0
+            # leaves the flooding noise alone in the slot.
+            told = present if k == 0 else ranked
+            factors = np.where(told, 2.0 ** rng.uniform(low, high, len(peers)), 0.0)
             blinded = (score - threshold) * factors.tolist()
             noise = rng.normal(0.0, 2.0**setting.flood_bits, len(peers))
             blinded += ts.ckks_vector(context, noise.tolist())
@@ -134,15 +139,17 @@ def buckets(
     setting: CkksSetting,
 ) -> np.ndarray:
     """(pairs,) how many of the thresholds each candidate pair's score passes, read from the
-    signs of its blinded differences: 0 is rejected, and higher buckets rank the accepted."""
+    signs of its blinded differences: 0 is rejected, and higher buckets rank the accepted.
+    A pair in no conflict is told only its sign: its bucket is 0 or 1."""
     count = np.zeros(pairs, dtype=np.int64)
     per_round = len(setting.thresholds)
     for batch, results in enumerate(returned):
         span = slice(batch * layout.slots, (batch + 1) * layout.slots)
         for position, blob in enumerate(results):
             values = np.asarray(ts.ckks_vector_from(context, blob).decrypt())
-            index = layout.pair_of[position // per_round, span]
-            used = index >= 0
+            round_, k = divmod(position, per_round)
+            index = layout.pair_of[round_, span]
+            used = index >= 0 if k == 0 else layout.ranked[round_, span]
             count[index[used]] += values[: len(index)][used] > 0
     return count
 
