@@ -36,6 +36,38 @@ def test_the_linear_form_is_the_models_decision_on_every_pair() -> None:
     assert both_missing.any()  # the case the indicator algebra must get right
 
 
+def test_the_score_bound_holds_for_every_peer_vector_and_the_scale_spreads_scores() -> None:
+    """score_bound is at least every score a peer's vectors can give (unit vectors or missing
+    values), and score_scale puts the identity scores' median at SCALE_TARGET unless that
+    would pass SAFE_SCORE; a positive factor keeps every decision."""
+    rng = np.random.default_rng(8)
+    entries = 4
+    weights = np.concatenate([-np.abs(rng.normal(size=entries)), rng.normal(size=2 * entries)])
+    model = Model("linear", {"weights": weights, "bias": np.array(1.5)})
+    own, peers = _units(rng, 60, entries, 5), _units(rng, 400, entries, 5)
+    x, c = linear_form.scorer_part(model, own)
+    y = linear_form.evaluator_part(peers)
+    scores = c[:, None] + x @ y.T
+    bound = linear_form.score_bound(x, c, entries)
+    assert np.abs(scores).max() <= bound + 1e-9
+    # Tight: the peer vector aligned with each entry's weights reaches the bound's terms.
+    assert np.abs(scores).max() > 0.5 * bound
+    own_y = linear_form.evaluator_part(own)
+    scale = linear_form.score_scale(x, c, own_y, entries)
+    identity = np.median(c + np.einsum("ij,ij->i", x, own_y))
+    assert identity > 0
+    expected = min(linear_form.SCALE_TARGET / identity, linear_form.SAFE_SCORE / bound)
+    assert scale == pytest.approx(expected)
+    assert np.array_equal(scale * scores > 0, scores > 0)
+    # Large weights: the bound, not the target, sets the factor.
+    heavy = Model("linear", {"weights": 40 * weights, "bias": np.array(60.0)})
+    hx, hc = linear_form.scorer_part(heavy, own)
+    capped = linear_form.score_scale(hx, hc, own_y, entries)
+    assert capped * linear_form.score_bound(hx, hc, entries) == pytest.approx(
+        linear_form.SAFE_SCORE
+    )
+
+
 def test_models_the_linear_form_cannot_hold_are_refused() -> None:
     unit = np.zeros((2, 1, 3), dtype=np.float32)
     capped = Model("linear", {"weights": np.ones(3), "bias": np.array(0.0), "caps": np.ones(1)})

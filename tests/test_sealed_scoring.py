@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import tenseal as ts
 
-from pprl.protocol.sealed import scoring, session
+from pprl.protocol.sealed import linear_form, scoring, session
 from pprl.protocol.sealed.layout import (
     ENCRYPT_COST,
     best_rounds,
@@ -193,3 +193,20 @@ def test_the_sign_alone_where_no_conflict_keeps_the_same_links() -> None:
         assert sorted(zip(one.rows_a.tolist(), one.rows_b.tolist(), strict=True)) == sorted(
             zip(other.rows_a.tolist(), other.rows_b.tolist(), strict=True)
         )
+
+
+def test_scores_within_the_safe_range_decrypt_exactly_at_the_largest_factor() -> None:
+    """What linear_form.SAFE_SCORE stands on: at the agreed parameters a score as large as
+    it allows, less the highest threshold, times the largest factor, still decrypts to itself
+    (beyond about 260 the plaintext wraps, and signs would be wrong)."""
+    setting = scoring.CkksSetting(thresholds=(0.0, 16.0))
+    context = scoring.secret_context(setting)
+    public = ts.context_from(scoring.public_context(context))
+    edge = linear_form.SAFE_SCORE + 16.0
+    values = np.array([edge, -edge, 2 * edge, -2 * edge])
+    sent = ts.ckks_vector_from(public, ts.ckks_vector(context, values.tolist()).serialize())
+    largest = 2.0 ** setting.factor_bits[1]
+    result = (sent * ([1.0] * len(values))) * ([largest] * len(values))
+    back = np.asarray(ts.ckks_vector_from(context, result.serialize()).decrypt()) / largest
+    assert np.allclose(back[:2], values[:2], atol=1e-2)
+    assert np.allclose(back[2:], values[2:], atol=1e-2)  # the margin: twice it too

@@ -119,7 +119,10 @@ def match(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     ckks = session.setting(method.sealed_crypto, method.sealed_thresholds)
     placed = session.score_layout(pairs, ckks)
     model = classifier.Model.from_bytes(ctx.artifact(run_id, MODEL).path.read_bytes())
-    x, c = linear_form.scorer_part(model, _units(ctx, run_id))
+    units = _units(ctx, run_id)
+    x, c = linear_form.scorer_part(model, units)
+    scale = linear_form.score_scale(x, c, linear_form.evaluator_part(units), units.shape[1])
+    x, c = x * scale, c * scale
     n_own, n_peer = len(x), ctx.peer_rows(run_id) or 0
     share = len(pairs) / max(1, n_own * n_peer)
     progress(

@@ -32,9 +32,10 @@ from pprl.protocol.sealed.recipes import TRANSFORMS, Recipe, parse_recipes, reci
 from pprl.protocol.sealed.shared_keys import shared_key_pairs
 
 # The scores each candidate pair's is compared with: 0 decides; the others give the bucket
-# the one-to-one step orders by (11 thresholds came within about 0.005 F1 of exact scores on
-# names; docs/sealed.md).
-DEFAULT_THRESHOLDS = "0,0.5,1,1.5,2,3,4,6,8,12,16"
+# the one-to-one step orders by. Evenly spaced, for scores each party scales to put its
+# identity score at 12 (linear_form.score_scale): on FEBRL4 names as good as exact scores
+# (docs/sealed.md).
+DEFAULT_THRESHOLDS = "0,1.6,3.2,4.8,6.4,8,9.6,11.2,12.8,14.4,16"
 # Below one bucket: a tie-break never lifts a pair over a higher bucket.
 _TIE_SCALE = 1e-3
 
