@@ -38,8 +38,9 @@ def test_the_linear_form_is_the_models_decision_on_every_pair() -> None:
 
 def test_the_score_bound_holds_for_every_peer_vector_and_the_scale_spreads_scores() -> None:
     """score_bound is at least every score a peer's vectors can give (unit vectors or missing
-    values), and score_scale puts the identity scores' median at SCALE_TARGET unless that
-    would pass SAFE_SCORE; a positive factor keeps every decision."""
+    values); score_scale puts the identity scores' median at SCALE_TARGET unless the own
+    pairs' range would pass SAFE_SCORE or the bound twice that; a positive factor keeps
+    every decision."""
     rng = np.random.default_rng(8)
     entries = 4
     weights = np.concatenate([-np.abs(rng.normal(size=entries)), rng.normal(size=2 * entries)])
@@ -50,22 +51,23 @@ def test_the_score_bound_holds_for_every_peer_vector_and_the_scale_spreads_score
     scores = c[:, None] + x @ y.T
     bound = linear_form.score_bound(x, c, entries)
     assert np.abs(scores).max() <= bound + 1e-9
-    # Tight: the peer vector aligned with each entry's weights reaches the bound's terms.
-    assert np.abs(scores).max() > 0.5 * bound
     own_y = linear_form.evaluator_part(own)
+    reach = linear_form.score_range(x, c, own_y)
+    assert reach == pytest.approx(np.abs(c[:, None] + x @ own_y.T).max())
+    assert reach <= bound
     scale = linear_form.score_scale(x, c, own_y, entries)
     identity = np.median(c + np.einsum("ij,ij->i", x, own_y))
     assert identity > 0
-    expected = min(linear_form.SCALE_TARGET / identity, linear_form.SAFE_SCORE / bound)
-    assert scale == pytest.approx(expected)
+    target = linear_form.SCALE_TARGET / identity
+    safe = linear_form.SAFE_SCORE
+    assert scale == pytest.approx(min(target, safe / reach, 2 * safe / bound))
     assert np.array_equal(scale * scores > 0, scores > 0)
-    # Large weights: the bound, not the target, sets the factor.
+    # Large weights: the range, not the target, sets the factor.
     heavy = Model("linear", {"weights": 40 * weights, "bias": np.array(60.0)})
     hx, hc = linear_form.scorer_part(heavy, own)
     capped = linear_form.score_scale(hx, hc, own_y, entries)
-    assert capped * linear_form.score_bound(hx, hc, entries) == pytest.approx(
-        linear_form.SAFE_SCORE
-    )
+    assert capped * linear_form.score_range(hx, hc, own_y) <= safe * (1 + 1e-9)
+    assert capped * linear_form.score_bound(hx, hc, entries) <= 2 * safe * (1 + 1e-9)
 
 
 def test_models_the_linear_form_cannot_hold_are_refused() -> None:

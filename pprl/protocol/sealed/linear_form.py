@@ -68,30 +68,49 @@ def evaluator_part(unit: np.ndarray) -> np.ndarray:
 # thresholds evenly from 0 to 16 gave F1 0.7642 with the median mapped to 12, against 0.5182
 # unscaled (its scores reach only 1.6) and 0.7634 on exact scores (docs/sealed.md).
 SCALE_TARGET = 12.0
-# The largest |score| the scaled form may reach (`score_bound`): CKKS at the agreed
-# parameters decrypts r (s - t) correctly up to about |s - t| = 260 at the largest factor
-# 2^18 (measured: 250 exact, 300 wrapped); with t up to 16 this leaves a margin of 2
-# (tests/test_sealed_scoring.py).
+# The largest |score| the scaled form may reach, as measured on the party's own records
+# (`score_range`), and twice it by the worst-case bound (`score_bound`): at the agreed
+# parameters a full ciphertext of blinded scores decrypts right well beyond that (every
+# bucket right with scores up to 1,500 at factors up to 2^18; sealed/parameters.py,
+# tests/test_sealed_scoring.py).
 SAFE_SCORE = 96.0
+# Own rows the range is measured on, each against as many: a million pairs at most.
+_RANGE_ROWS = 1000
 
 
 def score_bound(x: np.ndarray, c: np.ndarray, entries: int) -> float:
     """The largest |c_i + <x_i, y>| over every row i and every peer vector y: per entry, the
     peer's part (q_m, b_m) is a unit vector with a 0 indicator or a zero vector with a 1, of
-    length 1 either way, so |<x_i, y>| <= sum_m |x_im| (Cauchy-Schwarz per entry)."""
+    length 1 either way, so |<x_i, y>| <= sum_m |x_im| (Cauchy-Schwarz per entry). Far above
+    what real vectors give (38 where pairs of generated records reach 10): a ceiling."""
     if not len(x):
         return 0.0
     blocks = x.reshape(len(x), entries, -1)
     return float(np.max(np.abs(c) + np.linalg.norm(blocks, axis=2).sum(axis=1)))
 
 
+def score_range(x: np.ndarray, c: np.ndarray, own_y: np.ndarray) -> float:
+    """The largest |score| among the party's own rows compared with each other (up to
+    _RANGE_ROWS of each, evenly spaced): the peer's vectors are of the same kind, so its
+    pairs score within about this range."""
+    step = max(1, len(x) // _RANGE_ROWS)
+    rows = np.arange(0, len(x), step)
+    return float(np.abs(c[rows, None] + x[rows] @ own_y[rows].T).max()) if len(rows) else 0.0
+
+
 def score_scale(x: np.ndarray, c: np.ndarray, own_y: np.ndarray, entries: int) -> float:
     """The positive factor a scoring party multiplies its (x, c) by before encrypting: its
     median identity score c_i + <x_i, y_i> (own_y: its own records' evaluator part) to
-    SCALE_TARGET, no further than keeps every possible score within SAFE_SCORE. A positive
-    factor keeps every decision and every order; it only spreads the scores over the agreed
-    thresholds, so that the buckets rank the accepted pairs."""
+    SCALE_TARGET, no further than keeps the scores of its own pairs within SAFE_SCORE (and
+    never beyond what the worst-case bound allows at twice that). A positive factor keeps
+    every decision and every order; it only spreads the scores over the agreed thresholds,
+    so that the buckets rank the accepted pairs."""
     identity = float(np.median(c + np.einsum("ij,ij->i", x, own_y))) if len(x) else 0.0
     scale = SCALE_TARGET / identity if identity > 0 else 1.0
-    bound = score_bound(x, c, entries)
-    return min(scale, SAFE_SCORE / bound) if bound > 0 else scale
+    for limit, reach in (
+        (SAFE_SCORE, score_range(x, c, own_y)),
+        (2 * SAFE_SCORE, score_bound(x, c, entries)),
+    ):
+        if reach > 0:
+            scale = min(scale, limit / reach)
+    return scale

@@ -16,7 +16,7 @@ bucket of the score among the thresholds, which the one-to-one step needs on nam
 every threshold but 0 is zero, so those slots decrypt to the flooding noise alone and the
 party learns only accept or reject, all the one-to-one step needs there.
 
-Parameters (`CkksSetting`): N = 8192 (4,096 slots) and a 200-bit modulus chain, under the
+Parameters (`CkksSetting`): N = 8192 (4,096 slots) and a 180-bit modulus chain, under the
 218 bits the Homomorphic Encryption Standard (2018) allows N = 8192 for 128-bit security;
 SEAL refuses chains beyond that bound. Two plaintext products (depth 2): the vectors, then
 the factors. What the flooding buys is measured, not proved here: the noise's deviation is
