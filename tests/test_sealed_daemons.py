@@ -141,9 +141,9 @@ def _score_header(deployment, run_id: str, digest: str) -> tuple[pb.ScoreHeader,
 
     pairs = session.candidates(keys(OWN_KEYS_TWICE), keys(PEER_KEYS_TWICE))[:, ::-1]
     ckks = session.setting(DEFAULT_CRYPTO, DEFAULT_THRESHOLDS)
-    placed = session.score_layout(pairs, ckks)
     entries, width = 4, 45  # the demo's mapping entries, each's projected coordinates
     coordinates = entries * (width + 1) + 1
+    placed = session.score_layout(pairs, ckks, coordinates)
     public = scoring.public_context(scoring.secret_context(ckks))
     header = pb.ScoreHeader(
         run_id=run_id,

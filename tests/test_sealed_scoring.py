@@ -11,6 +11,9 @@ import tenseal as ts
 from pprl.protocol.sealed import linear_form, scoring, session
 from pprl.protocol.sealed.layout import (
     ENCRYPT_COST,
+    FRESH_BYTES,
+    RETURNED_BYTES,
+    TIME_SLACK,
     best_rounds,
     candidate_counts,
     conflicted,
@@ -40,6 +43,31 @@ def test_layout_places_every_pair_once_in_the_fewest_slots_per_row() -> None:
     cost = [layout(pairs, 64, r).batches * (ENCRYPT_COST + r) for r in range(1, 40)]
     assert layout(pairs, 64, chosen).batches * (ENCRYPT_COST + chosen) == min(cost)
     assert chosen > 1  # rows with many candidates share slots rather than fill batches
+
+
+def test_knowing_the_widths_the_layout_sends_fewer_bytes_for_a_bounded_cost() -> None:
+    """With the coordinates and thresholds known, best_rounds takes more rounds where that
+    sends fewer ciphertexts (one out per coordinate and batch, one back per round and
+    threshold), within TIME_SLACK of the fastest layout's work."""
+    rng = np.random.default_rng(3)
+    pairs = np.unique(
+        np.concatenate([_pairs(rng, 500, 400, 3000), _pairs(rng, 20, 400, 900)]), axis=0
+    )
+    coordinates, thresholds, slots = 277, 11, 64
+
+    def cost(rounds: int) -> tuple[float, float]:
+        batches = layout(pairs, slots, rounds).batches
+        returned = rounds * thresholds
+        work = coordinates * (ENCRYPT_COST + rounds) + returned * (ENCRYPT_COST + 1)
+        sent = coordinates * FRESH_BYTES + returned * RETURNED_BYTES
+        return batches * work, batches * sent
+
+    fastest = best_rounds(pairs, slots)
+    chosen = best_rounds(pairs, slots, coordinates, thresholds)
+    assert chosen > fastest
+    assert cost(chosen)[1] < 0.9 * cost(fastest)[1]
+    least_work = min(cost(r)[0] for r in range(1, 60))
+    assert cost(chosen)[0] <= TIME_SLACK * least_work
 
 
 @pytest.fixture(scope="module")

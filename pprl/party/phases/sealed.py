@@ -117,10 +117,10 @@ def match(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     digest, _ = ctx.store.run(run_id).agreement()
     pairs = _candidates(ctx, run_id)
     ckks = session.setting(method.sealed_crypto, method.sealed_thresholds)
-    placed = session.score_layout(pairs, ckks)
     model = classifier.Model.from_bytes(ctx.artifact(run_id, MODEL).path.read_bytes())
     units = _units(ctx, run_id)
     x, c = linear_form.scorer_part(model, units)
+    placed = session.score_layout(pairs, ckks, x.shape[1] + 1)
     scale = linear_form.score_scale(x, c, linear_form.evaluator_part(units), units.shape[1])
     x, c = x * scale, c * scale
     n_own, n_peer = len(x), ctx.peer_rows(run_id) or 0
@@ -211,7 +211,8 @@ def evaluation_for_peer(ctx: RunContext, run_id: str) -> Evaluation:
     pairs = _candidates(ctx, run_id)[:, ::-1]
     ckks = session.setting(method.sealed_crypto, method.sealed_thresholds)
     y = linear_form.evaluator_part(_units(ctx, run_id))
-    return Evaluation(session.score_layout(pairs, ckks), y, ckks, session.candidates_sha256(pairs))
+    placed = session.score_layout(pairs, ckks, y.shape[1] + 1)
+    return Evaluation(placed, y, ckks, session.candidates_sha256(pairs))
 
 
 def evaluated(

@@ -25,6 +25,14 @@ import numpy as np
 # Encrypting a ciphertext takes about as long as this many plaintext products on one
 # (TenSEAL, N = 8192, 2 cores: 5.8 ms against 2.1 ms; docs/benchmarks.md).
 ENCRYPT_COST = 3
+# A fresh ciphertext and an evaluated one, serialised (the agreed parameters: three primes
+# and one left; 278 KB and 131 KB measured). Only their ratio matters here.
+FRESH_BYTES = 278
+RETURNED_BYTES = 131
+# How much more work than the fastest layout a layout that sends fewer bytes may take: at
+# 50,000 a side MATCH took 223 s where ten minutes are allowed, and the bytes were 2.4 GB
+# where 1 GB is aimed at (docs/benchmarks.md).
+TIME_SLACK = 1.5
 
 
 @dataclass(frozen=True)
@@ -65,20 +73,34 @@ def candidate_counts(pairs: np.ndarray) -> np.ndarray:
     return counts
 
 
-def best_rounds(pairs: np.ndarray, slots: int) -> int:
-    """The rounds per slot that make the whole cost smallest: per batch, the scoring party
-    encrypts and sends one ciphertext per coordinate (ENCRYPT_COST products' worth of time,
-    and all of the bytes) and the evaluator makes `rounds` products per coordinate."""
+def best_rounds(
+    pairs: np.ndarray, slots: int, coordinates: int | None = None, thresholds: int = 1
+) -> int:
+    """The rounds per slot that make the work smallest: per batch, the scoring party
+    encrypts and sends one ciphertext per coordinate (ENCRYPT_COST products' worth of time)
+    and the evaluator makes `rounds` products per coordinate. Given the `coordinates` (with
+    the constant) and `thresholds`, the bytes count too: per batch each coordinate's
+    ciphertext goes out and each round and threshold's comes back (with a fresh encryption
+    of flooding noise in it), and of the rounds within TIME_SLACK of the fastest, the one
+    that sends fewest bytes is taken."""
     counts = candidate_counts(pairs)
     if len(counts) == 0:
         return 1
-    best, cost = 1, (math.inf, math.inf)
+    options = []
     for rounds in range(1, int(counts.max()) + 1):
         batches = math.ceil(int(np.ceil(counts / rounds).sum()) / slots)
-        here = (batches * (ENCRYPT_COST + rounds), batches)
-        if here < cost:
-            best, cost = rounds, here
-    return best
+        if coordinates is None:
+            options.append((rounds, batches * (ENCRYPT_COST + rounds), batches))
+            continue
+        returned = rounds * thresholds
+        work = coordinates * (ENCRYPT_COST + rounds) + returned * (ENCRYPT_COST + 1)
+        sent = coordinates * FRESH_BYTES + returned * RETURNED_BYTES
+        options.append((rounds, batches * work, batches * sent))
+    fastest = min(options, key=lambda o: (o[1], o[2]))[1]
+    if coordinates is None:
+        return min(options, key=lambda o: (o[1], o[2]))[0]
+    allowed = [o for o in options if o[1] <= TIME_SLACK * fastest]
+    return min(allowed, key=lambda o: (o[2], o[1]))[0]
 
 
 def layout(pairs: np.ndarray, slots: int, rounds: int) -> Layout:

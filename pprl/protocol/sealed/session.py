@@ -218,9 +218,12 @@ def candidates_sha256(pairs: np.ndarray) -> bytes:
     return hashlib.sha256(np.ascontiguousarray(ordered, dtype="<i8").tobytes()).digest()
 
 
-def score_layout(pairs: np.ndarray, ckks: CkksSetting) -> Layout:
-    """Where the scoring party's pairs ((its row, the evaluator's row)) sit in the slots."""
-    return layout(pairs, ckks.slots, best_rounds(pairs, ckks.slots))
+def score_layout(pairs: np.ndarray, ckks: CkksSetting, coordinates: int) -> Layout:
+    """Where the scoring party's pairs ((its row, the evaluator's row)) sit in the slots, for
+    vectors of `coordinates` (the constant included; both parties know it: the peer's
+    vectors are as wide as its own)."""
+    rounds = best_rounds(pairs, ckks.slots, coordinates, len(ckks.thresholds))
+    return layout(pairs, ckks.slots, rounds)
 
 
 def one_to_one(pairs: np.ndarray, buckets: np.ndarray, first: bool, digest: str) -> Matches:
