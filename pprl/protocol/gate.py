@@ -34,6 +34,7 @@ from pprl.protocol.privacy.joint_attack import Joined, attack_jointly, joinable
 from pprl.protocol.privacy.noise_choice import NoiseChoice, choose_sigma
 from pprl.protocol.privacy.population_attack import Population, attack_population
 from pprl.protocol.vectors.randomness import GATE, RELEASE, Randomness
+from pprl.protocol.vectors.release import ProjectedRelease
 
 if TYPE_CHECKING:
     from pprl.protocol.agreement import Agreement
@@ -165,11 +166,13 @@ def _joined(agreement: Agreement, codes: np.ndarray, attacked: set[str]) -> list
     """The combined entries of attacked names the joint attacker reads, with the (n, W)
     codes of the attacked rows `codes` (n, M, W)."""
     every = agreement.entries()
-    columns = agreement.reference.columns
-    return [
-        Joined(every[m].attribute, codes[:, m, :], every[m].release, columns[every[m].column])  # type: ignore[arg-type]
-        for m in joinable(every, attacked)
-    ]
+    out = []
+    for m in joinable(every, attacked):
+        release = every[m].release
+        assert isinstance(release, ProjectedRelease), "joinable entries are projected"
+        column = agreement.reference.columns[every[m].column]
+        out.append(Joined(every[m].attribute, codes[:, m, :], release, column))
+    return out
 
 
 def gate_sample(n: int, size: int, randomness: Randomness) -> np.ndarray:
