@@ -111,10 +111,30 @@ def test_a_hint_changes_how_many_steps_are_measured_not_the_choice(hint) -> None
     assert choice.sigma == 1.875
     assert choice.rates[1.875] <= 0.10 < choice.rates[1.75]
     if hint in (1.875, 1.75):  # the previous run's choice, or a step below it
-        assert asked[:2] == [hint, 1.875 if hint == 1.75 else 1.75] and len(asked) == 2
+        # ... then the step above the choice, its margin for the peer's proposal
+        assert asked == [hint, 1.875 if hint == 1.75 else 1.75, 2.0]
     if hint == 1.8:  # off the grid: ignored
         assert asked[0] == 8.0
-    assert len(asked) <= 9
+    assert len(asked) <= 10
+
+
+def test_the_choice_keeps_a_step_of_margin_where_rates_do_not_fall() -> None:
+    """A sampled rate may rise a step above the smallest passing sigma: the choice moves
+    past it, so that the peer proposing the next step up leaves this gate passing."""
+    rates = {1.5: 0.22, 1.625: 0.10, 1.75: 0.125, 1.875: 0.08, 2.0: 0.09, 2.125: 0.05}
+
+    def rate(sigma: float) -> float:
+        return rates.get(sigma, 0.3 if sigma < 1.5 else 0.0)
+
+    choice = choose_sigma(rate, 0.10)
+    assert choice.sigma == 1.875
+    assert choice.rates[1.75] > 0.10 and choice.rates[2.0] <= 0.10
+    # Past a failing step to one that passes with its next, or to the last step.
+    top = choose_sigma(lambda sigma: 0.05 if sigma in (7.75, 8.0) else 0.5, 0.10)
+    assert top.sigma == 8.0
+    # A hint that passes, with every step above it failing: refused, as the top fails.
+    with pytest.raises(CalibrationError, match="even sigma 8"):
+        choose_sigma(lambda sigma: 0.05 if sigma == 7.875 else 0.5, 0.10, hint=7.875)
 
 
 def test_a_hint_at_a_failing_last_step_still_refuses() -> None:

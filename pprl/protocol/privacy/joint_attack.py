@@ -30,12 +30,7 @@ import numpy as np
 from rapidfuzz.distance import Levenshtein
 
 from pprl.protocol.data.combined import entries_by_attribute, is_combined, parts
-from pprl.protocol.privacy.audit import (
-    AttributeAudit,
-    AuditReport,
-    Dictionary,
-    EntryAudit,
-)
+from pprl.protocol.privacy.audit import AuditReport, Dictionary, guessed_report
 from pprl.protocol.vectors.release import ProjectedRelease
 from pprl.protocol.vectors.smashing import Entry
 
@@ -151,33 +146,10 @@ def attack_jointly(
     for i, search in enumerate(searches):
         for k, part in enumerate(decoded):
             guesses[part][i] = search.chosen()[k]
-    found_all = np.ones(n, dtype=bool)
-    found_any = np.zeros(n, dtype=bool)
-    audits = []
-    known = set(dictionary.names)
-    for attribute in grouped:
-        values = truth[attribute]
-        present = np.array([v != "" for v in values])
-        close = np.array(
-            [_close(g, t, tolerance) for g, t in zip(guesses[attribute], values, strict=True)],
-            dtype=bool,
-        )
-        found_all &= close | ~present
-        found_any |= close & present
-        rows = np.flatnonzero(present)
-        result = EntryAudit(
-            np.zeros(len(rows), dtype=bool), close[rows], np.zeros(len(rows), dtype=np.int64)
-        )
-        share = float(np.mean([values[i] in known for i in rows.tolist()])) if len(rows) else 0.0
-        audits.append(AttributeAudit(attribute, len(rows), share, result, priors[attribute]))
-    return AuditReport(
-        records=n,
-        attributes=audits,
-        record_exact=0.0,
-        record_reidentified=float(found_all.mean()) if n else 0.0,
-        record_exposed=float(found_any.mean()) if n else 0.0,
-        attack=ATTACK,
-    )
+    listed = set(dictionary.names)
+    held = {attribute: listed for attribute in grouped}
+    chosen = {attribute: guesses[attribute] for attribute in grouped}
+    return guessed_report(ATTACK, truth, chosen, held, tolerance, priors=priors)
 
 
 class _Search:

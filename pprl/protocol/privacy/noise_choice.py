@@ -45,8 +45,9 @@ def choose_sigma(
     steps: Sequence[float] = SIGMA_STEPS,
     hint: float | None = None,
 ) -> NoiseChoice:
-    """The smallest step whose `rate` is at most `limit`, assuming rates fall as sigma grows;
-    CalibrationError when even the largest step's rate is above the limit.
+    """The smallest step whose `rate` is at most `limit`, assuming rates fall as sigma grows,
+    and whose next step passes too (a margin for the peer's proposal); CalibrationError
+    when even the largest step's rate is above the limit.
 
     `hint` (a step, e.g. the previous run's choice) is measured first, then its neighbour on
     the side it points to: when the records and the gate's sample change little, two
@@ -86,4 +87,17 @@ def choose_sigma(
             high = middle
         else:
             low = middle
+    # A step of margin: the peer may propose the next step up, and the run takes the larger
+    # noise, which this gate must then pass too. Rates measured on a sample do not always
+    # fall as sigma grows (FEBRL4: 10.0% at 1.625, 12.5% at 1.75, which stopped a run at
+    # SMASH), so the step above is measured and, if it fails, the choice moves past it.
+    while high < last and measured(high + 1) > limit:
+        high += 2
+        while high <= last and measured(high) > limit:
+            high += 1
+        if high > last:  # the last step failed (a hint may have left it unmeasured)
+            raise CalibrationError(
+                f"even sigma {steps[last]:g} re-identifies {rates[steps[last]]:.1%} of the "
+                f"sampled records, above the limit of {limit:.1%}"
+            )
     return NoiseChoice(steps[high], limit, dict(sorted(rates.items())))

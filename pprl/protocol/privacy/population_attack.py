@@ -19,12 +19,11 @@ import hashlib
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-from rapidfuzz.distance import Levenshtein
 
 from pprl.protocol.data.combined import derived_values, entries_by_attribute
 from pprl.protocol.data.distances import Metric
 from pprl.protocol.errors import SettingError
-from pprl.protocol.privacy.audit import AttributeAudit, AuditReport, EntryAudit
+from pprl.protocol.privacy.audit import AuditReport, guessed_report
 from pprl.protocol.vectors.release import ProjectedRelease, Release
 from pprl.protocol.vectors.smashing import Entry, smash_values
 
@@ -155,36 +154,9 @@ def attack_population(
         ties = np.where(better, count, np.where(level, ties + count, ties))
         winner = np.where(better, here + start, winner)
         best = np.where(better, low, best)
-    alone = ties == 1
-    found_all = alone.copy()
-    found_any = np.zeros(n, dtype=bool)
-    audits = []
+    guesses, held = {}, {}
     for attribute in attributes:
         values, of_person = population.values(attribute)
-        guesses = [values[of_person[w]] for w in winner.tolist()]
-        present = np.array([v != "" for v in truth[attribute]])
-        close = np.array(
-            [
-                alone[i] and Levenshtein.distance(g, t, score_cutoff=tolerance) <= tolerance
-                for i, (g, t) in enumerate(zip(guesses, truth[attribute], strict=True))
-            ],
-            dtype=bool,
-        )
-        found_all &= close | ~present
-        found_any |= close & present
-        rows = np.flatnonzero(present)
-        result = EntryAudit(
-            np.zeros(len(rows), dtype=bool), close[rows], np.zeros(len(rows), dtype=np.int64)
-        )
-        known = set(values)
-        held = [truth[attribute][i] in known for i in rows.tolist()]
-        share = float(np.mean(held)) if held else 0.0
-        audits.append(AttributeAudit(attribute, len(rows), share, result))
-    return AuditReport(
-        records=n,
-        attributes=audits,
-        record_exact=0.0,
-        record_reidentified=float(found_all.mean()) if n else 0.0,
-        record_exposed=float(found_any.mean()) if n else 0.0,
-        attack=ATTACK,
-    )
+        guesses[attribute] = [values[of_person[w]] for w in winner.tolist()]
+        held[attribute] = set(values)
+    return guessed_report(ATTACK, truth, guesses, held, tolerance, decided=ties == 1)
