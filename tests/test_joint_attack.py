@@ -16,7 +16,7 @@ from pprl.protocol.data.reference import ReferenceSet
 from pprl.protocol.gate import audit_rows, combined_names, unaudited_attributes
 from pprl.protocol.linkage.released import Released
 from pprl.protocol.method import method_params
-from pprl.protocol.privacy.audit import Dictionary
+from pprl.protocol.privacy.audit import Dictionary, census_dictionary
 
 MAPPING = [("first", "first"), ("last", "last"), ("first+last", "first+last")]
 
@@ -31,19 +31,10 @@ def _release(sigma: float, size: int, release: str = "projected"):
 
 
 def _dictionary(columns: dict[str, list[str]], reference: dict, common: int) -> Dictionary:
-    """The records' own names and the `common` commonest census first names and surnames,
-    with the census priors."""
-    census = synthetic.census_names()
+    """The `common` commonest census first names and surnames and the records' own, with
+    the census priors (the gate's default list, cut)."""
     own = {v for values in columns.values() for v in values} - {""}
-    names = sorted(own | set(census.first.names[:common]) | set(census.last.names[:common]))
-    first = dict(zip(census.first.names, census.first.weights, strict=True))
-    last = dict(zip(census.last.names, census.last.weights, strict=True))
-    priors = {
-        "first names": [first.get(n, 0.0) for n in names],
-        "surnames": [last.get(n, 0.0) for n in names],
-    }
-    weights = [(first.get(n, 0.0) + last.get(n, 0.0)) / 2 for n in names]
-    return Dictionary(names, reference, weights=weights, priors=priors)
+    return census_dictionary(reference, kept=common, held=own)
 
 
 def test_the_joint_attack_finds_what_the_bayes_decision_over_every_pair_does() -> None:
