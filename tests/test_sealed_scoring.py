@@ -26,6 +26,33 @@ def _pairs(rng: np.random.Generator, own: int, peer: int, count: int) -> np.ndar
     return np.unique(drawn, axis=0)
 
 
+def _bucketed(
+    x: np.ndarray,
+    c: np.ndarray,
+    y: np.ndarray,
+    pairs: np.ndarray,
+    setting: scoring.CkksSetting,
+    rng: np.random.Generator,
+) -> dict:
+    """The pairs scored under CKKS and their buckets read back, beside the plaintext
+    buckets and which pairs lie clear of every threshold (the flooding's sign errors stay
+    within 0.05 of one)."""
+    placed = layout(pairs, setting.slots, best_rounds(pairs, setting.slots))
+    context = scoring.secret_context(setting)
+    sent = scoring.encrypt(context, x, c, placed)
+    returned = scoring.evaluate(scoring.public_context(context), sent, y, placed, setting, rng)
+    plain = c[pairs[:, 0]] + np.einsum("ij,ij->i", x[pairs[:, 0]], y[pairs[:, 1]])
+    edges = np.array(setting.thresholds)
+    return {
+        "found": scoring.buckets(context, returned, placed, len(pairs), setting),
+        "expected": np.searchsorted(edges, plain, side="right"),
+        "clear": np.abs(plain[:, None] - edges[None, :]).min(axis=1) > 0.05,
+        "context": context,
+        "returned": returned,
+        "placed": placed,
+    }
+
+
 def test_layout_places_every_pair_once_in_the_fewest_slots_per_row() -> None:
     rng = np.random.default_rng(3)
     # Skewed: a few rows with many candidates, as blocks on common names give.
@@ -141,15 +168,8 @@ def test_buckets_among_thresholds_are_the_plaintext_buckets() -> None:
     c = rng.normal(size=own)
     pairs = _pairs(rng, own, peer, 1500)
     setting = scoring.CkksSetting(thresholds=(0.0, 0.5, 1.0, 2.0))
-    placed = layout(pairs, setting.slots, best_rounds(pairs, setting.slots))
-    context = scoring.secret_context(setting)
-    sent = scoring.encrypt(context, x, c, placed)
-    returned = scoring.evaluate(scoring.public_context(context), sent, y, placed, setting, rng)
-    found = scoring.buckets(context, returned, placed, len(pairs), setting)
-    plain = c[pairs[:, 0]] + np.einsum("ij,ij->i", x[pairs[:, 0]], y[pairs[:, 1]])
-    expected = np.searchsorted(np.array(setting.thresholds), plain, side="right")
-    edges = np.array(setting.thresholds)
-    clear = np.abs(plain[:, None] - edges[None, :]).min(axis=1) > 0.05
+    run = _bucketed(x, c, y, pairs, setting, rng)
+    found, expected, clear = run["found"], run["expected"], run["clear"]
     assert len(set(expected[clear].tolist())) == 5  # every bucket occurs
     assert np.array_equal(found[clear], expected[clear])
     with pytest.raises(ValueError, match="rise from 0"):
@@ -185,14 +205,9 @@ def test_only_pairs_in_conflict_are_told_their_bucket() -> None:
     in_conflict = conflicted(pairs)
     assert not in_conflict[:100].any() and in_conflict[100:].mean() > 0.9
     setting = scoring.CkksSetting(thresholds=(0.0, 1.0, 2.0, 4.0))
-    placed = layout(pairs, setting.slots, best_rounds(pairs, setting.slots))
-    context = scoring.secret_context(setting)
-    sent = scoring.encrypt(context, x, c, placed)
-    returned = scoring.evaluate(scoring.public_context(context), sent, y, placed, setting, rng)
-    found = scoring.buckets(context, returned, placed, len(pairs), setting)
-    plain = c[pairs[:, 0]] + np.einsum("ij,ij->i", x[pairs[:, 0]], y[pairs[:, 1]])
-    expected = np.searchsorted(np.array(setting.thresholds), plain, side="right")
-    clear = np.abs(plain[:, None] - np.array(setting.thresholds)[None, :]).min(axis=1) > 0.05
+    run = _bucketed(x, c, y, pairs, setting, rng)
+    found, expected, clear = run["found"], run["expected"], run["clear"]
+    context, returned, placed = run["context"], run["returned"], run["placed"]
     assert (expected[~in_conflict & clear] > 1).sum() > 20  # buckets there were to hide
     told = np.where(in_conflict, expected, np.minimum(expected, 1))
     assert np.array_equal(found[clear], told[clear])
