@@ -4,10 +4,13 @@ scores the scoring party decrypts are blinded by wide per-pair factors."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 import tenseal as ts
 
+from pprl.protocol.linkage.matching import ASSIGNMENTS
 from pprl.protocol.sealed import linear_form, scoring, session
 from pprl.protocol.sealed.layout import (
     ENCRYPT_COST,
@@ -230,9 +233,9 @@ def test_the_sign_alone_where_no_conflict_keeps_the_same_links() -> None:
     full = rng.integers(0, 8, len(pairs))
     told = np.where(conflicted(pairs), full, np.minimum(full, 1))
     assert (told != full).sum() > 50
-    for first in (True, False):
-        one = session.one_to_one(pairs, full, first, "digest")
-        other = session.one_to_one(pairs, told, first, "digest")
+    for first, assignment in itertools.product((True, False), ASSIGNMENTS):
+        one = session.one_to_one(pairs, full, first, "digest", assignment)
+        other = session.one_to_one(pairs, told, first, "digest", assignment)
         assert sorted(zip(one.rows_a.tolist(), one.rows_b.tolist(), strict=True)) == sorted(
             zip(other.rows_a.tolist(), other.rows_b.tolist(), strict=True)
         )

@@ -155,7 +155,7 @@ def match(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
             f"{peer.peer}'s scores cannot be read: {error}", reason=pb.BAD_CIPHERTEXT
         ) from None
     first = ctx.config.identity < peer.peer
-    found = session.one_to_one(pairs, buckets, first, digest)
+    found = session.one_to_one(pairs, buckets, first, digest, method.assignment)
     ctx.write_pairs(run_id, OWN_MATCHES, found, {"scored": len(pairs)})
     accepted = int(np.count_nonzero(buckets > 0))
     progress(
