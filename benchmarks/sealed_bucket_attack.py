@@ -57,6 +57,7 @@ from pprl.files.reference import load_reference
 from pprl.party.local import read_truth
 from pprl.protocol import pipeline
 from pprl.protocol.sealed import linear_form, session
+from pprl.protocol.sealed.layout import conflicted
 from pprl.protocol.sealed.recipes import parse_recipes, recipe_keys
 from pprl.protocol.vectors.randomness import Randomness
 
@@ -169,9 +170,11 @@ def main() -> None:
         sorted({i for key in keys if key in rows_of_key for i in rows_of_key[key]})
         for keys in keys_b
     ]
-    peers_of_row = np.zeros(len(keys_a), dtype=np.int64)
-    for found in candidates_of:
-        peers_of_row[found] += 1
+    pairs = np.array(
+        [(i, j) for j, found in enumerate(candidates_of) for i in found], dtype=np.int64
+    ).reshape(-1, 2)
+    in_conflict = conflicted(pairs) | args.all_buckets
+    first_pair = np.cumsum([0, *(len(found) for found in candidates_of)])
     sign_only = (0.0,)
     seen = np.zeros(len(bob.ids), dtype=bool)
     keys_only = np.zeros(len(bob.ids))
@@ -187,7 +190,7 @@ def main() -> None:
             continue
         keys_only[j] = 1.0 / len(left)
         candidates = candidates_of[j]
-        ranked = (len(candidates) > 1) | (peers_of_row[candidates] > 1) | args.all_buckets
+        ranked = in_conflict[first_pair[j] : first_pair[j + 1]]
         observed = bucket(c[candidates] + x[candidates] @ y_b[j], thresholds)
         predicted = bucket(c[candidates, None] + x[candidates] @ y_p[left].T, thresholds)
         observed = np.where(ranked, observed, np.minimum(observed, 1))

@@ -72,20 +72,7 @@ def bayes_reidentified(
     rates = {}
     for attribute in attributes:
         entries = [m for m, (a, _) in enumerate(agreement.mapping) if a == attribute]
-        # Whitened coordinates: (x - mu)' S+ (x - mu) = |W x - W mu|^2 with S+ = W' W.
-        values, vectors = np.linalg.eigh(
-            noise_covariance(agreement, entries, covariance_names, rng)
-        )
-        kept = values > values.max() * 1e-9
-        whiten = (vectors[:, kept] / np.sqrt(values[kept])).T
-        means = np.concatenate([_clean(agreement, m, names) for m in entries], axis=1) @ whiten.T
-        released = (
-            np.concatenate(
-                [agreement.releases[m].decode(tensor[:, m, :]).astype(np.float64) for m in entries],
-                axis=1,
-            )
-            @ whiten.T
-        )
+        released, means = _whitened(agreement, tensor, entries, names, covariance_names, rng)
         present = np.array([v != "" for v in truth[attribute]])
         best = np.zeros(n, dtype=bool)
         best_count = -1
@@ -119,7 +106,8 @@ def _whitened(
     rng: np.random.Generator,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The released rows' and the guesses' clean coordinates over `entries`, whitened by the
-    noise covariance estimated from the release (noise_covariance)."""
+    noise covariance estimated from the release (noise_covariance): (x - mu)' S+ (x - mu) =
+    |W x - W mu|^2 with S+ = W' W."""
     values, vectors = np.linalg.eigh(noise_covariance(agreement, entries, covariance_names, rng))
     kept = values > values.max() * 1e-9
     whiten = (vectors[:, kept] / np.sqrt(values[kept])).T

@@ -137,7 +137,7 @@ def audit_distances(agreement: Agreement, attack: Attack) -> AuditReport:
         reports.append(report)
         if stop_above is not None and report.rate(measure) > stop_above:
             attackers = ()
-    joined = _joined(agreement, attack.tensor[rows], {a for a, _ in mapping})
+    joined = _joined(agreement, attack.tensor, rows, {a for a, _ in mapping})
     if joined and attackers:
         report = attack_jointly(whole[rows], truth, specs, joined, dictionary)
         reports.append(report)
@@ -162,16 +162,18 @@ def audit_distances(agreement: Agreement, attack: Attack) -> AuditReport:
     return dataclasses.replace(strongest, by_attack=rates)
 
 
-def _joined(agreement: Agreement, codes: np.ndarray, attacked: set[str]) -> list[Joined]:
-    """The combined entries of attacked names the joint attacker reads, with the (n, W)
-    codes of the attacked rows `codes` (n, M, W)."""
+def _joined(
+    agreement: Agreement, tensor: np.ndarray, rows: np.ndarray, attacked: set[str]
+) -> list[Joined]:
+    """The combined entries of attacked names the joint attacker reads, each with its
+    (len(rows), W) codes of the attacked `rows` of the (n, M, W) `tensor`."""
     every = agreement.entries()
     out = []
     for m in joinable(every, attacked):
         release = every[m].release
         assert isinstance(release, ProjectedRelease), "joinable entries are projected"
         column = agreement.reference.columns[every[m].column]
-        out.append(Joined(every[m].attribute, codes[:, m, :], release, column))
+        out.append(Joined(every[m].attribute, tensor[rows, m, :], release, column))
     return out
 
 

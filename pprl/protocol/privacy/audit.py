@@ -137,10 +137,13 @@ def audit_entry(
     picks = None if groups is None else groups[rest]
     winners, unique = _nearest(values[rest], dictionary_vectors, penalty, squares, picks)
     for row, winner, alone in zip(rest.tolist(), winners.tolist(), unique, strict=True):
-        guess = dictionary[winner]
-        close = Levenshtein.distance(guess, truth[row], score_cutoff=tolerance) <= tolerance
-        nearest[row] = bool(alone) and close
+        nearest[row] = bool(alone) and within(dictionary[winner], truth[row], tolerance)
     return EntryAudit(exact, nearest, candidates)
+
+
+def within(guess: str, true: str, tolerance: int) -> bool:
+    """Whether a guessed value counts as the true one: at most `tolerance` edits from it."""
+    return Levenshtein.distance(guess, true, score_cutoff=tolerance) <= tolerance
 
 
 def _lookup(
@@ -262,9 +265,10 @@ def guessed_report(
     decided: np.ndarray | None = None,
     priors: Mapping[str, str] | None = None,
 ) -> AuditReport:
-    """The report of an attacker that names one value per attribute and row (`guesses`, in
-    the order of `truth`'s attributes): a value is recovered when its row is `decided` (a
-    unique choice; default every row) and the guess lies within `tolerance` edits of it.
+    """The report of an attacker that names one value per attribute and row (`guesses`, one
+    list per attacked attribute, each row's value of `truth`'s): a value is recovered when
+    its row is `decided` (a unique choice; default every row) and the guess lies within
+    `tolerance` edits of it.
     `held`: per attribute, the values the attacker's list holds; `priors`: per attribute, the
     list's prior it used."""
     n = len(next(iter(truth.values()))) if truth else 0
@@ -277,7 +281,7 @@ def guessed_report(
         present = np.array([v != "" for v in values], dtype=bool)
         close = np.array(
             [
-                bool(decided[i]) and Levenshtein.distance(g, t, score_cutoff=tolerance) <= tolerance
+                bool(decided[i]) and within(g, t, tolerance)
                 for i, (g, t) in enumerate(zip(guessed, values, strict=True))
             ],
             dtype=bool,

@@ -27,10 +27,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from rapidfuzz.distance import Levenshtein
 
 from pprl.protocol.data.combined import entries_by_attribute, is_combined, parts
-from pprl.protocol.privacy.audit import AuditReport, Dictionary, guessed_report
+from pprl.protocol.privacy.audit import AuditReport, Dictionary, guessed_report, within
 from pprl.protocol.vectors.release import ProjectedRelease
 from pprl.protocol.vectors.smashing import Entry
 
@@ -119,7 +118,7 @@ def attack_jointly(
             top = np.take_along_axis(top, order, axis=1)
             top_scores = np.take_along_axis(top_scores, order, axis=1)
             found = sum(
-                _close(dictionary.names[int(top[i, 0])], values[i], tolerance)
+                within(dictionary.names[int(top[i, 0])], values[i], tolerance)
                 for i in np.flatnonzero(present).tolist()
             )
             if best is None or found > best[0]:
@@ -210,10 +209,6 @@ def _run(
                 totals[k] += fit / joined.release.noise**2
         for (i, batch), total in zip(batches, totals, strict=True):
             searches[i].scored(batch, total)
-
-
-def _close(guess: str, true: str, tolerance: int) -> bool:
-    return Levenshtein.distance(guess, true, score_cutoff=tolerance) <= tolerance
 
 
 def _words(combo: Sequence[tuple[str, float]], at: Sequence[int]) -> str:

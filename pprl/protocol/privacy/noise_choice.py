@@ -76,11 +76,15 @@ def choose_sigma(
                 low, high = (
                     (start, start + 1) if measured(start + 1) <= limit else (start + 1, last)
                 )
-    if high == last and measured(last) > limit:
-        raise CalibrationError(
+
+    def refused() -> CalibrationError:
+        return CalibrationError(
             f"even sigma {steps[last]:g} re-identifies {rates[steps[last]]:.1%} of the sampled "
             f"records, above the limit of {limit:.1%}"
         )
+
+    if high == last and measured(last) > limit:
+        raise refused()
     while high - low > 1:
         middle = (low + high) // 2
         if measured(middle) <= limit:
@@ -96,8 +100,5 @@ def choose_sigma(
         while high <= last and measured(high) > limit:
             high += 1
         if high > last:  # the last step failed (a hint may have left it unmeasured)
-            raise CalibrationError(
-                f"even sigma {steps[last]:g} re-identifies {rates[steps[last]]:.1%} of the "
-                f"sampled records, above the limit of {limit:.1%}"
-            )
+            raise refused()
     return NoiseChoice(steps[high], limit, dict(sorted(rates.items())))

@@ -96,10 +96,10 @@ def best_rounds(
         work = coordinates * (ENCRYPT_COST + rounds) + returned * (ENCRYPT_COST + 1)
         sent = coordinates * FRESH_BYTES + returned * RETURNED_BYTES
         options.append((rounds, batches * work, batches * sent))
-    fastest = min(options, key=lambda o: (o[1], o[2]))[1]
+    fastest = min(options, key=lambda o: (o[1], o[2]))
     if coordinates is None:
-        return min(options, key=lambda o: (o[1], o[2]))[0]
-    allowed = [o for o in options if o[1] <= TIME_SLACK * fastest]
+        return fastest[0]
+    allowed = [o for o in options if o[1] <= TIME_SLACK * fastest[1]]
     return min(allowed, key=lambda o: (o[2], o[1]))[0]
 
 
