@@ -27,8 +27,11 @@ attacker: a real one encrypts one vector per slot, which serves every peer row t
 meets, while here each pair gets its own. It reaches only the candidate pairs: Bob's rows
 that share no key with hers are out of its reach, whatever she encrypts.
 
-The buckets are computed here in plaintext, as CKKS computes them up to its sign errors near
-a threshold (0.25% of pairs within 0.032 of one; docs/benchmarks.md).
+Alice's scores are scaled as a daemon scales them before encrypting
+(`linear_form.score_scale`, since 2026-11-26), so that her buckets are the ones a run with
+the agreed thresholds reveals. The buckets are computed here in plaintext, as CKKS computes
+them up to its sign errors near a threshold (0.25% of pairs within 0.032 of one;
+docs/benchmarks.md).
 
     python benchmarks/sealed_bucket_attack.py --records-a A.csv --records-b B.csv \
         --truth T.csv --reference REF.csv --schema SCHEMA.toml --recipes 'a+b:soundex' \
@@ -146,7 +149,12 @@ def main() -> None:
     truth_of_b = [index_of[row] for row in zip(*(columns_b[a] for a in names), strict=True)]
 
     model, _ = pipeline.train(agreement, columns_a, Randomness(args.seed, "alice"))
-    x, c = linear_form.scorer_part(model, noise_free_units(agreement, columns_a))
+    units_a = noise_free_units(agreement, columns_a)
+    x, c = linear_form.scorer_part(model, units_a)
+    # Scaled as the daemon's MATCH scales them, so the buckets are the ones a run reveals.
+    own_y = linear_form.evaluator_part(units_a)
+    scale = linear_form.score_scale(x, c, own_y, units_a.shape[1])
+    x, c = x * scale, c * scale
     y_b = linear_form.evaluator_part(noise_free_units(agreement, columns_b))
     y_p = linear_form.evaluator_part(noise_free_units(agreement, columns_p))
     thresholds = session.thresholds(args.thresholds)
@@ -207,6 +215,7 @@ def main() -> None:
         "recipes": args.recipes,
         "thresholds": list(thresholds),
         "buckets": "every pair" if args.all_buckets else "pairs in conflict",
+        "score_scale": scale,
     }
     for label, mask in (("without a partner", unpartnered), ("with a partner", ~unpartnered)):
         row = {
