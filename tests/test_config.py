@@ -375,6 +375,8 @@ def test_training_and_selection_keys(tmp_path: Path) -> None:
     assert config.method.soft_top_k == 0  # soft linkage only when asked for
     asked = load_config(write(tmp_path, minimal() | {"method": {"soft_top_k": 5}}))
     assert asked.method.soft_top_k == 5
+    movers = {"error_model": "registers", "mover_odds": 4}
+    assert load_config(write(tmp_path, minimal() | {"method": movers})).method.mover_odds == 4.0
 
 
 def test_hard_negatives_default_never_exceeds_the_negatives(tmp_path: Path) -> None:
@@ -448,6 +450,8 @@ def test_register_training_without_a_mapping_gets_the_combined_and_initial_entri
         # Checked once, by the method itself, and named at the file's key.
         ({"feature": "cosine", "release": "projected"}, "release", '"projected-cosine" uses'),
         ({"hard_negatives": -1}, "hard_negatives", "whole number >= 0"),
+        ({"mover_odds": -1}, "mover_odds", "number >= 0"),
+        ({"mover_odds": "high"}, "mover_odds", "number >= 0"),
         ({"class_weight": "heavy"}, "class_weight", "none, balanced"),
         ({"top_k": 0}, "top_k", "positive whole number"),
         ({"soft_top_k": 0}, "soft_top_k", "positive whole number"),
@@ -754,7 +758,7 @@ def test_the_readme_documents_every_known_key_and_each_of_them_loads(tmp_path: P
     assert documented == known
     # The Bloom release replaces the noise settings: it loads without them, the rest without it.
     bloom = re.sub(
-        r"^(noise_sigma|attack_success|feature|release|soft_top_k|sealed_\w+) = .*$",
+        r"^(noise_sigma|attack_success|feature|release|soft_top_k|mover_odds|sealed_\w+) = .*$",
         "",
         text,
         flags=re.M,
@@ -762,7 +766,7 @@ def test_the_readme_documents_every_known_key_and_each_of_them_loads(tmp_path: P
     assert load_config(write(tmp_path, bloom)).method.encoding == "bloom"
     # Sealed linkage takes its own keys, and none of the noise or Bloom settings.
     sealed = re.sub(
-        r"^(noise_sigma|attack_success|feature|release|soft_top_k|bloom_\w+) = .*$",
+        r"^(noise_sigma|attack_success|feature|release|soft_top_k|mover_odds|bloom_\w+) = .*$",
         "",
         text,
         flags=re.M,

@@ -151,7 +151,7 @@ _ROUNDING = 1e-5
 def _rounding(model: Model) -> float:
     """How far apart the float32 paths may put one decision."""
     size = abs(float(model.arrays["bias"]))
-    size += float(np.abs(model.arrays["weights" if model.kind == "linear" else "dual_coef"]).sum())
+    size += float(np.abs(model.arrays["dual_coef" if model.kind == "rbf" else "weights"]).sum())
     return _ROUNDING * size
 
 

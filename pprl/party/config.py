@@ -73,6 +73,7 @@ KNOWN_KEYS: dict[str, tuple[str, ...]] = {
         "negatives_per_positive",
         "hard_negatives",
         "saturation",
+        "mover_odds",
         "class_weight",
         "top_k",
         "soft_top_k",
@@ -599,6 +600,8 @@ def _method(
         given["c"] = section.number("c", 1.0)
     if "saturation" in section.data:
         given["saturation"] = section.share("saturation", None)
+    if "mover_odds" in section.data:
+        given["mover_odds"] = section.at_least_zero("mover_odds", 0.0)
     try:
         params = method_params(
             noise_sigma=noisy,

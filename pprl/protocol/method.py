@@ -30,6 +30,11 @@ DESCRIPTION_VERSION = 2
 BLOOM_KEY_COMMITMENT = "bloom_key"
 # The quantile of non-matching distances each entry saturates at, for multi-error models.
 DEFAULT_SATURATION = 0.25
+# The log-odds (of a logistic regression on the other fields) from which a pair links even
+# though its address disagrees, for multi-error models: about 400 to 1. On European-style
+# registers where a tenth of the true pairs moved, 3 let through namesakes and 6 none
+# (docs/error-model.md).
+DEFAULT_MOVER_ODDS = 6.0
 
 _LABELS = {
     "reference.columns": "reference columns",
@@ -61,6 +66,10 @@ class MethodParams:
     # Each entry's distance is capped at this quantile of the non-matches' (0: raw distances,
     # the paper's); see classifier.saturation_caps.
     saturation: float = 0.0
+    # A pair whose address fields all disagree (a move) still links when a model of its other
+    # fields gives it at least these log-odds (0: the address may veto any pair); see
+    # classifier.lenient_alternatives.
+    mover_odds: float = 0.0
     class_weight: str = "balanced"
     top_k: int = 10
     assignment: str = GREEDY
@@ -99,6 +108,10 @@ class MethodParams:
             del out["release"]
         if not self.soft_top_k:
             del out["soft_top_k"]
+        if not self.mover_odds:
+            del out["mover_odds"]
+        else:
+            out["mover_odds"] = float(self.mover_odds)
         if self.encoding == DEFAULT_ENCODING:
             del out["encoding"]
         # Each known encoding's own settings only when it is the one agreed (an unknown one,
@@ -129,6 +142,7 @@ def method_params(
     classifier: str | None = None,
     c: float | None = None,
     saturation: float | None = None,
+    mover_odds: float | None = None,
     **rest: Any,
 ) -> MethodParams:
     """The method for these choices, with the defaults that depend on them filled in.
@@ -142,14 +156,17 @@ def method_params(
     models default to DEFAULT_SATURATION and to a logistic regression, which ranks the many
     pairs such a model accepts better than the SVM (classifier.train). Projected features
     need only the projected coordinates, so they are what is released by default (the same
-    features, far fewer bytes, less for a peer to attack: docs/privacy.md). `rest` takes any
-    other MethodParams field.
+    features, far fewer bytes, less for a peer to attack: docs/privacy.md). Register
+    models also let a pair whose address disagrees link when its other fields make it near
+    certain (DEFAULT_MOVER_ODDS; docs/error-model.md). `rest` takes any other MethodParams
+    field.
     """
     defaults = MethodParams()
     noisy = noise_sigma > 0
     encoding = encoding_named(rest.get("encoding", defaults.encoding))
     feature = _fixed(encoding, "feature", feature)
     saturation = _fixed(encoding, "saturation", saturation)
+    mover_odds = _fixed(encoding, "mover_odds", mover_odds)
     if "release" in encoding.fixed:
         rest["release"] = _fixed(encoding, "release", rest.get("release"))
     if feature is None:
@@ -177,6 +194,10 @@ def method_params(
     if saturation is None:
         saturation = DEFAULT_SATURATION if several_errors and not noisy else 0.0
     check_saturation(saturation)
+    if mover_odds is None:
+        mover_odds = DEFAULT_MOVER_ODDS if several_errors else 0.0
+    if not (mover_odds >= 0 and mover_odds < float("inf")):
+        raise SettingError(f"must be a number >= 0, got {mover_odds}", setting="mover_odds")
     assignment = rest.pop("assignment", None) or default_assignment(model, noisy)
     if assignment not in ASSIGNMENTS:
         raise SettingError(f"unknown assignment {assignment!r}; expected one of {ASSIGNMENTS}")
@@ -205,6 +226,7 @@ def method_params(
         c=DEFAULT_C[classifier] if c is None else float(c),
         hard_negatives=hard_negatives,
         saturation=float(saturation),
+        mover_odds=float(mover_odds),
         **rest,
     )
 

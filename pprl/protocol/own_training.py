@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from pprl.protocol.data.combined import base_names
+from pprl.protocol.data.combined import base_names, parts
+from pprl.protocol.data.error_model import ADDRESS, roles_of
 from pprl.protocol.model import classifier, training
 
 if TYPE_CHECKING:
@@ -92,7 +93,28 @@ def fit(
     """The classifier trained on a training sample's pairs, and the pair count."""
     method = method or agreement.method
     x, y = training_pairs(agreement, sample, rng, method=method, similarity=similarity)
+    address = address_entries(agreement)
     model = classifier.train(
-        x, y, method.classifier, method.c, method.class_weight, method.saturation
+        x,
+        y,
+        method.classifier,
+        method.c,
+        method.class_weight,
+        method.saturation,
+        lenient=(address,) if address else (),
+        lenient_odds=method.mover_odds,
     )
     return model, len(y)
+
+
+def address_entries(agreement: Agreement) -> tuple[int, ...]:
+    """The mapping entries that compare parts of an address only (by the attributes' names,
+    as the error model's movers: street, postcode, town, ...): a person who moves changes
+    them all at once, so they are the group a lenient alternative leaves out. None when
+    every entry is one (nothing would be left to link on)."""
+    entries = tuple(
+        m
+        for m, (attribute, _) in enumerate(agreement.mapping)
+        if all(role == ADDRESS for role in roles_of(parts(attribute)))
+    )
+    return entries if len(entries) < len(agreement.mapping) else ()

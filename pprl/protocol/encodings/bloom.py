@@ -4,7 +4,7 @@ filters."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -58,6 +58,8 @@ class Filters(Encoding):
     name = "bloom"
     keyed = True
     settings = BLOOM_SETTINGS
+    # Its classifier scores the filters' similarities with one linear decision (bloom_linkage).
+    fixed: ClassVar[Mapping[str, Any]] = {"mover_odds": 0.0}
     takes_noise = False
     refused_keys = ("noise_sigma", "attack_success", "feature", "release", "soft_top_k")
 

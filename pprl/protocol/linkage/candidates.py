@@ -44,6 +44,7 @@ from pprl.protocol.linkage.matching import (
     _concat,
     _ranked,
     linear_decision,
+    parts_decision,
     score_pairs,
 )
 from pprl.protocol.linkage.plans import BlockResult, Outcome, Plan, run_here
@@ -351,7 +352,7 @@ class CandidatePlan:
             missing_b = np.stack([m[c[at_b]] for m, c in zip(self.missing_b, codes_b, strict=True)])
             indicators = indicator_features(missing_a.T, missing_b.T).T
         model = self.selection.model
-        if model.kind != "linear":
+        if model.linear_parts() is None:
             # The envelope's whole decision, not just its per-entry bound, before the rbf.
             inside = _envelope_decision(dots, indicators, model) > 0
             at_a, at_b, dots = at_a[inside], at_b[inside], dots[:, inside]
@@ -391,9 +392,9 @@ def _positions(grouped: _Grouped, rows: np.ndarray) -> np.ndarray:
 def _decision(dots: np.ndarray, indicators: np.ndarray | None, model: Model) -> np.ndarray:
     """(M, P) cosines and (2M, P) indicators -> (P,) float32 decisions, computed as
     matching._scores computes them."""
-    if model.kind == "linear":
-        weights, bias = model.arrays["weights"], float(model.arrays["bias"])
-        return linear_decision(weights, bias, dots, indicators, model.caps)
+    linear = parts_decision(model, dots, indicators)
+    if linear is not None:
+        return linear
     m = len(dots)
     features = np.zeros((dots.shape[1], 3 * m), dtype=np.float32)
     features[:, :m] = np.clip(1.0 - dots, 0.0, 2.0, dtype=np.float32).T
@@ -464,6 +465,7 @@ def plan(
     if dense is None and dense_scores.applies(selection.model):
         rows_a, rows_b = len(side_a[0].codes), len(side_b[0].codes)
         product = rows_a * rows_b * dense_scores.width([e.vectors.shape[1] for e in side_a])
+        product *= len(selection.model.linear_parts() or ())  # one product per linear part
         join = len(side_a[blocking].vectors) * side_b[blocking].vectors.size
         dense = product < join + estimates[blocking] * PAIR_COST
     if dense:

@@ -27,8 +27,9 @@ BLOCK_BYTES = 64 << 20
 
 
 def applies(model: Model) -> bool:
-    """Only a linear decision without caps is one dot product per pair."""
-    return model.kind == "linear" and model.caps is None
+    """Only linear decisions without caps are one dot product per pair (each, for a model
+    that takes the highest of several: classifier.Model.linear_parts)."""
+    return model.linear_parts() is not None and model.caps is None
 
 
 def width(entry_widths: list[int]) -> int:
@@ -38,11 +39,12 @@ def width(entry_widths: list[int]) -> int:
 
 @dataclass
 class DensePlan:
-    """The rows x_i of side A and y_j of side B; blocks of A rows are independent."""
+    """The rows x_i of side A and y_j of side B, per linear part of the model (the decision is
+    the highest part's); blocks of A rows are independent."""
 
     selection: Selection
-    left: np.ndarray  # (n_a, K) float32
-    right: np.ndarray  # (n_b, K) float32
+    left: list[np.ndarray]  # per part (n_a, K) float32
+    right: list[np.ndarray]  # per part (n_b, K) float32
     blocks: list[tuple[int, int]]
 
     def block_records(self, block: tuple[int, int]) -> int:
@@ -50,7 +52,9 @@ class DensePlan:
 
     def block(self, index: int) -> BlockResult:
         start, stop = self.blocks[index]
-        decisions = self.left[start:stop] @ self.right.T
+        decisions = self.left[0][start:stop] @ self.right[0].T
+        for left, right in zip(self.left[1:], self.right[1:], strict=True):
+            np.maximum(decisions, left[start:stop] @ right.T, out=decisions)
         found = _accepted(decisions, start, self.selection)
         return BlockResult(found, decisions.size)
 
@@ -65,25 +69,28 @@ class DensePlan:
 
 
 def rows(
-    vectors: list[np.ndarray], missing: list[np.ndarray], model: Model, side: str
+    vectors: list[np.ndarray],
+    missing: list[np.ndarray],
+    part: tuple[np.ndarray, float],
+    side: str,
 ) -> np.ndarray:
-    """x (side "a") or y (side "b") for per-entry (n, k_m) unit vectors (zero when missing)
-    and (n,) missing flags."""
+    """x (side "a") or y (side "b") of one linear part (weights, bias) for per-entry (n, k_m)
+    unit vectors (zero when missing) and (n,) missing flags."""
     entries = len(vectors)
-    weights = full_weights(model.arrays["weights"], entries)
+    weights, bias = full_weights(part[0], entries), part[1]
     w, v, u = np.split(weights, 3)
     n = len(vectors[0])
     out = np.empty((n, width([x.shape[1] for x in vectors])), dtype=np.float32)
     column = 0
-    for m, part in enumerate(vectors):
-        out[:, column : column + part.shape[1]] = part * (-w[m] if side == "a" else 1.0)
-        column += part.shape[1]
+    for m, entry in enumerate(vectors):
+        out[:, column : column + entry.shape[1]] = entry * (-w[m] if side == "a" else 1.0)
+        column += entry.shape[1]
     flags = np.stack(missing, axis=1).astype(np.float64)  # (n, M)
     out[:, column : column + entries] = flags * (u - 2 * v) if side == "a" else flags
     column += entries
     offsets = flags @ v
     if side == "a":
-        out[:, column] = float(model.arrays["bias"]) + w.sum() + offsets
+        out[:, column] = bias + w.sum() + offsets
         out[:, column + 1] = 1.0
     else:
         out[:, column] = 1.0
@@ -98,10 +105,12 @@ def plan(
     block_bytes: int = BLOCK_BYTES,
 ) -> DensePlan:
     """The plan for (vectors, missing flags) of each side, entry by entry."""
-    if not applies(selection.model):
+    parts = selection.model.linear_parts()
+    if parts is None or selection.model.caps is not None:
         raise ValueError("dense scoring needs a linear model without caps")
-    left = rows(*side_a, selection.model, "a")
-    right = rows(*side_b, selection.model, "b")
-    size = max(1, block_bytes // (4 * max(1, len(right))))
-    blocks = [(s, min(s + size, len(left))) for s in range(0, len(left), size)]
+    left = [rows(*side_a, part, "a") for part in parts]
+    right = [rows(*side_b, part, "b") for part in parts]
+    size = max(1, block_bytes // (4 * max(1, len(right[0]))))
+    n_a = len(left[0])
+    blocks = [(s, min(s + size, n_a)) for s in range(0, n_a, size)]
     return DensePlan(selection, left, right, blocks)

@@ -143,6 +143,18 @@ def linear_decision(
     return scores.reshape(dots.shape[1:])
 
 
+def parts_decision(
+    model: Model, dots: np.ndarray, indicators: np.ndarray | None
+) -> np.ndarray | None:
+    """`linear_decision` of a model linear in its features: the highest of its linear parts
+    (classifier.Model.linear_parts); None for one that is not."""
+    parts = model.linear_parts()
+    if parts is None:
+        return None
+    decisions = [linear_decision(w, b, dots, indicators, model.caps) for w, b in parts]
+    return decisions[0] if len(decisions) == 1 else np.maximum.reduce(decisions)
+
+
 def _block_indicators(block: BlockDots) -> np.ndarray | None:
     """(2M, k, n_b) indicators of a block, or None when nothing is missing."""
     if block.missing_a is None or block.missing_b is None:
@@ -155,10 +167,9 @@ def _scores(block: BlockDots, model: Model) -> np.ndarray:
     """(k, n_b) float32 decision values from the block's dot products."""
     indicators = _block_indicators(block)
     dots = block.dots
-    if model.kind == "linear":
-        return linear_decision(
-            model.arrays["weights"], float(model.arrays["bias"]), dots, indicators, model.caps
-        )
+    linear = parts_decision(model, dots, indicators)
+    if linear is not None:
+        return linear
     m, k, n_b = dots.shape
     features = np.empty((k, n_b, 3 * m), dtype=np.float32)
     features[..., :m] = np.clip(1.0 - dots, 0.0, 2.0, dtype=np.float32).transpose(1, 2, 0)

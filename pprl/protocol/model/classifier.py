@@ -6,6 +6,7 @@ Only arrays are kept so a model serialises without pickle and scores without skl
 from __future__ import annotations
 
 import io
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,8 +14,10 @@ import numpy as np
 
 from pprl.protocol.errors import SettingError
 
-# What a model is (how it decides) ...
-KINDS = ("linear", "rbf")
+# What a model is (how it decides): one linear decision, the highest of several (a linear
+# model and its lenient alternatives, `LENIENT`), or an RBF SVM ...
+LENIENT = "linear-max"
+KINDS = ("linear", "rbf", LENIENT)
 # ... and how it is trained: "logistic" fits a logistic regression, whose decision is linear.
 TRAINERS = ("linear", "logistic", "rbf")
 DEFAULT_C = {"linear": 100.0, "logistic": 100.0, "rbf": 0.01}
@@ -40,6 +43,9 @@ class Model:
     "dual_coef" (s,), "gamma" (), "bias" (), and the linear envelope "envelope_weights" (M,),
     "envelope_bias" () that candidate generation bounds pairs with. Either kind may hold
     "caps" (M,): each entry's distance is read as min(distance, cap) before anything else.
+    linear-max arrays: the linear ones, "alternative_weights" (K, 3M) and "alternative_bias"
+    (K,) whose highest decision with the linear one's is the model's, and the envelope, the
+    per-feature largest of them all (`lenient_alternatives`).
     """
 
     kind: str
@@ -57,6 +63,11 @@ class Model:
             return features @ weights + bias
         if self.kind == "rbf":
             return self._rbf_decision(features, bias)
+        if self.kind == LENIENT:
+            features = np.asarray(features, dtype=np.float64)
+            every = np.vstack([self.arrays["weights"], self.arrays["alternative_weights"]])
+            biases = np.concatenate([[bias], self.arrays["alternative_bias"]])
+            return (features @ every.T + biases).max(axis=1)
         raise ValueError(f"unknown model kind {self.kind!r}")
 
     def _rbf_decision(self, x: np.ndarray, bias: float) -> np.ndarray:
@@ -87,6 +98,17 @@ class Model:
     @property
     def caps(self) -> np.ndarray | None:
         return self.arrays.get("caps")
+
+    def linear_parts(self) -> list[tuple[np.ndarray, float]] | None:
+        """The linear decisions (weights, bias) whose highest is this model's (one for a linear
+        model; the alternatives too for linear-max), or None for an rbf model."""
+        if self.kind not in ("linear", LENIENT):
+            return None
+        parts = [(self.arrays["weights"], float(self.arrays["bias"]))]
+        if self.kind == LENIENT:
+            biases = self.arrays["alternative_bias"].tolist()
+            parts += list(zip(self.arrays["alternative_weights"], biases, strict=True))
+        return parts
 
     def to_bytes(self) -> bytes:
         """npz with the kind as a 0-d string array; no pickle, so loading runs no code."""
@@ -156,6 +178,8 @@ def train(
     c: float | None = None,
     class_weight: str = "none",
     saturation: float = 0.0,
+    lenient: Sequence[Sequence[int]] = (),
+    lenient_odds: float = 0.0,
 ) -> Model:
     """Fit an SVM (or, for "logistic", a logistic regression) on (n, 3M) features with labels
     {0, 1}; C defaults as in the paper.
@@ -166,7 +190,9 @@ def train(
     step (docs/results.md: F1 +0.01 on FEBRL4 names, a quarter of the SVM's training time).
     class_weight "balanced" scales C per class by its rarity, for training sets with several
     negatives per positive. saturation > 0 caps each entry's distance at that quantile of
-    the non-matches' (`saturation_caps`); 0 keeps the paper's raw distances.
+    the non-matches' (`saturation_caps`); 0 keeps the paper's raw distances. With groups of
+    entries in `lenient` and lenient_odds > 0, a linear model also gets one alternative per
+    group, which ignores it (`lenient_alternatives`).
     """
     if kind not in TRAINERS:
         raise SettingError(f"unknown classifier kind {kind!r}; expected one of {TRAINERS}")
@@ -191,24 +217,14 @@ def train(
         scale[: len(caps)] = caps
     weight = None if class_weight == "none" else class_weight
     c = DEFAULT_C[kind] if c is None else c
-    if kind == "logistic":
-        from sklearn.linear_model import LogisticRegression
-
-        fitted = LogisticRegression(C=c, class_weight=weight, max_iter=_LOGISTIC_ITERATIONS)
-        fitted = fitted.fit(x / scale, y)
-        weights = fitted.coef_[0].astype(np.float64) / scale
-        bias = np.array(fitted.intercept_[0], dtype=np.float64)
-        return Model("linear", {"weights": weights, "bias": bias, **extra})
-    svm = SVC(
-        kernel=kind,
-        C=c,
-        gamma="scale",
-        class_weight=weight,
-    ).fit(x / scale, y)
+    if kind != "rbf":
+        weights, bias = _linear_fit(x / scale, y, kind, c, weight)
+        model = Model("linear", {"weights": weights / scale, "bias": bias, **extra})
+        if lenient and lenient_odds > 0:
+            model = lenient_alternatives(model, x, y, scale, kind, c, weight, lenient, lenient_odds)
+        return model
+    svm = SVC(kernel=kind, C=c, gamma="scale", class_weight=weight).fit(x / scale, y)
     bias = np.array(svm.intercept_[0], dtype=np.float64)
-    if kind == "linear":
-        weights = svm.coef_[0].astype(np.float64) / scale
-        return Model("linear", {"weights": weights, "bias": bias, **extra})
     rbf = Model(
         "rbf",
         {
@@ -223,6 +239,70 @@ def train(
     rbf.arrays["envelope_weights"] = weights
     rbf.arrays["envelope_bias"] = np.array(envelope_bias, dtype=np.float64)
     return rbf
+
+
+def _linear_fit(
+    x: np.ndarray, y: np.ndarray, kind: str, c: float, weight: str | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The weights and bias of a linear SVM or a logistic regression on x."""
+    if kind == "logistic":
+        from sklearn.linear_model import LogisticRegression
+
+        fitted: Any = LogisticRegression(C=c, class_weight=weight, max_iter=_LOGISTIC_ITERATIONS)
+    else:
+        from sklearn.svm import SVC
+
+        fitted = SVC(kernel="linear", C=c, class_weight=weight)
+    fitted = fitted.fit(x, y)
+    return fitted.coef_[0].astype(np.float64), np.array(fitted.intercept_[0], dtype=np.float64)
+
+
+def lenient_alternatives(
+    model: Model,
+    x: np.ndarray,
+    y: np.ndarray,
+    scale: np.ndarray,
+    kind: str,
+    c: float,
+    weight: str | None,
+    groups: Sequence[Sequence[int]],
+    odds: float,
+) -> Model:
+    """`model` with one alternative per group of entries: the same fit on the same (capped)
+    training pairs with the group's features left out, its bias lowered by `odds`. The pair's
+    decision is the highest: a group that disagrees (an address after a move) can still veto
+    a pair the other entries make only likely, but no longer one they make near certain (a
+    logistic regression's log-odds above `odds`; docs/error-model.md). The envelope, each
+    feature's largest weight and the largest bias, bounds every one of them from above on
+    the features' range (distances and indicators are never negative), which is what the
+    candidate bounds need."""
+    m = x.shape[1] // 3
+    alternative_weights, alternative_bias = [], []
+    for group in groups:
+        columns = [column for entry in group for column in (entry, m + entry, 2 * m + entry)]
+        kept = np.setdiff1d(np.arange(x.shape[1]), columns)
+        weights, bias = _linear_fit(x[:, kept] / scale[kept], y, kind, c, weight)
+        full = np.zeros(x.shape[1])
+        full[kept] = weights / scale[kept]
+        alternative_weights.append(full)
+        alternative_bias.append(float(bias) - odds)
+    return with_alternatives(model, np.vstack(alternative_weights), np.array(alternative_bias))
+
+
+def with_alternatives(model: Model, weights: np.ndarray, biases: np.ndarray) -> Model:
+    """A linear `model` with alternative linear decisions ((K, 3M) weights, (K,) biases) as
+    one linear-max model, with the envelope that bounds them all: each feature's largest
+    weight and the largest bias (features are never negative)."""
+    every = np.vstack([full_weights(model.arrays["weights"], weights.shape[1] // 3), weights])
+    arrays = {
+        **model.arrays,
+        "weights": every[0],
+        "alternative_weights": weights,
+        "alternative_bias": biases,
+        "envelope_weights": every.max(axis=0),
+        "envelope_bias": np.array(max(float(model.arrays["bias"]), float(biases.max()))),
+    }
+    return Model(LENIENT, arrays)
 
 
 def _envelope(
