@@ -250,33 +250,40 @@ def write_reference(out: Path, rows: int = REFERENCE_ROWS, seed: int = 7) -> Pat
     return path
 
 
-def name_lists(locales: tuple[str, ...] = LOCALES) -> dict[str, list[str]]:
-    """Every first name and every surname faker's person providers of `locales` hold: the
-    lists the people are drawn from, which a peer attacking these registers would use (the
-    census lists of the privacy gate's default are the United States')."""
+# Draws per locale and kind that estimate each name's chance: a name of a list of up to a few
+# thousand is drawn about ten times or more (Polish surnames, a longer list, are not all).
+NAME_DRAWS = 50000
+
+
+def name_lists(locales: tuple[str, ...] = LOCALES) -> dict[str, dict[str, float]]:
+    """Every first name and every surname faker's person providers of `locales` give, each
+    with its chance under the generator's draw (a locale in `locales` evenly, then faker's
+    own first_name() or last_name(), counted over NAME_DRAWS draws): the lists the people are
+    drawn from, which a peer attacking these registers would use (the census lists of the
+    privacy gate's default are the United States')."""
     from faker import Faker
 
-    found: dict[str, set[str]] = {"first": set(), "last": set()}
-    for locale in locales:
-        for provider in Faker(locale).providers:
-            for attribute in dir(provider):
-                kind = "first" if attribute.startswith("first_names") else None
-                kind = "last" if attribute.startswith("last_names") else kind
-                values = getattr(provider, attribute) if kind else None
-                if isinstance(values, tuple | list | dict):
-                    found[kind].update(str(v) for v in values)  # type: ignore[index]
-    return {kind: sorted(names) for kind, names in found.items()}
+    found: dict[str, dict[str, float]] = {"first": {}, "surname": {}}
+    for k, locale in enumerate(locales):
+        fake = Faker(locale)
+        fake.seed_instance(k)
+        for kind, draw in (("first", fake.first_name), ("surname", fake.last_name)):
+            for name in (str(draw()) for _ in range(NAME_DRAWS)):
+                found[kind][name] = found[kind].get(name, 0.0) + 1.0 / NAME_DRAWS / len(locales)
+    return found
 
 
 def write_names(out: Path, locales: tuple[str, ...] = LOCALES) -> Path:
-    """names.csv: a header, then every first name and surname of `locales`, one a row (the
-    form `[privacy] dictionary` and `pprl audit --dictionary` read)."""
+    """names.csv: a header (name, kind, weight), then every first name and surname of
+    `locales` with its chance (`name_lists`): the form `[privacy] dictionary` and `pprl audit
+    --dictionary` read as two lists with frequencies."""
     lists = name_lists(locales)
     path = out / "names.csv"
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer_n = csv.writer(handle)
-        writer_n.writerow(["name"])
-        writer_n.writerows([name] for name in sorted(set(lists["first"]) | set(lists["last"])))
+        writer_n.writerow(["name", "kind", "weight"])
+        for kind, weights in lists.items():
+            writer_n.writerows([name, kind, f"{weights[name]:.6g}"] for name in sorted(weights))
     return path
 
 

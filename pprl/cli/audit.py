@@ -65,7 +65,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     audit.add_argument("--records", required=True, metavar="CSV", help="the records to audit")
     audit.add_argument("--config", required=True, help="the party's TOML file")
     audit.add_argument(
-        "--dictionary", metavar="CSV", help="public names (every value after the header row)"
+        "--dictionary",
+        metavar="CSV",
+        help="public names: columns name,kind(,weight) for first names and surnames apart "
+        "with their frequencies (kind first or surname), or any CSV as one list (every value "
+        "after the header row)",
     )
     audit.add_argument(
         "--population",

@@ -274,8 +274,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "european",
         help="two European-style registers with movers, blanks, swaps and changed names",
         description="Writes records_a.csv, records_b.csv (B's dates as DD.MM.YYYY), truth.csv "
-        "(alice_id,bob_id,phenomenon) and names.csv (every first name and surname of the "
-        "seven countries' lists, an attacker's dictionary for them). Needs the optional "
+        "(alice_id,bob_id,phenomenon) and names.csv (the seven countries' first names and "
+        "surnames with how common each is, an attacker's dictionary for them: name,kind,weight)."
+        " Needs the optional "
         "extra: pip install 'pprl[registers]'.",
     )
     european.add_argument("--out", required=True, help="directory for the four files")

@@ -516,13 +516,30 @@ def census_dictionary(
             continue
         keep = [i for i, name in enumerate(names_of) if i < kept or name in held]
         lists.append(([names_of[i] for i in keep], np.asarray(weights_of)[keep]))
-    (first_names, first), (last_names, last) = lists
+    return role_dictionary(lists[0], lists[1], reference_columns, store)
+
+
+def role_dictionary(
+    first: tuple[Sequence[str], np.ndarray],
+    last: tuple[Sequence[str], np.ndarray],
+    reference_columns: Mapping[str, Sequence[str]],
+    store: ArrayStore | None = None,
+) -> Dictionary:
+    """A list of first names and one of surnames, each (names, frequencies), as one
+    dictionary with three priors: either list's frequency, half each (a name's chance of
+    being any given name), and each list's own (for an attribute that holds first names, or
+    surnames): the gate's attackers try each on every attribute and keep the best."""
+    (first_names, first_weights), (last_names, last_weights) = first, last
+    first_share = np.asarray(first_weights, dtype=np.float64)
+    last_share = np.asarray(last_weights, dtype=np.float64)
+    first_share = first_share / first_share.sum() if first_share.sum() > 0 else first_share
+    last_share = last_share / last_share.sum() if last_share.sum() > 0 else last_share
     names = [*first_names, *last_names]
-    weights = [*(first / 2), *(last / 2)]
-    none_first, none_last = np.zeros(len(first)), np.zeros(len(last))
+    weights = [*(first_share / 2), *(last_share / 2)]
+    none_first, none_last = np.zeros(len(first_share)), np.zeros(len(last_share))
     priors = {
-        FIRST_NAMES: [*first, *none_last],
-        SURNAMES: [*none_first, *last],
+        FIRST_NAMES: [*first_share, *none_last],
+        SURNAMES: [*none_first, *last_share],
     }
     return Dictionary(names, reference_columns, store, weights, priors)
 
