@@ -94,6 +94,8 @@ def test_a_schema_links_dates_numbers_and_namesakes_through_the_daemons(tmp_path
     summary = json.loads((tmp_path / "out.json").read_text())
     assert summary["parties"]["bob"]["data"]["missing_values"]["zip"] == 5
     assert summary["linkage"]["f1"] >= 0.9
+    # The postcode is an address: a second model without it lets a move cost a bounded amount.
+    assert "and a second model without zip: a pair whose address disagrees" in result.stdout
     # A temporary working directory goes at the end: the demo says so where the result was.
     assert "result: removed with the demo's temporary directory (--workdir DIR keeps it)" in (
         result.stdout

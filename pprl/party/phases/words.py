@@ -200,8 +200,16 @@ def training_words(classifier: str, records: int) -> str:
     return f"training {fitted} on synthetic pairs of {records} own records (Algorithm 2)"
 
 
-def trained_words(pairs: int) -> str:
-    return f"trained on {pairs} pairs"
+def trained_words(pairs: int, movers: Sequence[str] = (), odds: float = 0.0) -> str:
+    """`movers`: the address attributes a second model leaves out (`mover_odds`)."""
+    said = f"trained on {pairs} pairs"
+    if movers:
+        said += (
+            f", and a second model without {', '.join(movers)}: a pair whose address "
+            f"disagrees (a move) still links at log-odds >= {odds:g} from its other fields "
+            "([method] mover_odds; docs/error-model.md)"
+        )
+    return said
 
 
 def estimating_words(trained: str) -> str:
