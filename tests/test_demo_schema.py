@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from pprl.protocol.data.synthetic import census_names
 
@@ -179,3 +180,17 @@ def test_a_quantity_tells_namesakes_apart_through_the_daemons(tmp_path: Path) ->
     # The daemons' randomness is secret: 1.0 in 22 of 23 runs, 0.889 once under the full
     # suite's load. Without the height a name's two holders could not be told apart.
     assert summary["linkage"]["f1"] >= 0.85
+
+
+def test_sealed_linkage_scores_the_movers_second_model_through_the_daemons(
+    tmp_path: Path,
+) -> None:
+    """The postcode is an address: with register training each party's model has a second
+    form without it, which sealed scoring evaluates from the same ciphertexts."""
+    pytest.importorskip("tenseal")
+    _files(tmp_path)
+    (tmp_path / "schema.toml").write_text(SCHEMA + '\n[method]\nencoding = "sealed"\n')
+    result = _link_with_built_reference(tmp_path, "born=date:1930-2005", "zip=number:4")
+    assert "and a second model without zip" in result.stdout
+    summary = json.loads((tmp_path / "out.json").read_text())
+    assert summary["linkage"]["f1"] >= 0.9

@@ -167,13 +167,18 @@ def test_bad_encrypted_scores_are_refused_with_their_reason(exchanged):
         copy = pb.ScoreHeader()
         copy.CopyFrom(header)
         for name, value in fields.items():
-            setattr(copy, name, value)
+            if isinstance(value, list):
+                getattr(copy, name).extend(value)
+            else:
+                setattr(copy, name, value)
         return pb.SealedScores(header=copy)
 
     attempts = {
         "no header": ([junk], pb.BAD_CIPHERTEXT),
         "other candidates": ([changed(candidates_sha256=bytes(32))], pb.DIGEST_MISMATCH),
         "other layout": ([changed(batches=3)], pb.BAD_CIPHERTEXT),
+        # No address entry in this agreement: no movers' alternative, no ratios.
+        "movers' ratios not agreed": ([changed(alternative_ratios=[1.0, 2.0])], pb.BAD_CIPHERTEXT),
         "other digest": ([changed(digest="0" * 64)], pb.DIGEST_MISMATCH),
         "unreadable context": ([changed(public_context=b"junk")], pb.BAD_CIPHERTEXT),
         "other parameters": (

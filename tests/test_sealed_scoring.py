@@ -258,3 +258,55 @@ def test_scores_within_the_safe_range_decrypt_exactly_at_the_largest_factor() ->
     result = (sent * ([1.0] * len(values))) * ([largest] * len(values))
     back = np.asarray(ts.ckks_vector_from(context, result.serialize()).decrypt()) / largest
     assert np.allclose(back, values, rtol=1e-3, atol=1e-2)
+
+
+def test_a_movers_alternative_is_scored_from_the_same_ciphertexts() -> None:
+    """A model with a second linear decision without an entry: the evaluator scales its own
+    vectors by the parts' weight ratios, and the decrypted accept is the higher decision's."""
+    from pprl.protocol.model.classifier import Model, with_alternatives
+
+    rng = np.random.default_rng(12)
+    n, entries, k = 300, 3, 4
+    unit = rng.normal(size=(n, entries, k)).astype(np.float32)
+    unit /= np.linalg.norm(unit, axis=2, keepdims=True)
+    unit[rng.random((n, entries)) < 0.1] = 0.0  # missing values
+    first = np.array([-6.0, -5.0, -7.0, -0.5, -1.0, 0.2, 0.1, 0.3, 0.1])
+    second = np.array([-9.0, -8.0, 0.0, -0.8, -1.2, 0.0, 0.2, 0.2, 0.0])  # without entry 2
+    base = Model("linear", {"weights": first, "bias": np.array(12.0)})
+    model = with_alternatives(base, second[None, :], np.array([13.0]))
+    x, c = linear_form.scorer_part(model, unit)
+    alternative = linear_form.alternative_part(model, unit)
+    assert alternative is not None
+    np.testing.assert_allclose(alternative.ratios, [1.5, 1.6, 0.0])
+    y = linear_form.evaluator_part(unit)
+    pairs = _pairs(rng, n, n, 3000)
+    features = _features_of(unit, pairs)
+    decisions = model.decision(features)
+    second_only = Model("linear", {"weights": second, "bias": np.array(13.0)}).decision(features)
+    # The written-out second form is the second model.
+    x2, c2 = alternative.linear(x, entries)
+    written = c2[pairs[:, 0]] + np.einsum("ij,ij->i", x2[pairs[:, 0]], y[pairs[:, 1]])
+    np.testing.assert_allclose(written, second_only, atol=1e-5)
+    setting = scoring.CkksSetting()
+    placed = layout(pairs, setting.slots, best_rounds(pairs, setting.slots))
+    context = scoring.secret_context(setting)
+    sent = scoring.encrypt(context, x, c, placed, alternative)
+    assert len(sent[0]) == x.shape[1] + 1 + entries + 1
+    returned = scoring.evaluate(
+        scoring.public_context(context), sent, y, placed, setting, rng, alternative.ratios
+    )
+    found = scoring.accepted(context, returned, placed, len(pairs), setting, alternative=True)
+    clear = np.abs(decisions) > 0.05
+    assert (second_only > decisions - 1e-9).any() and ((second_only > 0) & (decisions > 0)).any()
+    assert clear.mean() > 0.9
+    np.testing.assert_array_equal(found[clear], decisions[clear] > 0)
+    # Without the alternative's score, the pairs only it accepts would be lost.
+    only_second = clear & (decisions > 0) & (base.decision(features) <= 0)
+    assert only_second.sum() > 5
+
+
+def _features_of(unit: np.ndarray, pairs: np.ndarray) -> np.ndarray:
+    """(pairs, 3M) features of the pairs, as the classifier reads them."""
+    from pprl.protocol.model.features import pair_features
+
+    return pair_features(unit[pairs[:, 0]], unit[pairs[:, 1]]).astype(np.float64)

@@ -31,9 +31,9 @@ BLOOM_KEY_COMMITMENT = "bloom_key"
 # The quantile of non-matching distances each entry saturates at, for multi-error models.
 DEFAULT_SATURATION = 0.25
 # The log-odds (of a logistic regression on the other fields) from which a pair links even
-# though its address disagrees, for multi-error models: about 400 to 1. On European-style
-# registers where a tenth of the true pairs moved, 3 let through namesakes and 6 none
-# (docs/error-model.md).
+# though its address disagrees, for multi-error models without noise: about 400 to 1. On
+# European-style registers where a tenth of the true pairs moved, 3 let through namesakes
+# and 6 none; under the gate's noise it linked no more movers and is off (docs/error-model.md).
 DEFAULT_MOVER_ODDS = 6.0
 
 _LABELS = {
@@ -157,9 +157,9 @@ def method_params(
     pairs such a model accepts better than the SVM (classifier.train). Projected features
     need only the projected coordinates, so they are what is released by default (the same
     features, far fewer bytes, less for a peer to attack: docs/privacy.md). Register
-    models also let a pair whose address disagrees link when its other fields make it near
-    certain (DEFAULT_MOVER_ODDS; docs/error-model.md). `rest` takes any other MethodParams
-    field.
+    models without noise also let a pair whose address disagrees link when its other fields
+    make it near certain (DEFAULT_MOVER_ODDS; docs/error-model.md). `rest` takes any other
+    MethodParams field.
     """
     defaults = MethodParams()
     noisy = noise_sigma > 0
@@ -195,7 +195,7 @@ def method_params(
         saturation = DEFAULT_SATURATION if several_errors and not noisy else 0.0
     check_saturation(saturation)
     if mover_odds is None:
-        mover_odds = DEFAULT_MOVER_ODDS if several_errors else 0.0
+        mover_odds = DEFAULT_MOVER_ODDS if several_errors and not noisy else 0.0
     if not (mover_odds >= 0 and mover_odds < float("inf")):
         raise SettingError(f"must be a number >= 0, got {mover_odds}", setting="mover_odds")
     assignment = rest.pop("assignment", None) or default_assignment(model, noisy)

@@ -161,6 +161,7 @@ class PeerClient:
         batches: Iterator[list[bytes]],
         per_batch: int,
         progress: Progress | None = None,
+        ratios: np.ndarray | None = None,
     ) -> tuple[list[list[bytes]], int]:
         """Sealed linkage: the own encrypted vectors to the peer batch by batch; back, per
         batch, `per_batch` evaluated ciphertexts (rounds x thresholds), refused unless exactly
@@ -173,6 +174,7 @@ class PeerClient:
             batches=placed.batches,
             coordinates=coordinates,
             candidates_sha256=candidates_sha256,
+            alternative_ratios=[] if ratios is None else [float(r) for r in ratios],
         )
 
         def requests() -> Iterator[pb.SealedScores]:

@@ -4,6 +4,7 @@ order of the ciphertexts. A refusal names what does not fit, never a value."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -27,12 +28,19 @@ def header_refusal(
             pb.DIGEST_MISMATCH,
             "the candidate pairs differ from the ones this party derives from the blinded keys",
         )
-    coordinates = evaluation.y.shape[1] + 1
+    coordinates = evaluation.coordinates
     if header.batches != evaluation.placed.batches or header.coordinates != coordinates:
         return (
             pb.BAD_CIPHERTEXT,
             f"{header.batches} batches of {header.coordinates} ciphertexts, where the agreed "
             f"layout has {evaluation.placed.batches} of {coordinates}",
+        )
+    ratios = list(header.alternative_ratios)
+    wanted = evaluation.entries if evaluation.alternative else 0
+    if len(ratios) != wanted or not all(math.isfinite(r) for r in ratios):
+        return (
+            pb.BAD_CIPHERTEXT,
+            f"{len(ratios)} movers' ratios (finite numbers) where the agreement has {wanted}",
         )
     wrong = parameters_refusal(header.public_context, evaluation.ckks)
     return None if wrong is None else (pb.BAD_CIPHERTEXT, wrong)

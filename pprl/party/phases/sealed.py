@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -31,12 +32,16 @@ from pprl.protocol import pipeline
 from pprl.protocol.linkage import reflection
 from pprl.protocol.model import classifier
 from pprl.protocol.model.features import unit_vectors
+from pprl.protocol.own_training import address_entries
 from pprl.protocol.sealed import linear_form, session
 from pprl.protocol.sealed.blinding import POINT_BYTES, Blinder, BlindingError, returned, split
 from pprl.protocol.sealed.layout import Layout
 from pprl.protocol.sealed.parameters import CkksSetting
 from pprl.protocol.vectors.randomness import SEALED_SCORES
 from pprl.wire.v1 import linkage_pb2 as pb
+
+if TYPE_CHECKING:
+    from pprl.protocol.agreement import Agreement
 
 
 def smash(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
@@ -120,8 +125,22 @@ def match(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     model = classifier.Model.from_bytes(ctx.artifact(run_id, MODEL).path.read_bytes())
     units = _units(ctx, run_id)
     x, c = linear_form.scorer_part(model, units)
-    placed = session.score_layout(pairs, ckks, x.shape[1] + 1)
-    scale = linear_form.score_scale(x, c, linear_form.evaluator_part(units), units.shape[1])
+    alternative = linear_form.alternative_part(model, units)
+    if (alternative is not None) != _with_alternative(agreement):
+        raise PhaseFailed(
+            "this party's model does not match the agreed movers' setting: train again",
+            reason=pb.DATA_LOSS,
+        )
+    coordinates = _coordinates(x.shape[1], alternative is not None, units.shape[1])
+    placed = session.score_layout(
+        pairs, ckks, coordinates, returned=len(ckks.thresholds) + int(alternative is not None)
+    )
+    own_y = linear_form.evaluator_part(units)
+    scale = linear_form.score_scale(x, c, own_y, units.shape[1])
+    if alternative is not None:
+        second = alternative.linear(x, units.shape[1])
+        scale = min(scale, linear_form.score_scale(*second, own_y, units.shape[1]))
+        alternative = alternative.scaled(scale)
     x, c = x * scale, c * scale
     n_own, n_peer = len(x), ctx.peer_rows(run_id) or 0
     share = len(pairs) / max(1, n_own * n_peer)
@@ -135,21 +154,22 @@ def match(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     from pprl.protocol.sealed import scoring
 
     secret = scoring.secret_context(ckks)
-    outgoing = scoring.encrypted_batches(secret, x, c, placed)
+    outgoing = scoring.encrypted_batches(secret, x, c, placed, alternative)
     back, sent = peer.evaluate_scores(
         run_id,
         digest,
         scoring.public_context(secret),
         placed,
-        x.shape[1] + 1,
+        coordinates,
         session.candidates_sha256(pairs),
         outgoing,
-        placed.rounds * len(ckks.thresholds),
+        placed.rounds * (len(ckks.thresholds) + int(alternative is not None)),
         progress=lambda done, total: progress(done, total, "batches", ""),
+        ratios=None if alternative is None else alternative.ratios,
     )
     ctx.store.add_counter(run_id, "bytes_sent", sent)
     try:
-        buckets = scoring.buckets(secret, back, placed, len(pairs), ckks)
+        buckets = scoring.buckets(secret, back, placed, len(pairs), ckks, alternative is not None)
     except ValueError as error:
         raise PhaseFailed(
             f"{peer.peer}'s scores cannot be read: {error}", reason=pb.BAD_CIPHERTEXT
@@ -197,22 +217,37 @@ def reblind_for_peer(ctx: RunContext, run_id: str, counts: np.ndarray, values: b
 
 @dataclass(frozen=True)
 class Evaluation:
-    """What serving the peer's scoring needs: its layout, this party's vectors, the setting."""
+    """What serving the peer's scoring needs: its layout, this party's vectors, the setting,
+    and whether the peer's model has a movers' alternative (from the agreement)."""
 
     placed: Layout
     y: np.ndarray
     ckks: CkksSetting
     candidates_sha256: bytes
+    alternative: bool = False
+    entries: int = 0  # mapping entries of y
+
+    @property
+    def coordinates(self) -> int:
+        """Ciphertexts per batch the peer must send."""
+        return _coordinates(self.y.shape[1], self.alternative, self.entries)
 
 
 def evaluation_for_peer(ctx: RunContext, run_id: str) -> Evaluation:
     """The peer's scoring as this party derives it: the same candidates, the peer's row first."""
-    method = ctx.agreement(run_id).method
+    agreement = ctx.agreement(run_id)
+    method = agreement.method
     pairs = _candidates(ctx, run_id)[:, ::-1]
     ckks = session.setting(method.sealed_crypto, method.sealed_thresholds)
-    y = linear_form.evaluator_part(_units(ctx, run_id))
-    placed = session.score_layout(pairs, ckks, y.shape[1] + 1)
-    return Evaluation(placed, y, ckks, session.candidates_sha256(pairs))
+    units = _units(ctx, run_id)
+    y = linear_form.evaluator_part(units)
+    alternative = _with_alternative(agreement)
+    coordinates = _coordinates(y.shape[1], alternative, units.shape[1])
+    placed = session.score_layout(
+        pairs, ckks, coordinates, returned=len(ckks.thresholds) + int(alternative)
+    )
+    sha = session.candidates_sha256(pairs)
+    return Evaluation(placed, y, ckks, sha, alternative, units.shape[1])
 
 
 def evaluated(
@@ -220,8 +255,10 @@ def evaluated(
     evaluation: Evaluation,
     public: bytes,
     batches: Iterator[tuple[int, list[bytes]]],
+    ratios: np.ndarray | None = None,
 ) -> Iterator[tuple[int, list[bytes]]]:
-    """Each received batch evaluated, in order, with secret factors and flooding."""
+    """Each received batch evaluated, in order, with secret factors and flooding; `ratios`:
+    the peer's movers' alternative, when the agreement has one."""
     import tenseal as ts
 
     from pprl.protocol.sealed import scoring
@@ -232,9 +269,29 @@ def evaluated(
         yield (
             batch,
             scoring.evaluated_batch(
-                context, batch, ciphertexts, evaluation.y, evaluation.placed, evaluation.ckks, rng
+                context,
+                batch,
+                ciphertexts,
+                evaluation.y,
+                evaluation.placed,
+                evaluation.ckks,
+                rng,
+                ratios,
             ),
         )
+
+
+def _with_alternative(agreement: Agreement) -> bool:
+    """Whether the agreement's models carry a movers' alternative (classifier.train gives a
+    linear model one exactly then): both parties derive it, the evaluator to know what to
+    expect."""
+    return agreement.method.mover_odds > 0 and bool(address_entries(agreement))
+
+
+def _coordinates(width: int, alternative: bool, entries: int) -> int:
+    """Ciphertexts per batch: x's coordinates and the constant, then the alternative's
+    indicators and constant."""
+    return width + 1 + (entries + 1 if alternative else 0)
 
 
 # -- shared ---------------------------------------------------------------------------------

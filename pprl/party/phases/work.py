@@ -57,5 +57,6 @@ class PhaseWork(RunContext):
         evaluation: sealed.Evaluation,
         public: bytes,
         batches: Iterator[tuple[int, list[bytes]]],
+        ratios: np.ndarray | None = None,
     ) -> Iterator[tuple[int, list[bytes]]]:
-        return sealed.evaluated(self, evaluation, public, batches)
+        return sealed.evaluated(self, evaluation, public, batches, ratios)

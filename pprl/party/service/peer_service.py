@@ -383,7 +383,9 @@ class PeerService(rpc.PeerServicer):
             abort(context, grpc.StatusCode.INVALID_ARGUMENT, reason, f"scores refused: {message}")
         batches = sealed_checks.received_batches(messages, header)
         try:
-            for batch, results in self.work.evaluated(evaluation, header.public_context, batches):
+            ratios = np.array(header.alternative_ratios) if evaluation.alternative else None
+            evaluating = self.work.evaluated(evaluation, header.public_context, batches, ratios)
+            for batch, results in evaluating:
                 for index, data in enumerate(results):
                     reply = pb.SealedScores(
                         ciphertext=pb.Ciphertext(batch=batch, index=index, data=data)

@@ -29,13 +29,12 @@ class Sealed(Distances):
     sealed = True
     settings = SEALED_KEYS
     refused_keys = ("noise_sigma", "attack_success", "soft_top_k")
-    # What the linear form that sealed scoring evaluates needs: the projected vectors, no
-    # caps and one linear decision (pprl.protocol.sealed.linear_form).
+    # What the linear forms that sealed scoring evaluates need: the projected vectors and no
+    # caps (pprl.protocol.sealed.linear_form; a movers' alternative is a second form).
     fixed: ClassVar[Mapping[str, Any]] = {
         "feature": "projected-cosine",
         "release": "projected",
         "saturation": 0.0,
-        "mover_odds": 0.0,
     }
 
     def check(self, noise_sigma: float, soft_top_k: int, settings: Mapping[str, Any]) -> None:

@@ -31,6 +31,11 @@ ENVELOPE_MARGIN = 1.0
 # A saturation cap never falls below this cosine distance: non-matches identical on an entry
 # (two people called Smith) must not turn its cap, and with it the entry, into zero.
 MIN_CAP = 1e-4
+# The share of true training pairs whose decision without the address a movers' alternative
+# never asks more than (lenient_alternatives): on European registers with raw capped
+# distances it changes nothing (log-odds 6 is lower), on projected distances without caps
+# (sealed linkage), whose log-odds run lower, it links 98% of movers where 6 linked none.
+MOVER_QUANTILE = 0.25
 # lbfgs converges in well under this on pair features scaled to [0, 1].
 _LOGISTIC_ITERATIONS = 1000
 
@@ -269,10 +274,12 @@ def lenient_alternatives(
     odds: float,
 ) -> Model:
     """`model` with one alternative per group of entries: the same fit on the same (capped)
-    training pairs with the group's features left out, its bias lowered by `odds`. The pair's
-    decision is the highest: a group that disagrees (an address after a move) can still veto
-    a pair the other entries make only likely, but no longer one they make near certain (a
-    logistic regression's log-odds above `odds`; docs/error-model.md). The envelope, each
+    training pairs with the group's features left out, its bias lowered by `odds`, or by
+    what all but MOVER_QUANTILE of the true training pairs reach on it when that is less.
+    The pair's decision is the highest: a group that disagrees (an address after a move) can
+    still veto a pair the other entries make only likely, but no longer one they make near
+    certain (a logistic regression's log-odds above `odds`, or as convincing as three in
+    four true pairs; docs/error-model.md). The envelope, each
     feature's largest weight and the largest bias, bounds every one of them from above on
     the features' range (distances and indicators are never negative), which is what the
     candidate bounds need."""
@@ -285,7 +292,11 @@ def lenient_alternatives(
         full = np.zeros(x.shape[1])
         full[kept] = weights / scale[kept]
         alternative_weights.append(full)
-        alternative_bias.append(float(bias) - odds)
+        # Never a higher bar than a quarter of the true training pairs clear on these fields:
+        # features whose log-odds run lower (no caps) still let the movers through.
+        reached = x[y == 1] @ full + float(bias)
+        usual = float(np.quantile(reached, MOVER_QUANTILE)) if len(reached) else odds
+        alternative_bias.append(float(bias) - min(odds, max(usual, 0.0)))
     return with_alternatives(model, np.vstack(alternative_weights), np.array(alternative_bias))
 
 

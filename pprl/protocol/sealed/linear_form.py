@@ -14,9 +14,19 @@ that is c_i = b + sum_m (w_m + v_m a_m), x_i = concat_m(-w_m p_m, v_m + (u_m - 2
 y_j = concat_m(q_m, b_m). The features are symmetric in the two sides, so it does not matter
 which side the model was trained as. A model with caps reads min(d_m, cap_m), which is not
 linear: it is refused.
+
+A model with a movers' alternative (classifier.lenient_alternatives: a second linear decision
+without the address entries) is two forms. The second's vectors are the first's scaled per
+entry, -w'_m p_m = a_m (-w_m p_m) with a_m = w'_m / w_m (0 for an address entry), so the
+evaluator gets them from the same ciphertexts by scaling its own plaintext q_m by a_m; only
+the second form's indicator coordinates and constant are encrypted besides (`Alternative`).
+The evaluator learns the ratios a_m: how the scoring party's two models weigh each entry
+against each other, nothing of a record.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -24,34 +34,86 @@ from pprl.protocol.errors import SettingError
 from pprl.protocol.model.classifier import Model, full_weights
 from pprl.protocol.model.features import missing_units
 
+Part = tuple[np.ndarray, float]
 
-def _weights(model: Model, entries: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
-    if model.kind != "linear":
+
+def _parts(model: Model) -> list[Part]:
+    parts = model.linear_parts()
+    if parts is None:
         raise SettingError(f"sealed scoring needs a linear model, not {model.kind!r}")
     if model.caps is not None:
         raise SettingError(
             "sealed scoring needs a linear model without caps (a capped distance is not linear "
             "in the peer's vector): train it with saturation = 0"
         )
-    weights = full_weights(model.arrays["weights"], entries)
-    return (
-        weights[:entries],
-        weights[entries : 2 * entries],
-        weights[2 * entries :],
-        float(model.arrays["bias"]),
-    )
+    if len(parts) > 2:
+        raise SettingError("sealed scoring evaluates one movers' alternative at most")
+    return parts
 
 
-def scorer_part(model: Model, unit: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(x, c) of the scoring party's (n, M, k) unit vectors: (n, M (k + 1)) and (n,)."""
-    n, entries, _ = unit.shape
-    w, v, u, bias = _weights(model, entries)
+def _weights(part: Part, entries: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    weights = full_weights(part[0], entries)
+    return weights[:entries], weights[entries : 2 * entries], weights[2 * entries :], part[1]
+
+
+def _form(part: Part, unit: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(vectors (n, M, k), indicator coordinates (n, M), constant (n,)) of one linear part."""
+    entries = unit.shape[1]
+    w, v, u, bias = _weights(part, entries)
     missing = missing_units(unit).astype(np.float64)
     vectors = -w[None, :, None] * unit.astype(np.float64)
     indicator = v[None, :] + (u - 2 * v)[None, :] * missing
-    x = np.concatenate([vectors, indicator[:, :, None]], axis=2).reshape(n, -1)
-    c = bias + float(w.sum()) + missing @ v
+    return vectors, indicator, bias + float(w.sum()) + missing @ v
+
+
+def scorer_part(model: Model, unit: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(x, c) of the scoring party's (n, M, k) unit vectors: (n, M (k + 1)) and (n,), of its
+    model's (first) linear decision."""
+    vectors, indicator, c = _form(_parts(model)[0], unit)
+    x = np.concatenate([vectors, indicator[:, :, None]], axis=2).reshape(len(unit), -1)
     return x, c
+
+
+@dataclass(frozen=True)
+class Alternative:
+    """The movers' second form: per entry its weights over the first form's (the evaluator
+    scales its plaintext by them), and its own indicator coordinates and constant (sent
+    encrypted after the first form's columns)."""
+
+    ratios: np.ndarray  # (M,)
+    indicator: np.ndarray  # (n, M)
+    constant: np.ndarray  # (n,)
+
+    def scaled(self, factor: float) -> Alternative:
+        return Alternative(self.ratios, self.indicator * factor, self.constant * factor)
+
+    def columns(self) -> np.ndarray:
+        """(n, M + 1): what is encrypted besides the first form's x and c."""
+        return np.concatenate([self.indicator, self.constant[:, None]], axis=1)
+
+    def linear(self, x: np.ndarray, entries: int) -> tuple[np.ndarray, np.ndarray]:
+        """(x', c') of the second form written out, for its scale and for tests."""
+        blocks = x.reshape(len(x), entries, -1).copy()
+        blocks[:, :, :-1] *= self.ratios[None, :, None]
+        blocks[:, :, -1] = self.indicator
+        return blocks.reshape(len(x), -1), self.constant
+
+
+def alternative_part(model: Model, unit: np.ndarray) -> Alternative | None:
+    """The second form of a model with a movers' alternative, or None."""
+    parts = _parts(model)
+    if len(parts) == 1:
+        return None
+    entries = unit.shape[1]
+    first, second = (_weights(part, entries)[0] for part in parts)
+    if np.any((first == 0) & (second != 0)):
+        raise SettingError(
+            "the movers' second model weighs an entry the first gives no weight: it cannot be "
+            "scored from the first's encrypted vectors (mover_odds = 0 turns it off)"
+        )
+    ratios = np.divide(second, first, out=np.zeros(entries), where=first != 0)
+    _, indicator, constant = _form(parts[1], unit)
+    return Alternative(ratios, indicator, constant)
 
 
 def evaluator_part(unit: np.ndarray) -> np.ndarray:

@@ -219,11 +219,15 @@ def candidates_sha256(pairs: np.ndarray) -> bytes:
     return hashlib.sha256(np.ascontiguousarray(ordered, dtype="<i8").tobytes()).digest()
 
 
-def score_layout(pairs: np.ndarray, ckks: CkksSetting, coordinates: int) -> Layout:
+def score_layout(
+    pairs: np.ndarray, ckks: CkksSetting, coordinates: int, returned: int | None = None
+) -> Layout:
     """Where the scoring party's pairs ((its row, the evaluator's row)) sit in the slots, for
-    vectors of `coordinates` (the constant included; both parties know it: the peer's
-    vectors are as wide as its own)."""
-    rounds = best_rounds(pairs, ckks.slots, coordinates, len(ckks.thresholds))
+    `coordinates` ciphertexts a batch (the constant included; both parties know it: the
+    peer's vectors are as wide as its own) and `returned` a round (the thresholds, and the
+    movers' alternative's score)."""
+    back = len(ckks.thresholds) if returned is None else returned
+    rounds = best_rounds(pairs, ckks.slots, coordinates, back)
     return layout(pairs, ckks.slots, rounds)
 
 
