@@ -15,6 +15,7 @@ from pprl.protocol.linkage.matching import (
     score_pairs,
 )
 from pprl.protocol.model.classifier import Model
+from pprl.protocol.model.features import pair_features, unit_vectors
 from pprl.protocol.own_training import training_pairs, training_sample
 from pprl.protocol.progress import Progress
 
@@ -76,3 +77,11 @@ def training_set(
     params = MethodParams(**{"hard_negatives": 0, **method})
     agreement = Agreement(ReferenceSet("reference", reference), mapping, params)
     return training_pairs(agreement, training_sample(agreement, attributes, rng), rng)
+
+
+def all_pair_features(tensor_a: np.ndarray, tensor_b: np.ndarray) -> np.ndarray:
+    """(n_a * n_b, 3M) float64 features of every pair of two released tensors, A's rows
+    outer: what scoring all pairs reads, for oracles of candidate generation."""
+    unit_a, unit_b = unit_vectors(tensor_a), unit_vectors(tensor_b)
+    ia, ib = np.meshgrid(np.arange(len(unit_a)), np.arange(len(unit_b)), indexing="ij")
+    return pair_features(unit_a[ia.ravel()], unit_b[ib.ravel()]).astype(np.float64)

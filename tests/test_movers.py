@@ -13,9 +13,9 @@ from pprl.protocol.linkage.candidates import accepted_pairs
 from pprl.protocol.linkage.matching import Selection
 from pprl.protocol.method import DEFAULT_MOVER_ODDS, method_params
 from pprl.protocol.model.classifier import LENIENT, Model, train, with_alternatives
-from pprl.protocol.model.features import MISSING_CODE, pair_features, unit_vectors
+from pprl.protocol.model.features import MISSING_CODE
 from pprl.protocol.own_training import address_entries
-from tests.oracles import pair_list
+from tests.oracles import all_pair_features, pair_list
 
 # Entries: a name, a date of birth, a street, a postcode and a town (the last three: the
 # address).
@@ -108,10 +108,8 @@ def _tensors(seed: int) -> tuple[np.ndarray, np.ndarray]:
 
 def _all_pairs(tensor_a: np.ndarray, tensor_b: np.ndarray, model: Model) -> np.ndarray:
     """Every pair's decision, from every pair's features: the oracle."""
-    unit_a, unit_b = unit_vectors(tensor_a), unit_vectors(tensor_b)
-    ia, ib = np.meshgrid(np.arange(len(unit_a)), np.arange(len(unit_b)), indexing="ij")
-    features = pair_features(unit_a[ia.ravel()], unit_b[ib.ravel()]).astype(np.float64)
-    return model.decision(features).reshape(len(unit_a), len(unit_b))
+    features = all_pair_features(tensor_a, tensor_b)
+    return model.decision(features).reshape(len(tensor_a), len(tensor_b))
 
 
 @pytest.mark.parametrize("caps", [None, np.array([0.2, 0.2, 0.05])], ids=["dense", "caps"])

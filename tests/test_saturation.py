@@ -10,8 +10,8 @@ from pprl.protocol.linkage.candidates import accepted_pairs, bounds
 from pprl.protocol.linkage.matching import Selection, one_to_one
 from pprl.protocol.method import DEFAULT_SATURATION, method_params
 from pprl.protocol.model.classifier import MIN_CAP, Model, saturation_caps, train
-from pprl.protocol.model.features import MISSING_CODE, pair_features, unit_vectors
-from tests.oracles import pair_list
+from pprl.protocol.model.features import MISSING_CODE
+from tests.oracles import all_pair_features, pair_list
 
 
 def _features(rows: list[tuple[float, int, int]]) -> np.ndarray:
@@ -81,12 +81,10 @@ def _tensors(seed: int) -> tuple[np.ndarray, np.ndarray]:
 
 def _all_pairs(tensor_a: np.ndarray, tensor_b: np.ndarray, model: Model) -> np.ndarray:
     """Every pair's decision from the features, written out directly: the oracle."""
-    unit_a, unit_b = unit_vectors(tensor_a), unit_vectors(tensor_b)
-    ia, ib = np.meshgrid(np.arange(len(unit_a)), np.arange(len(unit_b)), indexing="ij")
-    x = pair_features(unit_a[ia.ravel()], unit_b[ib.ravel()]).astype(np.float64)
+    x = all_pair_features(tensor_a, tensor_b)
     x[:, :3] = np.minimum(x[:, :3], model.arrays["caps"])
     scores = x @ model.arrays["weights"] + float(model.arrays["bias"])
-    return scores.reshape(len(unit_a), len(unit_b))
+    return scores.reshape(len(tensor_a), len(tensor_b))
 
 
 @pytest.mark.parametrize(
