@@ -97,3 +97,16 @@ def test_the_european_lists_are_written_in_that_form(tmp_path: Path) -> None:
     assert surname in dictionary.names
     assert _prior(dictionary, SURNAMES, surname) > 10 * _prior(dictionary, FIRST_NAMES, surname)
     assert len(dictionary.names) > 10000
+
+
+def test_the_dictionary_command_writes_a_list_the_gate_reads(tmp_path: Path, capsys) -> None:
+    pytest.importorskip("faker")
+    from pprl.cli import main
+
+    out = tmp_path / "polish.csv"
+    assert main(["dictionary", "--out", str(out), "--locales", "pl_PL"]) == 0
+    dictionary = load_dictionary(out, REFERENCE)
+    assert set(dictionary.priors) == {ANY_NAME, FIRST_NAMES, SURNAMES}
+    assert "surnames:" in capsys.readouterr().out
+    assert main(["dictionary", "--out", str(out), "--locales", "pl_PL,xx_XX"]) == 2
+    assert "unknown locale(s) xx_XX" in capsys.readouterr().err

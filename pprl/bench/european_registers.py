@@ -20,6 +20,7 @@ registers has such a difference. truth.csv names each true pair's phenomenon.
 from __future__ import annotations
 
 import csv
+import io
 import random
 import unicodedata
 from dataclasses import dataclass, replace
@@ -273,17 +274,23 @@ def name_lists(locales: tuple[str, ...] = LOCALES) -> dict[str, dict[str, float]
     return found
 
 
-def write_names(out: Path, locales: tuple[str, ...] = LOCALES) -> Path:
-    """names.csv: a header (name, kind, weight), then every first name and surname of
-    `locales` with its chance (`name_lists`): the form `[privacy] dictionary` and `pprl audit
-    --dictionary` read as two lists with frequencies."""
+def names_csv(locales: tuple[str, ...] = LOCALES) -> str:
+    """A header (name, kind, weight), then every first name and surname of `locales` with its
+    chance (`name_lists`): the form `[privacy] dictionary` and `pprl audit --dictionary` read
+    as two lists with frequencies."""
     lists = name_lists(locales)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["name", "kind", "weight"])
+    for kind, weights in lists.items():
+        writer.writerows([name, kind, f"{weights[name]:.6g}"] for name in sorted(weights))
+    return buffer.getvalue()
+
+
+def write_names(out: Path, locales: tuple[str, ...] = LOCALES) -> Path:
+    """names.csv in `out`: `names_csv` of `locales`."""
     path = out / "names.csv"
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        writer_n = csv.writer(handle)
-        writer_n.writerow(["name", "kind", "weight"])
-        for kind, weights in lists.items():
-            writer_n.writerows([name, kind, f"{weights[name]:.6g}"] for name in sorted(weights))
+    path.write_text(names_csv(locales), encoding="utf-8")
     return path
 
 

@@ -13,6 +13,7 @@ from pprl.cli import (
     certs,
     coordinate,
     demo,
+    dictionary,
     generate,
     party,
     reference,
@@ -20,7 +21,19 @@ from pprl.cli import (
 )
 from pprl.protocol.errors import PprlError
 
-COMMANDS = (certs, generate, reference, assess, party, coordinate, demo, report, audit, bench)
+COMMANDS = (
+    certs,
+    generate,
+    reference,
+    dictionary,
+    assess,
+    party,
+    coordinate,
+    demo,
+    report,
+    audit,
+    bench,
+)
 
 EXIT_CODES = """exit codes:
   0    done
