@@ -134,7 +134,8 @@ def coverage_words(report: AuditReport) -> str:
         f"; WARNING: the dictionary holds only {shares} of these values (the rest misspelt, "
         "or names from lists it lacks), so this figure holds only for an attacker with that "
         "list: if your records' names come from other countries' lists, one with those "
-        "learns more; give [privacy] dictionary a list of them (docs/privacy.md)"
+        "learns more; give [privacy] dictionary a list of them (`pprl dictionary --locales` "
+        "writes one from faker's lists; docs/privacy.md)"
     )
 
 
