@@ -274,11 +274,10 @@ def name_lists(locales: tuple[str, ...] = LOCALES) -> dict[str, dict[str, float]
     return found
 
 
-def names_csv(locales: tuple[str, ...] = LOCALES) -> str:
-    """A header (name, kind, weight), then every first name and surname of `locales` with its
-    chance (`name_lists`): the form `[privacy] dictionary` and `pprl audit --dictionary` read
-    as two lists with frequencies."""
-    lists = name_lists(locales)
+def names_csv(lists: dict[str, dict[str, float]]) -> str:
+    """A header (name, kind, weight), then every name of `lists` (`name_lists`) with its
+    chance: the form `[privacy] dictionary` and `pprl audit --dictionary` read as two lists
+    with frequencies."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(["name", "kind", "weight"])
@@ -290,7 +289,7 @@ def names_csv(locales: tuple[str, ...] = LOCALES) -> str:
 def write_names(out: Path, locales: tuple[str, ...] = LOCALES) -> Path:
     """names.csv in `out`: `names_csv` of `locales`."""
     path = out / "names.csv"
-    path.write_text(names_csv(locales), encoding="utf-8")
+    path.write_text(names_csv(name_lists(locales)), encoding="utf-8")
     return path
 
 

@@ -56,18 +56,17 @@ def run(args: argparse.Namespace) -> int:
             "knows e.g. de_DE, fr_FR, pl_PL, en_GB",
             setting="locales",
         )
-    from pprl.bench.european_registers import names_csv
+    from pprl.bench.european_registers import name_lists, names_csv
 
     out: Path = args.out
     if out.is_dir():
         raise InputError("is a directory; --out needs a file path", path=str(out))
-    text = names_csv(locales)
+    lists = name_lists(locales)
     try:
-        write_text_atomic(out, text)
+        write_text_atomic(out, names_csv(lists))
     except OSError as error:
         reason = error.strerror or str(error)
         raise InputError(f"cannot write the dictionary: {reason}", path=str(out)) from None
-    kinds = [line.rsplit(",", 2)[1] for line in text.splitlines()[1:]]
     print(out)
-    print(f"first names: {kinds.count('first')}, surnames: {kinds.count('surname')}")
+    print(f"first names: {len(lists['first'])}, surnames: {len(lists['surname'])}")
     return 0

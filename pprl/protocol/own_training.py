@@ -93,7 +93,6 @@ def fit(
     """The classifier trained on a training sample's pairs, and the pair count."""
     method = method or agreement.method
     x, y = training_pairs(agreement, sample, rng, method=method, similarity=similarity)
-    address = address_entries(agreement)
     model = classifier.train(
         x,
         y,
@@ -101,10 +100,24 @@ def fit(
         method.c,
         method.class_weight,
         method.saturation,
-        lenient=(address,) if address else (),
+        lenient=mover_groups(agreement, method),
         lenient_odds=method.mover_odds,
     )
     return model, len(y)
+
+
+def mover_groups(
+    agreement: Agreement, method: MethodParams | None = None
+) -> tuple[tuple[int, ...], ...]:
+    """The groups of entries a movers' alternative leaves out (classifier.train gives a model
+    one alternative per group): the address entries, when the method asks for it
+    (`mover_odds` > 0) and the classifier is linear; none otherwise. The one place that
+    decides it, so the daemon's words and sealed scoring's evaluator agree with training."""
+    method = method or agreement.method
+    address = address_entries(agreement)
+    if not address or method.mover_odds <= 0 or method.classifier == "rbf":
+        return ()
+    return (address,)
 
 
 def address_entries(agreement: Agreement) -> tuple[int, ...]:

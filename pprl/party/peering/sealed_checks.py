@@ -28,7 +28,7 @@ def header_refusal(
             pb.DIGEST_MISMATCH,
             "the candidate pairs differ from the ones this party derives from the blinded keys",
         )
-    coordinates = evaluation.coordinates
+    coordinates = evaluation.shape.coordinates
     if header.batches != evaluation.placed.batches or header.coordinates != coordinates:
         return (
             pb.BAD_CIPHERTEXT,

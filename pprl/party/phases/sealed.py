@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -32,16 +31,13 @@ from pprl.protocol import pipeline
 from pprl.protocol.linkage import reflection
 from pprl.protocol.model import classifier
 from pprl.protocol.model.features import unit_vectors
-from pprl.protocol.own_training import address_entries
+from pprl.protocol.own_training import mover_groups
 from pprl.protocol.sealed import linear_form, session
 from pprl.protocol.sealed.blinding import POINT_BYTES, Blinder, BlindingError, returned, split
 from pprl.protocol.sealed.layout import Layout
 from pprl.protocol.sealed.parameters import CkksSetting
 from pprl.protocol.vectors.randomness import SEALED_SCORES
 from pprl.wire.v1 import linkage_pb2 as pb
-
-if TYPE_CHECKING:
-    from pprl.protocol.agreement import Agreement
 
 
 def smash(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
@@ -126,16 +122,13 @@ def match(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     units = _units(ctx, run_id)
     x, c = linear_form.scorer_part(model, units)
     alternative = linear_form.alternative_part(model, units)
-    if (alternative is not None) != _with_alternative(agreement):
+    if (alternative is not None) != bool(mover_groups(agreement)):
         raise PhaseFailed(
             "this party's model does not match the agreed movers' setting: train again",
             reason=pb.DATA_LOSS,
         )
-    coordinates = _coordinates(x.shape[1], alternative is not None, units.shape[1])
-    placed = session.score_layout(
-        pairs, ckks, coordinates, returned=len(ckks.thresholds) + int(alternative is not None)
-    )
     own_y = linear_form.evaluator_part(units)
+    placed, shape = _scoring_layout(pairs, ckks, own_y, units.shape[1], alternative is not None)
     scale = linear_form.score_scale(x, c, own_y, units.shape[1])
     if alternative is not None:
         second = alternative.linear(x, units.shape[1])
@@ -160,10 +153,10 @@ def match(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
         digest,
         scoring.public_context(secret),
         placed,
-        coordinates,
+        shape.coordinates,
         session.candidates_sha256(pairs),
         outgoing,
-        placed.rounds * (len(ckks.thresholds) + int(alternative is not None)),
+        placed.rounds * shape.returned,
         progress=lambda done, total: progress(done, total, "batches", ""),
         ratios=None if alternative is None else alternative.ratios,
     )
@@ -216,21 +209,39 @@ def reblind_for_peer(ctx: RunContext, run_id: str, counts: np.ndarray, values: b
 
 
 @dataclass(frozen=True)
+class ScoreShape:
+    """Ciphertexts per batch the scoring party sends and per round the evaluator returns:
+    both parties derive them from the agreement, one through this class."""
+
+    coordinates: int  # x's coordinates and the constant, then the alternative's columns
+    returned: int  # one per threshold, then the alternative's score
+
+
+def _scoring_layout(
+    pairs: np.ndarray, ckks: CkksSetting, y: np.ndarray, entries: int, alternative: bool
+) -> tuple[Layout, ScoreShape]:
+    """The layout of a scoring party's pairs (its row first) and the shape of its stream, as
+    the scorer and the evaluator both derive them; the vectors of either party are as wide
+    as the other's (`y`: its evaluator part, `entries` mapping entries)."""
+    extra = entries + 1 if alternative else 0
+    shape = ScoreShape(y.shape[1] + 1 + extra, len(ckks.thresholds) + int(alternative))
+    placed = session.score_layout(pairs, ckks, shape.coordinates, returned=shape.returned)
+    return placed, shape
+
+
+@dataclass(frozen=True)
 class Evaluation:
-    """What serving the peer's scoring needs: its layout, this party's vectors, the setting,
-    and whether the peer's model has a movers' alternative (from the agreement)."""
+    """What serving the peer's scoring needs: its layout and stream's shape, this party's
+    vectors, the setting, and whether the peer's model has a movers' alternative (from the
+    agreement) over how many entries."""
 
     placed: Layout
+    shape: ScoreShape
     y: np.ndarray
     ckks: CkksSetting
     candidates_sha256: bytes
-    alternative: bool = False
-    entries: int = 0  # mapping entries of y
-
-    @property
-    def coordinates(self) -> int:
-        """Ciphertexts per batch the peer must send."""
-        return _coordinates(self.y.shape[1], self.alternative, self.entries)
+    alternative: bool
+    entries: int
 
 
 def evaluation_for_peer(ctx: RunContext, run_id: str) -> Evaluation:
@@ -241,13 +252,10 @@ def evaluation_for_peer(ctx: RunContext, run_id: str) -> Evaluation:
     ckks = session.setting(method.sealed_crypto, method.sealed_thresholds)
     units = _units(ctx, run_id)
     y = linear_form.evaluator_part(units)
-    alternative = _with_alternative(agreement)
-    coordinates = _coordinates(y.shape[1], alternative, units.shape[1])
-    placed = session.score_layout(
-        pairs, ckks, coordinates, returned=len(ckks.thresholds) + int(alternative)
-    )
+    alternative = bool(mover_groups(agreement))
+    placed, shape = _scoring_layout(pairs, ckks, y, units.shape[1], alternative)
     sha = session.candidates_sha256(pairs)
-    return Evaluation(placed, y, ckks, sha, alternative, units.shape[1])
+    return Evaluation(placed, shape, y, ckks, sha, alternative, units.shape[1])
 
 
 def evaluated(
@@ -279,19 +287,6 @@ def evaluated(
                 ratios,
             ),
         )
-
-
-def _with_alternative(agreement: Agreement) -> bool:
-    """Whether the agreement's models carry a movers' alternative (classifier.train gives a
-    linear model one exactly then): both parties derive it, the evaluator to know what to
-    expect."""
-    return agreement.method.mover_odds > 0 and bool(address_entries(agreement))
-
-
-def _coordinates(width: int, alternative: bool, entries: int) -> int:
-    """Ciphertexts per batch: x's coordinates and the constant, then the alternative's
-    indicators and constant."""
-    return width + 1 + (entries + 1 if alternative else 0)
 
 
 # -- shared ---------------------------------------------------------------------------------

@@ -13,8 +13,7 @@ from pprl.party.storage.artifacts import MODEL
 from pprl.protocol import pipeline
 from pprl.protocol.expectation import before_sending, poor_linkage_words, simulate
 from pprl.protocol.key_completeness import COMPLETENESS, key_completeness
-from pprl.protocol.model.classifier import LENIENT
-from pprl.protocol.own_training import address_entries
+from pprl.protocol.own_training import mover_groups
 from pprl.wire.v1 import linkage_pb2 as pb
 
 
@@ -26,9 +25,9 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     progress(0, 1, "models", words.training_words(method.classifier, records))
     model, pairs = pipeline.train(agreement, inputs.records.attributes, ctx.randomness)
     meta: dict[str, Any] = {"kind": model.kind, "pairs": pairs}
-    movers = [agreement.mapping[m][0] for m in address_entries(agreement)]
-    lenient = model.kind == LENIENT
-    said = words.trained_words(pairs, movers if lenient else (), method.mover_odds)
+    groups = mover_groups(agreement)
+    movers = [agreement.mapping[m][0] for group in groups for m in group]
+    said = words.trained_words(pairs, movers, method.mover_odds)
     minimum = ctx.config.privacy.min_expected_f1
     if minimum > 0:  # 0: no minimum to check, nothing to estimate
         progress(0, 1, "models", words.estimating_words(said))

@@ -144,7 +144,6 @@ def evaluated_batch(
 ) -> list[bytes]:
     """`evaluate` for one batch: its rounds x thresholds ciphertexts (and the alternative's
     one per round after them), in that order."""
-    low, high = setting.factor_bits
     forms = plaintext_columns(y, ratios)
     if len(ciphertexts) != forms[0].shape[1]:
         agreed = forms[0].shape[1]
@@ -162,9 +161,9 @@ def evaluated_batch(
             # Above 0, a bucket only where the pair is in conflict: elsewhere a factor of 0
             # leaves the flooding noise alone in the slot.
             told = present if k == 0 else ranked
-            results.append(_blinded(context, first - threshold, told, low, high, setting, rng))
+            results.append(_blinded(context, first - threshold, told, setting, rng))
         for score in alternative:
-            results.append(_blinded(context, score, present, low, high, setting, rng))
+            results.append(_blinded(context, score, present, setting, rng))
     return results
 
 
@@ -181,12 +180,11 @@ def _blinded(
     context: ts.Context,
     score: ts.CKKSVector,
     told: np.ndarray,
-    low: float,
-    high: float,
     setting: CkksSetting,
     rng: np.random.Generator,
 ) -> bytes:
     """Enc(r (score) + noise), r log-uniform where `told`, 0 elsewhere: serialized."""
+    low, high = setting.factor_bits
     factors = np.where(told, 2.0 ** rng.uniform(low, high, len(told)), 0.0)
     blinded = score * factors.tolist()
     blinded += ts.ckks_vector(context, rng.normal(0.0, 2.0**setting.flood_bits, len(told)).tolist())
