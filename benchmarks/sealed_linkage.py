@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from pprl.bench.in_process import add_table_arguments, run_command, schema_tables, sealed_agreement
+from pprl.bench.sealed_round_trip import round_trip
 from pprl.files.reference import load_reference
 from pprl.party.local import read_truth
 from pprl.protocol import pipeline
@@ -165,13 +166,10 @@ def main() -> None:
         x, c = linear_form.scorer_part(sides[name].model, units[name])
         y = linear_form.evaluator_part(units[peer])
         placed = layout(own_pairs, ckks.slots, best_rounds(own_pairs, ckks.slots))
-        secret = scoring.secret_context(ckks)
-        public = scoring.public_context(secret)
-        ciphertexts = scoring.encrypt(secret, x, c, placed)
-        returned = scoring.evaluate(public, ciphertexts, y, placed, ckks, rng)
-        decisions[name] = scoring.buckets(secret, returned, placed, len(own_pairs), ckks)
-        sent += len(public) + sum(len(b) for batch in ciphertexts for b in batch)
-        sent += sum(len(b) for batch in returned for b in batch)
+        keys = scoring.secret_keys(ckks)
+        run = round_trip(keys, x, c, y, placed, rng)
+        decisions[name] = scoring.buckets(keys, run.returned, placed, len(own_pairs))
+        sent += run.bytes_sent + run.bytes_returned
     times["scoring"] = time.perf_counter() - began
     if len(thresholds) == 1:
         chosen = (decisions["alice"] > 0) & (decisions["bob"] > 0)

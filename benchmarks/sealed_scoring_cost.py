@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from pprl.bench.sealed_round_trip import round_trip
 from pprl.protocol.sealed import scoring
 from pprl.protocol.sealed.layout import best_rounds, layout
 
@@ -40,19 +41,13 @@ def main() -> None:
     setting = scoring.CkksSetting()
     rounds = best_rounds(pairs, setting.slots)
     placed = layout(pairs, setting.slots, rounds)
-    timings: dict[str, float] = {}
     began = time.perf_counter()
-    context = scoring.secret_context(setting)
-    public = scoring.public_context(context)
-    timings["keys"] = time.perf_counter() - began
+    keys = scoring.secret_keys(setting)
+    made = time.perf_counter() - began
+    run = round_trip(keys, x, c, y, placed, rng)
+    timings = {"keys": made, **run.seconds}
     began = time.perf_counter()
-    sent = scoring.encrypt(context, x, c, placed)
-    timings["encrypt"] = time.perf_counter() - began
-    began = time.perf_counter()
-    returned = scoring.evaluate(public, sent, y, placed, setting, rng)
-    timings["evaluate"] = time.perf_counter() - began
-    began = time.perf_counter()
-    decided = scoring.accepted(context, returned, placed, len(pairs), setting)
+    decided = scoring.accepted(keys, run.returned, placed, len(pairs))
     timings["decrypt"] = time.perf_counter() - began
     plain = c[pairs[:, 0]] + np.einsum("ij,ij->i", x[pairs[:, 0]], y[pairs[:, 1]])
     wrong = decided != (plain > 0)
@@ -64,17 +59,17 @@ def main() -> None:
         "batches": placed.batches,
         "seconds": timings,
         "slot_products_per_second": products * setting.slots / timings["evaluate"],
-        "bytes_public_context": len(public),
-        "bytes_sent": sum(len(blob) for batch in sent for blob in batch),
-        "bytes_returned": sum(len(blob) for batch in returned for blob in batch),
+        "bytes_public_key": len(run.public),
+        "bytes_sent": run.bytes_sent,
+        "bytes_returned": run.bytes_returned,
         "signs_wrong": int(wrong.sum()),
         "largest_wrong_score": float(np.abs(plain[wrong]).max()) if wrong.any() else 0.0,
     }
     print(
         f"{len(pairs):,} pairs, width {args.width}: {placed.rounds} rounds x {placed.batches} "
         f"batches; encrypt {timings['encrypt']:.1f} s, evaluate {timings['evaluate']:.1f} s, "
-        f"decrypt {timings['decrypt']:.1f} s; sent {result['bytes_sent'] / 1e6:.0f} MB + "
-        f"{len(public) / 1e6:.1f} MB context, returned {result['bytes_returned'] / 1e6:.0f} MB; "
+        f"decrypt {timings['decrypt']:.1f} s; sent {run.bytes_sent / 1e6:.0f} MB (the public "
+        f"key {len(run.public) / 1e6:.1f} MB of it), returned {run.bytes_returned / 1e6:.0f} MB; "
         f"{result['signs_wrong']} signs wrong (all |score| <= "
         f"{result['largest_wrong_score']:.3f})",
         flush=True,

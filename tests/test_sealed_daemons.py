@@ -13,6 +13,7 @@ import pytest
 
 pytest.importorskip("tenseal")
 
+from pprl.files.sealed_bytes import dumped
 from pprl.party.local import Deployment, evaluate, read_truth
 from pprl.party.reasons import reason_of
 from pprl.party.storage.artifacts import OWN_KEYS, OWN_KEYS_TWICE, PEER_KEYS_TWICE, PEER_TENSOR
@@ -144,11 +145,11 @@ def _score_header(deployment, run_id: str, digest: str) -> tuple[pb.ScoreHeader,
     entries, width = 4, 45  # the demo's mapping entries, each's projected coordinates
     coordinates = entries * (width + 1) + 1
     placed = session.score_layout(pairs, ckks, coordinates)
-    public = scoring.public_context(scoring.secret_context(ckks))
+    public = dumped(scoring.secret_keys(ckks).public)
     header = pb.ScoreHeader(
         run_id=run_id,
         digest=digest,
-        public_context=public,
+        public_key=public,
         batches=placed.batches,
         coordinates=coordinates,
         candidates_sha256=session.candidates_sha256(pairs),
@@ -160,7 +161,7 @@ def test_bad_encrypted_scores_are_refused_with_their_reason(exchanged):
     deployment, run_id, digest = exchanged
     header, coordinates = _score_header(deployment, run_id, digest)
     assert header.batches == 1
-    other = CkksSetting(poly_modulus_degree=16384, coeff_mod_bit_sizes=(60, 40, 40, 60))
+    other = CkksSetting(coeff_mod_bit_sizes=(60, 40, 40, 60))
     junk = pb.SealedScores(ciphertext=pb.Ciphertext(batch=0, index=0, data=b"not a ciphertext"))
 
     def changed(**fields) -> pb.SealedScores:
@@ -180,9 +181,9 @@ def test_bad_encrypted_scores_are_refused_with_their_reason(exchanged):
         # No address entry in this agreement: no movers' alternative, no ratios.
         "movers' ratios not agreed": ([changed(alternative_ratios=[1.0, 2.0])], pb.BAD_CIPHERTEXT),
         "other digest": ([changed(digest="0" * 64)], pb.DIGEST_MISMATCH),
-        "unreadable context": ([changed(public_context=b"junk")], pb.BAD_CIPHERTEXT),
+        "unreadable public key": ([changed(public_key=b"junk")], pb.BAD_CIPHERTEXT),
         "other parameters": (
-            [changed(public_context=scoring.public_context(scoring.secret_context(other)))],
+            [changed(public_key=dumped(scoring.secret_keys(other).public))],
             pb.BAD_CIPHERTEXT,
         ),
         "unreadable ciphertexts": (

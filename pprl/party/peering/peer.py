@@ -170,7 +170,7 @@ class PeerClient:
         header = pb.ScoreHeader(
             run_id=run_id,
             digest=digest,
-            public_context=public,
+            public_key=public,
             batches=placed.batches,
             coordinates=coordinates,
             candidates_sha256=candidates_sha256,

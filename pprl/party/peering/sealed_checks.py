@@ -15,9 +15,6 @@ from pprl.wire.v1 import linkage_pb2 as pb
 if TYPE_CHECKING:
     from pprl.party.phases.sealed import Evaluation
 
-# A ciphertext under other parameters differs in size by far more than this share.
-SIZE_TOLERANCE = 0.25
-
 
 def header_refusal(
     header: pb.ScoreHeader, evaluation: Evaluation
@@ -42,32 +39,21 @@ def header_refusal(
             pb.BAD_CIPHERTEXT,
             f"{len(ratios)} movers' ratios (finite numbers) where the agreement has {wanted}",
         )
-    wrong = parameters_refusal(header.public_context, evaluation.ckks)
+    wrong = parameters_refusal(header.public_key, evaluation.ckks)
     return None if wrong is None else (pb.BAD_CIPHERTEXT, wrong)
 
 
 def parameters_refusal(public: bytes, ckks: CkksSetting) -> str | None:
-    """Why a public context is not one of the agreed parameters, or None: it must load, hold
-    no more than a public key's secrets, use the agreed scale, fill the agreed slots, and
-    give ciphertexts of the agreed size (another ring or modulus chain changes it)."""
-    import tenseal as ts
-
+    """Why a public key is not one under the agreed parameters, or None: SEAL loads it only
+    for the same ring and modulus chain (their parameters' id) and with every coefficient
+    reduced. The scale and level of each ciphertext are checked as it is evaluated."""
+    from pprl.files.sealed_bytes import loaded
     from pprl.protocol.sealed import scoring
 
     try:
-        context = ts.context_from(public)
-    except Exception:  # TenSEAL raises several kinds for bytes that are not a context
-        return "the public context cannot be read"
-    if context.global_scale != 2.0**ckks.scale_bits:
-        return "the public context's scale is not the agreed one"
-    try:
-        probe = len(ts.ckks_vector(context, [0.0] * ckks.slots).serialize())
-    except Exception:
-        return "the public context holds fewer slots than agreed"
-    own = scoring.secret_context(ckks)
-    expected = len(ts.ckks_vector(own, [0.0] * ckks.slots).serialize())
-    if abs(probe - expected) > SIZE_TOLERANCE * expected:
-        return "the public context's ring or modulus chain is not the agreed one"
+        loaded(scoring.PublicKey, scoring.seal_context(ckks), public)
+    except ValueError:
+        return "the public key is not one under the agreed ring and modulus chain"
     return None
 
 

@@ -144,14 +144,18 @@ def match(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
         f"{len(pairs):,} candidate pairs ({share:.3%} of all) share a blinded key; scoring "
         f"them under encryption with {peer.peer}",
     )
+    from pprl.files.sealed_bytes import dumped, loaded
     from pprl.protocol.sealed import scoring
 
-    secret = scoring.secret_context(ckks)
-    outgoing = scoring.encrypted_batches(secret, x, c, placed, alternative)
+    keys = scoring.secret_keys(ckks)
+    outgoing = (
+        [dumped(ciphertext) for ciphertext in batch]
+        for batch in scoring.encrypted_batches(keys, x, c, placed, alternative)
+    )
     back, sent = peer.evaluate_scores(
         run_id,
         digest,
-        scoring.public_context(secret),
+        dumped(keys.public),
         placed,
         shape.coordinates,
         session.candidates_sha256(pairs),
@@ -162,7 +166,10 @@ def match(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     )
     ctx.store.add_counter(run_id, "bytes_sent", sent)
     try:
-        buckets = scoring.buckets(secret, back, placed, len(pairs), ckks, alternative is not None)
+        returned = (
+            [loaded(scoring.Ciphertext, keys.context, data) for data in batch] for batch in back
+        )
+        buckets = scoring.buckets(keys, returned, placed, len(pairs), alternative is not None)
     except ValueError as error:
         raise PhaseFailed(
             f"{peer.peer}'s scores cannot be read: {error}", reason=pb.BAD_CIPHERTEXT
@@ -267,26 +274,26 @@ def evaluated(
 ) -> Iterator[tuple[int, list[bytes]]]:
     """Each received batch evaluated, in order, with secret factors and flooding; `ratios`:
     the peer's movers' alternative, when the agreement has one."""
-    import tenseal as ts
-
+    from pprl.files.sealed_bytes import dumped, loaded
     from pprl.protocol.sealed import scoring
 
-    context = ts.context_from(public)
+    context = scoring.seal_context(evaluation.ckks)
+    key = loaded(scoring.PublicKey, context, public)
     rng = ctx.randomness.generator(SEALED_SCORES)
-    for batch, ciphertexts in batches:
-        yield (
+    for batch, received in batches:
+        ciphertexts = [loaded(scoring.Ciphertext, context, data) for data in received]
+        results = scoring.evaluated_batch(
+            context,
+            key,
             batch,
-            scoring.evaluated_batch(
-                context,
-                batch,
-                ciphertexts,
-                evaluation.y,
-                evaluation.placed,
-                evaluation.ckks,
-                rng,
-                ratios,
-            ),
+            ciphertexts,
+            evaluation.y,
+            evaluation.placed,
+            evaluation.ckks,
+            rng,
+            ratios,
         )
+        yield batch, [dumped(result) for result in results]
 
 
 # -- shared ---------------------------------------------------------------------------------

@@ -384,7 +384,7 @@ class PeerService(rpc.PeerServicer):
         batches = sealed_checks.received_batches(messages, header)
         try:
             ratios = np.array(header.alternative_ratios) if evaluation.alternative else None
-            evaluating = self.work.evaluated(evaluation, header.public_context, batches, ratios)
+            evaluating = self.work.evaluated(evaluation, header.public_key, batches, ratios)
             for batch, results in evaluating:
                 for index, data in enumerate(results):
                     reply = pb.SealedScores(

@@ -22,12 +22,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-# Encrypting a ciphertext takes about as long as this many plaintext products on one
-# (TenSEAL, N = 8192, 2 cores: 5.8 ms against 2.1 ms; docs/benchmarks.md).
-ENCRYPT_COST = 3
-# A fresh ciphertext and an evaluated one, serialised (the agreed parameters: three primes
-# and one left; 278 KB and 131 KB measured). Only their ratio matters here.
-FRESH_BYTES = 278
+# Encrypting and saving a ciphertext, and loading it at the evaluator, takes about as long as
+# this many plaintext products (SEAL through sealapi, N = 8192, 2 cores: 1.9 and 0.8 ms
+# against 0.65 ms; docs/benchmarks.md).
+ENCRYPT_COST = 4
+# A fresh ciphertext (seeded, two primes) and an evaluated one (one prime), serialised at the
+# agreed parameters, in KB (126 and 131 measured). Only their ratio matters here.
+FRESH_BYTES = 126
 RETURNED_BYTES = 131
 # How much more work than the fastest layout a layout that sends fewer bytes may take: at
 # 50,000 a side MATCH took 223 s where ten minutes are allowed, and the bytes were 2.4 GB

@@ -3,16 +3,20 @@
 covers them all. Kept apart from `scoring` so that reading an agreement does not need the
 homomorphic-encryption library.
 
-CKKS at N = 8192 (4,096 slots) with a 180-bit modulus chain (60, 30, 30, 60) and a scale of
-2^30: under the 218 bits the Homomorphic Encryption Standard (2018) allows N = 8192 for
-128-bit security; SEAL refuses chains beyond that bound. The first prime holds the result:
-with a scale of 2^40 (the chain 60, 40, 40, 60, the set before 2026-11-26) it left 20 bits
-for r (s - t), and a blinded score past about 2^19 in any slot wrapped and garbled the whole
-ciphertext (measured: 4,000 pairs, scores up to 7.6, thresholds up to 16, factors up to
-2^18: 1% of buckets right); at 2^30 every bucket was right with scores up to 1,500, the sign
-errors near a threshold were the same (the flooding's), and a fresh ciphertext is 16%
-smaller (279 KB, was 331 KB). Blocking keys are blinded on X25519 (about 128-bit security;
-`blinding`).
+CKKS at N = 8192 (4,096 slots) with a 170-bit modulus chain (60, 50, 60): under the 218 bits
+the Homomorphic Encryption Standard (2018) allows N = 8192 for 128-bit security, and SEAL
+(built with that table, `sec_level` TC128) refuses a chain beyond it. The last prime is
+SEAL's special prime (never used: no key switching). The scoring party's vectors and the
+evaluator's are encoded at 2^30 each and the evaluator's per-pair factors at 2^20; their
+product (2^80) is rescaled once by the 50-bit prime, so the decrypted score r (s - t) sits at
+about 2^30 in the 60-bit prime, with room for |r (s - t)| up to 2^29. One level where the set
+before 2026-11-27 (60, 30, 30, 60) spent two (the vectors, then the factors, each rescaled):
+the factors now multiply before the one rescale, so the rescaling's rounding is not
+multiplied by them. Measured (`tests/test_sealed_scoring.py`): at the largest factor the
+computation's own error stays under 0.5, 2^5 below the flooding's deviation (it was about
+2^4 below), and a slot whose factor is 0 decrypts to the flooding alone. A fresh ciphertext
+has two primes, not three, and is sent seeded (`scoring`): 126 KB where it was 279 KB.
+Blocking keys are blinded on X25519 (about 128-bit security; `blinding`).
 """
 
 from __future__ import annotations
@@ -25,8 +29,11 @@ class CkksSetting:
     """The agreed encryption parameters and blinding of scores (all in the agreement)."""
 
     poly_modulus_degree: int = 8192
-    coeff_mod_bit_sizes: tuple[int, ...] = (60, 30, 30, 60)
+    coeff_mod_bit_sizes: tuple[int, ...] = (60, 50, 60)
+    # Both parties' vectors are encoded at 2^scale_bits, the factors at 2^factor_scale_bits;
+    # the middle prime is their sum, so one rescale brings a score back to 2^scale_bits.
     scale_bits: int = 30
+    factor_scale_bits: int = 20
     # r_ij is drawn log-uniformly between these powers of two.
     factor_bits: tuple[int, int] = (10, 18)
     # The flooding noise's standard deviation, as a power of two.
@@ -46,5 +53,5 @@ class CkksSetting:
 
 
 # Every named parameter set a run may agree on (thresholds are agreed apart).
-CRYPTO: dict[str, CkksSetting] = {"ckks-8192-s30-x25519": CkksSetting()}
-DEFAULT_CRYPTO = "ckks-8192-s30-x25519"
+CRYPTO: dict[str, CkksSetting] = {"ckks-8192-q170-x25519": CkksSetting()}
+DEFAULT_CRYPTO = "ckks-8192-q170-x25519"

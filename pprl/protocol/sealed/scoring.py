@@ -1,110 +1,140 @@
 """Encrypted scoring: a party's linear classifier evaluated on candidate pairs, neither party
-seeing the other's vectors, with CKKS through TenSEAL (Microsoft SEAL underneath).
+seeing the other's vectors, with CKKS in Microsoft SEAL (through TenSEAL's `sealapi`).
 
 The score of the scoring party's classifier on pair (i, j) is linear in the peer's vector:
 s_ij = c_i + <x_i, y_j>, with x_i and c_i the scoring party's (its weights folded into its own
 vectors) and y_j the evaluator's. The scoring party encrypts x, coordinate by coordinate, and
-c as one more coordinate, under its own key, in the layout both derive from the candidate
-pairs (`layout`), and sends the ciphertexts with a public context (no secret key). The
-evaluator multiplies in its plaintext vectors (and 1 for the constant coordinate), sums,
-multiplies each pair's score by its own random positive factor r_ij (log-uniform), adds a
-fresh encryption of Gaussian noise (flooding) and returns one ciphertext per batch, round and
-threshold. The scoring party decrypts r_ij s_ij + e and keeps the sign; with further agreed
-thresholds t_k it gets r_ijk (s_ij - t_k) + e for each, each with its own factor, and so the
-bucket of the score among the thresholds, which the one-to-one step needs on names
-(docs/sealed.md). Only for pairs in conflict (`layout.conflicted`): elsewhere the factor of
-every threshold but 0 is zero, so those slots decrypt to the flooding noise alone and the
-party learns only accept or reject, all the one-to-one step needs there.
+c as one more coordinate, under its own secret key, in the layout both derive from the
+candidate pairs (`layout`), and sends the ciphertexts seeded (the second polynomial as the
+seed SEAL drew it from: half the bytes) with its public key. The evaluator multiplies in its
+plaintext vectors (and 1 for the constant coordinate), sums, subtracts each agreed threshold
+t_k, multiplies each pair's difference by its own random positive factor r_ijk
+(log-uniform), rescales once, adds a fresh public-key encryption of Gaussian noise
+(flooding, which also re-randomises the ciphertext) and returns one ciphertext per batch,
+round and threshold. The scoring party decrypts r_ijk (s_ij - t_k) + e and keeps the signs:
+accept or not, and the score's bucket among the thresholds, which the one-to-one step needs
+on names (docs/sealed.md). Only for pairs in conflict (`layout.conflicted`): elsewhere the
+factor of every threshold but 0 is zero, so those slots decrypt to the flooding noise alone
+and the party learns only accept or reject, all the one-to-one step needs there.
 
-Parameters (`CkksSetting`): N = 8192 (4,096 slots) and a 180-bit modulus chain, under the
-218 bits the Homomorphic Encryption Standard (2018) allows N = 8192 for 128-bit security;
-SEAL refuses chains beyond that bound. Two plaintext products (depth 2): the vectors, then
-the factors. What the flooding buys is measured, not proved here: the noise's deviation is
-2^flood_bits, a few bits above the computation's own error for the largest factors
-(docs/benchmarks.md).
+Parameters (`CkksSetting`, docs in `parameters`): N = 8192 (4,096 slots) and a 170-bit
+modulus chain, under the 218 bits the Homomorphic Encryption Standard (2018) allows N = 8192
+for 128-bit security; SEAL refuses chains beyond that bound. One rescale (depth 1): the
+factors multiply the score before it. What the flooding buys is measured, not proved here:
+the noise's deviation is 2^flood_bits, about 2^5 above the computation's own error at the
+largest factor (tests/test_sealed_scoring.py). Bytes in and out of SEAL's objects are the
+daemon's business (`pprl.files.sealed_bytes`): SEAL saves only through a path.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
-import tenseal as ts
+from tenseal import sealapi as seal
 
 from pprl.protocol.sealed.layout import Layout
 from pprl.protocol.sealed.linear_form import Alternative
 from pprl.protocol.sealed.parameters import CkksSetting
 
-__all__ = ["CkksSetting", "accepted", "buckets", "encrypt", "evaluate", "public_context"]
-__all__ += ["encrypted_batches", "evaluated_batch", "secret_context"]
+__all__ = ["Ciphertext", "CkksSetting", "PublicKey", "SecretKeys", "accepted", "buckets"]
+__all__ += ["encrypt", "encrypted_batches", "evaluate", "evaluated_batch", "seal_context"]
+__all__ += ["secret_keys"]
+
+# What the evaluator loads a received ciphertext and key as (`pprl.files.sealed_bytes`).
+Ciphertext = seal.Ciphertext
+PublicKey = seal.PublicKey
 
 
-def secret_context(setting: CkksSetting) -> ts.Context:
-    """The scoring party's context: its secret key never leaves it."""
-    context = ts.context(
-        ts.SCHEME_TYPE.CKKS,
-        poly_modulus_degree=setting.poly_modulus_degree,
-        coeff_mod_bit_sizes=list(setting.coeff_mod_bit_sizes),
+def seal_context(setting: CkksSetting) -> Any:
+    """SEAL's context for the agreed parameters; SEAL checks them against the standard's
+    128-bit table (TC128) and refuses a weaker chain."""
+    parameters = seal.EncryptionParameters(seal.SCHEME_TYPE.CKKS)
+    parameters.set_poly_modulus_degree(setting.poly_modulus_degree)
+    parameters.set_coeff_modulus(
+        seal.CoeffModulus.Create(setting.poly_modulus_degree, list(setting.coeff_mod_bit_sizes))
     )
-    context.global_scale = 2.0**setting.scale_bits
+    context = seal.SEALContext(parameters, True, seal.SEC_LEVEL_TYPE.TC128)
+    if not context.parameters_set():
+        raise ValueError(f"SEAL refuses the parameters: {context.parameters_error_message()}")
     return context
 
 
-def public_context(context: ts.Context) -> bytes:
-    """What the evaluator receives to compute on the ciphertexts: no secret key."""
-    public = context.copy()
-    public.make_context_public()
-    return bytes(public.serialize())
+@dataclass(frozen=True)
+class SecretKeys:
+    """The scoring party's keys for one run: the secret key never leaves it; the public key
+    goes to the evaluator, which needs it only to encrypt its flooding noise."""
+
+    setting: CkksSetting
+    context: Any
+    secret: Any
+    public: Any
+
+
+def secret_keys(setting: CkksSetting) -> SecretKeys:
+    """Fresh keys under the agreed parameters."""
+    context = seal_context(setting)
+    generator = seal.KeyGenerator(context)
+    public = seal.PublicKey()
+    generator.create_public_key(public)
+    return SecretKeys(setting, context, generator.secret_key(), public)
 
 
 def encrypt(
-    context: ts.Context,
+    keys: SecretKeys,
     x: np.ndarray,
     c: np.ndarray,
     layout: Layout,
     alternative: Alternative | None = None,
-) -> list[list[bytes]]:
+) -> list[list[Any]]:
     """Per batch, one ciphertext per coordinate of x and one for c (then, with a movers'
     alternative, one per column of its own): slot s holds the value of the own row the
-    layout puts there."""
-    return list(encrypted_batches(context, x, c, layout, alternative))
+    layout puts there. Each still to be saved, seeded (`pprl.files.sealed_bytes.dumped`)."""
+    return list(encrypted_batches(keys, x, c, layout, alternative))
 
 
 def encrypted_batches(
-    context: ts.Context,
+    keys: SecretKeys,
     x: np.ndarray,
     c: np.ndarray,
     layout: Layout,
     alternative: Alternative | None = None,
-) -> Iterator[list[bytes]]:
+) -> Iterator[list[Any]]:
     """`encrypt` one batch at a time, for a stream that need not hold them all."""
     columns = np.concatenate([x, c[:, None]], axis=1)
     if alternative is not None:
         columns = np.concatenate([columns, alternative.columns()], axis=1)
+    encoder = seal.CKKSEncoder(keys.context)
+    encryptor = seal.Encryptor(keys.context, keys.secret)
+    scale = 2.0**keys.setting.scale_bits
     for batch in range(layout.batches):
         rows = layout.rows[batch * layout.slots : (batch + 1) * layout.slots]
         values = columns[rows]
-        yield [
-            bytes(ts.ckks_vector(context, values[:, d].tolist()).serialize())
-            for d in range(values.shape[1])
-        ]
+        sealed = []
+        for d in range(values.shape[1]):
+            plain = seal.Plaintext()
+            encoder.encode(values[:, d].tolist(), scale, plain)
+            sealed.append(encryptor.encrypt_symmetric(plain))
+        yield sealed
 
 
 def evaluate(
-    public: bytes,
-    received: Sequence[Sequence[bytes]],
+    context: Any,
+    public: Any,
+    received: Sequence[Sequence[Any]],
     y: np.ndarray,
     layout: Layout,
     setting: CkksSetting,
     rng: np.random.Generator,
     ratios: np.ndarray | None = None,
-) -> list[list[bytes]]:
+) -> list[list[Any]]:
     """The evaluator's side: per batch, round and threshold t_k,
     Enc(r_ijk (c_i + <x_i, y_j> - t_k) + noise), each with its own random factor (then, with
     a movers' alternative, its score at 0 likewise)."""
-    context = ts.context_from(public)
     return [
-        evaluated_batch(context, batch, ciphertexts, y, layout, setting, rng, ratios)
+        evaluated_batch(context, public, batch, ciphertexts, y, layout, setting, rng, ratios)
         for batch, ciphertexts in enumerate(received)
     ]
 
@@ -133,83 +163,143 @@ def plaintext_columns(y: np.ndarray, ratios: np.ndarray | None) -> list[np.ndarr
 
 
 def evaluated_batch(
-    context: ts.Context,
+    context: Any,
+    public: Any,
     batch: int,
-    ciphertexts: Sequence[bytes],
+    ciphertexts: Sequence[Any],
     y: np.ndarray,
     layout: Layout,
     setting: CkksSetting,
     rng: np.random.Generator,
     ratios: np.ndarray | None = None,
-) -> list[bytes]:
+) -> list[Any]:
     """`evaluate` for one batch: its rounds x thresholds ciphertexts (and the alternative's
-    one per round after them), in that order."""
+    one per round after them), in that order. ValueError for a ciphertext that is not a
+    fresh one of the agreed parameters (its level, size or scale)."""
     forms = plaintext_columns(y, ratios)
     if len(ciphertexts) != forms[0].shape[1]:
         agreed = forms[0].shape[1]
         raise ValueError(
             f"batch {batch}: {len(ciphertexts)} ciphertexts where {agreed} were agreed"
         )
-    vectors = [ts.ckks_vector_from(context, blob) for blob in ciphertexts]
+    scale = 2.0**setting.scale_bits
+    for index, ciphertext in enumerate(ciphertexts):
+        fresh = ciphertext.parms_id() == context.first_parms_id() and ciphertext.size() == 2
+        if not fresh or ciphertext.scale != scale:
+            raise ValueError(
+                f"batch {batch}, ciphertext {index}: not a fresh one at the agreed scale"
+            )
+    tools = _Tools(context, public, setting)
     span = slice(batch * layout.slots, (batch + 1) * layout.slots)
     results = []
     for peers, ranked in zip(layout.peers[:, span], layout.ranked[:, span], strict=True):
         present = peers >= 0
         at = np.where(present, peers, 0)
-        first, *alternative = (_score(vectors, columns[at]) for columns in forms)
+        first, *alternative = (tools.score(ciphertexts, columns[at]) for columns in forms)
         for k, threshold in enumerate(setting.thresholds):
             # Above 0, a bucket only where the pair is in conflict: elsewhere a factor of 0
             # leaves the flooding noise alone in the slot.
             told = present if k == 0 else ranked
-            results.append(_blinded(context, first - threshold, told, setting, rng))
+            results.append(tools.blinded(first, threshold, told, rng))
         for score in alternative:
-            results.append(_blinded(context, score, present, setting, rng))
+            results.append(tools.blinded(score, 0.0, present, rng))
     return results
 
 
-def _score(vectors: Sequence[ts.CKKSVector], plain: np.ndarray) -> ts.CKKSVector:
-    """sum_d Enc(v_d) * plain[:, d] over the columns that are not all 0."""
-    used = [d for d in range(plain.shape[1]) if np.any(plain[:, d])]
-    score = vectors[used[0]] * plain[:, used[0]].tolist()
-    for d in used[1:]:
-        score += vectors[d] * plain[:, d].tolist()
-    return score
+class _Tools:
+    """The evaluator's SEAL objects for one batch: an encoder, an evaluator and an encryptor
+    under the peer's public key."""
 
+    def __init__(self, context: Any, public: Any, setting: CkksSetting) -> None:
+        self.context = context
+        self.setting = setting
+        self.encoder = seal.CKKSEncoder(context)
+        self.evaluator = seal.Evaluator(context)
+        self.encryptor = seal.Encryptor(context, public)
 
-def _blinded(
-    context: ts.Context,
-    score: ts.CKKSVector,
-    told: np.ndarray,
-    setting: CkksSetting,
-    rng: np.random.Generator,
-) -> bytes:
-    """Enc(r (score) + noise), r log-uniform where `told`, 0 elsewhere: serialized."""
-    low, high = setting.factor_bits
-    factors = np.where(told, 2.0 ** rng.uniform(low, high, len(told)), 0.0)
-    blinded = score * factors.tolist()
-    blinded += ts.ckks_vector(context, rng.normal(0.0, 2.0**setting.flood_bits, len(told)).tolist())
-    return bytes(blinded.serialize())
+    def _plain(self, values: Any, parms_id: Any, scale: float) -> Any:
+        plain = seal.Plaintext()
+        self.encoder.encode(values, parms_id, scale, plain)
+        return plain
+
+    def score(self, ciphertexts: Sequence[Any], plain: np.ndarray) -> Any:
+        """sum_d Enc(v_d) * plain[:, d] over the columns that are not all 0, not rescaled
+        (its scale is the two encodings' product)."""
+        used = [d for d in range(plain.shape[1]) if np.any(plain[:, d])]
+        parms_id = self.context.first_parms_id()
+        scale = 2.0**self.setting.scale_bits
+        total = None
+        for d in used:
+            product = seal.Ciphertext()
+            multiplier = self._plain(plain[:, d].tolist(), parms_id, scale)
+            self.evaluator.multiply_plain(ciphertexts[d], multiplier, product)
+            if total is None:
+                total = product
+            else:
+                self.evaluator.add_inplace(total, product)
+        return total
+
+    def blinded(
+        self, score: Any, threshold: float, told: np.ndarray, rng: np.random.Generator
+    ) -> Any:
+        """Enc(r (score - threshold) + noise), r log-uniform where `told`, 0 elsewhere."""
+        setting = self.setting
+        low, high = setting.factor_bits
+        factors = np.where(told, 2.0 ** rng.uniform(low, high, len(told)), 0.0)
+        noise = rng.normal(0.0, 2.0**setting.flood_bits, len(told))
+        factor_scale = 2.0**setting.factor_scale_bits
+        if not told.any():
+            # Every factor 0: the product would be all zero, which SEAL refuses to return;
+            # the flooding alone, at the level and scale the product would have had.
+            data = self.context.get_context_data(score.parms_id())
+            dropped = data.parms().coeff_modulus()[-1].value()
+            parms_id = data.next_context_data().parms_id()
+            return self._flooding(noise, parms_id, score.scale * factor_scale / dropped)
+        shifted = seal.Ciphertext()
+        offset = self._plain(float(threshold), score.parms_id(), score.scale)
+        self.evaluator.sub_plain(score, offset, shifted)
+        multiplier = self._plain(factors.tolist(), score.parms_id(), factor_scale)
+        self.evaluator.multiply_plain_inplace(shifted, multiplier)
+        self.evaluator.rescale_to_next_inplace(shifted)
+        self.evaluator.add_inplace(
+            shifted, self._flooding(noise, shifted.parms_id(), shifted.scale)
+        )
+        return shifted
+
+    def _flooding(self, noise: np.ndarray, parms_id: Any, scale: float) -> Any:
+        """A fresh encryption of the noise under the peer's public key."""
+        flooding = seal.Ciphertext()
+        self.encryptor.encrypt(self._plain(noise.tolist(), parms_id, scale), flooding)
+        return flooding
 
 
 def buckets(
-    context: ts.Context,
-    returned: Sequence[Sequence[bytes]],
+    keys: SecretKeys,
+    returned: Iterable[Sequence[Any]],
     layout: Layout,
     pairs: int,
-    setting: CkksSetting,
     alternative: bool = False,
 ) -> np.ndarray:
     """(pairs,) how many of the thresholds each candidate pair's score passes, read from the
     signs of its blinded differences: 0 is rejected, and higher buckets rank the accepted.
     A pair in no conflict is told only its sign: its bucket is 0 or 1. With a movers'
-    alternative, a pair only it accepts is in bucket 1."""
+    alternative, a pair only it accepts is in bucket 1. ValueError for a returned ciphertext
+    that is not an evaluated one of the agreed parameters."""
+    setting = keys.setting
+    encoder = seal.CKKSEncoder(keys.context)
+    decryptor = seal.Decryptor(keys.context, keys.secret)
+    last = keys.context.last_parms_id()
     count = np.zeros(pairs, dtype=np.int64)
     thresholds = len(setting.thresholds)
     per_round = thresholds + int(alternative)
     for batch, results in enumerate(returned):
         span = slice(batch * layout.slots, (batch + 1) * layout.slots)
-        for position, blob in enumerate(results):
-            values = np.asarray(ts.ckks_vector_from(context, blob).decrypt())
+        for position, ciphertext in enumerate(results):
+            if ciphertext.parms_id() != last or ciphertext.size() != 2:
+                raise ValueError(f"batch {batch}, result {position} is not an evaluated score")
+            plain = seal.Plaintext()
+            decryptor.decrypt(ciphertext, plain)
+            values = np.asarray(encoder.decode_double(plain))
             round_, k = divmod(position, per_round)
             index = layout.pair_of[round_, span]
             used = index >= 0 if k in (0, thresholds) else layout.ranked[round_, span]
@@ -223,12 +313,11 @@ def buckets(
 
 
 def accepted(
-    context: ts.Context,
-    returned: Sequence[Sequence[bytes]],
+    keys: SecretKeys,
+    returned: Iterable[Sequence[Any]],
     layout: Layout,
     pairs: int,
-    setting: CkksSetting,
     alternative: bool = False,
 ) -> np.ndarray:
     """(pairs,) booleans: the scoring party's decision on each candidate pair."""
-    return buckets(context, returned, layout, pairs, setting, alternative) > 0
+    return buckets(keys, returned, layout, pairs, alternative) > 0

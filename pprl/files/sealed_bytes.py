@@ -1,0 +1,48 @@
+"""Bytes for sealed linkage's encryption objects. Microsoft SEAL, through TenSEAL's `sealapi`,
+saves and loads a key or a ciphertext only through a path, so each goes through a private
+temporary file (in memory where the system has /dev/shm) that is removed at once.
+
+Only through `sealapi` does SEAL save a ciphertext encrypted under the secret key in its
+seeded form: the second polynomial as the seed it was drawn from, half the bytes of one
+encrypted under the public key (pprl/protocol/sealed/scoring.py).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+# Memory-backed where there is one: each file lives for one save or load.
+_DIRECTORY = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+
+
+def dumped(item: Any) -> bytes:
+    """The bytes of a SEAL object that can save itself (a key, a ciphertext, or a seeded
+    ciphertext still to be saved)."""
+    handle, name = tempfile.mkstemp(prefix="pprl-seal-", dir=_DIRECTORY)
+    os.close(handle)
+    try:
+        item.save(name)
+        return Path(name).read_bytes()
+    finally:
+        os.unlink(name)
+
+
+def loaded(kind: type, context: Any, data: bytes) -> Any:
+    """A SEAL object of `kind` (Ciphertext, PublicKey) read from `data` under `context`:
+    ValueError when the bytes are not one, or not valid for the context's parameters (SEAL
+    checks the parameters' id and every coefficient against its modulus)."""
+    handle, name = tempfile.mkstemp(prefix="pprl-seal-", dir=_DIRECTORY)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        item = kind()
+        try:
+            item.load(context, name)
+        except Exception as error:  # SEAL raises several kinds for bytes that are not one
+            raise ValueError(f"not a {kind.__name__} under the agreed parameters") from error
+        return item
+    finally:
+        os.unlink(name)
