@@ -3,19 +3,21 @@
 covers them all. Kept apart from `scoring` so that reading an agreement does not need the
 homomorphic-encryption library.
 
-CKKS at N = 8192 (4,096 slots) with a 170-bit modulus chain (60, 50, 60): under the 218 bits
+CKKS at N = 8192 (4,096 slots) with a 170-bit modulus chain (50, 60, 60): under the 218 bits
 the Homomorphic Encryption Standard (2018) allows N = 8192 for 128-bit security, and SEAL
 (built with that table, `sec_level` TC128) refuses a chain beyond it. The last prime is
 SEAL's special prime (never used: no key switching). The scoring party's vectors and the
 evaluator's are encoded at 2^30 each and the evaluator's per-pair factors at 2^20; their
-product (2^80) is rescaled once by the 50-bit prime, so the decrypted score r (s - t) sits at
-about 2^30 in the 60-bit prime, with room for |r (s - t)| up to 2^29. One level where the set
-before 2026-11-27 (60, 30, 30, 60) spent two (the vectors, then the factors, each rescaled):
-the factors now multiply before the one rescale, so the rescaling's rounding is not
-multiplied by them. Measured (`tests/test_sealed_scoring.py`): at the largest factor the
+product (2^80) is rescaled once by the 60-bit prime, so the decrypted score r (s - t) sits at
+about 2^20 in the 50-bit prime, with room for |r (s - t)| up to 2^29. One level where the set
+before 2026-11-27, (60, 30, 30, 60), spent two (the vectors, then the factors, each
+rescaled): the factors now multiply before the one rescale, so the rescaling's rounding is
+not multiplied by them. Measured (`tests/test_sealed_scoring.py`): at the largest factor the
 computation's own error stays under 0.5, 2^5 below the flooding's deviation (it was about
 2^4 below), and a slot whose factor is 0 decrypts to the flooding alone. A fresh ciphertext
-has two primes, not three, and is sent seeded (`scoring`): 126 KB where it was 279 KB.
+has two primes, not three, and is sent seeded (`scoring`): 126 KB where it was 279 KB; an
+evaluated one is 118 KB (131 KB). A chain (40, 60, 60) would return 94 KB but leaves the
+result at 2^10, where the rescaling's rounding (about 8) rivals the flooding: not taken.
 Blocking keys are blinded on X25519 (about 128-bit security; `blinding`).
 """
 
@@ -29,9 +31,10 @@ class CkksSetting:
     """The agreed encryption parameters and blinding of scores (all in the agreement)."""
 
     poly_modulus_degree: int = 8192
-    coeff_mod_bit_sizes: tuple[int, ...] = (60, 50, 60)
+    coeff_mod_bit_sizes: tuple[int, ...] = (50, 60, 60)
     # Both parties' vectors are encoded at 2^scale_bits, the factors at 2^factor_scale_bits;
-    # the middle prime is their sum, so one rescale brings a score back to 2^scale_bits.
+    # one rescale by the 60-bit prime leaves a score at 2^(2 scale_bits + factor_scale_bits
+    # - 60) = 2^20 in the 50-bit prime.
     scale_bits: int = 30
     factor_scale_bits: int = 20
     # r_ij is drawn log-uniformly between these powers of two.
