@@ -28,8 +28,10 @@ meets, while here each pair gets its own. It reaches only the candidate pairs: B
 that share no key with hers are out of its reach, whatever she encrypts.
 
 Alice's scores are scaled as a daemon scales them before encrypting
-(`linear_form.score_scale`, since 2026-11-26), so that her buckets are the ones a run with
-the agreed thresholds reveals. The buckets are computed here in plaintext, as CKKS computes
+(`linear_form.scaled_forms`, since 2026-11-26), so that her buckets are the ones a run with
+the agreed thresholds reveals. With a movers' second model (register training with an
+address in the mapping) she also learns, per candidate pair, whether that model accepts it:
+both attacks use that sign too. The buckets are computed here in plaintext, as CKKS computes
 them up to its sign errors near a threshold (0.25% of pairs within 0.032 of one;
 docs/benchmarks.md).
 
@@ -151,10 +153,13 @@ def main() -> None:
     model, _ = pipeline.train(agreement, columns_a, Randomness(args.seed, "alice"))
     units_a = noise_free_units(agreement, columns_a)
     x, c = linear_form.scorer_part(model, units_a)
-    # Scaled as the daemon's MATCH scales them, so the buckets are the ones a run reveals.
+    # Scaled as the daemon's MATCH scales them, so the buckets are the ones a run reveals;
+    # with a movers' second model, its sign per candidate pair is revealed too.
     own_y = linear_form.evaluator_part(units_a)
-    scale = linear_form.score_scale(x, c, own_y, units_a.shape[1])
-    x, c = x * scale, c * scale
+    entries = units_a.shape[1]
+    alternative = linear_form.alternative_part(model, units_a)
+    x, c, alternative = linear_form.scaled_forms(x, c, alternative, own_y, entries)
+    second = None if alternative is None else alternative.linear(x, entries)
     y_b = linear_form.evaluator_part(noise_free_units(agreement, columns_b))
     y_p = linear_form.evaluator_part(noise_free_units(agreement, columns_p))
     thresholds = session.thresholds(args.thresholds)
@@ -204,8 +209,14 @@ def main() -> None:
         observed = np.where(ranked, observed, np.minimum(observed, 1))
         predicted = np.where(ranked[:, None], predicted, np.minimum(predicted, 1))
         consistent = (predicted == observed[:, None]).all(axis=0)
-        with_buckets[j] = 1.0 / int(consistent.sum())
         told = [thresholds if r else sign_only for r in ranked.tolist()]
+        if second is not None:
+            x2, c2 = second
+            observed_second = c2[candidates] + x2[candidates] @ y_b[j] > 0
+            predicted_second = c2[candidates, None] + x2[candidates] @ y_p[left].T > 0
+            consistent &= (predicted_second == observed_second[:, None]).all(axis=0)
+            told += [sign_only] * len(candidates)
+        with_buckets[j] = 1.0 / int(consistent.sum())
         crafted[j] = 1.0 / crafted_left(y_p[left], y_b[j], told)
 
     results: dict[str, Any] = {
@@ -215,7 +226,7 @@ def main() -> None:
         "recipes": args.recipes,
         "thresholds": list(thresholds),
         "buckets": "every pair" if args.all_buckets else "pairs in conflict",
-        "score_scale": scale,
+        "second_form_signs": second is not None,
     }
     for label, mask in (("without a partner", unpartnered), ("with a partner", ~unpartnered)):
         row = {

@@ -6,7 +6,8 @@ time, bytes each party sent, and what the row's own measure says a peer learns.
 - sealed: `[method] encoding = "sealed"`, the schema's recipes or the default ones; the
   leakage figure is the list-of-people attack (`benchmarks/sealed_bucket_attack.py`), run
   here on the same files.
-- reference release at the default gate: the daemons' defaults (10% limit, automatic noise);
+- reference release at the default gate: the daemons' defaults (10% limit, automatic noise),
+  but with `min_expected_f1 = 0` (the default 0.9 can stop it before EXCHANGE);
   the leakage figure is its gate's, on the attacked records.
 - Bloom filters, gate off (the default gate refuses them): one shared key; the gate's figure.
 - anonlink: CLKs, Dice, greedy one-to-one at the best threshold; not private from the
@@ -131,12 +132,14 @@ def main() -> None:
         row["leakage"] = f"list-of-people attack: {alone:.1%} of people without a partner"
         show(row)
 
+        # The default minimum expected F1 (0.9) may stop this release at TRAIN (its estimate
+        # on FEBRL4's ten fields runs 0.87-0.90): 0 here, so that its linkage is measured.
         gate = Privacy(
-            noise_sigma="auto", max_reidentification=0.1, min_expected_f1=None, audit_records=200
+            noise_sigma="auto", max_reidentification=0.1, min_expected_f1=0.0, audit_records=200
         )
         row = linked(base / "reference", args, schema, gate)
         rate = max(row["gate_reidentified"].values())
-        row |= {"system": "reference release, default 10% gate"}
+        row |= {"system": "reference release, default 10% gate, min_expected_f1 0"}
         row["leakage"] = f"its gate: {rate:.1%} of attacked records re-identified"
         show(row)
 

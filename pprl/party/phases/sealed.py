@@ -129,12 +129,7 @@ def match(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
         )
     own_y = linear_form.evaluator_part(units)
     placed, shape = _scoring_layout(pairs, ckks, own_y, units.shape[1], alternative is not None)
-    scale = linear_form.score_scale(x, c, own_y, units.shape[1])
-    if alternative is not None:
-        second = alternative.linear(x, units.shape[1])
-        scale = min(scale, linear_form.score_scale(*second, own_y, units.shape[1]))
-        alternative = alternative.scaled(scale)
-    x, c = x * scale, c * scale
+    x, c, alternative = linear_form.scaled_forms(x, c, alternative, own_y, units.shape[1])
     n_own, n_peer = len(x), ctx.peer_rows(run_id) or 0
     share = len(pairs) / max(1, n_own * n_peer)
     progress(

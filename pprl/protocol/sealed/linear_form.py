@@ -176,3 +176,18 @@ def score_scale(x: np.ndarray, c: np.ndarray, own_y: np.ndarray, entries: int) -
         if reach > 0:
             scale = min(scale, limit / reach)
     return scale
+
+
+def scaled_forms(
+    x: np.ndarray, c: np.ndarray, alternative: Alternative | None, own_y: np.ndarray, entries: int
+) -> tuple[np.ndarray, np.ndarray, Alternative | None]:
+    """(x, c) and the movers' alternative as the scoring party encrypts them: both forms times
+    one positive factor, the lower of the two `score_scale`s, so that each stays within the
+    range the parameters decrypt right. The daemon and the attack benchmarks share it, so the
+    buckets a benchmark attacks are the ones a run reveals."""
+    scale = score_scale(x, c, own_y, entries)
+    if alternative is not None:
+        second = alternative.linear(x, entries)
+        scale = min(scale, score_scale(*second, own_y, entries))
+        alternative = alternative.scaled(scale)
+    return x * scale, c * scale, alternative

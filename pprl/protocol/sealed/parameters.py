@@ -9,8 +9,8 @@ the Homomorphic Encryption Standard (2018) allows N = 8192 for 128-bit security,
 SEAL's special prime (never used: no key switching). The scoring party's vectors and the
 evaluator's are encoded at 2^30 each and the evaluator's per-pair factors at 2^20; their
 product (2^80) is rescaled once by the 60-bit prime, so the decrypted score r (s - t) sits at
-about 2^20 in the 50-bit prime, with room for |r (s - t)| up to 2^29. One level where the set
-before 2026-11-27, (60, 30, 30, 60), spent two (the vectors, then the factors, each
+about 2^20 in the 50-bit prime, with room for |r (s - t)| up to 2^29. One level where the earlier
+set, (60, 30, 30, 60), spent two (the vectors, then the factors, each
 rescaled): the factors now multiply before the one rescale, so the rescaling's rounding is
 not multiplied by them. Measured (`tests/test_sealed_scoring.py`): at the largest factor the
 computation's own error stays under 0.5, 2^5 below the flooding's deviation (it was about
