@@ -45,6 +45,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +78,29 @@ def bucket(scores: np.ndarray, thresholds: tuple[float, ...]) -> np.ndarray:
 _SPREADS = ((0.02, 0.98), (0.05, 0.95), (0.1, 0.9), (0.2, 0.8), (0.3, 0.7), (0.5, 0.9))
 # Directions are taken from at most this many of the people left (a sample beyond it).
 _DIRECTION_SAMPLE = 2000
+
+
+def with_decoys(
+    rows: Sequence[Sequence[str]], decoys: int, rng: np.random.Generator
+) -> list[list[str]]:
+    """Each row's keys with those of `decoys` other rows drawn at random, in a random order:
+    padding that would let the peer learn which of its own keys this party holds, but not
+    which row holds each (a row's real keys always join; a decoy joins as often as a real
+    key of another row). Measured here and not kept: it multiplies the candidate pairs and
+    the careful attacker still re-identifies as many (docs/sealed.md)."""
+    n = len(rows)
+    if decoys <= 0 or n < 2:
+        return [list(keys) for keys in rows]
+    out = []
+    for row in range(n):
+        others = rng.choice(n - 1, size=min(decoys, n - 1), replace=False)
+        others += others >= row
+        merged = dict.fromkeys(rows[row])
+        for other in others.tolist():
+            merged.update(dict.fromkeys(rows[other]))
+        keys = list(merged)
+        out.append([keys[k] for k in rng.permutation(len(keys))])
+    return out
 
 
 def crafted_left(y_left: np.ndarray, y_row: np.ndarray, told: list[tuple[float, ...]]) -> int:
@@ -131,6 +155,12 @@ def main() -> None:
         action="store_true",
         help="every candidate pair told its bucket (before 2026-11-26), not only those in conflict",
     )
+    parser.add_argument(
+        "--decoys",
+        type=int,
+        default=0,
+        help="other rows' keys each row also sends ([method] sealed_decoys)",
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
@@ -168,20 +198,28 @@ def main() -> None:
     keys_a, keys_b, keys_p = (
         recipe_keys(cols, recipes) for cols in (columns_a, columns_b, columns_p)
     )
+    # With decoys each party's rows also carry other rows' keys (with_decoys): they
+    # add candidate pairs, and Bob's hide which of his rows holds a key Alice sees joined.
+    decoy_rng = np.random.default_rng(args.seed + 1)
+    sent_a, sent_b = (with_decoys(k, args.decoys, decoy_rng) for k in (keys_a, keys_b))
+    alice_keys = {key for keys in keys_a for key in keys}
     rows_of_key: defaultdict[str, list[int]] = defaultdict(list)
-    for i, keys in enumerate(keys_a):
+    for i, keys in enumerate(sent_a):
         for key in set(keys):
             rows_of_key[key].append(i)
     people_of_key: defaultdict[str, set[int]] = defaultdict(set)
     for k, keys in enumerate(keys_p):
         for key in keys:
             people_of_key[key].add(k)
+    # What of each person's keys Alice could see joined: the keys she holds too.
+    visible = [frozenset(keys) & alice_keys for keys in keys_p]
+    unseen = np.array([k for k, shown in enumerate(visible) if not shown], dtype=np.int64)
 
     # The candidate pairs, and which are in conflict: only those are told their bucket, the
     # rest their sign (layout.conflicted), unless --all-buckets.
     candidates_of = [
         sorted({i for key in keys if key in rows_of_key for i in rows_of_key[key]})
-        for keys in keys_b
+        for keys in sent_b
     ]
     pairs = np.array(
         [(i, j) for j, found in enumerate(candidates_of) for i in found], dtype=np.int64
@@ -193,12 +231,21 @@ def main() -> None:
     keys_only = np.zeros(len(bob.ids))
     with_buckets = np.zeros(len(bob.ids))
     crafted = np.zeros(len(bob.ids))
-    for j, keys in enumerate(keys_b):
-        revealed = {key for key in keys if key in rows_of_key}
+    most_explained = np.zeros(len(bob.ids))
+    for j, keys in enumerate(sent_b):
+        revealed = {key for key in keys if key in alice_keys}
         if not revealed:
             continue
         seen[j] = True
-        left = np.array(sorted(set.intersection(*(people_of_key[k] for k in revealed))))
+        if args.decoys:
+            # A row's own keys always join; decoys only add. So the people left are those
+            # whose keys Alice holds are all among the ones she saw joined (none at all
+            # included): the most a careful attacker can keep without the decoys' draws.
+            near = set().union(*(people_of_key[k] for k in revealed))
+            kept = [p for p in near if visible[p] <= revealed]
+            left = np.union1d(np.array(kept, dtype=np.int64), unseen)
+        else:
+            left = np.array(sorted(set.intersection(*(people_of_key[k] for k in revealed))))
         if truth_of_b[j] not in set(left.tolist()):
             continue
         keys_only[j] = 1.0 / len(left)
@@ -217,6 +264,12 @@ def main() -> None:
             consistent &= (predicted_second == observed_second[:, None]).all(axis=0)
             told += [sign_only] * len(candidates)
         with_buckets[j] = 1.0 / int(consistent.sum())
+        # The other guess under decoys: among the people the buckets leave, those whose own
+        # keys explain the most of what she saw joined (decoys explain the rest).
+        explains = np.array([len(visible[p]) for p in left.tolist()])
+        best = consistent & (explains == explains[consistent].max())
+        truth_at = int(np.searchsorted(left, truth_of_b[j]))
+        most_explained[j] = 1.0 / int(best.sum()) if best[truth_at] else 0.0
         crafted[j] = 1.0 / crafted_left(y_p[left], y_b[j], told)
 
     results: dict[str, Any] = {
@@ -227,6 +280,8 @@ def main() -> None:
         "thresholds": list(thresholds),
         "buckets": "every pair" if args.all_buckets else "pairs in conflict",
         "second_form_signs": second is not None,
+        "decoys": args.decoys,
+        "candidate_pairs": len(pairs),
     }
     for label, mask in (("without a partner", unpartnered), ("with a partner", ~unpartnered)):
         row = {
@@ -235,13 +290,16 @@ def main() -> None:
             "reidentified_keys_only": float(keys_only[mask].mean()),
             "reidentified_keys_and_buckets": float(with_buckets[mask].mean()),
             "reidentified_keys_and_crafted_buckets": float(crafted[mask].mean()),
+            "reidentified_keys_and_buckets_most_explained": float(most_explained[mask].mean()),
         }
         results[label.replace(" ", "_")] = row
         print(
             f"Bob's rows {label} ({row['rows']:,}): {row['sharing_a_key']:.1%} share a key; "
             f"re-identified from the keys {row['reidentified_keys_only']:.1%}, from the keys "
             f"and buckets {row['reidentified_keys_and_buckets']:.1%}, from the keys and "
-            f"crafted buckets {row['reidentified_keys_and_crafted_buckets']:.1%} (list of "
+            f"crafted buckets {row['reidentified_keys_and_crafted_buckets']:.1%}, guessing "
+            f"the people whose keys explain most "
+            f"{row['reidentified_keys_and_buckets_most_explained']:.1%} (list of "
             f"{len(people):,} people)",
             flush=True,
         )
