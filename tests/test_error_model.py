@@ -170,6 +170,17 @@ def test_date_and_digit_errors_go_only_to_their_kinds_and_name_errors_only_to_na
         assert copy != list(PERSON)
 
 
+def test_an_identifier_takes_a_numbers_digit_errors() -> None:
+    """An identifier is a number given to one person: the error model types into it as into
+    any number, and into nothing else of the record."""
+    names = ("first", "last", "ssn")
+    kinds = ("name", "name", "identifier")
+    record = ("WILLIAM", "SMITH", "4012233")
+    copies = draws("digit", record, names, kinds)
+    assert copies and all(copy[:2] == list(record[:2]) for copy in copies)
+    assert all(copy[2].isdigit() and copy[2] != "4012233" for copy in copies)
+
+
 def test_typo_ocr_and_phonetic_are_single_edits_of_their_kind() -> None:
     value = ("PHILLIP", "", "CLARK")
     for model in ("typo", "ocr", "phonetic"):

@@ -81,6 +81,20 @@ def test_the_default_recipes_follow_the_schema() -> None:
     assert all("+" in recipe for recipe in recipes)
 
 
+def test_an_identifier_is_keyed_alone_and_read_as_a_number() -> None:
+    """A social security number declared "identifier": one key on it alone (two records that
+    share one name one person), and the combinations a number is in besides."""
+    from pprl.protocol.data.kinds import KINDS, BadValue
+
+    kinds = {"given_name": "name", "surname": "name", "date_of_birth": "date"}
+    recipes = session.default_recipes(kinds | {"ssn": "identifier"}).split(",")
+    assert recipes[0] == "ssn" and "date_of_birth+ssn" in recipes
+    assert "ssn" not in session.default_recipes(kinds | {"ssn": "number"}).split(",")
+    assert KINDS["identifier"].read("401-22-33", "") == "4012233"
+    with pytest.raises(BadValue):
+        KINDS["identifier"].read("40A", "")
+
+
 def test_the_digest_covers_the_recipes_thresholds_and_parameters() -> None:
     base = method_params(encoding="sealed", sealed_keys="first+last")
     digests = {

@@ -50,7 +50,7 @@ else:
 ID = "id"
 # The project's attribute kinds (pprl.protocol.data.kinds) that have a Splink comparison here;
 # a field without a kind is a name, as in the project's schema files.
-KINDS = ("name", "text", "code", "number", "date", "category")
+KINDS = ("name", "text", "code", "number", "identifier", "date", "category")
 DEFAULT_KIND = "name"
 # The one form every date is put into: what Splink's date-of-birth comparison parses.
 ISO_DATE = "%Y-%m-%d"
@@ -226,7 +226,7 @@ def _clean(raw: str, kind: str, date_format: str) -> str | None:
             return None
     decomposed = unicodedata.normalize("NFKD", text)
     plain = "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
-    if kind in ("code", "number"):
+    if kind in ("code", "number", "identifier"):
         return "".join(c for c in plain if c.isalnum()) or None
     return " ".join(_PUNCTUATION.sub(" ", plain).split()) or None
 
@@ -297,7 +297,7 @@ def _comparison(field: str, kind: str) -> Any:
         return cl.NameComparison(field)
     if kind == "text":
         return cl.JaroWinklerAtThresholds(field, [0.9, 0.7])
-    if kind in ("code", "number"):
+    if kind in ("code", "number", "identifier"):
         return cl.LevenshteinAtThresholds(field, [1, 2])
     if kind == "date":
         return cl.DateOfBirthComparison(field, input_is_string=True, datetime_format=ISO_DATE)

@@ -472,11 +472,14 @@ def _coordinate_error(record: _Record, i: int, rng: np.random.Generator) -> None
 
 
 def _of_kind(kind: str, errors: Callable[[str], dict[str, list[str]]]) -> Options:
+    """The values of the kind, or of a kind refining it (an identifier is a number)."""
+    family = type(KINDS[kind])
+
     def options(record: _Record) -> list[int]:
         return [
             i
             for i, v in enumerate(record.values)
-            if v and record.kinds[i] == kind and any(errors(v).values())
+            if v and isinstance(KINDS[record.kinds[i]], family) and any(errors(v).values())
         ]
 
     return options

@@ -76,6 +76,9 @@ class Kind:
     words: ClassVar[bool] = False
     # How messages name an attribute of this kind ("a quantity", "coordinates").
     described: ClassVar[str] = ""
+    # Whether a value names one person alone (a social security number): sealed linkage's
+    # default blocking keys key on it by itself (pprl.protocol.sealed.session).
+    identifies: ClassVar[bool] = False
 
     def read(self, text: str, date_format: str) -> str | None:
         """The canonical form of a non-blank cell (spacing already collapsed); BadValue when
@@ -152,6 +155,15 @@ class Number(Kind):
         if not digits.isascii() or not digits.isdigit():
             raise BadValue(text, "is not a number (digits, with spaces or - . / ( ) +)")
         return digits
+
+
+class Identifier(Number):
+    """A number given to one person (social security, national insurance, health service
+    number): read, compared and corrupted as a number. One that two records share names one
+    person, so sealed linkage keys on it alone; a typo in it is caught by the other keys."""
+
+    name = "identifier"
+    identifies = True
 
 
 class Date(Kind):
@@ -258,7 +270,17 @@ class Coordinates(Kind):
 
 KINDS: dict[str, Kind] = {
     kind.name: kind
-    for kind in (Name(), Text(), Date(), Number(), Code(), Category(), Quantity(), Coordinates())
+    for kind in (
+        Name(),
+        Text(),
+        Date(),
+        Number(),
+        Identifier(),
+        Code(),
+        Category(),
+        Quantity(),
+        Coordinates(),
+    )
 }
 # The kinds whose distance is counted in units of a per-attribute scale, which they need.
 SCALED_KINDS = tuple(name for name, kind in KINDS.items() if kind.scaled)
