@@ -96,9 +96,33 @@ def test_layout_places_every_pair_once_in_the_fewest_slots_per_row() -> None:
         assert np.array_equal(pairs[index], np.stack([rows, peers], axis=1))
         assert len(placed.rows) == int(np.ceil(candidate_counts(pairs) / rounds).sum())
     chosen = best_rounds(pairs, 64)
-    cost = [layout(pairs, 64, r).batches * (ENCRYPT_COST + r) for r in range(1, 40)]
-    assert layout(pairs, 64, chosen).batches * (ENCRYPT_COST + chosen) == min(cost)
+    cost = [_work(layout(pairs, 64, r)) for r in range(1, 40)]
+    assert _work(layout(pairs, 64, chosen)) == min(cost)
     assert chosen > 1  # rows with many candidates share slots rather than fill batches
+
+
+def _work(placed: Any, coordinates: int = 1, thresholds: int = 0) -> int:
+    """Products' worth of work of a layout: per batch, encrypting each coordinate and its
+    rounds of products, and encrypting each returned ciphertext's flooding."""
+    rounds = [placed.batch_rounds(b) for b in range(placed.batches)]
+    work = sum(coordinates * (ENCRYPT_COST + r) for r in rounds)
+    return work + sum(rounds) * thresholds * (ENCRYPT_COST + 1)
+
+
+def test_rows_with_most_candidates_come_first_and_later_batches_need_fewer_rounds() -> None:
+    """A batch returns one ciphertext per round its fullest slot needs: rows placed by their
+    candidate count, most first, leave the batches of rows with few candidates short."""
+    rng = np.random.default_rng(8)
+    many = _pairs(rng, 30, 400, 1500)  # rows 0-29: about 50 candidates each
+    few = _pairs(rng, 400, 400, 800) + np.array([30, 0])  # rows 30-429: one to five
+    pairs = np.concatenate([few, many])
+    placed = layout(pairs, slots=16, rounds=12)
+    counts = {row: int((pairs[:, 0] == row).sum()) for row in set(pairs[:, 0].tolist())}
+    placed_counts = [counts[row] for row in dict.fromkeys(placed.rows.tolist())]
+    assert placed_counts == sorted(placed_counts, reverse=True)
+    rounds = [placed.batch_rounds(b) for b in range(placed.batches)]
+    assert rounds[0] == 12 and rounds[-1] <= 2 and rounds == sorted(rounds, reverse=True)
+    assert sum(rounds) < 0.5 * placed.batches * placed.rounds
 
 
 def test_knowing_the_widths_the_layout_sends_fewer_bytes_for_a_bounded_cost() -> None:
@@ -112,11 +136,10 @@ def test_knowing_the_widths_the_layout_sends_fewer_bytes_for_a_bounded_cost() ->
     coordinates, thresholds, slots = 277, 11, 64
 
     def cost(rounds: int) -> tuple[float, float]:
-        batches = layout(pairs, slots, rounds).batches
-        returned = rounds * thresholds
-        work = coordinates * (ENCRYPT_COST + rounds) + returned * (ENCRYPT_COST + 1)
-        sent = coordinates * FRESH_BYTES + returned * RETURNED_BYTES
-        return batches * work, batches * sent
+        placed = layout(pairs, slots, rounds)
+        returned = sum(placed.batch_rounds(b) for b in range(placed.batches)) * thresholds
+        sent = placed.batches * coordinates * FRESH_BYTES + returned * RETURNED_BYTES
+        return _work(placed, coordinates, thresholds), sent
 
     fastest = best_rounds(pairs, slots)
     chosen = best_rounds(pairs, slots, coordinates, thresholds)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import grpc
@@ -159,13 +159,13 @@ class PeerClient:
         coordinates: int,
         candidates_sha256: bytes,
         batches: Iterator[list[bytes]],
-        per_batch: int,
+        per_batch: Sequence[int],
         progress: Progress | None = None,
         ratios: np.ndarray | None = None,
     ) -> tuple[list[list[bytes]], int]:
         """Sealed linkage: the own encrypted vectors to the peer batch by batch; back, per
-        batch, `per_batch` evaluated ciphertexts (rounds x thresholds), refused unless exactly
-        that many. Returns them and the bytes sent."""
+        batch, `per_batch[batch]` evaluated ciphertexts (its rounds x thresholds), refused
+        unless exactly that many. Returns them and the bytes sent."""
         sent = 0
         header = pb.ScoreHeader(
             run_id=run_id,
@@ -204,19 +204,19 @@ class PeerClient:
                 batch = reply.ciphertext.batch
                 if (
                     reply.ciphertext.index != len(results[batch])
-                    or len(results[batch]) == per_batch
+                    or len(results[batch]) == per_batch[batch]
                 ):
                     raise PeerError(f"{self.peer} returned scores out of order", pb.BAD_CIPHERTEXT)
                 results[batch].append(reply.ciphertext.data)
-                if progress is not None and len(results[batch]) == per_batch:
+                if progress is not None and len(results[batch]) == per_batch[batch]:
                     progress(batch + 1, placed.batches)
         except grpc.RpcError as error:
             raise self._fail("scoring under encryption with", error) from None
-        short = [b for b, r in enumerate(results) if len(r) != per_batch]
+        short = [b for b, r in enumerate(results) if len(r) != per_batch[b]]
         if short:
             raise PeerError(
                 f"{self.peer} returned {len(results[short[0]])} scores for batch {short[0]} where "
-                f"{per_batch} were due",
+                f"{per_batch[short[0]]} were due",
                 pb.BAD_CIPHERTEXT,
             )
         return results, sent

@@ -155,7 +155,7 @@ def match(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
         shape.coordinates,
         session.candidates_sha256(pairs),
         outgoing,
-        placed.rounds * shape.returned,
+        [placed.batch_rounds(batch) * shape.returned for batch in range(placed.batches)],
         progress=lambda done, total: progress(done, total, "batches", ""),
         ratios=None if alternative is None else alternative.ratios,
     )

@@ -5,9 +5,12 @@ holds coordinate d of one own row per slot. The evaluating party multiplies it b
 that holds, per slot, coordinate d of one candidate peer row, and sums over d: one product
 per slot and round. A row with many candidates would need as many rounds, so a row takes as
 many slots as it needs (`ceil(candidates / rounds)`) and each slot serves up to `rounds`
-candidates. Both parties know the candidate pairs, so both derive the same layout from them.
-The work is rounds x batches x coordinates plaintext products: close to pairs x
-coordinates / slots when `rounds` suits the candidate counts (`best_rounds`).
+candidates. Rows are placed by their number of candidates, most first, so that a batch needs
+only as many rounds as its fullest slot holds (`batch_rounds`): the later batches, of rows
+with few candidates, return fewer ciphertexts. Both parties know the candidate pairs, so both
+derive the same layout from them. The work is the batches' rounds x coordinates plaintext
+products: close to pairs x coordinates / slots when `rounds` suits the candidate counts
+(`best_rounds`).
 
 Only a pair that shares its own row or its peer row with another candidate pair needs an
 order in the one-to-one step; any other is kept exactly when it is accepted. The layout
@@ -55,6 +58,12 @@ class Layout:
     def batches(self) -> int:
         return math.ceil(len(self.rows) / self.slots) if len(self.rows) else 0
 
+    def batch_rounds(self, batch: int) -> int:
+        """The rounds batch `batch` needs: the most pairs one of its slots holds (a slot's
+        pairs fill its rounds from the first)."""
+        used = self.pair_of[:, batch * self.slots : (batch + 1) * self.slots] >= 0
+        return int(np.count_nonzero(used.any(axis=1)))
+
 
 def conflicted(pairs: np.ndarray) -> np.ndarray:
     """(P,) whether each pair shares its own row or its peer row with another pair: the pairs
@@ -74,29 +83,44 @@ def candidate_counts(pairs: np.ndarray) -> np.ndarray:
     return counts
 
 
+def _batch_rounds(counts: np.ndarray, slots: int, rounds: int) -> np.ndarray:
+    """Per batch, the rounds it needs when rows with these candidate counts are placed as
+    `layout` places them: by count, most first, each in slots of `rounds` candidates."""
+    ordered = np.sort(counts)[::-1]
+    per_row = -(-ordered // rounds)
+    fills = np.full(int(per_row.sum()), rounds, dtype=np.int64)
+    rest = ordered % rounds
+    last = np.cumsum(per_row) - 1
+    fills[last[rest > 0]] = rest[rest > 0]
+    batches = math.ceil(len(fills) / slots)
+    return np.array([fills[b * slots : (b + 1) * slots].max() for b in range(batches)])
+
+
 def best_rounds(
     pairs: np.ndarray, slots: int, coordinates: int | None = None, thresholds: int = 1
 ) -> int:
     """The rounds per slot that make the work smallest: per batch, the scoring party
     encrypts and sends one ciphertext per coordinate (ENCRYPT_COST products' worth of time)
-    and the evaluator makes `rounds` products per coordinate. Given the `coordinates` (with
-    the constant) and `thresholds`, the bytes count too: per batch each coordinate's
-    ciphertext goes out and each round and threshold's comes back (with a fresh encryption
-    of flooding noise in it), and of the rounds within TIME_SLACK of the fastest, the one
-    that sends fewest bytes is taken."""
+    and the evaluator makes the batch's rounds of products per coordinate. Given the
+    `coordinates` (with the constant) and `thresholds`, the bytes count too: per batch each
+    coordinate's ciphertext goes out and each of its rounds and thresholds' comes back (with a
+    fresh encryption of flooding noise in it), and of the rounds within TIME_SLACK of the
+    fastest, the one that sends fewest bytes is taken."""
     counts = candidate_counts(pairs)
     if len(counts) == 0:
         return 1
     options = []
     for rounds in range(1, int(counts.max()) + 1):
-        batches = math.ceil(int(np.ceil(counts / rounds).sum()) / slots)
+        needed = _batch_rounds(counts, slots, rounds)
         if coordinates is None:
-            options.append((rounds, batches * (ENCRYPT_COST + rounds), batches))
+            work = int((ENCRYPT_COST + needed).sum())
+            options.append((rounds, work, len(needed)))
             continue
-        returned = rounds * thresholds
-        work = coordinates * (ENCRYPT_COST + rounds) + returned * (ENCRYPT_COST + 1)
-        sent = coordinates * FRESH_BYTES + returned * RETURNED_BYTES
-        options.append((rounds, batches * work, batches * sent))
+        returned = int(needed.sum()) * thresholds
+        work = coordinates * int((ENCRYPT_COST + needed).sum())
+        work += returned * (ENCRYPT_COST + 1)
+        sent = len(needed) * coordinates * FRESH_BYTES + returned * RETURNED_BYTES
+        options.append((rounds, work, sent))
     fastest = min(options, key=lambda o: (o[1], o[2]))
     if coordinates is None:
         return fastest[0]
@@ -109,19 +133,21 @@ def layout(pairs: np.ndarray, slots: int, rounds: int) -> Layout:
     if rounds < 1 or slots < 1:
         raise ValueError("rounds and slots must be at least 1")
     order = np.lexsort((pairs[:, 1], pairs[:, 0]))
+    sorted_rows = pairs[order, 0]
+    new_row = np.ones(len(order), dtype=bool)
+    new_row[1:] = sorted_rows[1:] != sorted_rows[:-1]
+    starts = np.flatnonzero(new_row)
+    ends = np.append(starts[1:], len(order))
+    # Most candidates first (then by row): the later batches need fewer rounds.
+    by_count = np.lexsort((sorted_rows[starts], starts - ends))
     rows, peers, index = [], [], []
-    start = 0
-    while start < len(order):
-        row = pairs[order[start], 0]
-        end = start
-        while end < len(order) and pairs[order[end], 0] == row:
-            end += 1
+    for group in by_count:
+        start, end = int(starts[group]), int(ends[group])
         for chunk in range(start, end, rounds):
             members = order[chunk : min(chunk + rounds, end)]
-            rows.append(int(row))
+            rows.append(int(sorted_rows[start]))
             peers.append(list(pairs[members, 1]) + [-1] * (rounds - len(members)))
             index.append(list(members) + [-1] * (rounds - len(members)))
-        start = end
     shape = (rounds, len(rows))
     pair_of = np.asarray(index, dtype=np.int64).T.reshape(shape)
     return Layout(

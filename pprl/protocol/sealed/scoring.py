@@ -173,9 +173,10 @@ def evaluated_batch(
     rng: np.random.Generator,
     ratios: np.ndarray | None = None,
 ) -> list[Any]:
-    """`evaluate` for one batch: its rounds x thresholds ciphertexts (and the alternative's
-    one per round after them), in that order. ValueError for a ciphertext that is not a
-    fresh one of the agreed parameters (its level, size or scale)."""
+    """`evaluate` for one batch: its rounds (`layout.batch_rounds`) x thresholds
+    ciphertexts (and the alternative's one per round after them), in that order. ValueError
+    for a ciphertext that is not a fresh one of the agreed parameters (its level, size or
+    scale)."""
     forms = plaintext_columns(y, ratios)
     if len(ciphertexts) != forms[0].shape[1]:
         agreed = forms[0].shape[1]
@@ -191,8 +192,11 @@ def evaluated_batch(
             )
     tools = _Tools(context, public, setting)
     span = slice(batch * layout.slots, (batch + 1) * layout.slots)
+    rounds = layout.batch_rounds(batch)
     results = []
-    for peers, ranked in zip(layout.peers[:, span], layout.ranked[:, span], strict=True):
+    for peers, ranked in zip(
+        layout.peers[:rounds, span], layout.ranked[:rounds, span], strict=True
+    ):
         present = peers >= 0
         at = np.where(present, peers, 0)
         first, *alternative = (tools.score(ciphertexts, columns[at]) for columns in forms)
@@ -294,6 +298,9 @@ def buckets(
     per_round = thresholds + int(alternative)
     for batch, results in enumerate(returned):
         span = slice(batch * layout.slots, (batch + 1) * layout.slots)
+        results = list(results)
+        if len(results) != layout.batch_rounds(batch) * per_round:
+            raise ValueError(f"batch {batch}: {len(results)} results where the layout has others")
         for position, ciphertext in enumerate(results):
             if ciphertext.parms_id() != last or ciphertext.size() != 2:
                 raise ValueError(f"batch {batch}, result {position} is not an evaluated score")
