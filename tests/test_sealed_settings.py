@@ -48,6 +48,21 @@ def test_sealed_settings_it_cannot_honour_are_refused_at_their_key(
     assert words in str(error)
 
 
+def test_sealed_without_the_encryption_library_is_refused_at_the_configuration(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without TenSEAL installed a sealed run would fail at MATCH, after its keys went out:
+    the configuration says so first, with the command that installs it."""
+    import importlib.util
+
+    found = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "tenseal" else found(name, *a)
+    )
+    error = load_error(write(tmp_path, sealed()))
+    assert error.field == "method.encoding" and 'pip install "pprl[sealed]"' in str(error)
+
+
 def test_without_recipes_the_schema_gives_them_or_the_error_says_to(tmp_path: Path) -> None:
     data = sealed()
     del data["method"]["sealed_keys"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import importlib.util
 import json
 import math
 import os
@@ -529,6 +530,12 @@ def _sealed(
             raise section._error(
                 key, 'does not apply to encoding = "sealed" (no vectors are sent, no scores read)'
             )
+    if importlib.util.find_spec("tenseal") is None:
+        # Refused here, not at MATCH after the keys went out.
+        raise section._error(
+            "encoding",
+            '"sealed" needs the homomorphic-encryption library: pip install "pprl[sealed]"',
+        )
     out: dict[str, Any] = {"encoding": _encoding(section).name}
     if "sealed_keys" in section.data:
         written = ",".join(section.strings("sealed_keys"))
