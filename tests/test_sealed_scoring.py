@@ -413,3 +413,20 @@ def test_a_round_with_no_pair_in_conflict_returns_the_flooding_alone() -> None:
     assert np.abs(_decrypted(run["keys"], noise)).max() < 2.0 ** (setting.flood_bits + 3)
     clear = run["clear"]
     assert np.array_equal(run["found"][clear], np.minimum(run["expected"], 1)[clear])
+
+
+def test_the_scoring_party_refuses_results_the_layout_does_not_give(scored: dict) -> None:
+    """Read batch by batch as they arrive: a short batch, or a ciphertext that is not an
+    evaluated one (here a fresh one, at the first level), is refused by name."""
+    keys, placed, returned = scored["keys"], scored["placed"], scored["returned"]
+    counted = scoring.BucketCount(keys, placed, len(scored["pairs"]))
+    with pytest.raises(ValueError, match=r"batch 0: \d+ results where the layout has others"):
+        counted.add(0, returned[0][:-1])
+    fresh = encrypted(keys, seal_plain(keys, scored["setting"].slots, 2.0**30))
+    with pytest.raises(ValueError, match="batch 0, result 0 is not an evaluated score"):
+        counted.add(0, [fresh] * len(returned[0]))
+    for batch, results in enumerate(returned):
+        counted.add(batch, results)
+    assert np.array_equal(
+        counted.count, scoring.buckets(keys, returned, placed, len(scored["pairs"]))
+    )

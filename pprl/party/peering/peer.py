@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import grpc
@@ -160,12 +160,14 @@ class PeerClient:
         candidates_sha256: bytes,
         batches: Iterator[list[bytes]],
         per_batch: Sequence[int],
+        consume: Callable[[int, list[bytes]], None],
         progress: Progress | None = None,
         ratios: np.ndarray | None = None,
-    ) -> tuple[list[list[bytes]], int]:
+    ) -> int:
         """Sealed linkage: the own encrypted vectors to the peer batch by batch; back, per
         batch, `per_batch[batch]` evaluated ciphertexts (its rounds x thresholds), refused
-        unless exactly that many. Returns them and the bytes sent."""
+        unless exactly that many, each batch handed to `consume` as soon as it is whole (none
+        is kept). Returns the bytes sent."""
         sent = 0
         header = pb.ScoreHeader(
             run_id=run_id,
@@ -193,33 +195,40 @@ class PeerClient:
         # The peer's work is about rounds x coordinates plaintext products per batch, a few
         # milliseconds each; at least ten times that.
         work = placed.batches * coordinates * (placed.rounds + 3) * 0.03
-        results: list[list[bytes]] = [[] for _ in range(placed.batches)]
+        results: dict[int, list[bytes]] = {}
+        done = [False] * placed.batches
+        call = self._stub.EvaluateScores(requests(), timeout=self.timeout + work)
         try:
-            for reply in self._stub.EvaluateScores(requests(), timeout=self.timeout + work):
+            for reply in call:
                 if not reply.HasField("ciphertext") or reply.ciphertext.batch >= placed.batches:
                     raise PeerError(
                         f"{self.peer} returned a score for no batch that was sent",
                         pb.BAD_CIPHERTEXT,
                     )
                 batch = reply.ciphertext.batch
-                if (
-                    reply.ciphertext.index != len(results[batch])
-                    or len(results[batch]) == per_batch[batch]
-                ):
+                held = results.setdefault(batch, [])
+                if done[batch] or reply.ciphertext.index != len(held):
                     raise PeerError(f"{self.peer} returned scores out of order", pb.BAD_CIPHERTEXT)
-                results[batch].append(reply.ciphertext.data)
-                if progress is not None and len(results[batch]) == per_batch[batch]:
-                    progress(batch + 1, placed.batches)
+                held.append(reply.ciphertext.data)
+                if len(held) == per_batch[batch]:
+                    consume(batch, results.pop(batch))
+                    done[batch] = True
+                    if progress is not None:
+                        progress(sum(done), placed.batches)
         except grpc.RpcError as error:
             raise self._fail("scoring under encryption with", error) from None
-        short = [b for b, r in enumerate(results) if len(r) != per_batch[b]]
+        except BaseException:
+            call.cancel()  # a batch refused here (unreadable, out of order): stop the stream
+            raise
+        short = [b for b, whole in enumerate(done) if not whole]
         if short:
+            got = len(results.get(short[0], []))
             raise PeerError(
-                f"{self.peer} returned {len(results[short[0]])} scores for batch {short[0]} where "
+                f"{self.peer} returned {got} scores for batch {short[0]} where "
                 f"{per_batch[short[0]]} were due",
                 pb.BAD_CIPHERTEXT,
             )
-        return results, sent
+        return sent
 
     def push_matches(self, match_set: pb.PushMatchesRequest) -> tuple[pb.PushMatchesResponse, int]:
         try:

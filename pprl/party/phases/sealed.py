@@ -147,28 +147,31 @@ def match(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
         [dumped(ciphertext) for ciphertext in batch]
         for batch in scoring.encrypted_batches(keys, x, c, placed, alternative)
     )
-    back, sent = peer.evaluate_scores(
-        run_id,
-        digest,
-        dumped(keys.public),
-        placed,
-        shape.coordinates,
-        session.candidates_sha256(pairs),
-        outgoing,
-        [placed.batch_rounds(batch) * shape.returned for batch in range(placed.batches)],
-        progress=lambda done, total: progress(done, total, "batches", ""),
-        ratios=None if alternative is None else alternative.ratios,
-    )
-    ctx.store.add_counter(run_id, "bytes_sent", sent)
+    counted = scoring.BucketCount(keys, placed, len(pairs), alternative is not None)
+
+    def consume(batch: int, data: list[bytes]) -> None:
+        counted.add(batch, [loaded(scoring.Ciphertext, keys.context, one) for one in data])
+
     try:
-        returned = (
-            [loaded(scoring.Ciphertext, keys.context, data) for data in batch] for batch in back
+        sent = peer.evaluate_scores(
+            run_id,
+            digest,
+            dumped(keys.public),
+            placed,
+            shape.coordinates,
+            session.candidates_sha256(pairs),
+            outgoing,
+            [placed.batch_rounds(batch) * shape.returned for batch in range(placed.batches)],
+            consume,
+            progress=lambda done, total: progress(done, total, "batches", ""),
+            ratios=None if alternative is None else alternative.ratios,
         )
-        buckets = scoring.buckets(keys, returned, placed, len(pairs), alternative is not None)
     except ValueError as error:
         raise PhaseFailed(
             f"{peer.peer}'s scores cannot be read: {error}", reason=pb.BAD_CIPHERTEXT
         ) from None
+    ctx.store.add_counter(run_id, "bytes_sent", sent)
+    buckets = counted.count
     first = ctx.config.identity < peer.peer
     found = session.one_to_one(pairs, buckets, first, digest, method.assignment)
     ctx.write_pairs(run_id, OWN_MATCHES, found, {"scored": len(pairs)})

@@ -39,7 +39,8 @@ from pprl.protocol.sealed.layout import Layout
 from pprl.protocol.sealed.linear_form import Alternative
 from pprl.protocol.sealed.parameters import CkksSetting
 
-__all__ = ["Ciphertext", "CkksSetting", "PublicKey", "SecretKeys", "accepted", "buckets"]
+__all__ = ["BucketCount", "Ciphertext", "CkksSetting", "PublicKey", "SecretKeys", "accepted"]
+__all__ += ["buckets"]
 __all__ += ["encrypt", "encrypted_batches", "evaluate", "evaluated_batch", "seal_context"]
 __all__ += ["secret_keys"]
 
@@ -277,6 +278,49 @@ class _Tools:
         return flooding
 
 
+class BucketCount:
+    """Each candidate pair's bucket, read batch by batch as the evaluated ciphertexts arrive
+    (a stream need not hold them all): how many of the thresholds the pair's score passes,
+    from the signs of its blinded differences. 0 is rejected, and higher buckets rank the
+    accepted. A pair in no conflict is told only its sign: its bucket is 0 or 1. With a
+    movers' alternative, a pair only it accepts is in bucket 1."""
+
+    def __init__(
+        self, keys: SecretKeys, layout: Layout, pairs: int, alternative: bool = False
+    ) -> None:
+        self.layout = layout
+        self.encoder = seal.CKKSEncoder(keys.context)
+        self.decryptor = seal.Decryptor(keys.context, keys.secret)
+        self.last = keys.context.last_parms_id()
+        self.count = np.zeros(pairs, dtype=np.int64)
+        self.thresholds = len(keys.setting.thresholds)
+        self.per_round = self.thresholds + int(alternative)
+
+    def add(self, batch: int, results: Sequence[Any]) -> None:
+        """One batch's evaluated ciphertexts, in the evaluator's order. ValueError for a count
+        the layout does not give, or a ciphertext that is not an evaluated one of the agreed
+        parameters."""
+        layout, thresholds = self.layout, self.thresholds
+        if len(results) != layout.batch_rounds(batch) * self.per_round:
+            raise ValueError(f"batch {batch}: {len(results)} results where the layout has others")
+        span = slice(batch * layout.slots, (batch + 1) * layout.slots)
+        for position, ciphertext in enumerate(results):
+            if ciphertext.parms_id() != self.last or ciphertext.size() != 2:
+                raise ValueError(f"batch {batch}, result {position} is not an evaluated score")
+            plain = seal.Plaintext()
+            self.decryptor.decrypt(ciphertext, plain)
+            values = np.asarray(self.encoder.decode_double(plain))
+            round_, k = divmod(position, self.per_round)
+            index = layout.pair_of[round_, span]
+            used = index >= 0 if k in (0, thresholds) else layout.ranked[round_, span]
+            passed = values[: len(index)][used] > 0
+            if k < thresholds:
+                self.count[index[used]] += passed
+            else:
+                chosen = index[used][passed]
+                self.count[chosen] = np.maximum(self.count[chosen], 1)
+
+
 def buckets(
     keys: SecretKeys,
     returned: Iterable[Sequence[Any]],
@@ -284,39 +328,11 @@ def buckets(
     pairs: int,
     alternative: bool = False,
 ) -> np.ndarray:
-    """(pairs,) how many of the thresholds each candidate pair's score passes, read from the
-    signs of its blinded differences: 0 is rejected, and higher buckets rank the accepted.
-    A pair in no conflict is told only its sign: its bucket is 0 or 1. With a movers'
-    alternative, a pair only it accepts is in bucket 1. ValueError for a returned ciphertext
-    that is not an evaluated one of the agreed parameters."""
-    setting = keys.setting
-    encoder = seal.CKKSEncoder(keys.context)
-    decryptor = seal.Decryptor(keys.context, keys.secret)
-    last = keys.context.last_parms_id()
-    count = np.zeros(pairs, dtype=np.int64)
-    thresholds = len(setting.thresholds)
-    per_round = thresholds + int(alternative)
+    """(pairs,) each candidate pair's bucket (`BucketCount`) from every batch's results."""
+    counted = BucketCount(keys, layout, pairs, alternative)
     for batch, results in enumerate(returned):
-        span = slice(batch * layout.slots, (batch + 1) * layout.slots)
-        results = list(results)
-        if len(results) != layout.batch_rounds(batch) * per_round:
-            raise ValueError(f"batch {batch}: {len(results)} results where the layout has others")
-        for position, ciphertext in enumerate(results):
-            if ciphertext.parms_id() != last or ciphertext.size() != 2:
-                raise ValueError(f"batch {batch}, result {position} is not an evaluated score")
-            plain = seal.Plaintext()
-            decryptor.decrypt(ciphertext, plain)
-            values = np.asarray(encoder.decode_double(plain))
-            round_, k = divmod(position, per_round)
-            index = layout.pair_of[round_, span]
-            used = index >= 0 if k in (0, thresholds) else layout.ranked[round_, span]
-            passed = values[: len(index)][used] > 0
-            if k < thresholds:
-                count[index[used]] += passed
-            else:
-                chosen = index[used][passed]
-                count[chosen] = np.maximum(count[chosen], 1)
-    return count
+        counted.add(batch, results)
+    return counted.count
 
 
 def accepted(
