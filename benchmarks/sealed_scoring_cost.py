@@ -47,7 +47,7 @@ def main() -> None:
     run = round_trip(keys, x, c, y, placed, rng)
     timings = {"keys": made, **run.seconds}
     began = time.perf_counter()
-    decided = scoring.accepted(keys, run.returned, placed, len(pairs))
+    decided = scoring.buckets(keys, run.returned, placed, len(pairs)) > 0
     timings["decrypt"] = time.perf_counter() - began
     plain = c[pairs[:, 0]] + np.einsum("ij,ij->i", x[pairs[:, 0]], y[pairs[:, 1]])
     wrong = decided != (plain > 0)

@@ -176,8 +176,9 @@ def scored() -> dict[str, object]:
 
 
 def test_signs_are_the_plaintext_decisions_away_from_the_boundary(scored: dict) -> None:
-    decided = scoring.accepted(
-        scored["keys"], scored["returned"], scored["placed"], len(scored["pairs"])
+    decided = (
+        scoring.buckets(scored["keys"], scored["returned"], scored["placed"], len(scored["pairs"]))
+        > 0
     )
     plain = scored["plain"]
     clear = np.abs(plain) > 0.05
@@ -377,7 +378,7 @@ def test_a_movers_alternative_is_scored_from_the_same_ciphertexts() -> None:
     keys = scoring.secret_keys(setting)
     run = _scored_through_bytes(keys, x, c, y, placed, setting, rng, alternative)
     assert len(run["sent"][0]) == x.shape[1] + 1 + entries + 1
-    found = scoring.accepted(keys, run["returned"], placed, len(pairs), alternative=True)
+    found = scoring.buckets(keys, run["returned"], placed, len(pairs), alternative=True) > 0
     clear = np.abs(decisions) > 0.05
     assert (second_only > decisions - 1e-9).any() and ((second_only > 0) & (decisions > 0)).any()
     assert clear.mean() > 0.9

@@ -39,8 +39,7 @@ from pprl.protocol.sealed.layout import Layout
 from pprl.protocol.sealed.linear_form import Alternative
 from pprl.protocol.sealed.parameters import CkksSetting
 
-__all__ = ["BucketCount", "Ciphertext", "CkksSetting", "PublicKey", "SecretKeys", "accepted"]
-__all__ += ["buckets"]
+__all__ = ["BucketCount", "Ciphertext", "CkksSetting", "PublicKey", "SecretKeys", "buckets"]
 __all__ += ["encrypt", "encrypted_batches", "evaluate", "evaluated_batch", "seal_context"]
 __all__ += ["secret_keys"]
 
@@ -333,14 +332,3 @@ def buckets(
     for batch, results in enumerate(returned):
         counted.add(batch, results)
     return counted.count
-
-
-def accepted(
-    keys: SecretKeys,
-    returned: Iterable[Sequence[Any]],
-    layout: Layout,
-    pairs: int,
-    alternative: bool = False,
-) -> np.ndarray:
-    """(pairs,) booleans: the scoring party's decision on each candidate pair."""
-    return buckets(keys, returned, layout, pairs, alternative) > 0
