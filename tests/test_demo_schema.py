@@ -194,3 +194,32 @@ def test_sealed_linkage_scores_the_movers_second_model_through_the_daemons(
     assert "and a second model without zip" in result.stdout
     summary = json.loads((tmp_path / "out.json").read_text())
     assert summary["linkage"]["f1"] >= 0.9
+
+
+def test_a_relative_workdir_is_kept_and_the_daemons_find_their_files(tmp_path: Path) -> None:
+    """`--workdir kept`, relative to where the demo is started: the daemons run in their own
+    state directories, and their certificates and records are still found (they were not:
+    the relative path was read from there)."""
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pprl",
+            "demo",
+            "--size",
+            "120",
+            "--workdir",
+            "kept",
+            "--max-reidentification",
+            "1",
+            "--min-expected-f1",
+            "0",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr
+    assert (tmp_path / "kept" / "data" / "alice.csv").is_file()
+    assert (tmp_path / "kept" / "certs").is_dir()

@@ -216,6 +216,9 @@ def prepare(
 ) -> Deployment:
     """Certificates and each party's configuration; `date_formats` gives a party's own
     formats of date attributes over the schema's (registers write dates each their way)."""
+    # The daemons run in their own state directories: every path in their configurations
+    # must hold from there (a relative --workdir put their certificates out of reach).
+    workdir = workdir.resolve()
     privacy = privacy or Privacy()
     schema = schema or {}
     # No classifier given: the daemon's default for the error model.
