@@ -67,7 +67,10 @@ def test_without_recipes_the_schema_gives_them_or_the_error_says_to(tmp_path: Pa
     data = sealed()
     del data["method"]["sealed_keys"]
     method = load_config(write(tmp_path, data)).method
-    assert method.sealed_keys == "first:soundex+last:soundex"
+    # Every two names' codes: a middle name's with each other name's holds a changed name.
+    assert method.sealed_keys == (
+        "first:soundex+middle:soundex,first:soundex+last:soundex,middle:soundex+last:soundex"
+    )
     data["records"]["attributes"] = ["first"]
     data["reference"]["mapping"] = [["first", "first"]]
     error = load_error(write(tmp_path, data))
