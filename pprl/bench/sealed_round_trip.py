@@ -49,7 +49,7 @@ def round_trip(
     began = time.perf_counter()
     sent = [
         [dumped(item) for item in batch]
-        for batch in scoring.encrypt(keys, x, c, placed, alternative)
+        for batch in scoring.encrypted_batches(keys, x, c, placed, alternative)
     ]
     public = dumped(keys.public)
     seconds["encrypt"] = time.perf_counter() - began

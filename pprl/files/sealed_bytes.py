@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -18,31 +20,34 @@ from typing import Any
 _DIRECTORY = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
 
 
-def dumped(item: Any) -> bytes:
-    """The bytes of a SEAL object that can save itself (a key, a ciphertext, or a seeded
-    ciphertext still to be saved)."""
+@contextmanager
+def _scratch() -> Iterator[str]:
+    """A private file's name for one save or load, removed afterwards."""
     handle, name = tempfile.mkstemp(prefix="pprl-seal-", dir=_DIRECTORY)
     os.close(handle)
     try:
-        item.save(name)
-        return Path(name).read_bytes()
+        yield name
     finally:
         os.unlink(name)
+
+
+def dumped(item: Any) -> bytes:
+    """The bytes of a SEAL object that can save itself (a key, a ciphertext, or a seeded
+    ciphertext still to be saved)."""
+    with _scratch() as name:
+        item.save(name)
+        return Path(name).read_bytes()
 
 
 def loaded(kind: type, context: Any, data: bytes) -> Any:
     """A SEAL object of `kind` (Ciphertext, PublicKey) read from `data` under `context`:
     ValueError when the bytes are not one, or not valid for the context's parameters (SEAL
     checks the parameters' id and every coefficient against its modulus)."""
-    handle, name = tempfile.mkstemp(prefix="pprl-seal-", dir=_DIRECTORY)
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
+    with _scratch() as name:
+        Path(name).write_bytes(data)
         item = kind()
         try:
             item.load(context, name)
         except Exception as error:  # SEAL raises several kinds for bytes that are not one
             raise ValueError(f"not a {kind.__name__} under the agreed parameters") from error
         return item
-    finally:
-        os.unlink(name)

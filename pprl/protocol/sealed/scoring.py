@@ -40,7 +40,7 @@ from pprl.protocol.sealed.linear_form import Alternative
 from pprl.protocol.sealed.parameters import CkksSetting
 
 __all__ = ["BucketCount", "Ciphertext", "CkksSetting", "PublicKey", "SecretKeys", "buckets"]
-__all__ += ["encrypt", "encrypted_batches", "evaluate", "evaluated_batch", "seal_context"]
+__all__ += ["encrypted_batches", "evaluate", "evaluated_batch", "seal_context"]
 __all__ += ["secret_keys"]
 
 # What the evaluator loads a received ciphertext and key as (`pprl.files.sealed_bytes`).
@@ -82,19 +82,6 @@ def secret_keys(setting: CkksSetting) -> SecretKeys:
     return SecretKeys(setting, context, generator.secret_key(), public)
 
 
-def encrypt(
-    keys: SecretKeys,
-    x: np.ndarray,
-    c: np.ndarray,
-    layout: Layout,
-    alternative: Alternative | None = None,
-) -> list[list[Any]]:
-    """Per batch, one ciphertext per coordinate of x and one for c (then, with a movers'
-    alternative, one per column of its own): slot s holds the value of the own row the
-    layout puts there. Each still to be saved, seeded (`pprl.files.sealed_bytes.dumped`)."""
-    return list(encrypted_batches(keys, x, c, layout, alternative))
-
-
 def encrypted_batches(
     keys: SecretKeys,
     x: np.ndarray,
@@ -102,7 +89,10 @@ def encrypted_batches(
     layout: Layout,
     alternative: Alternative | None = None,
 ) -> Iterator[list[Any]]:
-    """`encrypt` one batch at a time, for a stream that need not hold them all."""
+    """Per batch, one ciphertext per coordinate of x and one for c (then, with a movers'
+    alternative, one per column of its own): slot s holds the value of the own row the
+    layout puts there. One batch at a time, for a stream that need not hold them all; each
+    ciphertext still to be saved, seeded (`pprl.files.sealed_bytes.dumped`)."""
     columns = np.concatenate([x, c[:, None]], axis=1)
     if alternative is not None:
         columns = np.concatenate([columns, alternative.columns()], axis=1)
