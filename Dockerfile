@@ -7,7 +7,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 
 COPY . /tmp/pprl
-RUN pip install "/tmp/pprl[plots,sealed]" && rm -rf /tmp/pprl
+RUN pip install "/tmp/pprl[plots]" && rm -rf /tmp/pprl
 
 # Every service runs as this one fixed uid, so the 0600 keys the certs service writes stay
 # readable by the daemons. The mount points belong to it because Docker seeds a new, empty named

@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import NamedTuple
 
@@ -229,8 +230,13 @@ def deploy(
         configure: Callable[[Deployment], None] | None = None,
         privacy: Privacy | None = None,
         parties: int = 2,
+        encoding: str | None = None,
     ) -> Deployment:
+        """`encoding`: both daemons' [method] encoding (None: their default, sealed)."""
         workdir = tmp_path_factory.mktemp("deploy")
+        privacy = privacy or trial_privacy
+        if encoding is not None:
+            privacy = replace(privacy, encoding=encoding)
         data = workdir / "data"
         write_demo_data(data, size, SEED, overlap=overlap, parties=parties)
         names = ("alice", "bob", "carol")[:parties]
@@ -239,7 +245,7 @@ def deploy(
             {name: data / f"{name}.csv" for name in names},
             data / "reference.csv",
             wire_log=wire_log,
-            privacy=privacy or trial_privacy,
+            privacy=privacy,
         )
         if configure is not None:
             configure(deployment)

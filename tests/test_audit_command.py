@@ -37,6 +37,8 @@ def _config(directory: Path, method: str = "", privacy: str = "") -> Path:
                 "[reference]",
                 'path = "reference.csv"',
                 "[method]",
+                # The release the gate attacks; a file naming none gets sealed linkage.
+                "" if "encoding" in method else 'encoding = "reference"',
                 method,
                 "[privacy]",
                 privacy,

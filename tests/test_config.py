@@ -60,6 +60,11 @@ def toml(data: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+# The reference release: the tests of its noise, gate and features name it, since a file that
+# names no encoding gets sealed linkage.
+REFERENCE = {"encoding": "reference"}
+
+
 def minimal() -> dict[str, Any]:
     return {
         "identity": "alice",
@@ -110,6 +115,7 @@ def test_full_config(tmp_path: Path) -> None:
         "training_records": 2000,
         "negatives_per_positive": 3,
         "noise_sigma": 0,
+        **REFERENCE,
     }
     data["wire_log"] = {"path": "logs/alice.wire.log"}
     path = write(conf, data)
@@ -138,6 +144,7 @@ def test_full_config(tmp_path: Path) -> None:
             training_records=2000,
             negatives_per_positive=3,
             error_model="registers",
+            **REFERENCE,
         ),
         registers_by_default=True,
         wire_log=base / "logs" / "alice.wire.log",
@@ -166,14 +173,17 @@ def test_defaults_when_optional_keys_are_omitted(tmp_path: Path) -> None:
     assert config.id_column == "id"
     assert config.attributes == ("first", "middle", "last")
     assert config.mapping == DEFAULT_MAPPING
-    # The gate is on (10%), so the noise is chosen at AGREE, with the noisy defaults.
+    # Sealed linkage: no noise, the projected vectors it scores under encryption, and the
+    # Soundex codes of every two names as blocking keys.
     assert config.method == MethodParams(
         feature="projected-cosine",
-        hard_negatives=0,
         release="projected",
-        assignment="optimal-one-to-one",
+        encoding="sealed",
+        sealed_keys=(
+            "first:soundex+middle:soundex,first:soundex+last:soundex,middle:soundex+last:soundex"
+        ),
     )
-    assert config.auto_noise
+    assert not config.auto_noise
     assert config.method.classifier == "linear"
     assert config.method.c == 100.0
     assert config.method.training_records == 5000
@@ -373,7 +383,7 @@ def test_training_and_selection_keys(tmp_path: Path) -> None:
     assert (config.method.negatives_per_positive, config.method.hard_negatives) == (6, 0)
     assert (config.method.class_weight, config.method.top_k) == ("none", 3)
     assert config.method.soft_top_k == 0  # soft linkage only when asked for
-    asked = load_config(write(tmp_path, minimal() | {"method": {"soft_top_k": 5}}))
+    asked = load_config(write(tmp_path, minimal() | {"method": {**REFERENCE, "soft_top_k": 5}}))
     assert asked.method.soft_top_k == 5
     movers = {"error_model": "registers", "mover_odds": 4}
     assert load_config(write(tmp_path, minimal() | {"method": movers})).method.mover_odds == 4.0
@@ -414,7 +424,10 @@ def test_register_training_defaults_to_logistic_and_keeps_a_chosen_classifier(
 
 def test_the_assignment_follows_the_error_model_and_the_noise_unless_chosen(tmp_path: Path) -> None:
     def assignment(method: dict, limit: float = 1.0) -> str:
-        data = minimal() | {"method": method, "privacy": {"max_reidentification": limit}}
+        data = minimal() | {
+            "method": {**REFERENCE, **method},
+            "privacy": {"max_reidentification": limit},
+        }
         return load_config(write(tmp_path, data)).method.assignment
 
     assert assignment({}) == "greedy-one-to-one"  # the paper's setting: one error, no noise
@@ -461,7 +474,7 @@ def test_register_training_without_a_mapping_gets_the_combined_and_initial_entri
 def test_bad_training_and_selection_keys(
     tmp_path: Path, method: dict, key: str, words: str
 ) -> None:
-    path = write(tmp_path, minimal() | {"method": method})
+    path = write(tmp_path, minimal() | {"method": {**REFERENCE, **method}})
     error = load_error(path)
     assert_located(error, path, f"method.{key}")
     assert words in str(error)
@@ -486,10 +499,15 @@ def test_c_must_not_be_nan(tmp_path: Path) -> None:
 
 def test_matching_scheduler_is_optional_and_checked(tmp_path: Path) -> None:
     assert load_config(write(tmp_path, minimal())).scheduler is None
-    data = minimal() | {"matching": {"scheduler": "tcp://10.0.0.5:8786"}}
+    data = minimal() | {"method": REFERENCE, "matching": {"scheduler": "tcp://10.0.0.5:8786"}}
     assert load_config(write(tmp_path, data)).scheduler == "tcp://10.0.0.5:8786"
+    # Sealed scoring runs in the daemon: a scheduler would be ignored, so it is refused.
+    path = write(tmp_path, minimal() | {"matching": {"scheduler": "tcp://10.0.0.5:8786"}})
+    error = load_error(path)
+    assert_located(error, path, "matching.scheduler")
+    assert "in the daemon" in str(error)
     for bad in ("10.0.0.5:8786", "http://h:1", "tcp://h:port", "tcp://:8786"):
-        path = write(tmp_path, minimal() | {"matching": {"scheduler": bad}})
+        path = write(tmp_path, minimal() | {"method": REFERENCE, "matching": {"scheduler": bad}})
         error = load_error(path)
         assert_located(error, path, "matching.scheduler")
         assert "tcp://HOST:PORT" in str(error)
@@ -515,7 +533,7 @@ def test_a_bad_development_seed_names_its_key(tmp_path: Path, seed: Any) -> None
 
 
 def test_privacy_defaults_gate_at_ten_percent_with_automatic_noise(tmp_path: Path) -> None:
-    config = load_config(write(tmp_path, minimal()))
+    config = load_config(write(tmp_path, minimal() | {"method": REFERENCE}))
     assert config.privacy.max_reidentification == 0.10
     assert config.privacy.audit_records == 200
     assert config.privacy.dictionary is None
@@ -529,7 +547,8 @@ def test_privacy_defaults_gate_at_ten_percent_with_automatic_noise(tmp_path: Pat
 
 def test_noise_is_automatic_only_when_asked_or_gated_and_unset(tmp_path: Path) -> None:
     def auto(method: dict, privacy: dict | None = None) -> bool:
-        data = minimal() | {"method": method} | ({"privacy": privacy} if privacy else {})
+        data = minimal() | {"method": {**REFERENCE, **method}}
+        data |= {"privacy": privacy} if privacy else {}
         return load_config(write(tmp_path, data)).auto_noise
 
     assert auto({"noise_sigma": "auto"})
@@ -548,14 +567,14 @@ def test_noise_is_automatic_only_when_asked_or_gated_and_unset(tmp_path: Path) -
     ],
 )
 def test_bad_automatic_noise_settings_are_refused(tmp_path: Path, method: dict, field) -> None:
-    path = write(tmp_path, minimal() | {"method": method})
+    path = write(tmp_path, minimal() | {"method": {**REFERENCE, **method}})
     error = load_error(path)
     assert_located(error, path, field)
 
 
 def test_noise_feature_and_gate_settings_are_read(tmp_path: Path) -> None:
     data = minimal() | {
-        "method": {"noise_sigma": 2, "feature": "centred-cosine"},
+        "method": {**REFERENCE, "noise_sigma": 2, "feature": "centred-cosine"},
         "privacy": {"max_reidentification": 0.25, "audit_records": 50, "dictionary": "n.csv"},
     }
     config = load_config(write(tmp_path, data))
@@ -564,7 +583,7 @@ def test_noise_feature_and_gate_settings_are_read(tmp_path: Path) -> None:
     assert config.privacy.max_reidentification == 0.25
     assert config.privacy.audit_records == 50
     assert config.privacy.dictionary == tmp_path / "n.csv"
-    tau = load_config(write(tmp_path, minimal() | {"method": {"attack_success": 0.3}}))
+    tau = load_config(write(tmp_path, minimal() | {"method": {**REFERENCE, "attack_success": 0.3}}))
     assert tau.attack_success == 0.3
 
 
@@ -589,26 +608,29 @@ def test_noise_feature_and_gate_settings_are_read(tmp_path: Path) -> None:
 def test_bad_noise_and_gate_settings_name_their_key(
     tmp_path: Path, table: str, key: str, value: Any
 ) -> None:
-    path = write(tmp_path, minimal() | {table: {key: value}})
+    data = minimal() | {"method": REFERENCE}
+    data[table] = {**data.get(table, {}), key: value}
+    path = write(tmp_path, data)
     assert_located(load_error(path), path, f"{table}.{key}")
 
 
 def test_noise_sigma_and_attack_success_together_are_refused(tmp_path: Path) -> None:
-    path = write(tmp_path, minimal() | {"method": {"noise_sigma": 1, "attack_success": 0.5}})
+    method = {**REFERENCE, "noise_sigma": 1, "attack_success": 0.5}
+    path = write(tmp_path, minimal() | {"method": method})
     error = load_error(path)
     assert_located(error, path, "method.attack_success")
     assert "not both" in str(error)
 
 
 def test_noise_turns_off_mined_hard_negatives_unless_asked_for(tmp_path: Path) -> None:
-    noisy = load_config(write(tmp_path, minimal() | {"method": {"noise_sigma": 1}}))
+    noisy = load_config(write(tmp_path, minimal() | {"method": {**REFERENCE, "noise_sigma": 1}}))
     assert noisy.method.hard_negatives == 0
     assert noisy.method.feature == "projected-cosine"
-    data = minimal() | {"method": {"noise_sigma": 1, "feature": "cosine"}}
+    data = minimal() | {"method": {**REFERENCE, "noise_sigma": 1, "feature": "cosine"}}
     assert load_config(write(tmp_path, data)).method.feature == "cosine"
-    tau = load_config(write(tmp_path, minimal() | {"method": {"attack_success": 0.5}}))
+    tau = load_config(write(tmp_path, minimal() | {"method": {**REFERENCE, "attack_success": 0.5}}))
     assert tau.method.hard_negatives == 0
-    data = minimal() | {"method": {"noise_sigma": 1, "hard_negatives": 1}}
+    data = minimal() | {"method": {**REFERENCE, "noise_sigma": 1, "hard_negatives": 1}}
     assert load_config(write(tmp_path, data)).method.hard_negatives == 1
 
 
@@ -738,15 +760,27 @@ def dotted_keys(data: dict[str, Any], prefix: str = "") -> set[str]:
 def test_the_readme_example_loads(tmp_path: Path) -> None:
     config = load_config(write(tmp_path, readme_config()))
     assert config.identity == "alice"
-    assert config.auto_noise
+    assert not config.auto_noise
+    # Sealed linkage, the default, with the recipes its first, middle and last names give.
     assert config.method == MethodParams(
         feature="projected-cosine",
         hard_negatives=0,
         release="projected",
-        assignment="optimal-one-to-one",
+        encoding="sealed",
+        sealed_keys=(
+            "first:soundex+middle:soundex,first:soundex+last:soundex,middle:soundex+last:soundex"
+        ),
     )
-    assert config.scheduler == "tcp://10.0.0.5:8786"
+    assert config.scheduler is None
     assert config.development_seed is None  # shown commented out: never a default to copy
+
+
+# The settings only the reference release (the noise, its features) and the Bloom filters take.
+NOISE_KEYS = r"noise_sigma|attack_success|feature|release|soft_top_k|mover_odds"
+
+
+def _without(pattern: str, text: str) -> str:
+    return re.sub(rf"^({pattern}) = .*$", "", text, flags=re.MULTILINE)
 
 
 def test_the_readme_documents_every_known_key_and_each_of_them_loads(tmp_path: Path) -> None:
@@ -756,33 +790,28 @@ def test_the_readme_documents_every_known_key_and_each_of_them_loads(tmp_path: P
     # [[peers]] takes [peer]'s keys (its own tests below).
     known = {f"{t}.{k}" if t else k for t, keys in KNOWN_KEYS.items() if t != "peers" for k in keys}
     assert documented == known
-    # The Bloom release replaces the noise settings: it loads without them, the rest without it.
-    bloom = re.sub(
-        r"^(noise_sigma|attack_success|feature|release|soft_top_k|mover_odds|sealed_\w+) = .*$",
-        "",
-        text,
-        flags=re.M,
-    )
-    assert load_config(write(tmp_path, bloom)).method.encoding == "bloom"
-    # Sealed linkage takes its own keys, and none of the noise or Bloom settings.
-    sealed = re.sub(
-        r"^(noise_sigma|attack_success|feature|release|soft_top_k|mover_odds|bloom_\w+) = .*$",
-        "",
-        text,
-        flags=re.M,
-    ).replace('encoding = "bloom"', 'encoding = "sealed"')
-    sealed = re.sub(r"^bloom_key = .*$", "", sealed, flags=re.M)
+    # Sealed linkage takes its own keys, and none of the noise, Bloom or scheduler settings.
+    sealed = _without(f"{NOISE_KEYS}|bloom_\\w+|scheduler", text)
     method = load_config(write(tmp_path, sealed)).method
     assert (method.encoding, method.feature, method.saturation) == ("sealed", "projected-cosine", 0)
     assert method.sealed_keys == "first:soundex+last:soundex,first:initial+last"
-    text = re.sub(r"^(encoding|bloom_\w+|sealed_\w+) = .*$", "", text, flags=re.MULTILINE)
+    # The Bloom release replaces the noise settings: it loads without them, the rest without it.
+    bloom = _without(f"{NOISE_KEYS}|sealed_\\w+", text).replace(
+        'encoding = "sealed"', 'encoding = "bloom"'
+    )
+    assert load_config(write(tmp_path, bloom)).method.encoding == "bloom"
+    text = _without("bloom_\\w+|sealed_\\w+|bloom_key", text).replace(
+        'encoding = "sealed"', 'encoding = "reference"'
+    )
     # noise_sigma and attack_success are alternatives: each loads without the other.
-    target = re.sub(r"^noise_sigma = .*$", "", text, flags=re.MULTILINE)
+    target = _without("noise_sigma", text)
     config = load_config(write(tmp_path, target))
+    assert config.method.encoding == "reference"
     assert config.privacy.dictionary == tmp_path / "names.csv"
     assert config.attack_success is not None
     assert config.development_seed == 42
-    assert load_config(write(tmp_path, re.sub(r"^attack_success = .*$", "", text, flags=re.M)))
+    assert config.scheduler == "tcp://10.0.0.5:8786"
+    assert load_config(write(tmp_path, _without("attack_success", text)))
 
 
 @pytest.mark.parametrize("name", ["alice", "bob", "three/alice", "three/bob", "three/carol"])
@@ -792,11 +821,9 @@ def test_the_deploy_configs_load(name: str) -> None:
     assert config.identity == party
     names = ("alice", "bob", "carol") if name.startswith("three/") else ("alice", "bob")
     assert config.peer_identities == tuple(n for n in names if n != party)
-    # The built-in data links only with the gate at 80%, as `make demo` runs it (the
-    # files say so); the noise is still chosen at AGREE, and the data's one error per copy
-    # is the error model, not the register model own attributes would select.
-    assert config.privacy.max_reidentification == 0.8
-    assert config.auto_noise
+    # Sealed linkage, as `make demo` runs it: no noise to choose; the data's one error per
+    # copy is the error model, not the register model own attributes would select.
+    assert config.method.encoding == "sealed" and not config.auto_noise
     assert config.method.error_model == "one-error" and not config.registers_by_default
 
 
@@ -816,7 +843,7 @@ def test_a_three_party_deployment_lists_every_other_party_as_a_peer(tmp_path: Pa
 @pytest.mark.parametrize("wire_log", [False, True])
 def test_the_demo_configs_load(tmp_path: Path, wire_log: bool) -> None:
     records = {name: tmp_path / f"{name}.csv" for name in ("alice", "bob")}
-    privacy = Privacy(noise_sigma=2.0, feature="cosine", max_reidentification=0.5)
+    privacy = Privacy(2.0, "cosine", max_reidentification=0.5, encoding="reference")
     deployment = prepare(tmp_path, records, tmp_path / "reference.csv", "rbf", wire_log, privacy)
     for name, party in deployment.parties.items():
         config = load_config(party.config)
@@ -882,6 +909,7 @@ def test_a_quantity_takes_its_scale_from_scales(tmp_path: Path) -> None:
         "kinds": {"height": "quantity", "lat": "quantity"},
         "scales": {"height": 0.5, "lat": 1},
     }
+    data["method"] = REFERENCE  # one name and quantities: no default blocking keys
     config = load_config(write(tmp_path, data))
     assert config.schema == (
         Attribute("first"),
@@ -898,6 +926,7 @@ def test_coordinates_take_their_scale_in_metres_from_scales(tmp_path: Path) -> N
         "kinds": {"home": "coordinates"},
         "scales": {"home": 50},
     }
+    data["method"] = REFERENCE  # one name and coordinates: no default blocking keys
     config = load_config(write(tmp_path, data))
     assert config.schema == (Attribute("first"), Attribute("home", "coordinates", scale=50.0))
     assert attribute_scales(config) == {"home": 50.0}
@@ -961,11 +990,11 @@ def test_a_schema_file_records_table_reads_as_a_configuration_does(tmp_path: Pat
 
 
 def test_noise_releases_projected_coordinates_unless_told_otherwise(tmp_path: Path) -> None:
-    noisy = minimal() | {"method": {"noise_sigma": 1.0}}
+    noisy = minimal() | {"method": {**REFERENCE, "noise_sigma": 1.0}}
     assert load_config(write(tmp_path, noisy)).method.release == "projected"
-    told = minimal() | {"method": {"noise_sigma": 1.0, "release": "distances"}}
+    told = minimal() | {"method": {**REFERENCE, "noise_sigma": 1.0, "release": "distances"}}
     assert load_config(write(tmp_path, told)).method.release == "distances"
-    plain = minimal() | {"method": {"noise_sigma": 0}}
+    plain = minimal() | {"method": {**REFERENCE, "noise_sigma": 0}}
     assert load_config(write(tmp_path, plain)).method.release == "distances"
 
 
@@ -978,7 +1007,7 @@ def test_noise_releases_projected_coordinates_unless_told_otherwise(tmp_path: Pa
     ],
 )
 def test_a_release_the_features_cannot_use_is_refused(tmp_path: Path, method: dict) -> None:
-    path = write(tmp_path, minimal() | {"method": method})
+    path = write(tmp_path, minimal() | {"method": {**REFERENCE, **method}})
     assert_located(load_error(path), path, "method.release")
 
 

@@ -185,7 +185,9 @@ def test_a_second_daemon_on_a_taken_port_or_state_directory_exits_with_the_reaso
 
 def test_streams_that_go_quiet_time_out_and_do_not_starve_the_coordinator(deploy):
     deployment = deploy(
-        size=RECORDS, configure=lambda d: _set_in_config(d, "alice", "peer", "timeout_seconds = 3")
+        size=RECORDS,
+        configure=lambda d: _set_in_config(d, "alice", "peer", "timeout_seconds = 3"),
+        encoding="reference",
     )
     run_id = _summary(deployment, "--until", "agree")["run_id"]
     stub, channel = stub_as(deployment, "alice", "bob")
@@ -270,7 +272,7 @@ def _push_tensor(stub, run_id, digest, data, shape):
 
 
 def test_what_the_peer_sent_cannot_be_replaced_and_its_matches_must_be_one_to_one(deploy):
-    deployment = deploy(size=RECORDS)
+    deployment = deploy(size=RECORDS, encoding="reference")
     run_id = _summary(deployment, "--until", "train")["run_id"]
     alice_run = run_dir(deployment.parties["alice"].state_dir, run_id)
     shape = (RECORDS, 4, 1000)

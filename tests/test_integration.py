@@ -31,20 +31,28 @@ def _summary(deployment, name, *extra):
     return json.loads(path.read_text()), result
 
 
-def test_full_run_links_generated_data(deploy):
-    deployment = deploy(size=300, overlap=0.9)
+@pytest.mark.parametrize(
+    ("encoding", "sent_at_least", "words"),
+    [
+        # The default: a 382 KB public key and the encrypted vectors at the least.
+        (None, 300_000, "under encryption"),
+        # Each party's smashed tensor at the least: 300 records x 4 entries x 1000 rows.
+        ("reference", 300 * 4 * 1000, "peer confirmed the checksum ("),
+    ],
+)
+def test_full_run_links_generated_data(deploy, encoding, sent_at_least, words):
+    deployment = deploy(size=300, overlap=0.9, encoding=encoding)
     summary, result = _summary(deployment, "run")
     assert list(summary["phases"]) == PHASES
     assert "[5/7] MATCH" in result.stdout
-    assert "peer confirmed the checksum (" in result.stdout  # with the measured MB/s
+    assert words in result.stdout
     agreed_line = f"agreed by both: {summary['parties']['alice']['agreed_matches']:,}"
     assert agreed_line in result.stdout
     quality = evaluate(deployment, summary["run_id"], _truth(deployment))
     assert quality["linkage"]["f1"] >= 0.95
     for party in PARTIES:
-        assert quality[party]["recall"] >= 0.95
-        # each party sent at least its smashed tensor: 300 records x 4 entries x 1000 rows
-        assert summary["bytes_sent"][party] >= 300 * 4 * 1000
+        assert quality[party]["recall"] >= 0.93
+        assert summary["bytes_sent"][party] >= sent_at_least
         assert summary["parties"][party]["records"] == 300
         # Candidates only: fewer than all 90,000 pairs, at least the pairs it kept.
         kept = summary["parties"][party]["own_matches"]
@@ -54,19 +62,38 @@ def test_full_run_links_generated_data(deploy):
     assert agreed == {quality["linkage"]["true_positives"] + quality["linkage"]["false_positives"]}
 
 
-def _values_and_ids(deployment):
+def _values_and_ids(deployment, shortest: int):
     values, ids = set(), set()
     for name in PARTIES:
         path = deployment.workdir / "data" / f"{name}.csv"
         with path.open(newline="", encoding="utf-8") as handle:
             for row in csv.DictReader(handle):
                 ids.add(row["id"])
-                values |= {row[k] for k in ("first", "middle", "last") if len(row[k]) >= 3}
+                values |= {row[k] for k in ("first", "middle", "last") if len(row[k]) >= shortest}
     return values, ids
 
 
-def test_only_smashed_tensors_and_reported_match_ids_cross_the_wire(deploy):
-    deployment = deploy(size=200, overlap=0.8, wire_log=True)
+CONTROL = {
+    "/pprl.wire.v1.Control/Advance",
+    "/pprl.wire.v1.Control/GetStatus",
+    "/pprl.wire.v1.Control/Hold",
+}
+AGREEMENT_AND_MATCHES = {"/pprl.wire.v1.Peer/GetAgreement", "/pprl.wire.v1.Peer/PushMatches"}
+
+
+@pytest.mark.parametrize(
+    ("encoding", "bulk", "shortest"),
+    [
+        # The default: blinded keys and ciphertexts, megabytes of random-looking bytes in which
+        # a three-letter name turns up by chance; a six-letter one does not.
+        (None, {"/pprl.wire.v1.Peer/BlindKeys", "/pprl.wire.v1.Peer/EvaluateScores"}, 6),
+        ("reference", {"/pprl.wire.v1.Peer/PushTensor"}, 3),
+    ],
+)
+def test_only_the_encodings_bulk_and_reported_match_ids_cross_the_wire(
+    deploy, encoding, bulk, shortest
+):
+    deployment = deploy(size=200, overlap=0.8, wire_log=True, encoding=encoding)
     summary, _ = _summary(deployment, "run")
     messages = [
         entry
@@ -74,15 +101,8 @@ def test_only_smashed_tensors_and_reported_match_ids_cross_the_wire(deploy):
         for entry in read_wire_log(deployment.workdir / f"{name}.wire.log")
     ]
     methods = {method for _, method, _ in messages}
-    assert methods == {
-        "/pprl.wire.v1.Peer/GetAgreement",
-        "/pprl.wire.v1.Peer/PushTensor",
-        "/pprl.wire.v1.Peer/PushMatches",
-        "/pprl.wire.v1.Control/Advance",
-        "/pprl.wire.v1.Control/GetStatus",
-        "/pprl.wire.v1.Control/Hold",
-    }
-    values, ids = _values_and_ids(deployment)
+    assert methods == AGREEMENT_AND_MATCHES | bulk | CONTROL
+    values, ids = _values_and_ids(deployment, shortest)
     reported = set()
     for name in PARTIES:
         path = run_dir(deployment.parties[name].state_dir, summary["run_id"]) / PEER_MATCHES_CSV
@@ -161,7 +181,7 @@ def test_matching_on_a_dask_cluster_gives_the_in_process_pairs(deploy):
                 with party.config.open("a", encoding="utf-8") as handle:
                     handle.write(f'[matching]\nscheduler = "{cluster.scheduler_address}"\n')
 
-        deployment = deploy(size=300, overlap=0.9, configure=configure)
+        deployment = deploy(size=300, overlap=0.9, configure=configure, encoding="reference")
         summary, result = _summary(deployment, "run")
         assert f"blocks run on {cluster.scheduler_address}" in result.stdout
     for name in PARTIES:

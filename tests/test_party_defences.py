@@ -31,8 +31,9 @@ MAPPING_ENTRIES, REFERENCE_ROWS, RECORDS = 4, 1000, 100
 
 @pytest.fixture
 def agreed(deploy):
-    """Both daemons have completed AGREE for one run; returns (deployment, run_id)."""
-    deployment = deploy(size=RECORDS)
+    """Both daemons have completed AGREE for one run of the reference release, whose tensor
+    these tests push; returns (deployment, run_id)."""
+    deployment = deploy(size=RECORDS, encoding="reference")
     path = deployment.workdir / "agreed.json"
     result = coordinate(deployment, "--until", "agree", "--json", str(path))
     assert result.returncode == 0, result.stderr
@@ -387,7 +388,7 @@ def test_records_sharing_every_value_are_linked_and_marked_for_review(deploy):
 def test_a_peer_sending_your_own_tensor_back_is_refused_before_any_id_is_sent(deploy):
     """The reflection attack: Bob pushes Alice's own release as his. Every row would match
     itself and REVEAL would send him every id; MATCH refuses first (REFLECTED)."""
-    deployment = deploy(size=RECORDS)
+    deployment = deploy(size=RECORDS, encoding="reference")
     path = deployment.workdir / "trained.json"
     result = coordinate(deployment, "--until", "train", "--json", str(path))
     assert result.returncode == 0, result.stderr

@@ -93,7 +93,9 @@ def test_two_daemons_link_exactly_what_the_pipeline_links_in_one_process(
     # The gate is not under test: its draws come from a stream of their own, so its trial
     # dictionary and sample leave the released, trained and matched pairs as they are.
     privacy = replace(trial_privacy, noise_sigma=sigma) if sigma else None
-    deployment = deploy(size=300, overlap=0.9, configure=_seeded, privacy=privacy)
+    deployment = deploy(
+        encoding="reference", size=300, overlap=0.9, configure=_seeded, privacy=privacy
+    )
     summary_path = deployment.workdir / "run.json"
     result = coordinate(deployment, "--json", str(summary_path))
     assert result.returncode == 0, result.stderr

@@ -34,7 +34,7 @@ def test_the_gate_refuses_a_raw_tensor_over_the_limit_and_nothing_is_sent(deploy
     # cost grows with the sample; the next test runs the default): a raw tensor gives every
     # one of them away all the same.
     privacy = Privacy(noise_sigma=0.0, max_reidentification=0.5, audit_records=60)
-    deployment = deploy(size=200, wire_log=True, privacy=privacy)
+    deployment = deploy(encoding="reference", size=200, wire_log=True, privacy=privacy)
     result = coordinate(deployment)
     assert result.returncode != 0
     output = result.stdout + result.stderr
@@ -54,7 +54,7 @@ def test_the_gate_refuses_a_raw_tensor_over_the_limit_and_nothing_is_sent(deploy
 
 def test_noise_lowers_the_measured_rate_and_the_run_still_links(deploy):
     privacy = Privacy(noise_sigma=3.0, max_reidentification=1.0)
-    deployment = deploy(size=300, overlap=0.9, privacy=privacy)
+    deployment = deploy(encoding="reference", size=300, overlap=0.9, privacy=privacy)
     path = deployment.workdir / "summary.json"
     result = coordinate(deployment, "--json", str(path))
     assert result.returncode == 0, result.stderr
@@ -97,7 +97,7 @@ def test_the_default_noisy_release_sends_projected_coordinates_between_daemons(
     built-in 1,000-row set instead of 1,000 distances, the peer's check expects exactly that
     width, and the run links."""
     privacy = replace(trial_privacy, noise_sigma=0.6, max_reidentification=1.0)
-    deployment = deploy(size=300, overlap=0.9, privacy=privacy)
+    deployment = deploy(encoding="reference", size=300, overlap=0.9, privacy=privacy)
     path = deployment.workdir / "summary.json"
     result = coordinate(deployment, "--json", str(path))
     assert result.returncode == 0, result.stderr
@@ -117,7 +117,7 @@ def test_automatic_noise_takes_the_larger_of_the_two_choices_and_passes_both_gat
     # (3.375 on 200; sigma 1.875 re-identifies 88-98% of hers), Bob 0 to 2.5, and the run
     # linked at F1 0.92-0.96.
     privacy = Privacy(noise_sigma="auto", max_reidentification=0.5, audit_records=60)
-    deployment = deploy(size=300, overlap=0.9, privacy=privacy)
+    deployment = deploy(encoding="reference", size=300, overlap=0.9, privacy=privacy)
     path = deployment.workdir / "summary.json"
     result = coordinate(deployment, "--json", str(path))
     assert result.returncode == 0, result.stderr
@@ -153,7 +153,7 @@ def test_automatic_noise_on_one_side_only_is_a_mismatch_named_at_agree(
     deploy, trial_privacy: Privacy
 ):
     privacy = replace(trial_privacy, noise_sigma="auto", max_reidentification=0.10)
-    deployment = deploy(size=200, configure=_bob_fixed_noise, privacy=privacy)
+    deployment = deploy(encoding="reference", size=200, configure=_bob_fixed_noise, privacy=privacy)
     result = coordinate(deployment)
     assert result.returncode != 0
     output = result.stdout + result.stderr
@@ -175,7 +175,9 @@ def test_automatic_noise_no_step_can_pass_is_refused_at_agree_and_nothing_is_sen
     # A limit of 0 on any recovered name: even the largest step leaves some common first name
     # to the frequency-weighted attacker, so no noise on the grid passes.
     privacy = Privacy(noise_sigma="auto", max_reidentification=0.0)
-    deployment = deploy(size=200, wire_log=True, configure=_gate_on_any_name, privacy=privacy)
+    deployment = deploy(
+        encoding="reference", size=200, wire_log=True, configure=_gate_on_any_name, privacy=privacy
+    )
     result = coordinate(deployment)
     assert result.returncode != 0
     output = result.stdout + result.stderr
@@ -202,7 +204,9 @@ def test_a_configured_list_of_people_adds_the_attacker_who_combines_attributes(
     # The name attackers it is compared with use the trial gate (conftest): a list holding
     # every one of Alice's people re-identifies all of them, more than any name list can.
     privacy = replace(trial_privacy, noise_sigma=3.0, max_reidentification=1.0)
-    deployment = deploy(size=200, configure=_alice_lists_people, privacy=privacy)
+    deployment = deploy(
+        encoding="reference", size=200, configure=_alice_lists_people, privacy=privacy
+    )
     result = coordinate(deployment)
     assert result.returncode == 0, result.stderr
     alice = [line for line in result.stdout.splitlines() if "alice  privacy gate passed" in line]
@@ -219,7 +223,7 @@ def test_a_run_expected_to_link_badly_stops_at_train_and_nothing_is_sent(
     pairs of its own records falls below its minimum, TRAIN fails with POOR_LINKAGE naming
     the estimate and the remedies, and no tensor leaves either party."""
     privacy = replace(trial_privacy, noise_sigma=6.0, max_reidentification=1.0, min_expected_f1=0.9)
-    deployment = deploy(size=300, wire_log=True, privacy=privacy)
+    deployment = deploy(encoding="reference", size=300, wire_log=True, privacy=privacy)
     result = coordinate(deployment)
     assert result.returncode != 0
     output = result.stdout + result.stderr
@@ -236,7 +240,7 @@ def test_the_summary_reports_what_the_attack_recovers_and_the_linkage_expected(
 ):
     # What the summary holds, not the gate's figure: the trial gate (conftest) is enough.
     privacy = replace(trial_privacy, noise_sigma=1.0, max_reidentification=1.0, min_expected_f1=0.5)
-    deployment = deploy(size=300, privacy=privacy)
+    deployment = deploy(encoding="reference", size=300, privacy=privacy)
     path = deployment.workdir / "summary.json"
     result = coordinate(deployment, "--json", str(path))
     assert result.returncode == 0, result.stderr

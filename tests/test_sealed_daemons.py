@@ -11,8 +11,6 @@ import grpc
 import numpy as np
 import pytest
 
-pytest.importorskip("tenseal")
-
 from pprl.files.sealed_bytes import dumped
 from pprl.party.local import Deployment, evaluate, read_truth
 from pprl.party.reasons import reason_of

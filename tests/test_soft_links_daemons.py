@@ -35,7 +35,7 @@ def _rows(path: Path) -> list[dict[str, str]]:
 
 
 def test_each_party_writes_its_records_k_best_peer_records_as_tokens(deploy) -> None:
-    deployment = deploy(size=300, overlap=0.9, configure=_soft_top_k(3))
+    deployment = deploy(encoding="reference", size=300, overlap=0.9, configure=_soft_top_k(3))
     summary_path = deployment.workdir / "summary.json"
     result = coordinate(deployment, "--json", str(summary_path))
     assert result.returncode == 0, result.stderr
@@ -68,7 +68,7 @@ def test_each_party_writes_its_records_k_best_peer_records_as_tokens(deploy) -> 
 
 
 def test_soft_top_k_on_one_side_only_is_a_mismatch_naming_the_key(deploy) -> None:
-    deployment = deploy(size=200, configure=_soft_top_k(3, ("alice",)))
+    deployment = deploy(encoding="reference", size=200, configure=_soft_top_k(3, ("alice",)))
     result = coordinate(deployment)
     assert result.returncode != 0
     output = result.stdout + result.stderr
@@ -76,7 +76,7 @@ def test_soft_top_k_on_one_side_only_is_a_mismatch_naming_the_key(deploy) -> Non
 
 
 def test_more_soft_records_than_the_peer_has_is_refused_at_match(deploy) -> None:
-    deployment = deploy(size=200, configure=_soft_top_k(500))
+    deployment = deploy(encoding="reference", size=200, configure=_soft_top_k(500))
     result = coordinate(deployment)
     assert result.returncode != 0
     output = result.stdout + result.stderr

@@ -71,7 +71,7 @@ def _cut(deployment) -> None:
 
 @pytest.mark.integration
 def test_daemons_keep_pairs_above_the_threshold_and_mark_the_band(deploy) -> None:
-    deployment = deploy(size=200, configure=_cut)
+    deployment = deploy(encoding="reference", size=200, configure=_cut)
     result = coordinate(deployment)
     assert result.returncode == 0, result.stderr
     # This data's accepted pairs score 0.7 to 1.34 at the classifier's own boundary (0).
@@ -99,7 +99,7 @@ def test_a_finished_run_is_cut_again_without_smashing_training_or_sending_tensor
     tensors. Raising both parties' cut keeps exactly the earlier agreed pairs that both
     scored above it (greedy one-to-one: a higher cut drops the lowest pairs, nothing else);
     a cut below a party's own threshold is refused and leaves the result as it was."""
-    deployment = deploy(size=200)
+    deployment = deploy(encoding="reference", size=200)
     first, summary = coordinate_summary(deployment)
     assert first.returncode == 0, first.stderr
     run_id = summary["run_id"]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import difflib
-import importlib.util
 import json
 import math
 import os
@@ -454,9 +453,18 @@ def _peers(data: dict[str, Any], path: Path) -> tuple[PeerEndpoint, ...]:
     return tuple(peers)
 
 
-def _scheduler(section: _Section) -> str | None:
+def _scheduler(section: _Section, method: MethodParams) -> str | None:
+    """The party's Dask scheduler for MATCH's blocks; refused where MATCH has none to send
+    (sealed scoring runs in the daemon), rather than ignored."""
     if not section.has("scheduler"):
         return None
+    if encoding_named(method.encoding).sealed:
+        raise section._error(
+            "scheduler",
+            f'encoding = "{method.encoding}" scores under encryption in the daemon; a '
+            "scheduler runs the blocks of the encodings that send vectors "
+            '(encoding = "reference" releases noisy vectors: docs/privacy.md)',
+        )
     value = section.string("scheduler")
     scheme, _, rest = value.partition("://")
     host, _, port = rest.rpartition(":")
@@ -474,10 +482,14 @@ def _threshold(section: _Section, method: MethodParams) -> float:
     if value and not encoding_named(method.encoding).cuts:
         raise section._error(
             "threshold",
-            f'applies to encoding = "{DEFAULT_ENCODING}" only (its MATCH cuts before the '
-            "one-to-one step); the others accept above 0",
+            f"applies to encoding = {_cutting()} only (its MATCH cuts before the one-to-one "
+            "step); the others accept above 0",
         )
     return value
+
+
+def _cutting() -> str:
+    return " or ".join(f'"{e.name}"' for e in ENCODINGS.values() if e.cuts)
 
 
 def _optional_file(section: _Section, key: str) -> Path | None:
@@ -514,6 +526,14 @@ def _bloom(section: _Section) -> dict[str, Any]:
     return {"encoding": encoding.name, **settings}
 
 
+# Said where a setting meets the default encoding without naming it: the way back to the
+# reference release, and what it costs.
+_NOISE_RELEASE_HINT = (
+    '; "sealed" is the default encoding: encoding = "reference" releases noisy vectors instead, '
+    "which a peer can attack with a dictionary (docs/privacy.md)"
+)
+
+
 def _sealed(
     section: _Section, attributes: tuple[str, ...], kinds: Mapping[str, str]
 ) -> dict[str, Any]:
@@ -528,14 +548,10 @@ def _sealed(
     for key in _encoding(section).refused_keys:
         if key in section.data and section.data[key] != 0:
             raise section._error(
-                key, 'does not apply to encoding = "sealed" (no vectors are sent, no scores read)'
+                key,
+                'does not apply to encoding = "sealed" (no vectors are sent, no scores read)'
+                + _NOISE_RELEASE_HINT * ("encoding" not in section.data),
             )
-    if importlib.util.find_spec("tenseal") is None:
-        # Refused here, not at MATCH after the keys went out.
-        raise section._error(
-            "encoding",
-            '"sealed" needs the homomorphic-encryption library: pip install "pprl[sealed]"',
-        )
     out: dict[str, Any] = {"encoding": _encoding(section).name}
     if "sealed_keys" in section.data:
         written = ",".join(section.strings("sealed_keys"))
@@ -548,7 +564,8 @@ def _sealed(
         try:
             out["sealed_keys"] = session.default_recipes({a: kinds[a] for a in attributes})
         except SettingError as error:
-            raise section._error("sealed_keys", str(error)) from None
+            hint = _NOISE_RELEASE_HINT * ("encoding" not in section.data)
+            raise section._error("sealed_keys", str(error) + hint) from None
     if "sealed_thresholds" in section.data:
         value = section.data["sealed_thresholds"]
         numbers = isinstance(value, list) and all(
@@ -804,7 +821,7 @@ def load_config(path: str | Path) -> PartyConfig:
         privacy=privacy,
         registers_by_default=own_attributes and not method.has("error_model"),
         wire_log=_optional_file(top.section("wire_log", required=False), "path"),
-        scheduler=_scheduler(top.section("matching", required=False)),
+        scheduler=_scheduler(top.section("matching", required=False), method_params),
         threshold=_threshold(top.section("matching", required=False), method_params),
         review_band=top.section("matching", required=False).at_least_zero("review_band", 0.0),
         development_seed=_development_seed(top.section("development", required=False)),

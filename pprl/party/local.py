@@ -201,6 +201,8 @@ class Privacy:
     audit_records: int | None = None
     # The gate's list of names (None: the daemon's default, the census lists).
     dictionary: Path | None = None
+    # What each party sends (None: the daemon's default, or the schema's).
+    encoding: str | None = None
 
 
 def prepare(
@@ -230,6 +232,8 @@ def prepare(
     if privacy.release:
         method["release"] = privacy.release
     method.update(schema.get("method", {}))
+    if privacy.encoding:
+        method["encoding"] = privacy.encoding
     names = list(records)
     certs = make_development_pki(workdir / "certs", [*names, "coordinator"])
     ports = {name: free_port() for name in names}
@@ -331,14 +335,23 @@ def check_inputs(deployment: Deployment) -> None:
 
 
 def generated_deployment(
-    workdir: Path, size: int, seed: int, reference_rows: int, overlap: float = 1.0
+    workdir: Path,
+    size: int,
+    seed: int,
+    reference_rows: int,
+    overlap: float = 1.0,
+    encoding: str | None = None,
 ) -> Deployment:
     """Built-in data for both parties with certificates and configurations; no daemon
-    started (the tests' and the soak benchmark's deployments)."""
+    started (the tests' and the soak benchmark's deployments). `encoding`: None for the
+    daemons' default."""
     data = workdir / "data"
     write_demo_data(data, size, seed, overlap=overlap, reference_rows=reference_rows)
     return prepare(
-        workdir, {name: data / f"{name}.csv" for name in PARTIES}, data / "reference.csv"
+        workdir,
+        {name: data / f"{name}.csv" for name in PARTIES},
+        data / "reference.csv",
+        privacy=Privacy(encoding=encoding),
     )
 
 

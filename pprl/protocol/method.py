@@ -16,7 +16,7 @@ from typing import Any
 from pprl.protocol.data.error_model import MODEL_NAMES, ONE_ERROR
 from pprl.protocol.data.kinds import DEFAULT_KIND
 from pprl.protocol.data.reference import MappingEntry, ReferenceSet
-from pprl.protocol.encodings import DEFAULT_ENCODING, ENCODINGS, Encoding, encoding_named
+from pprl.protocol.encodings import ENCODINGS, PAPER_ENCODING, Encoding, encoding_named
 from pprl.protocol.errors import SettingError
 from pprl.protocol.linkage.matching import ASSIGNMENTS, GREEDY, OPTIMAL
 from pprl.protocol.model.classifier import CLASS_WEIGHTS, DEFAULT_C, TRAINERS, check_saturation
@@ -83,7 +83,7 @@ class MethodParams:
     # to the reference set, or keyed q-gram Bloom filters (pprl.protocol.vectors.bloom) of
     # bloom_bits, bloom_hashes, bloom_q, sent as they are or as distances to the reference
     # set's filters.
-    encoding: str = DEFAULT_ENCODING
+    encoding: str = PAPER_ENCODING
     bloom_bits: int = 1024
     bloom_hashes: int = 10
     bloom_q: int = 2
@@ -112,7 +112,7 @@ class MethodParams:
             del out["mover_odds"]
         else:
             out["mover_odds"] = float(self.mover_odds)
-        if self.encoding == DEFAULT_ENCODING:
+        if self.encoding == PAPER_ENCODING:
             del out["encoding"]
         # Each known encoding's own settings only when it is the one agreed (an unknown one,
         # which no party can configure, keeps every field: the digest still tells them apart).
@@ -189,6 +189,12 @@ def method_params(
         classifier = default_classifier(model)
     if classifier not in TRAINERS:
         raise SettingError(f"unknown classifier {classifier!r}; expected one of {TRAINERS}")
+    if encoding.trainers is not None and classifier not in encoding.trainers:
+        raise SettingError(
+            f'encoding "{encoding.name}" evaluates each decision as a linear form under '
+            f"encryption: classifier must be {' or '.join(encoding.trainers)}, not {classifier!r}",
+            setting="classifier",
+        )
     if hard_negatives is None:
         hard_negatives = 0 if noisy else min(defaults.hard_negatives, negatives)
     if saturation is None:

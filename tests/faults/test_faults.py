@@ -89,8 +89,10 @@ class Pair:
     """Two daemons on generated data with a development seed, restarted as a case needs."""
 
     def __init__(self, workdir: Path, dictionary: Path) -> None:
+        # The reference release, whose tensors WRITES names. Sealed linkage, the default: a
+        # restart in tests/test_integration.py, its refusals in tests/test_sealed_daemons.py.
         self.deployment: Deployment = generated_deployment(
-            workdir, RECORDS, SEED, reference_rows=REFERENCE_ROWS, overlap=0.9
+            workdir, RECORDS, SEED, reference_rows=REFERENCE_ROWS, overlap=0.9, encoding="reference"
         )
         for setup in self.deployment.parties.values():
             text = setup.config.read_text()

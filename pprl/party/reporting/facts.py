@@ -24,6 +24,7 @@ from pprl.party.storage.artifacts import (
 )
 from pprl.party.storage.state import run_dir
 from pprl.protocol.data.record_ids import spreadsheet_safe
+from pprl.protocol.encodings import ENCODINGS, PAPER_ENCODING
 from pprl.protocol.errors import InputError
 from pprl.protocol.expectation import PRIOR_ERROR_RATE, Simulation
 from pprl.protocol.phases import LAST_PHASE, Phase
@@ -52,6 +53,9 @@ class RunFacts:
     fitted: dict[str, float] = field(default_factory=dict)  # MATCH's, fitted to its links
     simulations: tuple[Simulation, ...] = ()
     privacy: dict[str, Any] = field(default_factory=dict)
+    # Whether the run's encoding keeps scores a threshold can cut again (sealed linkage's
+    # are its buckets, known only where pairs conflict).
+    cuts: bool = True
 
     @property
     def agreed(self) -> int:
@@ -74,7 +78,7 @@ def read_facts(state_dir: Path, run_id: str | None = None, linking: bool = False
     if not database.is_file():
         raise InputError("no state database here: give a party's state_dir", path=str(state_dir))
     with closing(sqlite3.connect(f"file:{database}?mode=ro", uri=True)) as db:
-        run_id, peer, threshold = _run(db, database, run_id, linking)
+        run_id, peer, threshold, description = _run(db, database, run_id, linking)
         meta = {name: _meta(db, run_id, name) for name in (OWN_TENSOR, MODEL, OWN_MATCHES)}
     directory = run_dir(Path(state_dir), run_id)
     linkage = _read_csv(directory / LINKAGE_CSV)
@@ -101,14 +105,23 @@ def read_facts(state_dir: Path, run_id: str | None = None, linking: bool = False
         fitted=matched.get("expected", {}),
         simulations=tuple(Simulation.from_dict(s) for s in model.get("simulations", [])),
         privacy={key: tensor[key] for key in privacy_keys if key in tensor},
+        cuts=_cuts(description),
     )
+
+
+def _cuts(description: str | None) -> bool:
+    """Whether the agreed encoding cuts (a run without a description: the paper's)."""
+    params = json.loads(description)["params"] if description else {}
+    encoding = ENCODINGS.get(params.get("encoding", PAPER_ENCODING))
+    return encoding is None or encoding.cuts
 
 
 def _run(
     db: sqlite3.Connection, database: Path, run_id: str | None, linking: bool
-) -> tuple[str, str, float]:
-    """(run id, peer, the run's own cut or 0) of the named run, or of the latest finished."""
-    select = "SELECT run_id, completed, peer, threshold FROM runs"
+) -> tuple[str, str, float, str | None]:
+    """(run id, peer, the run's own cut or 0, agreed description) of the named run, or of the
+    latest finished."""
+    select = "SELECT run_id, completed, peer, threshold, description FROM runs"
     if run_id is None:
         row = db.execute(
             f"{select} WHERE completed >= ? ORDER BY created DESC, rowid DESC LIMIT 1",
@@ -126,7 +139,7 @@ def _run(
                 "yet (finish it with `pprl coordinate --run-id`)",
                 path=str(database),
             )
-    return row[0], row[2] or "", row[3] or 0.0
+    return row[0], row[2] or "", row[3] or 0.0, row[4]
 
 
 def _meta(db: sqlite3.Connection, run_id: str, name: str) -> dict[str, Any]:

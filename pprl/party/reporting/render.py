@@ -48,6 +48,8 @@ def write_report(
     """report.md and, with matplotlib, its figures in `out`; the paths written."""
     expected = facts.curve_simulation()
     measured = truth_curve(facts, truth) if truth is not None else None
+    if measured is not None and not facts.cuts:
+        measured = measured[:1]  # the run's own cut: no other can be had
     written, note = [], ""
     try:
         plt = pyplot()
@@ -144,9 +146,7 @@ def _page(
         f"- {me}'s classifier accepted {len(facts.pairs):,} pairs scoring above "
         f"{facts.threshold:g} among {facts.records:,} own records; {peer}'s did not accept "
         f"{only:,} of them.",
-        f"- To move the cut: `pprl coordinate --run-id {facts.run_id} --threshold SCORE` (at "
-        "least each party's own `[matching] threshold`); MATCH, REVEAL and LINK run again, "
-        "nothing before them.",
+        _cut_words(facts),
         "",
         "## Scores",
         "",
@@ -181,6 +181,19 @@ def _page(
     if note:
         lines += ["", note]
     return "\n".join(lines) + "\n"
+
+
+def _cut_words(facts: RunFacts) -> str:
+    if not facts.cuts:
+        return (
+            "- The cut cannot be moved: sealed linkage compares each score with the agreed "
+            "thresholds under encryption, and keeps no score to cut again."
+        )
+    return (
+        f"- To move the cut: `pprl coordinate --run-id {facts.run_id} --threshold SCORE` (at "
+        "least each party's own `[matching] threshold`); MATCH, REVEAL and LINK run again, "
+        "nothing before them."
+    )
 
 
 def _privacy(facts: RunFacts) -> list[str]:

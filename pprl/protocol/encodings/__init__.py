@@ -15,12 +15,18 @@ from pprl.protocol.encodings.sealed import Sealed
 from pprl.protocol.errors import SettingError
 
 __all__ = ["Columns", "Distances", "Encoding", "FilterDistances", "Filters", "Runner", "Sealed"]
-__all__ += ["DEFAULT_ENCODING", "ENCODINGS", "encoding_named"]
+__all__ += ["DEFAULT_ENCODING", "ENCODINGS", "PAPER_ENCODING", "encoding_named"]
 
 ENCODINGS: dict[str, Encoding] = {
     encoding.name: encoding for encoding in (Distances(), Filters(), FilterDistances(), Sealed())
 }
-DEFAULT_ENCODING = Distances.name
+# The paper's release: what a method description means when it names no encoding, so that
+# every earlier description (and its digest) stays what it was.
+PAPER_ENCODING = Distances.name
+# What a daemon runs when its configuration names no encoding: the peer never sees the
+# vectors (docs/sealed.md); any release it could compare with its own plaintext, it could
+# compare with a dictionary (docs/privacy.md).
+DEFAULT_ENCODING = Sealed.name
 
 
 def encoding_named(name: str) -> Encoding:

@@ -45,6 +45,9 @@ class Encoding(ABC):
     # Whether MATCH can keep only pairs scoring above a party's own threshold ([matching]
     # threshold) before its one-to-one step.
     cuts: ClassVar[bool] = False
+    # The classifiers (pprl.protocol.model.classifier.TRAINERS) whose decision it can
+    # evaluate; None: any.
+    trainers: ClassVar[tuple[str, ...] | None] = None
 
     @abstractmethod
     def check(self, noise_sigma: float, soft_top_k: int, settings: Mapping[str, Any]) -> None:

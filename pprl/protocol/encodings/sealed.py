@@ -27,6 +27,11 @@ class Sealed(Distances):
     name = "sealed"
     takes_noise = False
     sealed = True
+    # Its MATCH compares each pair's score with the agreed thresholds under encryption: a
+    # party's own cut ([matching] threshold) has nothing in plaintext to cut.
+    cuts = False
+    # Each decision is a linear form evaluated under encryption (linear_form): no kernel.
+    trainers = ("linear", "logistic")
     settings = SEALED_KEYS
     refused_keys = ("noise_sigma", "attack_success", "soft_top_k")
     # What the linear forms that sealed scoring evaluates need: the projected vectors and no
