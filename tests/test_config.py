@@ -194,7 +194,7 @@ def test_defaults_when_optional_keys_are_omitted(tmp_path: Path) -> None:
 
 
 def test_rbf_defaults_to_a_small_c(tmp_path: Path) -> None:
-    data = minimal() | {"method": {"classifier": "rbf"}}
+    data = minimal() | {"method": {**REFERENCE, "classifier": "rbf"}}
     method = load_config(write(tmp_path, data)).method
     assert method.classifier == "rbf"
     assert method.c == 0.01

@@ -82,7 +82,8 @@ def _check_probe(config) -> subprocess.CompletedProcess:
 def test_party_check_probe_dials_the_peer_and_the_scheduler(deploy, tmp_path):
     """Before, `pprl party check` passed a configuration whose peer and scheduler were not
     there; --probe dials them."""
-    deployment = deploy(size=60)
+    # The reference release: a scheduler runs its blocks (sealed scoring runs in the daemon).
+    deployment = deploy(size=60, encoding="reference")
     config = deployment.parties["alice"].config
     bob = deployment.parties["bob"].port
     fine = _check_probe(config)

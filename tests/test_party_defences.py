@@ -283,7 +283,7 @@ def test_different_method_parameters_stop_the_run_with_an_explanation(deploy):
     deployment = deploy(
         size=50,
         configure=lambda d: _replace_in_config(
-            d, "bob", "[method]\n", '[method]\nclassifier = "rbf"\n'
+            d, "bob", "[method]\n", '[method]\nclassifier = "logistic"\n'
         ),
     )
     result = coordinate(deployment)

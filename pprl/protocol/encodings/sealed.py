@@ -58,7 +58,10 @@ class Sealed(Distances):
         check_settings(settings)
 
     def audit(self, agreement: Agreement, attack: Attack) -> AuditReport:
-        raise SettingError('encoding "sealed" releases no vectors for a gate to attack')
+        raise SettingError(
+            'encoding "sealed" releases no vectors for a gate to attack; what its blocking '
+            "keys reveal is measured by benchmarks/sealed_bucket_attack.py (docs/sealed.md)"
+        )
 
     def match_words(self, where: str) -> str:
         return "candidates from the blinded keys; scoring them under encryption with the peer"
