@@ -5,7 +5,8 @@ nothing.
     PPRL_FAILPOINT=kill-after:<phase>   SIGKILL itself once a phase's work is done, before the
                                         phase is recorded as completed (the worst moment)
     PPRL_FAILPOINT=stop-after:<phase>   SIGSTOP itself at the same point (a paused host)
-    PPRL_FAILPOINT=kill-mid-stream      SIGKILL itself after sending a tensor header
+    PPRL_FAILPOINT=kill-mid-stream      SIGKILL itself after sending a tensor header, or
+                                        sealed scoring's header (MATCH)
     PPRL_FAILPOINT=disk-full:<file>     writing that artifact fails with ENOSPC
     PPRL_FAILPOINT=stop-after-read:<file>  SIGSTOP itself once AGREE has read that input
                                         (the records), so a test can change the file then

@@ -88,11 +88,11 @@ WRITES = {
 class Pair:
     """Two daemons on generated data with a development seed, restarted as a case needs."""
 
-    def __init__(self, workdir: Path, dictionary: Path) -> None:
-        # The reference release, whose tensors WRITES names. Sealed linkage, the default: a
-        # restart in tests/test_integration.py, its refusals in tests/test_sealed_daemons.py.
+    def __init__(self, workdir: Path, dictionary: Path, encoding: str = "reference") -> None:
+        # This module's cases run the reference release, whose tensors WRITES names; sealed
+        # linkage, the default, is tests/faults/test_sealed_faults.py's.
         self.deployment: Deployment = generated_deployment(
-            workdir, RECORDS, SEED, reference_rows=REFERENCE_ROWS, overlap=0.9, encoding="reference"
+            workdir, RECORDS, SEED, reference_rows=REFERENCE_ROWS, overlap=0.9, encoding=encoding
         )
         for setup in self.deployment.parties.values():
             text = setup.config.read_text()

@@ -184,6 +184,7 @@ class PeerClient:
             first = pb.SealedScores(header=header)
             sent += first.ByteSize()
             yield first
+            failpoints.mid_stream()
             for batch, ciphertexts in enumerate(batches):
                 for index, data in enumerate(ciphertexts):
                     message = pb.SealedScores(
