@@ -505,9 +505,7 @@ def _place_results(summary: dict[str, Any], deployment: Deployment, temporary: b
     for name, party in summary["parties"].items():
         if party.get("result"):
             if temporary:
-                party["result_path"] = (
-                    "removed with the demo's temporary directory (--workdir DIR keeps it)"
-                )
+                party["result_removed"] = True
             else:
                 party["result_path"] = str(deployment.parties[name].state_dir / party["result"])
 
