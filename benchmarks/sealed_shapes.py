@@ -11,7 +11,10 @@ scores every pair of the real files with:
   evaluates);
 - logistic on d, d^2, d^3 per entry (a cubic shape learnt directly);
 - caps approximated by a cubic: each entry's min(d, cap) replaced by the cubic in d that fits
-  it best (least squares) on the party's training pairs, the capped model's weights kept.
+  it best (least squares) on the party's training pairs, the capped model's weights kept;
+- logistic on exp(-d / tau) per entry, tau a fraction of the entry's cap: a Gaussian kernel
+  on the unit vectors (|u - v|^2 = 2d), which saturates as a cap does and which random
+  Fourier features would turn into a dot product, that is, a linear form under encryption.
 
 Each party then links one-to-one greedily by its own scores, and the two are intersected.
 
@@ -42,8 +45,34 @@ from pprl.protocol.model.features import missing_units, unit_vectors
 from pprl.protocol.vectors.randomness import TRAINING, Randomness
 
 DEGREE = 3
+# tau = cap / each of these, for the kernel shapes.
+KERNEL_WIDTHS = (2.0, 4.0, 8.0, 16.0)
+# The kernel shape scored through random features (--random-features).
+KERNEL_FOR_FEATURES = "logistic on exp(-d / (cap / 2))"
 # distances, missing on one side, missing on both, each (n_a, n_b, M) -> scores (n_a, n_b)
 Shape = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
+
+
+class KernelValues(np.ndarray):
+    """Per pair and entry, an approximation of exp(-d / tau) by random Fourier features."""
+
+    @property
+    def values(self) -> np.ndarray:
+        return np.asarray(self)
+
+
+def random_features(units: np.ndarray, tau: np.ndarray, count: int, seed: int) -> np.ndarray:
+    """(n, M, count) features z with z(u) . z(v) ~ exp(-|u - v|^2 / (2 tau)) = exp(-d / tau)
+    for unit vectors u, v; the same draw for both parties (a shared seed)."""
+    rng = np.random.default_rng(seed)
+    n, entries, width = units.shape
+    out = np.empty((n, entries, count), dtype=np.float64)
+    for m in range(entries):
+        weights = rng.normal(0.0, 1.0 / np.sqrt(tau[m]), (width, count))
+        shift = rng.uniform(0.0, 2 * np.pi, count)
+        out[:, m, :] = np.sqrt(2.0 / count) * np.cos(units[:, m, :] @ weights + shift)
+    out[missing_units(units)] = 0.0  # a missing value adds nothing, as its zero vector does
+    return out
 
 
 def greedy(scores: np.ndarray) -> set[tuple[int, int]]:
@@ -87,7 +116,23 @@ def shapes(x: np.ndarray, y: np.ndarray, method: Any, entries: int) -> dict[str,
     def approximated(dist: np.ndarray) -> np.ndarray:
         return np.stack([np.polyval(fitted[m], dist[..., m]) for m in range(entries)], -1)
 
-    return {
+    def kernel(width: float) -> Shape:
+        tau = caps / width
+        model = LogisticRegression(C=method.c or 1.0, class_weight=weight, max_iter=2000)
+        model.fit(np.concatenate([np.exp(-d / tau), x[:, entries:]], axis=1), y)
+        w, bias = model.coef_[0], model.intercept_[0]
+
+        def scores(dist: np.ndarray, one: np.ndarray, both: np.ndarray) -> np.ndarray:
+            # `dist` may be the kernel itself, approximated (KernelValues): random features.
+            k = dist.values if isinstance(dist, KernelValues) else np.exp(-dist / tau)
+            terms = k @ w[:entries] + one @ w[entries : 2 * entries]
+            return bias + terms + both @ w[2 * entries :]
+
+        scores.tau = tau  # type: ignore[attr-defined]
+        return scores
+
+    kernels = {f"logistic on exp(-d / (cap / {w:g}))": kernel(w) for w in KERNEL_WIDTHS}
+    return kernels | {
         "caps": linear(capped, lambda dist: np.minimum(dist, caps)),
         "no caps": linear(plain, lambda dist: dist),
         f"logistic on d..d^{DEGREE}": cubic_scores,
@@ -99,6 +144,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_table_arguments(parser)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--random-features",
+        type=int,
+        nargs="*",
+        default=[],
+        help="also score the kernel shape with this many random Fourier features per entry "
+        "(trained on the exact kernel, scored as a dot product would be under encryption)",
+    )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     read = schema_tables(args.schema, args.records_a, args.records_b)
@@ -119,13 +172,24 @@ def main() -> None:
         x, y = own_training.training_pairs(agreement, sample, rng)
         scorers[name] = shapes(x, y, method, entries)
     rows = []
-    for label in scorers["alice"]:
+    labels = [(label, None) for label in scorers["alice"]]
+    labels += [(KERNEL_FOR_FEATURES, count) for count in args.random_features]
+    for label, count in labels:
         kept = {}
         for own, peer in (("alice", "bob"), ("bob", "alice")):
             a, b = units[own], units[peer]
-            dist = np.stack(
-                [np.clip(1.0 - a[:, m, :] @ b[:, m, :].T, 0.0, 2.0) for m in range(entries)], -1
-            )
+            if count is None:
+                dist = np.stack(
+                    [np.clip(1.0 - a[:, m, :] @ b[:, m, :].T, 0.0, 2.0) for m in range(entries)],
+                    -1,
+                )
+            else:
+                tau = scorers[own][label].tau
+                za = random_features(a, tau, count, args.seed)
+                zb = random_features(b, tau, count, args.seed)
+                dist = np.stack([za[:, m, :] @ zb[:, m, :].T for m in range(entries)], -1).view(
+                    KernelValues
+                )
             gone_a, gone_b = missing_units(a)[:, None, :], missing_units(b)[None, :, :]
             one = (gone_a ^ gone_b).astype(np.float32)
             both = (gone_a & gone_b).astype(np.float32)
@@ -135,8 +199,9 @@ def main() -> None:
         order_a, order_b = released["alice"].order, released["bob"].order
         found = {(alice.ids[order_a[r]], bob.ids[order_b[c]]) for r, c in agreed}
         q = linkage_quality(found, truth)
-        rows.append({"shape": label, "precision": q.precision, "recall": q.recall, "f1": q.f1})
-        print(f"{label:<48} P {q.precision:.4f} R {q.recall:.4f} F1 {q.f1:.4f}", flush=True)
+        shown = label if count is None else f"{label}, {count} random features"
+        rows.append({"shape": shown, "precision": q.precision, "recall": q.recall, "f1": q.f1})
+        print(f"{shown:<48} P {q.precision:.4f} R {q.recall:.4f} F1 {q.f1:.4f}", flush=True)
     if args.json:
         result = {"command": run_command(args), "rows": rows}
         args.json.write_text(json.dumps(result, indent=2, default=str) + "\n", encoding="utf-8")
