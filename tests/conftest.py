@@ -74,7 +74,7 @@ LONG_MODULES = {
 SLOW_SECONDS = {
     # tests that start daemons
     "test_faults.py": 170,
-    "test_sealed_faults.py": 100,
+    "test_sealed_faults.py": 150,
     "test_privacy_gate.py": 65,
     "test_hardening.py": 50,
     "test_party_defences.py": 45,
@@ -85,7 +85,7 @@ SLOW_SECONDS = {
     "test_three_parties.py": 14,
     "test_soft_links_daemons.py": 13,
     "test_pipeline.py": 10,
-    "test_walkthrough.py": 65,
+    "test_walkthrough.py": 120,
     # LONG_MODULES
     "test_audit_command.py": 26,
     "test_demo_schema.py": 25,
