@@ -79,6 +79,12 @@ class Kind:
     # Whether a value names one person alone (a social security number): sealed linkage's
     # default blocking keys key on it by itself (pprl.protocol.sealed.session).
     identifies: ClassVar[bool] = False
+    # Its part in sealed linkage's default blocking keys (pprl.protocol.sealed.session):
+    # "name" (its Soundex code), "date", "place" (with a date or both names it singles a
+    # person out: an address part) or "number" (a place two of which with one name still do:
+    # a postcode and a street number); "" for none (a category is shared by too many, a
+    # quantity or a point is rarely written alike twice).
+    blocking_role: ClassVar[str] = ""
 
     def read(self, text: str, date_format: str) -> str | None:
         """The canonical form of a non-blank cell (spacing already collapsed); BadValue when
@@ -110,6 +116,7 @@ class Name(Kind):
     JEAN LUC): one register writes a name each of these ways and another the other."""
 
     name = "name"
+    blocking_role = "name"
     min_reference_values = 10
     names_people = True
     words = True
@@ -129,6 +136,7 @@ class Text(Kind):
     """Free text (street, suburb): accents and punctuation dropped."""
 
     name = "text"
+    blocking_role = "place"
     min_reference_values = 10
     words = True
 
@@ -140,6 +148,7 @@ class Code(Kind):
     """Letters and digits without punctuation (a UK postcode, a licence number)."""
 
     name = "code"
+    blocking_role = "number"
 
     def read(self, text: str, date_format: str) -> str | None:
         return _NOT_ALPHANUMERIC.sub("", ascii_upper(text)) or None
@@ -149,6 +158,7 @@ class Number(Kind):
     """Digit strings (postcode, house number, phone, SSN); letters refused."""
 
     name = "number"
+    blocking_role = "number"
 
     def read(self, text: str, date_format: str) -> str | None:
         digits = _NUMBER_SEPARATORS.sub("", text)
@@ -171,6 +181,7 @@ class Date(Kind):
     swaps one edit away."""
 
     name = "date"
+    blocking_role = "date"
     formatted = True
     reference_form = f" (reference dates are written {REFERENCE_DATE_FORMAT})"
 

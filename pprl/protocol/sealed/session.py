@@ -84,14 +84,6 @@ def check_settings(settings: Mapping[str, Any]) -> None:
             )
 
 
-# Kinds whose values, with a date of birth or both names, single a person out: an address
-# part, a postcode, a number. Categories (a state) are shared by too many to key on.
-_PLACE_KINDS = ("text", "number", "identifier", "code")
-# Of those, the ones two of which with one name still single a person out (a street number
-# and a postcode, an identifier), where free text (a street name) would join look-alikes.
-_NUMBER_KINDS = ("number", "identifier", "code")
-
-
 def default_recipes(kinds: Mapping[str, str]) -> str:
     """Blocking-key recipes for a schema (attribute -> kind, in the records' order), when the
     operator names none. Each needs two or three attributes to agree, the date of birth or
@@ -111,9 +103,13 @@ def default_recipes(kinds: Mapping[str, str]) -> str:
       without).
     """
     identifiers = [a for a, kind in kinds.items() if KINDS[kind].identifies]
-    names = [a for a, kind in kinds.items() if kind == "name"]
-    dates = [a for a, kind in kinds.items() if kind == "date"]
-    places = [a for a, kind in kinds.items() if kind in _PLACE_KINDS]
+    # Each attribute's part (Kind.blocking_role): a number is also a place, and two numbers
+    # with one name still single a person out, where free text (a street name) would join
+    # look-alikes.
+    roles = {a: KINDS[kind].blocking_role for a, kind in kinds.items()}
+    names = [a for a, role in roles.items() if role == "name"]
+    dates = [a for a, role in roles.items() if role == "date"]
+    places = [a for a, role in roles.items() if role in ("place", "number")]
     # The first and the last name attribute: a given name and a surname, usually.
     pair = [names[0], names[-1]] if len(names) >= 2 else []
     both = [f"{n}:soundex" for n in pair]
@@ -125,7 +121,7 @@ def default_recipes(kinds: Mapping[str, str]) -> str:
         recipes += [f"{date}+{place}" for place in places]
     if len(both) == 2:
         recipes += [f"{'+'.join(both)}+{place}" for place in places]
-    numbers = [a for a in places if kinds[a] in _NUMBER_KINDS]
+    numbers = [a for a in places if roles[a] == "number"]
     recipes += [
         f"{name}:soundex+{first}+{second}"
         for name in names
