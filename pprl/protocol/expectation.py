@@ -362,7 +362,7 @@ def poor_linkage_words(
             "learns, docs/privacy.md)"
         )
     helps += [
-        "more compared attributes ([records] and [[mapping]])",
+        "more compared attributes ([records] attributes and [reference] mapping)",
         "a larger reference set or one closer to the records' values (docs/reference-sets.md)",
     ]
     if noisy:

@@ -85,7 +85,8 @@ def smash(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     keyless = int(np.count_nonzero(counts == 0))
     said = (
         f"smashed {n:,} records (kept here: sealed linkage sends no vectors); "
-        f"{int(counts.sum()):,} blocking keys from {len(recipes)} recipes, blinded"
+        f"{int(counts.sum()):,} blocking keys from {len(recipes)} "
+        f"recipe{'s' if len(recipes) != 1 else ''}, blinded"
     )
     if keyless:
         said += (
