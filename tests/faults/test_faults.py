@@ -204,28 +204,19 @@ class Pair:
             stop_daemon(self.deployment, name)
 
 
-@pytest.fixture(scope="module")
-def pair(tmp_path_factory, trial_privacy: Privacy) -> Iterator[Pair]:
+def pair_of(tmp_path_factory, trial_privacy: Privacy, encoding: str) -> Iterator[Pair]:
+    """A module's pair of daemons, its `pair` fixture (this module's runs the reference
+    release, tests/faults/test_sealed_faults.py's sealed linkage); `undisturbed` and `fresh`
+    (tests/faults/conftest.py) build on whichever the module has."""
     assert trial_privacy.dictionary is not None
-    pair = Pair(tmp_path_factory.mktemp("faults"), trial_privacy.dictionary)
+    pair = Pair(tmp_path_factory.mktemp(f"faults-{encoding}"), trial_privacy.dictionary, encoding)
     yield pair
     pair.stop()
 
 
 @pytest.fixture(scope="module")
-def undisturbed(pair: Pair) -> dict[str, str]:
-    """The linkage of an undisturbed run; a second one gives the same bytes."""
-    first = pair.linkage(pair.finish())
-    assert first["alice"].count("\n") > RECORDS // 2
-    assert pair.linkage(pair.finish()) == first
-    return first
-
-
-@pytest.fixture
-def fresh(pair: Pair, undisturbed) -> Pair:
-    """Daemons up, no run open: each case starts from the same point."""
-    pair.ensure_running()
-    return pair
+def pair(tmp_path_factory, trial_privacy: Privacy) -> Iterator[Pair]:
+    yield from pair_of(tmp_path_factory, trial_privacy, "reference")
 
 
 def _run_id(lines: str) -> str:
@@ -233,6 +224,17 @@ def _run_id(lines: str) -> str:
     first = lines.splitlines()[0]
     assert first.startswith("run "), first
     return first.split()[1].rstrip(":")
+
+
+def killed(pair: Pair, victim: str, failpoint: str, phase: str) -> str:
+    """A run in which `victim` kills itself at `failpoint`: it fails at `phase` and the
+    daemon is gone; the run's id."""
+    process = pair.restart(victim, failpoint=failpoint)
+    code, out, err = pair.coordinate()
+    assert code != 0 and f"{phase.upper()} failed" in err
+    assert process.wait(10) == -signal.SIGKILL
+    pair.deployment.processes.pop(victim, None)
+    return _run_id(out)
 
 
 def _resumed_equals(pair: Pair, undisturbed: dict[str, str], run_id: str) -> None:
@@ -264,12 +266,8 @@ assert list(KILLED) == PHASES, "every phase needs a daemon to kill"
 def test_a_daemon_killed_in_any_phase_resumes_to_the_same_linkage(
     fresh, undisturbed, phase, victim
 ):
-    process = fresh.restart(victim, failpoint=f"kill-after:{phase}")
-    code, out, err = fresh.coordinate()
-    assert code != 0 and f"{phase.upper()} failed" in err
-    assert process.wait(10) == -signal.SIGKILL
-    fresh.deployment.processes.pop(victim, None)
-    _resumed_equals(fresh, undisturbed, _run_id(out))
+    run_id = killed(fresh, victim, f"kill-after:{phase}", phase)
+    _resumed_equals(fresh, undisturbed, run_id)
 
 
 # Each phase is paused in the daemon not killed in it (KILLED): every phase is still paused,
@@ -345,12 +343,7 @@ def test_the_coordinator_paused_in_any_phase_carries_on(fresh, undisturbed, phas
 
 
 def test_a_peer_gone_mid_stream_leaves_no_tensor_and_the_run_resumes(fresh, undisturbed):
-    process = fresh.restart("alice", failpoint="kill-mid-stream")
-    code, out, err = fresh.coordinate()
-    assert code != 0 and "EXCHANGE failed" in err
-    assert process.wait(10) == -signal.SIGKILL
-    fresh.deployment.processes.pop("alice", None)
-    run_id = _run_id(out)
+    run_id = killed(fresh, "alice", "kill-mid-stream", "exchange")
     assert not (run_dir(fresh.deployment.parties["bob"].state_dir, run_id) / PEER_TENSOR).exists()
     _resumed_equals(fresh, undisturbed, run_id)
 
