@@ -87,6 +87,8 @@ def runs(work: Path) -> dict[str, subprocess.CompletedProcess]:
         "demo-bad-column": [
             *("demo", "--records-a", work / "nocol.csv", "--records-b", work / "ok.csv"),
         ],
+        # Sealed linkage is the default: the reference release's noise is refused, not ignored.
+        "demo-sealed-noise": ["demo", "--noise-sigma", "2"],
         "certs": ["certs", "--out", work / "certs", "alice", "bob"],
         "certs-invalid": ["certs", "--out", work / "bad-certs", "alice", "Bad_Name"],
         "certs-days": ["certs", "--out", work / "short-certs", "--days", "30", "alice"],
@@ -224,6 +226,15 @@ def test_demo_needs_both_record_files(runs) -> None:
     result = runs["demo-half"]
     assert result.returncode == 2
     assert "--records-a and --records-b go together" in result.stderr
+    no_traceback(result)
+
+
+def test_demo_refuses_noise_for_sealed_linkage_and_names_the_way_back(runs) -> None:
+    result = runs["demo-sealed-noise"]
+    assert result.returncode == 2
+    assert "--noise-sigma applies to the reference release" in result.stderr
+    assert "add --encoding reference" in result.stderr
+    assert "started alice daemon" not in result.stdout  # refused before anything ran
     no_traceback(result)
 
 
