@@ -16,21 +16,14 @@ import time
 from pathlib import Path
 
 import numpy as np
-import scipy.linalg
 
 from pprl.protocol.data.kinds import kind_distances
 from pprl.protocol.data.synthetic import default_reference
-from pprl.protocol.vectors.release import kept_components
+from pprl.protocol.vectors.release import kept_components, leading_directions
 
 
 def full_svd(centred: np.ndarray, k: int) -> np.ndarray:
     return np.linalg.svd(centred, full_matrices=False)[2][:k]
-
-
-def leading_eigenvectors(centred: np.ndarray, k: int) -> np.ndarray:
-    rows = centred.shape[1]
-    _, vectors = scipy.linalg.eigh(centred.T @ centred, subset_by_index=[rows - k, rows - 1])
-    return vectors[:, ::-1].T
 
 
 def main() -> None:
@@ -51,7 +44,7 @@ def main() -> None:
         for _ in range(args.repeats):
             for name, method in (
                 ("full_svd", full_svd),
-                ("leading_eigenvectors", leading_eigenvectors),
+                ("leading_eigenvectors", leading_directions),
             ):
                 began = time.perf_counter()
                 bases[name] = method(centred, k)

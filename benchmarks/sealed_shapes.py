@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -53,12 +54,22 @@ KERNEL_FOR_FEATURES = "logistic on exp(-d / (cap / 2))"
 Shape = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
 
 
-class KernelValues(np.ndarray):
-    """Per pair and entry, an approximation of exp(-d / tau) by random Fourier features."""
+@dataclass(frozen=True)
+class Kernel:
+    """A logistic model on each entry's kernel value exp(-d / tau) and the missing
+    indicators; scored from the exact kernel or from its random-feature approximation."""
 
-    @property
-    def values(self) -> np.ndarray:
-        return np.asarray(self)
+    tau: np.ndarray  # (M,)
+    weights: np.ndarray  # (3M,)
+    bias: float
+
+    def score(self, kernel: np.ndarray, one: np.ndarray, both: np.ndarray) -> np.ndarray:
+        m = len(self.tau)
+        w = self.weights
+        return self.bias + kernel @ w[:m] + one @ w[m : 2 * m] + both @ w[2 * m :]
+
+    def exact(self, dist: np.ndarray, one: np.ndarray, both: np.ndarray) -> np.ndarray:
+        return self.score(np.exp(-dist / self.tau), one, both)
 
 
 def random_features(units: np.ndarray, tau: np.ndarray, count: int, seed: int) -> np.ndarray:
@@ -82,8 +93,11 @@ def greedy(scores: np.ndarray) -> set[tuple[int, int]]:
     return set(zip(kept.rows_a.tolist(), kept.rows_b.tolist(), strict=True))
 
 
-def shapes(x: np.ndarray, y: np.ndarray, method: Any, entries: int) -> dict[str, Shape]:
-    """The four scorers of one party, from its training pairs."""
+def shapes(
+    x: np.ndarray, y: np.ndarray, method: Any, entries: int
+) -> tuple[dict[str, Shape], dict[str, Kernel]]:
+    """The scorers of one party, from its training pairs, and its kernel models by the
+    label of their shape."""
     saturation = method.saturation or DEFAULT_SATURATION
     args = (method.classifier, method.c, method.class_weight)
     capped = classifier.train(x, y, *args, saturation)
@@ -116,28 +130,20 @@ def shapes(x: np.ndarray, y: np.ndarray, method: Any, entries: int) -> dict[str,
     def approximated(dist: np.ndarray) -> np.ndarray:
         return np.stack([np.polyval(fitted[m], dist[..., m]) for m in range(entries)], -1)
 
-    def kernel(width: float) -> Shape:
+    def kernel(width: float) -> Kernel:
         tau = caps / width
         model = LogisticRegression(C=method.c or 1.0, class_weight=weight, max_iter=2000)
         model.fit(np.concatenate([np.exp(-d / tau), x[:, entries:]], axis=1), y)
-        w, bias = model.coef_[0], model.intercept_[0]
-
-        def scores(dist: np.ndarray, one: np.ndarray, both: np.ndarray) -> np.ndarray:
-            # `dist` may be the kernel itself, approximated (KernelValues): random features.
-            k = dist.values if isinstance(dist, KernelValues) else np.exp(-dist / tau)
-            terms = k @ w[:entries] + one @ w[entries : 2 * entries]
-            return bias + terms + both @ w[2 * entries :]
-
-        scores.tau = tau  # type: ignore[attr-defined]
-        return scores
+        return Kernel(tau, model.coef_[0], float(model.intercept_[0]))
 
     kernels = {f"logistic on exp(-d / (cap / {w:g}))": kernel(w) for w in KERNEL_WIDTHS}
-    return kernels | {
+    exact: dict[str, Shape] = {label: k.exact for label, k in kernels.items()}
+    return exact | {
         "caps": linear(capped, lambda dist: np.minimum(dist, caps)),
         "no caps": linear(plain, lambda dist: dist),
         f"logistic on d..d^{DEGREE}": cubic_scores,
         f"caps approximated by a degree-{DEGREE} polynomial": linear(capped, approximated),
-    }
+    }, kernels
 
 
 def main() -> None:
@@ -165,12 +171,12 @@ def main() -> None:
     }
     units = {n: unit_vectors(r.tensor, agreement.standardise) for n, r in released.items()}
     entries = units["alice"].shape[1]
-    scorers = {}
+    scorers, kernels = {}, {}
     for name, table in tables.items():
         rng = randomness[name].generator(TRAINING)
         sample = own_training.training_sample(agreement, table.attributes, rng)
         x, y = own_training.training_pairs(agreement, sample, rng)
-        scorers[name] = shapes(x, y, method, entries)
+        scorers[name], kernels[name] = shapes(x, y, method, entries)
     rows = []
     labels = [(label, None) for label in scorers["alice"]]
     labels += [(KERNEL_FOR_FEATURES, count) for count in args.random_features]
@@ -178,22 +184,22 @@ def main() -> None:
         kept = {}
         for own, peer in (("alice", "bob"), ("bob", "alice")):
             a, b = units[own], units[peer]
+            gone_a, gone_b = missing_units(a)[:, None, :], missing_units(b)[None, :, :]
+            one = (gone_a ^ gone_b).astype(np.float32)
+            both = (gone_a & gone_b).astype(np.float32)
             if count is None:
                 dist = np.stack(
                     [np.clip(1.0 - a[:, m, :] @ b[:, m, :].T, 0.0, 2.0) for m in range(entries)],
                     -1,
                 )
+                scores = scorers[own][label](dist, one, both)
             else:
-                tau = scorers[own][label].tau
-                za = random_features(a, tau, count, args.seed)
-                zb = random_features(b, tau, count, args.seed)
-                dist = np.stack([za[:, m, :] @ zb[:, m, :].T for m in range(entries)], -1).view(
-                    KernelValues
-                )
-            gone_a, gone_b = missing_units(a)[:, None, :], missing_units(b)[None, :, :]
-            one = (gone_a ^ gone_b).astype(np.float32)
-            both = (gone_a & gone_b).astype(np.float32)
-            kept[own] = greedy(scorers[own][label](dist, one, both))
+                model = kernels[own][label]
+                za = random_features(a, model.tau, count, args.seed)
+                zb = random_features(b, model.tau, count, args.seed)
+                approximated = np.stack([za[:, m, :] @ zb[:, m, :].T for m in range(entries)], -1)
+                scores = model.score(approximated, one, both)
+            kept[own] = greedy(scores)
         agreed = kept["alice"] & {(r, c) for c, r in kept["bob"]}
         alice, bob = tables["alice"], tables["bob"]
         order_a, order_b = released["alice"].order, released["bob"].order

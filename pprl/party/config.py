@@ -526,12 +526,15 @@ def _bloom(section: _Section) -> dict[str, Any]:
     return {"encoding": encoding.name, **settings}
 
 
-# Said where a setting meets the default encoding without naming it: the way back to the
-# reference release, and what it costs.
-_NOISE_RELEASE_HINT = (
-    '; "sealed" is the default encoding: encoding = "reference" releases noisy vectors instead, '
-    "which a peer can attack with a dictionary (docs/privacy.md)"
-)
+def _default_hint(section: _Section) -> str:
+    """Said where a setting meets the default encoding without naming it: the way back to
+    the reference release, and what it costs."""
+    if "encoding" in section.data:
+        return ""
+    return (
+        '; "sealed" is the default encoding: encoding = "reference" releases noisy vectors '
+        "instead, which a peer can attack with a dictionary (docs/privacy.md)"
+    )
 
 
 def _sealed(
@@ -550,7 +553,7 @@ def _sealed(
             raise section._error(
                 key,
                 'does not apply to encoding = "sealed" (no vectors are sent, no scores read)'
-                + _NOISE_RELEASE_HINT * ("encoding" not in section.data),
+                + _default_hint(section),
             )
     out: dict[str, Any] = {"encoding": _encoding(section).name}
     if "sealed_keys" in section.data:
@@ -564,8 +567,7 @@ def _sealed(
         try:
             out["sealed_keys"] = session.default_recipes({a: kinds[a] for a in attributes})
         except SettingError as error:
-            hint = _NOISE_RELEASE_HINT * ("encoding" not in section.data)
-            raise section._error("sealed_keys", str(error) + hint) from None
+            raise section._error("sealed_keys", str(error) + _default_hint(section)) from None
     if "sealed_thresholds" in section.data:
         value = section.data["sealed_thresholds"]
         numbers = isinstance(value, list) and all(

@@ -24,9 +24,10 @@ from pprl.party.storage.artifacts import (
 )
 from pprl.party.storage.state import run_dir
 from pprl.protocol.data.record_ids import spreadsheet_safe
-from pprl.protocol.encodings import ENCODINGS, PAPER_ENCODING
+from pprl.protocol.encodings import encoding_named
 from pprl.protocol.errors import InputError
 from pprl.protocol.expectation import PRIOR_ERROR_RATE, Simulation
+from pprl.protocol.method import MethodParams
 from pprl.protocol.phases import LAST_PHASE, Phase
 
 
@@ -112,8 +113,7 @@ def read_facts(state_dir: Path, run_id: str | None = None, linking: bool = False
 def _cuts(description: str | None) -> bool:
     """Whether the agreed encoding cuts (a run without a description: the paper's)."""
     params = json.loads(description)["params"] if description else {}
-    encoding = ENCODINGS.get(params.get("encoding", PAPER_ENCODING))
-    return encoding is None or encoding.cuts
+    return encoding_named(MethodParams(**params).encoding).cuts
 
 
 def _run(

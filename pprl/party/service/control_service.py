@@ -34,7 +34,8 @@ from pprl.party.storage.artifacts import (
 from pprl.party.storage.run_ids import BadRunId, check_run_id
 from pprl.party.storage.state import Run, RunStore
 from pprl.party.wire_types import wire_phase
-from pprl.protocol.encodings import PAPER_ENCODING, encoding_named
+from pprl.protocol.encodings import encoding_named
+from pprl.protocol.method import MethodParams
 from pprl.protocol.phases import Phase, PhaseOrderError, check_advance
 from pprl.wire.v1 import linkage_pb2 as pb
 from pprl.wire.v1 import linkage_pb2_grpc as rpc
@@ -365,8 +366,7 @@ class ControlService(rpc.ControlServicer):
                 pb.UNKNOWN_RUN,
                 f"run {run.run_id}'s tensors were removed with older runs: start a new run",
             )
-        params = json.loads(run.description)["params"]
-        encoding = params.get("encoding", PAPER_ENCODING)  # left out when it is the paper's
+        encoding = MethodParams(**json.loads(run.description)["params"]).encoding
         floor = self.config.threshold
         problem = ""
         if not encoding_named(encoding).cuts:

@@ -225,6 +225,16 @@ def stored_or_computed(
     return value
 
 
+def leading_directions(centred: np.ndarray, k: int) -> np.ndarray:
+    """(k, R) the k leading right singular vectors of `centred`, largest first, as the
+    leading eigenvectors of its Gram matrix: computing only those takes 0.5 s at 2,000
+    reference rows where a full SVD took 2.5 s (the same vectors, to 1e-15), which a daemon
+    paid per name column at its first SMASH (benchmarks/reference_basis.py)."""
+    rows = centred.shape[1]
+    _, vectors = scipy.linalg.eigh(centred.T @ centred, subset_by_index=[rows - k, rows - 1])
+    return np.ascontiguousarray(vectors[:, ::-1].T)
+
+
 def _key(*parts: str) -> str:
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
@@ -286,20 +296,11 @@ class _Column:
         if self.metric is not None:
             digest.update(b"\0" + self.metric.identity.encode())
 
-        def compute() -> np.ndarray:
-            # The k leading right singular vectors are the leading eigenvectors of the Gram
-            # matrix: computing only those takes 0.5 s at 2,000 reference rows where a full SVD
-            # took 2.5 s (the same vectors, to 1e-15), which a daemon paid per name column at
-            # its first SMASH.
-            centred = self.distances - centre
-            rows = centred.shape[1]
-            _, vectors = scipy.linalg.eigh(
-                centred.T @ centred, subset_by_index=[rows - k, rows - 1]
-            )
-            return np.ascontiguousarray(vectors[:, ::-1].T)
-
         directions = stored_or_computed(
-            self.store, digest.hexdigest(), (k, len(self.values)), compute
+            self.store,
+            digest.hexdigest(),
+            (k, len(self.values)),
+            lambda: leading_directions(self.distances - centre, k),
         )
         basis = directions.T.copy()
         strongest = np.abs(basis).argmax(axis=0)
