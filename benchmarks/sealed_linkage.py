@@ -163,8 +163,10 @@ def main() -> None:
         ("alice", "bob", pairs),
         ("bob", "alice", pairs[:, ::-1]),
     ):
-        x, c = linear_form.scorer_part(sides[name].model, units[name])
-        y = linear_form.evaluator_part(units[peer])
+        model = sides[name].model
+        evaluator = linear_form.peer_of(model, agreement.method.kernel_features, agreement.digest())
+        x, c = linear_form.scorer_part(model, units[name], evaluator)
+        y = linear_form.evaluator_part(units[peer], evaluator)
         placed = layout(own_pairs, ckks.slots, best_rounds(own_pairs, ckks.slots))
         keys = scoring.secret_keys(ckks)
         run = round_trip(keys, x, c, y, placed, rng)

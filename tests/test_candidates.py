@@ -43,6 +43,7 @@ def _linkage(size: int = 400, errors: int | tuple[int, int] = 1) -> tuple:
         hard_negatives=2,
     )
     models = {kind: train(x, y, kind, class_weight="balanced") for kind in ("linear", "rbf")}
+    models["kernel"] = train(x, y, "logistic", class_weight="balanced", kernel=True)
     return (
         smash(alice, reference, DEFAULT_MAPPING),
         smash(bob, reference, DEFAULT_MAPPING),
@@ -223,3 +224,39 @@ def test_rbf_without_envelope_is_refused_by_the_planner() -> None:
     arrays = {k: v for k, v in models["rbf"].arrays.items() if not k.startswith("envelope")}
     with pytest.raises(CandidatesUnavailable, match="envelope"):
         candidates.bounds(Model("rbf", arrays), 4)
+
+
+def test_a_kernel_model_on_candidates_equals_it_on_all_pairs() -> None:
+    """The kernel's chord envelope bounds it from above (candidates.kernel_envelope), so the
+    blocking join keeps every pair the kernel model accepts, while cutting most pairs."""
+    tensor_a, tensor_b, _, models = _linkage()
+    model = models["kernel"]
+    assert model.widths is not None and not model.linear_in_distances
+    selection = Selection(model, 10)
+    got = accepted_pairs(tensor_a, tensor_b, selection)
+    expected = _oracle(tensor_a, tensor_b, selection)
+    assert len(expected) > 100
+    assert got.candidates is not None and got.candidates < 0.7 * len(tensor_a) * len(tensor_b)
+    np.testing.assert_array_equal(got.matches.rows_a, expected.rows_a)
+    differ = set(pair_list(got.matches)) ^ set(pair_list(expected))
+    assert len(differ) <= 0.001 * len(expected)
+
+
+def test_the_kernel_envelope_is_above_the_kernel_decision_everywhere() -> None:
+    rng = np.random.default_rng(5)
+    m = 3
+    widths = np.array([0.05, 0.2, 5e-5])
+    weights = np.concatenate([[4.0, -1.0, 2.5], rng.normal(size=2 * m)])
+    model = Model("linear", {"weights": weights, "bias": np.array(-3.0), "widths": widths})
+    distances = rng.uniform(0, 1.2, size=(5000, m))
+    distances[:100] = 0.0
+    one = (rng.random((5000, m)) < 0.1).astype(float)
+    both = (rng.random((5000, m)) < 0.05).astype(float) * (1 - one)
+    features = np.concatenate([distances, one, both], axis=1)
+    bound = candidates.envelope(model)
+    capped = np.minimum(distances, bound.caps)
+    linear = capped @ bound.weights[:m] + one @ bound.weights[m : 2 * m]
+    linear += both @ bound.weights[2 * m :] + bound.bias
+    decision = model.decision(features)
+    assert (linear >= decision - 1e-9).all()
+    assert (linear <= 0).any()  # and it bounds something

@@ -76,7 +76,7 @@ def test_only_a_linear_model_without_caps_is_one_product() -> None:
     assert not dense_scores.applies(Model("linear", capped))
     rbf = {"support_vectors": np.zeros((1, 2)), "dual_coef": np.ones(1), "gamma": bias}
     assert not dense_scores.applies(Model("rbf", {**rbf, "bias": bias}))
-    with pytest.raises(ValueError, match="linear model without caps"):
+    with pytest.raises(ValueError, match="linear in the distances, without caps"):
         dense_scores.plan(
             ([np.zeros((1, 2))], [np.zeros(1, bool)]),
             ([np.zeros((1, 2))], [np.zeros(1, bool)]),

@@ -6,10 +6,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from pprl.protocol.errors import SettingError
 from pprl.protocol.linkage.candidates import accepted_pairs, bounds
 from pprl.protocol.linkage.matching import Selection, one_to_one
 from pprl.protocol.method import DEFAULT_SATURATION, method_params
-from pprl.protocol.model.classifier import MIN_CAP, Model, saturation_caps, train
+from pprl.protocol.model.classifier import (
+    KERNEL_DIVISOR,
+    KERNEL_QUANTILE,
+    MIN_CAP,
+    Model,
+    saturation_caps,
+    train,
+)
 from pprl.protocol.model.features import MISSING_CODE
 from tests.oracles import all_pair_features, pair_list
 
@@ -135,3 +143,36 @@ def test_multi_error_models_train_a_logistic_regression_by_default() -> None:
     assert method_params(classifier="logistic").classifier == "logistic"
     with pytest.raises(ValueError, match="logistic"):
         method_params(classifier="tree")
+
+
+def test_a_kernel_model_reads_each_distance_as_its_kernel_value() -> None:
+    """The kernel model (sealed_kernel_features > 0): widths at KERNEL_QUANTILE of the
+    non-matches' distances over KERNEL_DIVISOR, each present entry read as exp(-d / width)
+    and a missing one as 0; like caps it lets two agreeing entries of three outweigh a far
+    one, and it is saved with its widths."""
+    rng = np.random.default_rng(7)
+    n = 600
+    close = rng.uniform(0.0, 0.004, size=(n, 3))
+    one_far = close.copy()
+    one_far[np.arange(n), rng.integers(0, 3, n)] = rng.uniform(0.02, 0.05, n)
+    strangers = rng.uniform(0.01, 0.05, size=(4 * n, 3))
+    x = np.concatenate([close, one_far, strangers])
+    x = np.concatenate([x, np.zeros((len(x), 6))], axis=1)
+    y = np.concatenate([np.ones(2 * n), np.zeros(4 * n)]).astype(int)
+    model = train(x, y, "logistic", class_weight="balanced", kernel=True)
+    widths = model.widths
+    assert widths is not None and model.caps is None
+    np.testing.assert_allclose(widths, saturation_caps(x, y, KERNEL_QUANTILE) / KERNEL_DIVISOR)
+    decisions = model.decision(x)
+    assert (decisions[: 2 * n] > 0).mean() > 0.95 and (decisions[2 * n :] < 0).mean() > 0.95
+    # The decision is linear in the kernel values; a missing value's kernel value is 0.
+    weights, bias = model.arrays["weights"], float(model.arrays["bias"])
+    row = np.array([[0.01, 0.3, 1.0, 0, 0, 1, 0, 0, 0]])
+    kernel = [np.exp(-0.01 / widths[0]), np.exp(-0.3 / widths[1]), 0.0]
+    expected = bias + kernel @ weights[:3] + weights[5]
+    np.testing.assert_allclose(model.decision(row), [expected])
+    assert not model.linear_in_distances and model.linear_parts() is not None
+    loaded = Model.from_bytes(model.to_bytes())
+    np.testing.assert_allclose(loaded.decision(x), decisions)
+    with pytest.raises(SettingError, match="kernel"):
+        train(x, y, "rbf", kernel=True)

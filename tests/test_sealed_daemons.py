@@ -14,8 +14,15 @@ import pytest
 from pprl.files.sealed_bytes import dumped
 from pprl.party.local import Deployment, evaluate, read_truth
 from pprl.party.reasons import reason_of
-from pprl.party.storage.artifacts import OWN_KEYS, OWN_KEYS_TWICE, PEER_KEYS_TWICE, PEER_TENSOR
+from pprl.party.storage.artifacts import (
+    MODEL,
+    OWN_KEYS,
+    OWN_KEYS_TWICE,
+    PEER_KEYS_TWICE,
+    PEER_TENSOR,
+)
 from pprl.party.storage.state import run_dir
+from pprl.protocol.model.classifier import Model
 from pprl.protocol.sealed import scoring, session
 from pprl.protocol.sealed.parameters import DEFAULT_CRYPTO, CkksSetting
 from pprl.protocol.sealed.session import DEFAULT_THRESHOLDS
@@ -49,8 +56,12 @@ def _sealed(recipes: list[str] = RECIPES, extra: str = "") -> Callable[[Deployme
     return configure
 
 
-def test_two_daemons_link_sealed_and_send_no_vectors(deploy):
-    deployment = deploy(size=300, overlap=0.9, configure=_sealed())
+# The default model, linear in the distances, and a kernel model scored through random
+# features (the evaluator maps its vectors with the scorer's widths from the score header).
+@pytest.mark.parametrize("features", [0, 64], ids=["linear", "kernel"])
+def test_two_daemons_link_sealed_and_send_no_vectors(deploy, features):
+    extra = f"sealed_kernel_features = {features}\n"
+    deployment = deploy(size=300, overlap=0.9, configure=_sealed(extra=extra))
     result, summary = coordinate_summary(deployment)
     assert result.returncode == 0, result.stderr
     assert "candidate pairs" in result.stdout and "under encryption" in result.stdout
@@ -63,6 +74,9 @@ def test_two_daemons_link_sealed_and_send_no_vectors(deploy):
         # No tensor was received; the peer's keys arrived blinded twice, one set per row.
         assert not (state / PEER_TENSOR).exists()
         assert (state / PEER_KEYS_TWICE).exists() and (state / OWN_KEYS).exists()
+        # The model is what the agreement asks for: kernel widths exactly when it has features.
+        model = Model.from_bytes((state / MODEL).read_bytes())
+        assert (model.widths is not None) == bool(features)
 
 
 @pytest.fixture
@@ -178,6 +192,8 @@ def test_bad_encrypted_scores_are_refused_with_their_reason(exchanged):
         "other layout": ([changed(batches=3)], pb.BAD_CIPHERTEXT),
         # No address entry in this agreement: no movers' alternative, no ratios.
         "movers' ratios not agreed": ([changed(alternative_ratios=[1.0, 2.0])], pb.BAD_CIPHERTEXT),
+        # No random features agreed: no kernel, no widths.
+        "kernel widths not agreed": ([changed(kernel_widths=[0.1] * 6)], pb.BAD_CIPHERTEXT),
         "other digest": ([changed(digest="0" * 64)], pb.DIGEST_MISMATCH),
         "unreadable public key": ([changed(public_key=b"junk")], pb.BAD_CIPHERTEXT),
         "other parameters": (

@@ -26,8 +26,8 @@ def test_the_linear_form_is_the_models_decision_on_every_pair() -> None:
     entries = 3
     model = Model("linear", {"weights": rng.normal(size=3 * entries), "bias": np.array(0.7)})
     a, b = _units(rng, 40, entries, 6), _units(rng, 30, entries, 6)
-    x, c = linear_form.scorer_part(model, a)
-    y = linear_form.evaluator_part(b)
+    x, c = linear_form.scorer_part(model, a, linear_form.Peer())
+    y = linear_form.evaluator_part(b, linear_form.Peer())
     sealed = c[:, None] + x @ y.T
     i, j = np.meshgrid(np.arange(40), np.arange(30), indexing="ij")
     expected = model.decision(pair_features(a[i.ravel()], b[j.ravel()])).reshape(40, 30)
@@ -46,12 +46,12 @@ def test_the_score_bound_holds_for_every_peer_vector_and_the_scale_spreads_score
     weights = np.concatenate([-np.abs(rng.normal(size=entries)), rng.normal(size=2 * entries)])
     model = Model("linear", {"weights": weights, "bias": np.array(1.5)})
     own, peers = _units(rng, 60, entries, 5), _units(rng, 400, entries, 5)
-    x, c = linear_form.scorer_part(model, own)
-    y = linear_form.evaluator_part(peers)
+    x, c = linear_form.scorer_part(model, own, linear_form.Peer())
+    y = linear_form.evaluator_part(peers, linear_form.Peer())
     scores = c[:, None] + x @ y.T
     bound = linear_form.score_bound(x, c, entries)
     assert np.abs(scores).max() <= bound + 1e-9
-    own_y = linear_form.evaluator_part(own)
+    own_y = linear_form.evaluator_part(own, linear_form.Peer())
     reach = linear_form.score_range(x, c, own_y)
     assert reach == pytest.approx(np.abs(c[:, None] + x @ own_y.T).max())
     assert reach <= bound
@@ -64,7 +64,7 @@ def test_the_score_bound_holds_for_every_peer_vector_and_the_scale_spreads_score
     assert np.array_equal(scale * scores > 0, scores > 0)
     # Large weights: the range, not the target, sets the factor.
     heavy = Model("linear", {"weights": 40 * weights, "bias": np.array(60.0)})
-    hx, hc = linear_form.scorer_part(heavy, own)
+    hx, hc = linear_form.scorer_part(heavy, own, linear_form.Peer())
     capped = linear_form.score_scale(hx, hc, own_y, entries)
     assert capped * linear_form.score_range(hx, hc, own_y) <= safe * (1 + 1e-9)
     assert capped * linear_form.score_bound(hx, hc, entries) <= 2 * safe * (1 + 1e-9)
@@ -74,10 +74,10 @@ def test_models_the_linear_form_cannot_hold_are_refused() -> None:
     unit = np.zeros((2, 1, 3), dtype=np.float32)
     capped = Model("linear", {"weights": np.ones(3), "bias": np.array(0.0), "caps": np.ones(1)})
     with pytest.raises(SettingError, match="without caps"):
-        linear_form.scorer_part(capped, unit)
+        linear_form.scorer_part(capped, unit, linear_form.Peer())
     rbf = Model("rbf", {"bias": np.array(0.0)})
     with pytest.raises(SettingError, match="linear model"):
-        linear_form.scorer_part(rbf, unit)
+        linear_form.scorer_part(rbf, unit, linear_form.Peer())
 
 
 def test_keys_join_near_vectors_and_part_far_ones() -> None:
@@ -103,3 +103,50 @@ def test_a_missing_value_gives_no_key_of_its_entry() -> None:
     keys = row_keys(unit, KeySetting(bits=4, bands=2, entries=(0, 1)), b"seed")[0]
     assert sorted({k.split("|")[0] for k in keys}) == ["all entries", "entry 0"]
     assert row_keys(np.zeros((1, 2, 4), np.float32), KeySetting(bits=4, bands=2), b"s") == [[]]
+
+
+def test_a_kernel_models_form_is_its_decision_through_the_random_features() -> None:
+    """With random features, c_i + <x_i, y_j> is exactly the model's decision with each
+    kernel value replaced by z(p) . z(q) (0 where a value is missing), and close to the
+    exact kernel's decision; the score bound holds at the features' length."""
+    rng = np.random.default_rng(6)
+    entries, count = 3, 512
+    widths = np.array([0.08, 0.15, 0.3])
+    weights = np.concatenate([[3.0, 2.0, 4.0], rng.normal(size=2 * entries)])
+    model = Model("linear", {"weights": weights, "bias": np.array(-4.0), "widths": widths})
+    a, b = _units(rng, 40, entries, 8), _units(rng, 30, entries, 8)
+    b[:10] = a[:10]  # identical values: kernel 1
+    peer = linear_form.peer_of(model, count, "digest")
+    assert peer.kernel is not None
+    x, c = linear_form.scorer_part(model, a, peer)
+    y = linear_form.evaluator_part(b, peer)
+    assert x.shape[1] == y.shape[1] == entries * (count + 1)
+    sealed = c[:, None] + x @ y.T
+    za, zb = peer.kernel.map(a), peer.kernel.map(b)
+    approximated = np.einsum("imd,jmd->ijm", za, zb)
+    i, j = np.meshgrid(np.arange(40), np.arange(30), indexing="ij")
+    features = pair_features(a[i.ravel()], b[j.ravel()])
+    features[:, :entries] = approximated.reshape(-1, entries)
+    linear = Model("linear", {"weights": weights, "bias": np.array(-4.0)})
+    np.testing.assert_allclose(sealed, linear.decision(features).reshape(40, 30), atol=1e-6)
+    exact = model.decision(pair_features(a[i.ravel()], b[j.ravel()])).reshape(40, 30)
+    assert np.abs(sealed - exact).max() < 1.0 and np.abs(sealed - exact).mean() < 0.25
+    assert np.abs(np.diagonal(sealed[:10, :10]) - np.diagonal(exact[:10, :10])).max() < 0.5
+    assert np.abs(sealed).max() <= linear_form.score_bound(x, c, entries, peer.length)
+    # The same seed draws the same features; another seed others.
+    again = linear_form.peer_of(model, count, "digest")
+    assert again.kernel is not None and np.array_equal(again.kernel.map(a), za)
+    other = linear_form.peer_of(model, count, "another digest")
+    assert other.kernel is not None and not np.array_equal(other.kernel.map(a), za)
+
+
+def test_a_kernel_model_needs_agreed_random_features() -> None:
+    model = Model("linear", {"weights": np.ones(3), "bias": np.array(0.0), "widths": np.ones(1)})
+    with pytest.raises(SettingError, match="random features"):
+        linear_form.peer_of(model, 0, "digest")
+    assert (
+        linear_form.peer_of(
+            Model("linear", {"weights": np.ones(3), "bias": np.array(0.0)}), 128, "d"
+        ).kernel
+        is None
+    )

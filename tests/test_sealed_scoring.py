@@ -374,11 +374,11 @@ def test_a_movers_alternative_is_scored_from_the_same_ciphertexts() -> None:
     second = np.array([-9.0, -8.0, 0.0, -0.8, -1.2, 0.0, 0.2, 0.2, 0.0])  # without entry 2
     base = Model("linear", {"weights": first, "bias": np.array(12.0)})
     model = with_alternatives(base, second[None, :], np.array([13.0]))
-    x, c = linear_form.scorer_part(model, unit)
-    alternative = linear_form.alternative_part(model, unit)
+    x, c = linear_form.scorer_part(model, unit, linear_form.Peer())
+    alternative = linear_form.alternative_part(model, unit, linear_form.Peer())
     assert alternative is not None
     np.testing.assert_allclose(alternative.ratios, [1.5, 1.6, 0.0])
-    y = linear_form.evaluator_part(unit)
+    y = linear_form.evaluator_part(unit, linear_form.Peer())
     pairs = _pairs(rng, n, n, 3000)
     features = _features_of(unit, pairs)
     decisions = model.decision(features)

@@ -6,11 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from pprl.party.config import load_config
 from pprl.protocol.method import method_params
 from pprl.protocol.sealed import session
+from pprl.protocol.sealed.parameters import DEFAULT_CRYPTO
+from pprl.protocol.sealed.session import DEFAULT_THRESHOLDS
 from tests.test_config import load_error, minimal, write
 
 RECIPES = ["first:soundex+last:soundex", "first:initial+last"]
@@ -36,6 +39,9 @@ def sealed(**method: Any) -> dict[str, Any]:
         ({"sealed_thresholds": [0, 2, 1]}, "method.sealed_thresholds", "must rise"),
         ({"sealed_thresholds": ["a"]}, "method.sealed_thresholds", "list of numbers"),
         ({"sealed_crypto": "ckks-4096"}, "method.sealed_crypto", "unknown parameter set"),
+        ({"sealed_kernel_features": -1}, "method.sealed_kernel_features", "whole number >= 0"),
+        ({"sealed_kernel_features": 1.5}, "method.sealed_kernel_features", "whole number >= 0"),
+        ({"sealed_kernel_features": 5000}, "method.sealed_kernel_features", "from 0"),
         ({"saturation": 0.25}, "method.saturation", "needs saturation = 0.0"),
         ({"feature": "cosine"}, "method.feature", "needs feature = 'projected-cosine'"),
         # Refused here: an rbf model used to fail at MATCH, after the keys had gone out.
@@ -113,8 +119,11 @@ def test_the_digest_covers_the_recipes_thresholds_and_parameters() -> None:
         method_params(encoding="sealed", sealed_keys="first+last", sealed_thresholds="0,1")
         .to_dict()
         .__repr__(),
+        method_params(encoding="sealed", sealed_keys="first+last", sealed_kernel_features=64)
+        .to_dict()
+        .__repr__(),
     }
-    assert len(digests) == 3
+    assert len(digests) == 4
     # Another encoding's description holds none of them: earlier digests stay what they were.
     assert not any(key.startswith("sealed_") for key in method_params().to_dict())
 
@@ -130,3 +139,33 @@ def test_ties_break_the_same_way_on_both_sides() -> None:
     assert sorted(zip(mine.rows_a, mine.rows_b, strict=True)) == sorted(
         zip(theirs.rows_b, theirs.rows_a, strict=True)
     )
+
+
+def test_a_score_header_with_widths_no_kernel_can_have_is_refused() -> None:
+    """An evaluator that agreed on random features takes one kernel width per entry, each a
+    cap a kernel model can have over its divisor; anything else is refused before any work."""
+    from pprl.party.peering.sealed_checks import KERNEL_WIDTHS, header_refusal
+    from pprl.party.phases.sealed import Evaluation, ScoreShape
+    from pprl.protocol.sealed.layout import layout
+    from pprl.wire.v1 import linkage_pb2 as pb
+
+    pairs = np.array([[0, 0], [1, 1]])
+    ckks = session.setting(DEFAULT_CRYPTO, DEFAULT_THRESHOLDS)
+    placed = layout(pairs, ckks.slots, 1)
+    units = np.zeros((2, 2, 4), dtype=np.float32)
+    sha = session.candidates_sha256(pairs)
+    evaluation = Evaluation(
+        placed, ScoreShape(2 * 17 + 1, 11), units, ckks, sha, False, 2, 16, "digest"
+    )
+    header = pb.ScoreHeader(batches=placed.batches, coordinates=2 * 17 + 1, candidates_sha256=sha)
+    for widths in ([0.1], [0.1, 0.0], [0.1, KERNEL_WIDTHS[1] * 2], [0.1, float("nan")]):
+        del header.kernel_widths[:]
+        header.kernel_widths.extend(widths)
+        refusal = header_refusal(header, evaluation)
+        assert refusal is not None and refusal[0] == pb.BAD_CIPHERTEXT, widths
+        assert "kernel widths" in refusal[1]
+    del header.kernel_widths[:]
+    header.kernel_widths.extend([0.1, KERNEL_WIDTHS[0]])
+    # The widths pass; what is refused next is the header's (empty) public key.
+    refusal = header_refusal(header, evaluation)
+    assert refusal is not None and "public key" in refusal[1]

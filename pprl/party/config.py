@@ -37,6 +37,7 @@ from pprl.protocol.model.classifier import CLASS_WEIGHTS, TRAINERS
 from pprl.protocol.model.features import FEATURES
 from pprl.protocol.privacy.audit import MEASURES
 from pprl.protocol.sealed import session
+from pprl.protocol.sealed.session import DEFAULT_KERNEL_FEATURES
 from pprl.protocol.vectors.bloom import BloomParams
 from pprl.protocol.vectors.release import RELEASES
 
@@ -89,6 +90,7 @@ KNOWN_KEYS: dict[str, tuple[str, ...]] = {
         "sealed_keys",
         "sealed_thresholds",
         "sealed_crypto",
+        "sealed_kernel_features",
     ),
     "privacy": (
         "max_reidentification",
@@ -578,6 +580,10 @@ def _sealed(
         out["sealed_thresholds"] = ",".join(repr(float(v)) for v in value)
     if "sealed_crypto" in section.data:
         out["sealed_crypto"] = section.string("sealed_crypto")
+    if "sealed_kernel_features" in section.data:
+        out["sealed_kernel_features"] = section.count(
+            "sealed_kernel_features", DEFAULT_KERNEL_FEATURES, minimum=0
+        )
     return out
 
 

@@ -21,7 +21,11 @@ from pprl.protocol.errors import SettingError
 from pprl.protocol.linkage.matching import ASSIGNMENTS, GREEDY, OPTIMAL
 from pprl.protocol.model.classifier import CLASS_WEIGHTS, DEFAULT_C, TRAINERS, check_saturation
 from pprl.protocol.model.features import FEATURES
-from pprl.protocol.sealed.session import DEFAULT_CRYPTO, DEFAULT_THRESHOLDS
+from pprl.protocol.sealed.session import (
+    DEFAULT_CRYPTO,
+    DEFAULT_KERNEL_FEATURES,
+    DEFAULT_THRESHOLDS,
+)
 from pprl.protocol.vectors.bloom import BloomParams
 from pprl.protocol.vectors.release import RELEASES
 
@@ -93,6 +97,9 @@ class MethodParams:
     sealed_keys: str = ""
     sealed_thresholds: str = DEFAULT_THRESHOLDS
     sealed_crypto: str = DEFAULT_CRYPTO
+    # Random features per entry for a kernel model (pprl.protocol.sealed.kernel_features);
+    # 0: a model linear in the distances.
+    sealed_kernel_features: int = DEFAULT_KERNEL_FEATURES
 
     def to_dict(self) -> dict[str, Any]:
         """C, sigma and saturation as floats, so that 100 and 100.0 give the same digest; the
@@ -122,6 +129,13 @@ class MethodParams:
                 for key in set(encoding.settings) - set(current.settings):
                     out.pop(key, None)
         return out
+
+    @property
+    def kernel_features(self) -> int:
+        """Random features per entry when the agreed encoding scores a kernel model under
+        encryption; 0 when the model is linear in the distances."""
+        encoding = ENCODINGS.get(self.encoding)
+        return self.sealed_kernel_features if encoding is not None and encoding.sealed else 0
 
     @property
     def keyed(self) -> bool:

@@ -102,6 +102,7 @@ def fit(
         method.saturation,
         lenient=mover_groups(agreement, method),
         lenient_odds=method.mover_odds,
+        kernel=method.kernel_features > 0,
     )
     return model, len(y)
 

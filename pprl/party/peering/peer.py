@@ -163,6 +163,7 @@ class PeerClient:
         consume: Callable[[int, list[bytes]], None],
         progress: Progress | None = None,
         ratios: np.ndarray | None = None,
+        widths: np.ndarray | None = None,
     ) -> int:
         """Sealed linkage: the own encrypted vectors to the peer batch by batch; back, per
         batch, `per_batch[batch]` evaluated ciphertexts (its rounds x thresholds), refused
@@ -177,6 +178,7 @@ class PeerClient:
             coordinates=coordinates,
             candidates_sha256=candidates_sha256,
             alternative_ratios=[] if ratios is None else [float(r) for r in ratios],
+            kernel_widths=[] if widths is None else [float(w) for w in widths],
         )
 
         def requests() -> Iterator[pb.SealedScores]:

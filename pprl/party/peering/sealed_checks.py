@@ -9,11 +9,16 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from pprl.party.peering.transfer import TransferError
+from pprl.protocol.model.classifier import KERNEL_DIVISOR, MIN_CAP
 from pprl.protocol.sealed.parameters import CkksSetting
 from pprl.wire.v1 import linkage_pb2 as pb
 
 if TYPE_CHECKING:
     from pprl.party.phases.sealed import Evaluation
+
+# The widths a kernel model can have: its caps (MIN_CAP to 2, the largest cosine distance)
+# over KERNEL_DIVISOR.
+KERNEL_WIDTHS = (MIN_CAP / KERNEL_DIVISOR, 2.0 / KERNEL_DIVISOR)
 
 
 def header_refusal(
@@ -38,6 +43,14 @@ def header_refusal(
         return (
             pb.BAD_CIPHERTEXT,
             f"{len(ratios)} movers' ratios (finite numbers) where the agreement has {wanted}",
+        )
+    widths = list(header.kernel_widths)
+    wanted = evaluation.entries if evaluation.kernel_features else 0
+    if len(widths) != wanted or not all(KERNEL_WIDTHS[0] <= w <= KERNEL_WIDTHS[1] for w in widths):
+        return (
+            pb.BAD_CIPHERTEXT,
+            f"{len(widths)} kernel widths (each within {KERNEL_WIDTHS[0]:g}..{KERNEL_WIDTHS[1]:g}) "
+            f"where the agreement has {wanted}",
         )
     wrong = parameters_refusal(header.public_key, evaluation.ckks)
     return None if wrong is None else (pb.BAD_CIPHERTEXT, wrong)

@@ -34,6 +34,7 @@ from pprl.protocol.model.features import unit_vectors
 from pprl.protocol.own_training import mover_groups
 from pprl.protocol.sealed import linear_form, session
 from pprl.protocol.sealed.blinding import POINT_BYTES, Blinder, BlindingError, returned, split
+from pprl.protocol.sealed.kernel_features import RandomFeatures
 from pprl.protocol.sealed.layout import Layout
 from pprl.protocol.sealed.parameters import CkksSetting
 from pprl.protocol.vectors.randomness import SEALED_SCORES
@@ -121,16 +122,20 @@ def match(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     ckks = session.setting(method.sealed_crypto, method.sealed_thresholds)
     model = classifier.Model.from_bytes(ctx.artifact(run_id, MODEL).path.read_bytes())
     units = _units(ctx, run_id)
-    x, c = linear_form.scorer_part(model, units)
-    alternative = linear_form.alternative_part(model, units)
-    if (alternative is not None) != bool(mover_groups(agreement)):
+    movers = model.kind == classifier.LENIENT
+    kernel = model.widths is not None
+    if movers != bool(mover_groups(agreement)) or kernel != (method.kernel_features > 0):
         raise PhaseFailed(
-            "this party's model does not match the agreed movers' setting: train again",
+            "this party's model does not match the agreed movers' or kernel setting: train again",
             reason=pb.DATA_LOSS,
         )
-    own_y = linear_form.evaluator_part(units)
-    placed, shape = _scoring_layout(pairs, ckks, own_y, units.shape[1], alternative is not None)
-    x, c, alternative = linear_form.scaled_forms(x, c, alternative, own_y, units.shape[1])
+    plain = linear_form.peer_of(model, method.kernel_features, digest)
+    x, c = linear_form.scorer_part(model, units, plain)
+    alternative = linear_form.alternative_part(model, units, plain)
+    own_y = linear_form.evaluator_part(units, plain)
+    entries, width = units.shape[1], own_y.shape[1] // units.shape[1] - 1
+    placed, shape = _scoring_layout(pairs, ckks, entries, width, alternative is not None)
+    x, c, alternative = linear_form.scaled_forms(x, c, alternative, own_y, entries, plain)
     n_own, n_peer = len(x), ctx.peer_rows(run_id) or 0
     share = len(pairs) / max(1, n_own * n_peer)
     progress(
@@ -166,6 +171,7 @@ def match(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
             consume,
             progress=lambda done, total: progress(done, total, "batches", ""),
             ratios=None if alternative is None else alternative.ratios,
+            widths=model.widths,
         )
     except ValueError as error:
         raise PhaseFailed(
@@ -224,13 +230,15 @@ class ScoreShape:
 
 
 def _scoring_layout(
-    pairs: np.ndarray, ckks: CkksSetting, y: np.ndarray, entries: int, alternative: bool
+    pairs: np.ndarray, ckks: CkksSetting, entries: int, width: int, alternative: bool
 ) -> tuple[Layout, ScoreShape]:
     """The layout of a scoring party's pairs (its row first) and the shape of its stream, as
-    the scorer and the evaluator both derive them; the vectors of either party are as wide
-    as the other's (`y`: its evaluator part, `entries` mapping entries)."""
+    the scorer and the evaluator both derive them: `entries` mapping entries of `width`
+    coordinates each (the projected vectors' or the agreed random features'), each with its
+    missing indicator, then the constant."""
     extra = entries + 1 if alternative else 0
-    shape = ScoreShape(y.shape[1] + 1 + extra, len(ckks.thresholds) + int(alternative))
+    coordinates = entries * (width + 1) + 1 + extra
+    shape = ScoreShape(coordinates, len(ckks.thresholds) + int(alternative))
     placed = session.score_layout(pairs, ckks, shape.coordinates, returned=shape.returned)
     return placed, shape
 
@@ -238,30 +246,43 @@ def _scoring_layout(
 @dataclass(frozen=True)
 class Evaluation:
     """What serving the peer's scoring needs: its layout and stream's shape, this party's
-    vectors, the setting, and whether the peer's model has a movers' alternative (from the
-    agreement) over how many entries."""
+    unit vectors, the setting, whether the peer's model has a movers' alternative (from the
+    agreement) over how many entries, and the agreed random features an entry (0: none) with
+    the digest they are drawn from."""
 
     placed: Layout
     shape: ScoreShape
-    y: np.ndarray
+    units: np.ndarray
     ckks: CkksSetting
     candidates_sha256: bytes
     alternative: bool
     entries: int
+    kernel_features: int
+    digest: str
+
+    def y(self, widths: np.ndarray | None) -> np.ndarray:
+        """This party's plaintext for the peer's model: its unit vectors, or their random
+        features for the peer's kernel widths."""
+        kernel = None
+        if widths is not None:
+            kernel = RandomFeatures(widths, self.kernel_features, self.digest)
+        return linear_form.evaluator_part(self.units, linear_form.Peer(kernel))
 
 
 def evaluation_for_peer(ctx: RunContext, run_id: str) -> Evaluation:
     """The peer's scoring as this party derives it: the same candidates, the peer's row first."""
     agreement = ctx.agreement(run_id)
     method = agreement.method
+    digest, _ = ctx.store.run(run_id).agreement()
     pairs = _candidates(ctx, run_id)[:, ::-1]
     ckks = session.setting(method.sealed_crypto, method.sealed_thresholds)
     units = _units(ctx, run_id)
-    y = linear_form.evaluator_part(units)
     alternative = bool(mover_groups(agreement))
-    placed, shape = _scoring_layout(pairs, ckks, y, units.shape[1], alternative)
+    features = method.kernel_features
+    entries, width = units.shape[1], features or units.shape[2]
+    placed, shape = _scoring_layout(pairs, ckks, entries, width, alternative)
     sha = session.candidates_sha256(pairs)
-    return Evaluation(placed, shape, y, ckks, sha, alternative, units.shape[1])
+    return Evaluation(placed, shape, units, ckks, sha, alternative, entries, features, digest)
 
 
 def evaluated(
@@ -270,14 +291,17 @@ def evaluated(
     public: bytes,
     batches: Iterator[tuple[int, list[bytes]]],
     ratios: np.ndarray | None = None,
+    widths: np.ndarray | None = None,
 ) -> Iterator[tuple[int, list[bytes]]]:
     """Each received batch evaluated, in order, with secret factors and flooding; `ratios`:
-    the peer's movers' alternative, when the agreement has one."""
+    the peer's movers' alternative, when the agreement has one; `widths`: its kernel's, when
+    the agreement has random features."""
     from pprl.files.sealed_bytes import dumped, loaded
     from pprl.protocol.sealed import scoring
 
     context = scoring.seal_context(evaluation.ckks)
     key = loaded(scoring.PublicKey, context, public)
+    y = evaluation.y(widths)
     rng = ctx.randomness.generator(SEALED_SCORES)
     for batch, received in batches:
         ciphertexts = [loaded(scoring.Ciphertext, context, data) for data in received]
@@ -286,7 +310,7 @@ def evaluated(
             key,
             batch,
             ciphertexts,
-            evaluation.y,
+            y,
             evaluation.placed,
             evaluation.ckks,
             rng,

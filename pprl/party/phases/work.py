@@ -58,5 +58,6 @@ class PhaseWork(RunContext):
         public: bytes,
         batches: Iterator[tuple[int, list[bytes]]],
         ratios: np.ndarray | None = None,
+        widths: np.ndarray | None = None,
     ) -> Iterator[tuple[int, list[bytes]]]:
-        return sealed.evaluated(self, evaluation, public, batches, ratios)
+        return sealed.evaluated(self, evaluation, public, batches, ratios, widths)

@@ -384,7 +384,8 @@ class PeerService(rpc.PeerServicer):
         batches = sealed_checks.received_batches(messages, header)
         try:
             ratios = np.array(header.alternative_ratios) if evaluation.alternative else None
-            evaluating = self.work.evaluated(evaluation, header.public_key, batches, ratios)
+            widths = np.array(header.kernel_widths) if evaluation.kernel_features else None
+            evaluating = self.work.evaluated(evaluation, header.public_key, batches, ratios, widths)
             for batch, results in evaluating:
                 for index, data in enumerate(results):
                     reply = pb.SealedScores(

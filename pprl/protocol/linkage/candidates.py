@@ -202,20 +202,53 @@ class Bounds:
         return cuts.astype(np.float32)
 
 
-def envelope(model: Model) -> tuple[np.ndarray, float]:
-    """The linear weights and bias that bound the model's accepted pairs."""
+@dataclass(frozen=True)
+class Envelope:
+    """A decision linear in the (capped) distances that is at least the model's on every
+    pair: what the blocking join's cuts and the pre-filter of a model that is not linear in
+    the distances stand on."""
+
+    weights: np.ndarray  # (3M,) or (M,)
+    bias: float
+    caps: np.ndarray | None
+
+
+def envelope(model: Model) -> Envelope:
+    """The linear weights, bias and caps that bound the model's accepted pairs."""
     if model.kind == "linear":
-        return model.arrays["weights"], float(model.arrays["bias"])
-    if "envelope_weights" in model.arrays:
-        return model.arrays["envelope_weights"], float(model.arrays["envelope_bias"])
-    raise CandidatesUnavailable("this rbf model has no linear envelope (retrain it)")
+        weights, bias = model.arrays["weights"], float(model.arrays["bias"])
+    elif "envelope_weights" in model.arrays:
+        weights, bias = model.arrays["envelope_weights"], float(model.arrays["envelope_bias"])
+    else:
+        raise CandidatesUnavailable("this rbf model has no linear envelope (retrain it)")
+    if model.widths is None:
+        return Envelope(weights, bias, model.caps)
+    return kernel_envelope(weights, bias, model.widths)
+
+
+# Where a kernel's envelope stops falling, in widths: its chord leaves exp(-4), under 2%, of
+# the entry's weight beyond, so that a disagreeing entry can still rule a pair out.
+ENVELOPE_WIDTHS = 4.0
+
+
+def kernel_envelope(weights: np.ndarray, bias: float, widths: np.ndarray) -> Envelope:
+    """A kernel model's bound (weights on each entry's kernel value exp(-d / width), which is
+    0 for a missing value) as a linear decision on distances capped at a multiple a of the
+    widths: a convex kernel lies below its chord, exp(-d / width) <= 1 - (1 - e^-a)
+    min(d, a width) / (a width), and a negative weight's term is at most 0."""
+    m = len(widths)
+    weights = full_weights(weights, m).copy()
+    positive = np.maximum(weights[:m], 0.0)
+    caps = ENVELOPE_WIDTHS * np.asarray(widths, dtype=np.float64)
+    weights[:m] = -positive * (1.0 - np.exp(-ENVELOPE_WIDTHS)) / caps
+    return Envelope(weights, bias + float(positive.sum()), caps)
 
 
 def bounds(model: Model, entries: int) -> Bounds:
-    weights, bias = envelope(model)
-    weights = full_weights(weights, entries)
+    bound = envelope(model)
+    weights, bias = full_weights(bound.weights, entries), bound.bias
     w, v, u = np.split(weights, 3)
-    tops = np.full(entries, 2.0) if model.caps is None else np.minimum(2.0, model.caps)
+    tops = np.full(entries, 2.0) if bound.caps is None else np.minimum(2.0, bound.caps)
     absent = np.minimum(1.0, tops) * w
     missing_best = np.maximum(absent + v, absent + u)
     best_entry = np.maximum(np.maximum(0.0, tops * w), missing_best)
@@ -352,8 +385,9 @@ class CandidatePlan:
             missing_b = np.stack([m[c[at_b]] for m, c in zip(self.missing_b, codes_b, strict=True)])
             indicators = indicator_features(missing_a.T, missing_b.T).T
         model = self.selection.model
-        if model.linear_parts() is None:
-            # The envelope's whole decision, not just its per-entry bound, before the rbf.
+        if not model.linear_in_distances:
+            # The envelope's whole decision, not just its per-entry bound, before the rbf
+            # or the kernel.
             inside = _envelope_decision(dots, indicators, model) > 0
             at_a, at_b, dots = at_a[inside], at_b[inside], dots[:, inside]
             if indicators is not None:
@@ -404,10 +438,10 @@ def _decision(dots: np.ndarray, indicators: np.ndarray | None, model: Model) -> 
 
 
 def _envelope_decision(dots: np.ndarray, indicators: np.ndarray | None, model: Model) -> np.ndarray:
-    weights = full_weights(model.arrays["envelope_weights"], len(dots))
+    bound = envelope(model)
+    weights = full_weights(bound.weights, len(dots))
     slack = _SLACK * (1.0 + np.abs(weights).sum())  # float32 rounding never excludes a pair
-    bias = float(model.arrays["envelope_bias"]) + slack
-    return linear_decision(weights, bias, dots, indicators, model.caps)
+    return linear_decision(weights, bound.bias + slack, dots, indicators, bound.caps)
 
 
 def _estimated_pairs(

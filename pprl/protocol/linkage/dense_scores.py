@@ -27,9 +27,9 @@ BLOCK_BYTES = 64 << 20
 
 
 def applies(model: Model) -> bool:
-    """Only linear decisions without caps are one dot product per pair (each, for a model
-    that takes the highest of several: classifier.Model.linear_parts)."""
-    return model.linear_parts() is not None and model.caps is None
+    """Only decisions linear in the distances, without caps, are one dot product per pair
+    (each, for a model that takes the highest of several: classifier.Model.linear_parts)."""
+    return model.linear_in_distances and model.caps is None
 
 
 def width(entry_widths: list[int]) -> int:
@@ -106,8 +106,8 @@ def plan(
 ) -> DensePlan:
     """The plan for (vectors, missing flags) of each side, entry by entry."""
     parts = selection.model.linear_parts()
-    if parts is None or selection.model.caps is not None:
-        raise ValueError("dense scoring needs a linear model without caps")
+    if parts is None or not applies(selection.model):
+        raise ValueError("dense scoring needs a model linear in the distances, without caps")
     left = [rows(*side_a, part, "a") for part in parts]
     right = [rows(*side_b, part, "b") for part in parts]
     size = max(1, block_bytes // (4 * max(1, len(right[0]))))

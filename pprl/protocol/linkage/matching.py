@@ -146,10 +146,10 @@ def linear_decision(
 def parts_decision(
     model: Model, dots: np.ndarray, indicators: np.ndarray | None
 ) -> np.ndarray | None:
-    """`linear_decision` of a model linear in its features: the highest of its linear parts
-    (classifier.Model.linear_parts); None for one that is not."""
+    """`linear_decision` of a model linear in the distances: the highest of its linear parts
+    (classifier.Model.linear_parts); None for one that is not (an rbf or a kernel model)."""
     parts = model.linear_parts()
-    if parts is None:
+    if parts is None or not model.linear_in_distances:
         return None
     decisions = [linear_decision(w, b, dots, indicators, model.caps) for w, b in parts]
     return decisions[0] if len(decisions) == 1 else np.maximum.reduce(decisions)

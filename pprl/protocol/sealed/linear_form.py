@@ -15,6 +15,13 @@ y_j = concat_m(q_m, b_m). The features are symmetric in the two sides, so it doe
 which side the model was trained as. A model with caps reads min(d_m, cap_m), which is not
 linear: it is refused.
 
+A kernel model (classifier.kernelise) reads each entry as k_m = exp(-d_m / width_m), 0 where
+either value is missing, and k_m is about <z_m(p_m), z_m(q_m)> for random features z
+(kernel_features; a missing value's are zero). Then c_i = b + sum_m v_m a_m,
+x_i = concat_m(w_m z_m(p_m), v_m + (u_m - 2 v_m) a_m) and y_j = concat_m(z_m(q_m), b_m):
+the same form with D coordinates an entry, and the evaluator maps its vectors with the
+scoring party's widths (`Peer`).
+
 A model with a movers' alternative (classifier.lenient_alternatives: a second linear decision
 without the address entries) is two forms. The second's vectors are the first's scaled per
 entry, -w'_m p_m = a_m (-w_m p_m) with a_m = w'_m / w_m (0 for an address entry), so the
@@ -33,8 +40,37 @@ import numpy as np
 from pprl.protocol.errors import SettingError
 from pprl.protocol.model.classifier import Model, full_weights
 from pprl.protocol.model.features import missing_units
+from pprl.protocol.sealed.kernel_features import LENGTH, RandomFeatures
 
 Part = tuple[np.ndarray, float]
+
+
+@dataclass(frozen=True)
+class Peer:
+    """What the evaluator's plaintext is made of, entry by entry: its unit vectors for a
+    model linear in the distances, or their random features (`kernel`) for a kernel model."""
+
+    kernel: RandomFeatures | None = None
+
+    @property
+    def length(self) -> float:
+        """The largest length of an entry's part of y (vector and missing indicator)."""
+        return 1.0 if self.kernel is None else LENGTH
+
+    def vectors(self, unit: np.ndarray) -> np.ndarray:
+        """(n, M, width) float64: what the evaluator multiplies in per entry."""
+        return unit.astype(np.float64) if self.kernel is None else self.kernel.map(unit)
+
+
+def peer_of(model: Model, features: int, seed: str) -> Peer:
+    """The evaluator's plaintext a scoring party's `model` needs: `features` random features
+    an entry (the agreed count, drawn from `seed`) for a kernel model."""
+    widths = model.widths
+    if widths is None:
+        return Peer()
+    if features <= 0:
+        raise SettingError("a kernel model needs random features (sealed_kernel_features > 0)")
+    return Peer(RandomFeatures(widths, features, seed))
 
 
 def _parts(model: Model) -> list[Part]:
@@ -43,8 +79,8 @@ def _parts(model: Model) -> list[Part]:
         raise SettingError(f"sealed scoring needs a linear model, not {model.kind!r}")
     if model.caps is not None:
         raise SettingError(
-            "sealed scoring needs a linear model without caps (a capped distance is not linear "
-            "in the peer's vector): train it with saturation = 0"
+            "sealed scoring needs a linear or kernel model without caps (a capped distance is "
+            "not linear in the peer's vector): train it with saturation = 0"
         )
     if len(parts) > 2:
         raise SettingError("sealed scoring evaluates one movers' alternative at most")
@@ -56,20 +92,24 @@ def _weights(part: Part, entries: int) -> tuple[np.ndarray, np.ndarray, np.ndarr
     return weights[:entries], weights[entries : 2 * entries], weights[2 * entries :], part[1]
 
 
-def _form(part: Part, unit: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(vectors (n, M, k), indicator coordinates (n, M), constant (n,)) of one linear part."""
+def _form(part: Part, unit: np.ndarray, peer: Peer) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(vectors (n, M, width), indicator coordinates (n, M), constant (n,)) of one linear
+    part: -w_m p_m and b + sum_m w_m on distances, w_m z_m(p_m) and b on kernel values."""
     entries = unit.shape[1]
     w, v, u, bias = _weights(part, entries)
     missing = missing_units(unit).astype(np.float64)
-    vectors = -w[None, :, None] * unit.astype(np.float64)
     indicator = v[None, :] + (u - 2 * v)[None, :] * missing
-    return vectors, indicator, bias + float(w.sum()) + missing @ v
+    if peer.kernel is None:
+        vectors = -w[None, :, None] * unit.astype(np.float64)
+        return vectors, indicator, bias + float(w.sum()) + missing @ v
+    vectors = w[None, :, None] * peer.vectors(unit)
+    return vectors, indicator, bias + missing @ v
 
 
-def scorer_part(model: Model, unit: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(x, c) of the scoring party's (n, M, k) unit vectors: (n, M (k + 1)) and (n,), of its
-    model's (first) linear decision."""
-    vectors, indicator, c = _form(_parts(model)[0], unit)
+def scorer_part(model: Model, unit: np.ndarray, peer: Peer) -> tuple[np.ndarray, np.ndarray]:
+    """(x, c) of the scoring party's (n, M, k) unit vectors: (n, M (width + 1)) and (n,), of
+    its model's (first) linear decision, for the evaluator's plaintext `peer`."""
+    vectors, indicator, c = _form(_parts(model)[0], unit, peer)
     x = np.concatenate([vectors, indicator[:, :, None]], axis=2).reshape(len(unit), -1)
     return x, c
 
@@ -99,7 +139,7 @@ class Alternative:
         return blocks.reshape(len(x), -1), self.constant
 
 
-def alternative_part(model: Model, unit: np.ndarray) -> Alternative | None:
+def alternative_part(model: Model, unit: np.ndarray, peer: Peer) -> Alternative | None:
     """The second form of a model with a movers' alternative, or None."""
     parts = _parts(model)
     if len(parts) == 1:
@@ -112,14 +152,14 @@ def alternative_part(model: Model, unit: np.ndarray) -> Alternative | None:
             "scored from the first's encrypted vectors (mover_odds = 0 turns it off)"
         )
     ratios = np.divide(second, first, out=np.zeros(entries), where=first != 0)
-    _, indicator, constant = _form(parts[1], unit)
+    _, indicator, constant = _form(parts[1], unit, peer)
     return Alternative(ratios, indicator, constant)
 
 
-def evaluator_part(unit: np.ndarray) -> np.ndarray:
-    """y of the evaluating party's (n, M, k) unit vectors: (n, M (k + 1))."""
+def evaluator_part(unit: np.ndarray, peer: Peer) -> np.ndarray:
+    """y of the evaluating party's (n, M, k) unit vectors: (n, M (width + 1))."""
     missing = missing_units(unit).astype(np.float64)
-    y = np.concatenate([unit.astype(np.float64), missing[:, :, None]], axis=2)
+    y = np.concatenate([peer.vectors(unit), missing[:, :, None]], axis=2)
     return y.reshape(len(unit), -1)
 
 
@@ -140,15 +180,16 @@ SAFE_SCORE = 96.0
 _RANGE_ROWS = 1000
 
 
-def score_bound(x: np.ndarray, c: np.ndarray, entries: int) -> float:
+def score_bound(x: np.ndarray, c: np.ndarray, entries: int, length: float = 1.0) -> float:
     """The largest |c_i + <x_i, y>| over every row i and every peer vector y: per entry, the
     peer's part (q_m, b_m) is a unit vector with a 0 indicator or a zero vector with a 1, of
-    length 1 either way, so |<x_i, y>| <= sum_m |x_im| (Cauchy-Schwarz per entry). Far above
-    what real vectors give (38 where pairs of generated records reach 10): a ceiling."""
+    length 1 either way (random features: up to `length`, Peer.length), so
+    |<x_i, y>| <= length sum_m |x_im| (Cauchy-Schwarz per entry). Far above what real vectors
+    give (38 where pairs of generated records reach 10): a ceiling."""
     if not len(x):
         return 0.0
     blocks = x.reshape(len(x), entries, -1)
-    return float(np.max(np.abs(c) + np.linalg.norm(blocks, axis=2).sum(axis=1)))
+    return float(np.max(np.abs(c) + length * np.linalg.norm(blocks, axis=2).sum(axis=1)))
 
 
 def score_range(x: np.ndarray, c: np.ndarray, own_y: np.ndarray) -> float:
@@ -160,7 +201,9 @@ def score_range(x: np.ndarray, c: np.ndarray, own_y: np.ndarray) -> float:
     return float(np.abs(c[rows, None] + x[rows] @ own_y[rows].T).max()) if len(rows) else 0.0
 
 
-def score_scale(x: np.ndarray, c: np.ndarray, own_y: np.ndarray, entries: int) -> float:
+def score_scale(
+    x: np.ndarray, c: np.ndarray, own_y: np.ndarray, entries: int, length: float = 1.0
+) -> float:
     """The positive factor a scoring party multiplies its (x, c) by before encrypting: its
     median identity score c_i + <x_i, y_i> (own_y: its own records' evaluator part) to
     SCALE_TARGET, no further than keeps the scores of its own pairs within SAFE_SCORE (and
@@ -171,7 +214,7 @@ def score_scale(x: np.ndarray, c: np.ndarray, own_y: np.ndarray, entries: int) -
     scale = SCALE_TARGET / identity if identity > 0 else 1.0
     for limit, reach in (
         (SAFE_SCORE, score_range(x, c, own_y)),
-        (2 * SAFE_SCORE, score_bound(x, c, entries)),
+        (2 * SAFE_SCORE, score_bound(x, c, entries, length)),
     ):
         if reach > 0:
             scale = min(scale, limit / reach)
@@ -179,15 +222,20 @@ def score_scale(x: np.ndarray, c: np.ndarray, own_y: np.ndarray, entries: int) -
 
 
 def scaled_forms(
-    x: np.ndarray, c: np.ndarray, alternative: Alternative | None, own_y: np.ndarray, entries: int
+    x: np.ndarray,
+    c: np.ndarray,
+    alternative: Alternative | None,
+    own_y: np.ndarray,
+    entries: int,
+    peer: Peer,
 ) -> tuple[np.ndarray, np.ndarray, Alternative | None]:
     """(x, c) and the movers' alternative as the scoring party encrypts them: both forms times
     one positive factor, the lower of the two `score_scale`s, so that each stays within the
     range the parameters decrypt right. The daemon and the attack benchmarks share it, so the
     buckets a benchmark attacks are the ones a run reveals."""
-    scale = score_scale(x, c, own_y, entries)
+    scale = score_scale(x, c, own_y, entries, peer.length)
     if alternative is not None:
         second = alternative.linear(x, entries)
-        scale = min(scale, score_scale(*second, own_y, entries))
+        scale = min(scale, score_scale(*second, own_y, entries, peer.length))
         alternative = alternative.scaled(scale)
     return x * scale, c * scale, alternative

@@ -1,0 +1,67 @@
+"""Random features that turn a kernel model into the linear form sealed scoring evaluates.
+
+A kernel model reads each entry's distance d = 1 - <u, v> of two unit vectors as
+exp(-d / width) = exp(-|u - v|^2 / (2 width)), a Gaussian kernel (classifier.kernelise). With
+W drawn from N(0, 1 / width) and b from U(0, 2 pi), z(u) = sqrt(2 / D) cos(W u + b) gives
+E[z(u) . z(v)] = exp(-d / width) (Rahimi and Recht, 2007), so the score is a dot product of
+the scoring party's weighted z(u) and the peer's plaintext z(v): the linear form sealed
+scoring already evaluates, with D coordinates an entry instead of the projected k. W's
+directions are drawn orthogonal in blocks of k (orthogonal random features, Yu et al., 2016),
+which approximate the kernel better at the same D: FEBRL4 names at 128 an entry, every pair
+scored in plaintext, 0.8117 against 0.8015 for independent draws (docs/sealed.md).
+
+Both parties need the same z: the draw is seeded by the run's agreement digest, and the
+widths are the scoring party's (it sends them with its public key; they are its training
+pairs' distances at one quantile, nothing of a record).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from pprl.protocol.model.features import missing_units
+
+# The largest |z(u)| of an entry: sqrt(2 / D) times the length of D cosines.
+LENGTH = float(np.sqrt(2.0))
+_CONTEXT = b"pprl sealed kernel features|"
+
+
+@dataclass(frozen=True)
+class RandomFeatures:
+    """`count` random features per entry for the kernels of `widths` (M,), drawn from `seed`
+    (the agreement digest)."""
+
+    widths: np.ndarray
+    count: int
+    seed: str
+
+    def map(self, unit: np.ndarray) -> np.ndarray:
+        """(n, M, k) unit vectors -> (n, M, count) float64 features; a missing value's (a zero
+        unit vector) are zero, so that it adds nothing to a dot product."""
+        n, entries, width = unit.shape
+        if entries != len(self.widths):
+            raise ValueError(f"{entries} entries for {len(self.widths)} kernel widths")
+        digest = hashlib.sha256(_CONTEXT + self.seed.encode()).digest()
+        rng = np.random.default_rng(int.from_bytes(digest[:16], "big"))
+        out = np.empty((n, entries, self.count), dtype=np.float64)
+        for m in range(entries):
+            directions = _orthogonal(rng, width, self.count) / np.sqrt(self.widths[m])
+            shift = rng.uniform(0.0, 2.0 * np.pi, self.count)
+            np.cos(unit[:, m, :].astype(np.float64) @ directions + shift, out=out[:, m, :])
+        out *= np.sqrt(2.0 / self.count)
+        out[missing_units(unit)] = 0.0
+        return out
+
+
+def _orthogonal(rng: np.random.Generator, width: int, count: int) -> np.ndarray:
+    """(width, count) Gaussian directions, orthogonal within each block of `width` columns,
+    each with a Gaussian vector's length (a chi draw), as independent ones would have."""
+    blocks = []
+    for _ in range(-(-count // width)):
+        q, r = np.linalg.qr(rng.normal(size=(width, width)))
+        q *= np.sign(np.diag(r))[None, :]  # Q uniform over the orthogonal group
+        blocks.append(q * np.sqrt(rng.chisquare(width, size=width))[None, :])
+    return np.concatenate(blocks, axis=1)[:, :count]
