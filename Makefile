@@ -35,7 +35,7 @@ test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
-	$(TEST_ENV) $(BIN)/pytest -q -n $(TEST_WORKERS) --dist load
+	$(TEST_ENV) $(BIN)/pytest -q -n $(TEST_WORKERS) --dist load --durations=25
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

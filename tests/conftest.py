@@ -74,7 +74,7 @@ LONG_MODULES = {
 SLOW_SECONDS = {
     # tests that start daemons
     "test_faults.py": 170,
-    "test_sealed_faults.py": 150,
+    "test_sealed_faults.py": 90,
     "test_privacy_gate.py": 65,
     "test_hardening.py": 50,
     "test_party_defences.py": 45,
