@@ -58,3 +58,30 @@ def test_keys_that_need_every_name_exact_join_fewer_pairs() -> None:
         agreement = Agreement(reference, DEFAULT_MAPPING, method)
         found[recipes] = key_completeness(agreement, alice, np.random.default_rng(3))
     assert found[STRICT] < found[LOOSE] - 0.2
+
+
+def test_the_expected_linkage_counts_a_link_only_where_its_pair_shares_a_key() -> None:
+    """Sealed MATCH scores only pairs that share a blocking key, so the simulation behind
+    TRAIN's estimate links only those: keys no changed copy can share (every name exact)
+    leave about the unchanged copies, while loose keys keep most links. Judged together
+    with the links, not as a product of two shares that would count the changed copies the
+    classifier rejects twice."""
+    from pprl.protocol import pipeline
+    from pprl.protocol.expectation import PRIOR_ERROR_RATE, simulate
+    from pprl.protocol.vectors.randomness import Randomness
+
+    data = synthetic.generate(400, 5, errors="registers", overlap=1.0)
+    reference = ReferenceSet("built-in", synthetic.default_reference(200))
+    alice = {a: [getattr(p, a) for p in data.alice] for a in ATTRIBUTES}
+    linked = {}
+    for recipes in (LOOSE, STRICT):
+        method = method_params(encoding="sealed", sealed_keys=recipes, error_model="registers")
+        agreement = Agreement(reference, DEFAULT_MAPPING, method)
+        randomness = Randomness(3, "alice")
+        model, _ = pipeline.train(agreement, alice, randomness)
+        (at_prior,) = simulate(agreement, alice, model, randomness, rates=(PRIOR_ERROR_RATE,))
+        linked[recipes] = at_prior.linked
+    # A copy keeps every name with probability (1 - rate)^3 = 0.343 (or, changed, shares no
+    # exact key): strict keys cannot link more than about that.
+    assert linked[STRICT] <= (1 - PRIOR_ERROR_RATE) ** 3 + 0.06
+    assert linked[LOOSE] > linked[STRICT] + 0.2

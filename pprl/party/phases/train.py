@@ -4,7 +4,6 @@ The simulations behind the estimate are kept with the model: MATCH fits them to 
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from pprl.party.phases import words
@@ -35,11 +34,11 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
         quality = before_sending(simulations)
         found: float | None = None
         if agreement.encoding.sealed:
-            # Only pairs sharing a blocking key are scored: the keys bound the recall.
+            # Only pairs sharing a blocking key are scored (the simulation links only those):
+            # what the keys find, told on its own.
             found = key_completeness(
                 agreement, inputs.records.attributes, ctx.randomness.generator(COMPLETENESS)
             )
-            quality = replace(quality, recall=quality.recall * found)
             meta["key_completeness"] = found
             said += f"; the blocking keys join {found:.1%} of synthetic true pairs"
         if quality.f1 < minimum:
