@@ -31,6 +31,17 @@ def _true_completeness(recipes: str, data: synthetic.GeneratedData) -> float:
     return float(np.mean(shared))
 
 
+def _sealed(recipes: str) -> Agreement:
+    """Sealed linkage of the built-in names with these recipes and register training."""
+    reference = ReferenceSet("built-in", synthetic.default_reference(200))
+    method = method_params(encoding="sealed", sealed_keys=recipes, error_model="registers")
+    return Agreement(reference, DEFAULT_MAPPING, method)
+
+
+def _alice(data: synthetic.GeneratedData) -> dict[str, list[str]]:
+    return {a: [getattr(p, a) for p in data.alice] for a in ATTRIBUTES}
+
+
 @pytest.mark.parametrize(("recipes", "margin"), [(LOOSE, 0.2), (STRICT, 0.3)])
 def test_the_estimate_is_near_the_share_of_true_pairs_sharing_a_key(
     recipes: str, margin: float
@@ -39,24 +50,17 @@ def test_the_estimate_is_near_the_share_of_true_pairs_sharing_a_key(
     assumes the prior's rate (a third of copies unchanged): it errs on the optimistic side,
     by 0.15 with loose keys and 0.28 with keys no changed copy can share (measured)."""
     data = synthetic.generate(1000, 5, errors="registers", overlap=1.0)
-    reference = ReferenceSet("built-in", synthetic.default_reference(200))
-    method = method_params(encoding="sealed", sealed_keys=recipes, error_model="registers")
-    agreement = Agreement(reference, DEFAULT_MAPPING, method)
-    alice = {a: [getattr(p, a) for p in data.alice] for a in ATTRIBUTES}
-    estimate = key_completeness(agreement, alice, np.random.default_rng(3))
+    estimate = key_completeness(_sealed(recipes), _alice(data), np.random.default_rng(3))
     truth = _true_completeness(recipes, data)
     assert truth <= estimate <= truth + margin, (estimate, truth)
 
 
 def test_keys_that_need_every_name_exact_join_fewer_pairs() -> None:
-    data = synthetic.generate(600, 7, errors="registers", overlap=1.0)
-    reference = ReferenceSet("built-in", synthetic.default_reference(200))
-    alice = {a: [getattr(p, a) for p in data.alice] for a in ATTRIBUTES}
-    found = {}
-    for recipes in (LOOSE, STRICT):
-        method = method_params(encoding="sealed", sealed_keys=recipes, error_model="registers")
-        agreement = Agreement(reference, DEFAULT_MAPPING, method)
-        found[recipes] = key_completeness(agreement, alice, np.random.default_rng(3))
+    alice = _alice(synthetic.generate(600, 7, errors="registers", overlap=1.0))
+    found = {
+        recipes: key_completeness(_sealed(recipes), alice, np.random.default_rng(3))
+        for recipes in (LOOSE, STRICT)
+    }
     assert found[STRICT] < found[LOOSE] - 0.2
 
 
@@ -70,13 +74,10 @@ def test_the_expected_linkage_counts_a_link_only_where_its_pair_shares_a_key() -
     from pprl.protocol.expectation import PRIOR_ERROR_RATE, simulate
     from pprl.protocol.vectors.randomness import Randomness
 
-    data = synthetic.generate(400, 5, errors="registers", overlap=1.0)
-    reference = ReferenceSet("built-in", synthetic.default_reference(200))
-    alice = {a: [getattr(p, a) for p in data.alice] for a in ATTRIBUTES}
+    alice = _alice(synthetic.generate(400, 5, errors="registers", overlap=1.0))
     linked = {}
     for recipes in (LOOSE, STRICT):
-        method = method_params(encoding="sealed", sealed_keys=recipes, error_model="registers")
-        agreement = Agreement(reference, DEFAULT_MAPPING, method)
+        agreement = _sealed(recipes)
         randomness = Randomness(3, "alice")
         model, _ = pipeline.train(agreement, alice, randomness)
         (at_prior,) = simulate(agreement, alice, model, randomness, rates=(PRIOR_ERROR_RATE,))

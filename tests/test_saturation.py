@@ -51,18 +51,23 @@ def test_model_reads_capped_distances_and_keeps_caps_when_saved() -> None:
     assert x[0, 1] == 0.9  # the caller's features are not changed
 
 
-def test_two_of_three_agreeing_entries_are_accepted_only_with_caps() -> None:
-    """Matches: all entries close, or one entry as far as a stranger's. A raw linear model
-    has to trade the two; the saturated one accepts both and still rejects strangers."""
+def _two_of_three(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(6n, 9) features and labels: n matches with every entry close, n with one entry as far
+    as a stranger's, and 4n strangers; nothing missing."""
     rng = np.random.default_rng(7)
-    n = 600
     close = rng.uniform(0.0, 0.004, size=(n, 3))
     one_far = close.copy()
     one_far[np.arange(n), rng.integers(0, 3, n)] = rng.uniform(0.02, 0.05, n)
     strangers = rng.uniform(0.01, 0.05, size=(4 * n, 3))
     x = np.concatenate([close, one_far, strangers])
     x = np.concatenate([x, np.zeros((len(x), 6))], axis=1)
-    y = np.concatenate([np.ones(2 * n), np.zeros(4 * n)]).astype(int)
+    return x, np.concatenate([np.ones(2 * n), np.zeros(4 * n)]).astype(int)
+
+
+def test_two_of_three_agreeing_entries_are_accepted_only_with_caps() -> None:
+    """Matches: all entries close, or one entry as far as a stranger's. A raw linear model
+    has to trade the two; the saturated one accepts both and still rejects strangers."""
+    x, y = _two_of_three(600)
     raw = train(x, y, "linear", class_weight="balanced")
     capped = train(x, y, "linear", class_weight="balanced", saturation=0.1)
 
@@ -150,15 +155,8 @@ def test_a_kernel_model_reads_each_distance_as_its_kernel_value() -> None:
     non-matches' distances over KERNEL_DIVISOR, each present entry read as exp(-d / width)
     and a missing one as 0; like caps it lets two agreeing entries of three outweigh a far
     one, and it is saved with its widths."""
-    rng = np.random.default_rng(7)
     n = 600
-    close = rng.uniform(0.0, 0.004, size=(n, 3))
-    one_far = close.copy()
-    one_far[np.arange(n), rng.integers(0, 3, n)] = rng.uniform(0.02, 0.05, n)
-    strangers = rng.uniform(0.01, 0.05, size=(4 * n, 3))
-    x = np.concatenate([close, one_far, strangers])
-    x = np.concatenate([x, np.zeros((len(x), 6))], axis=1)
-    y = np.concatenate([np.ones(2 * n), np.zeros(4 * n)]).astype(int)
+    x, y = _two_of_three(n)
     model = train(x, y, "logistic", class_weight="balanced", kernel=True)
     widths = model.widths
     assert widths is not None and model.caps is None

@@ -133,7 +133,7 @@ def match(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     x, c = linear_form.scorer_part(model, units, plain)
     alternative = linear_form.alternative_part(model, units, plain)
     own_y = linear_form.evaluator_part(units, plain)
-    entries, width = units.shape[1], own_y.shape[1] // units.shape[1] - 1
+    entries, width = units.shape[1], plain.width(units.shape[2])
     placed, shape = _scoring_layout(pairs, ckks, entries, width, alternative is not None)
     x, c, alternative = linear_form.scaled_forms(x, c, alternative, own_y, entries, plain)
     n_own, n_peer = len(x), ctx.peer_rows(run_id) or 0
