@@ -10,7 +10,13 @@ from pprl.party.phases import words
 from pprl.party.phases.context import PhaseFailed, PhaseProgress, RunContext
 from pprl.party.storage.artifacts import MODEL
 from pprl.protocol import pipeline
-from pprl.protocol.expectation import before_sending, poor_linkage_words, simulate
+from pprl.protocol.expectation import (
+    ERROR_RATES,
+    PRIOR_ERROR_RATE,
+    before_sending,
+    poor_linkage_words,
+    simulate,
+)
 from pprl.protocol.key_completeness import COMPLETENESS, key_completeness
 from pprl.protocol.own_training import mover_groups
 from pprl.wire.v1 import linkage_pb2 as pb
@@ -30,7 +36,11 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     minimum = ctx.config.privacy.min_expected_f1
     if minimum > 0:  # 0: no minimum to check, nothing to estimate
         progress(0, 1, "models", words.estimating_words(said))
-        simulations = simulate(agreement, inputs.records.attributes, model, ctx.randomness)
+        # Sealed MATCH reads no scores to fit other error rates to: the prior's alone.
+        rates = (PRIOR_ERROR_RATE,) if agreement.encoding.sealed else ERROR_RATES
+        simulations = simulate(
+            agreement, inputs.records.attributes, model, ctx.randomness, rates=rates
+        )
         quality = before_sending(simulations)
         found: float | None = None
         if agreement.encoding.sealed:
