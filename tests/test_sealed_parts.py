@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from pprl.protocol.errors import SettingError
-from pprl.protocol.model.classifier import Model
+from pprl.protocol.model.classifier import Model, with_alternatives
 from pprl.protocol.model.features import pair_features
 from pprl.protocol.sealed import linear_form
 from pprl.protocol.sealed.keys import KeySetting, row_keys
@@ -150,3 +150,32 @@ def test_a_kernel_model_needs_agreed_random_features() -> None:
         ).kernel
         is None
     )
+
+
+def test_a_kernel_models_movers_alternative_is_scored_from_the_same_features() -> None:
+    """With a movers' alternative, the second form of a kernel model is the first's features
+    scaled per entry by the weights' ratios, as for a model linear in the distances."""
+    rng = np.random.default_rng(11)
+    entries, count = 3, 256
+    widths = np.array([0.1, 0.2, 0.15])
+    first = np.array([3.0, 2.0, 4.0, -0.5, -1.0, 0.2, 0.1, 0.3, 0.1])
+    second = np.array([4.5, 3.2, 0.0, -0.8, -1.2, 0.0, 0.2, 0.2, 0.0])  # without entry 2
+    base = Model("linear", {"weights": first, "bias": np.array(-5.0), "widths": widths})
+    model = with_alternatives(base, second[None, :], np.array([-6.0]))
+    unit = _units(rng, 50, entries, 8)
+    peer = linear_form.peer_of(model, count, "digest")
+    x, _ = linear_form.scorer_part(model, unit, peer)
+    alternative = linear_form.alternative_part(model, unit, peer)
+    assert alternative is not None
+    np.testing.assert_allclose(alternative.ratios, [1.5, 1.6, 0.0])
+    y = linear_form.evaluator_part(unit, peer)
+    x2, c2 = alternative.linear(x, entries)
+    assert peer.kernel is not None
+    z = peer.kernel.map(unit)
+    approximated = np.einsum("imd,jmd->ijm", z, z)
+    i, j = np.meshgrid(np.arange(50), np.arange(50), indexing="ij")
+    features = pair_features(unit[i.ravel()], unit[j.ravel()])
+    features[:, :entries] = approximated.reshape(-1, entries)
+    plain_second = Model("linear", {"weights": second, "bias": np.array(-6.0)})
+    expected = plain_second.decision(features).reshape(50, 50)
+    np.testing.assert_allclose(c2[:, None] + x2 @ y.T, expected, atol=1e-6)
