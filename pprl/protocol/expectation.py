@@ -51,8 +51,6 @@ from pprl.protocol.data.combined import base_names
 from pprl.protocol.data.error_model import error_model
 from pprl.protocol.linkage.matching import Matches
 from pprl.protocol.model import classifier, training
-from pprl.protocol.sealed import session
-from pprl.protocol.sealed.recipes import Recipe, recipe_keys
 from pprl.protocol.vectors.keyed_noise import KEY_BYTES, NoiseKey
 from pprl.protocol.vectors.randomness import EXPECTATION, Randomness
 
@@ -179,12 +177,9 @@ def simulate(
 ) -> tuple[Simulation, ...]:
     """The model linking a fresh sample of own records with fresh copies of them at each
     error rate, as MATCH links (identity is truth), UNMATCHED_SHARE of each side unpartnered.
-    Under sealed linkage a pair is linked only if it also shares a blocking key (`_Keys`)."""
+    Sealed linkage links only pairs that share a key: pprl.protocol.sealed_expectation."""
     rng = randomness.generator(EXPECTATION)
-    keys = _Keys.of(agreement, attributes)
     names = base_names(attribute for attribute, _ in agreement.mapping)
-    if keys is not None:
-        names = list(dict.fromkeys([*names, *keys.attributes]))
     own = training.sample_records(attributes, names, size, rng)
     own_key, peer_key = _stand_in_keys(randomness, rng)
     own_tensor = agreement.smash(own, rng, key=own_key)
@@ -204,55 +199,8 @@ def simulate(
         unchanged = rng.random(records) < (1 - rate) ** n
         copy_tensor[unchanged] = released_again[unchanged]
         matched = pipeline.match(agreement, own_tensor[own_rows], copy_tensor[copy_rows], model)
-        matches = matched.matches
-        if keys is not None:
-            matches = keys.shared(matches, own, copies, unchanged, own_rows, copy_rows)
-        found.append(_counted(rate, matches, own_rows, copy_rows, partnered))
+        found.append(counted(rate, matched.matches, own_rows, copy_rows, partnered))
     return tuple(found)
-
-
-@dataclass(frozen=True)
-class _Keys:
-    """Sealed linkage's blocking-key recipes: its MATCH scores only the pairs that share a
-    key, so a simulated link counts only if its pair does. Judging the links and the keys
-    together matters: the copies whose key breaks (a changed name) are mostly the ones the
-    classifier rejects anyway, so the product of the two shares counts those losses twice
-    (FEBRL4 names: an expected F1 of 0.55-0.59 where the run linked at 0.73; judged together,
-    0.65-0.75 where it linked at 0.73, docs/privacy.md)."""
-
-    recipes: tuple[Recipe, ...]
-
-    @classmethod
-    def of(cls, agreement: Agreement, attributes: Mapping[str, Sequence[str]]) -> _Keys | None:
-        if not agreement.encoding.sealed:
-            return None
-        return cls(session.recipes(agreement.method.sealed_keys, list(attributes)))
-
-    @property
-    def attributes(self) -> list[str]:
-        return [attribute for recipe in self.recipes for attribute, _ in recipe.parts]
-
-    def shared(
-        self,
-        matches: Matches,
-        own: Mapping[str, Sequence[str]],
-        copies: Mapping[str, Sequence[str]],
-        unchanged: np.ndarray,
-        own_rows: np.ndarray,
-        copy_rows: np.ndarray,
-    ) -> Matches:
-        """The links whose record and copy share a key (an unchanged copy is the record)."""
-        own_keys = [set(keys) for keys in recipe_keys(own, self.recipes)]
-        copy_keys = [set(keys) for keys in recipe_keys(copies, self.recipes)]
-        record, copy = own_rows[matches.rows_a], copy_rows[matches.rows_b]
-        keep = np.array(
-            [
-                bool(own_keys[i] & (own_keys[k] if unchanged[k] else copy_keys[k]))
-                for i, k in zip(record.tolist(), copy.tolist(), strict=True)
-            ],
-            dtype=bool,
-        )
-        return Matches(matches.rows_a[keep], matches.rows_b[keep], matches.scores[keep])
 
 
 def corrupted_copies(
@@ -288,13 +236,16 @@ def _stand_in_keys(
     return NoiseKey(rng.bytes(KEY_BYTES)), NoiseKey(rng.bytes(KEY_BYTES))
 
 
-def _counted(
+def counted(
     rate: float,
     matches: Matches,
     own_rows: np.ndarray,
     copy_rows: np.ndarray,
     partnered: np.ndarray,
 ) -> Simulation:
+    """One simulation from its one-to-one links: pair t links own record own_rows[rows_a[t]]
+    to the copy of record copy_rows[rows_b[t]]; `partnered` says per own row whether its copy
+    is among the copies."""
     scores = matches.scores.astype(float)
     correct = own_rows[matches.rows_a] == copy_rows[matches.rows_b]
     has_partner = partnered[matches.rows_a]

@@ -11,14 +11,14 @@ from pprl.party.phases.context import PhaseFailed, PhaseProgress, RunContext
 from pprl.party.storage.artifacts import MODEL
 from pprl.protocol import pipeline
 from pprl.protocol.expectation import (
-    ERROR_RATES,
-    PRIOR_ERROR_RATE,
+    Simulation,
     before_sending,
     poor_linkage_words,
     simulate,
 )
 from pprl.protocol.key_completeness import COMPLETENESS, key_completeness
 from pprl.protocol.own_training import mover_groups
+from pprl.protocol.sealed_expectation import simulate as sealed_expectation
 from pprl.wire.v1 import linkage_pb2 as pb
 
 
@@ -36,21 +36,22 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     minimum = ctx.config.privacy.min_expected_f1
     if minimum > 0:  # 0: no minimum to check, nothing to estimate
         progress(0, 1, "models", words.estimating_words(said))
-        # Sealed MATCH reads no scores to fit other error rates to: the prior's alone.
-        rates = (PRIOR_ERROR_RATE,) if agreement.encoding.sealed else ERROR_RATES
-        simulations = simulate(
-            agreement, inputs.records.attributes, model, ctx.randomness, rates=rates
-        )
-        quality = before_sending(simulations)
         found: float | None = None
         if agreement.encoding.sealed:
-            # Only pairs sharing a blocking key are scored (the simulation links only those):
-            # what the keys find, told on its own.
+            # Candidates by the keys, against copies of every own record; its MATCH reads no
+            # scores to fit other error rates to, so the prior's alone. What the keys find is
+            # told on its own.
+            simulations: tuple[Simulation, ...] = (
+                sealed_expectation(agreement, inputs.records.attributes, model, ctx.randomness),
+            )
             found = key_completeness(
                 agreement, inputs.records.attributes, ctx.randomness.generator(COMPLETENESS)
             )
             meta["key_completeness"] = found
             said += f"; the blocking keys join {found:.1%} of synthetic true pairs"
+        else:
+            simulations = simulate(agreement, inputs.records.attributes, model, ctx.randomness)
+        quality = before_sending(simulations)
         if quality.f1 < minimum:
             raise PhaseFailed(
                 poor_linkage_words(quality, minimum, agreement.encoding.takes_noise, found)
