@@ -161,13 +161,25 @@ def main() -> None:
         default=0,
         help="other rows' keys each row also sends ([method] sealed_decoys)",
     )
+    parser.add_argument(
+        "--kernel-features",
+        type=int,
+        default=0,
+        help="Alice's model a kernel scored through this many random features an entry "
+        "([method] sealed_kernel_features; 0, the default: linear in the distances)",
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     read = schema_tables(args.schema, args.records_a, args.records_b)
     alice, bob = read.tables
     truth = read_truth(args.truth)
-    agreement = sealed_agreement(read, load_reference(args.reference), caps=False)
+    agreement = sealed_agreement(
+        read,
+        load_reference(args.reference),
+        caps=False,
+        kernel=(args.recipes, args.kernel_features),
+    )
     split = without_partners(alice, bob, truth, args.unpartnered, np.random.default_rng(args.seed))
     columns_a, columns_b, unpartnered = split.alice, split.bob, split.unpartnered
     names = list(columns_b)

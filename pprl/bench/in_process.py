@@ -117,15 +117,23 @@ def run_command(args: argparse.Namespace) -> dict[str, Any]:
     return {k: (v.name if isinstance(v, Path) else v) for k, v in vars(args).items()}
 
 
-def sealed_agreement(read: SchemaTables, reference: ReferenceSet, *, caps: bool) -> Agreement:
+def sealed_agreement(
+    read: SchemaTables, reference: ReferenceSet, *, caps: bool, kernel: tuple[str, int] = ("", 0)
+) -> Agreement:
     """A schema's method as sealed linkage scores it: no noise, the projected vectors, and
-    either the schema's caps or none (the linear form sealed scoring evaluates holds none)."""
+    either the schema's caps or none (the linear form sealed scoring evaluates holds none).
+    `kernel` (recipes, random features an entry), when it has features, agrees sealed linkage
+    itself with a kernel model (sealed_kernel_features), so that training gives one."""
     changes: dict[str, Any] = {"noise_sigma": 0.0, "feature": "projected-cosine"}
     if not caps:
         changes["saturation"] = 0.0
     # A schema written for the daemon's sealed mode: its encoding and recipes are what these
     # benchmarks model themselves (the recipes come on their command line).
     own = {k: v for k, v in read.method.items() if k != "encoding" and not k.startswith("sealed_")}
+    recipes, features = kernel
+    if features:
+        changes |= {"encoding": "sealed", "sealed_keys": recipes}
+        changes["sealed_kernel_features"] = features
     method = method_params(**{**own, **changes}, release="projected")
     return Agreement(reference, read.mapping, method, read.kinds, read.scales)
 
