@@ -38,12 +38,12 @@ MIN_CAP = 1e-4
 MOVER_QUANTILE = 0.25
 # lbfgs converges in well under this on pair features scaled to [0, 1].
 _LOGISTIC_ITERATIONS = 1000
-# A kernel model (sealed linkage's default, docs/sealed.md "The model") reads each entry's
-# distance d as exp(-d / width), a Gaussian kernel on the unit vectors (|u - v|^2 = 2d) that
-# saturates as a cap does; the width is the entry's cap at this quantile of the non-matches'
-# distances (`saturation_caps`) over KERNEL_DIVISOR. On FEBRL4 names, every pair scored in
-# plaintext: 0.8214 at cap / 2 and 0.8249 at cap / 4, against 0.7930 with caps and 0.7621
-# with neither; on the generated namesakes 0.8265 and 0.8147 against 0.8248 and 0.7252.
+# A kernel model (an option of sealed linkage, [method] sealed_kernel_features; docs/sealed.md
+# "The model") reads each entry's distance d as exp(-d / width), a Gaussian kernel on the unit
+# vectors (|u - v|^2 = 2d) that saturates as a cap does; the width is the entry's cap at this
+# quantile of the non-matches' distances (`saturation_caps`) over KERNEL_DIVISOR. On FEBRL4
+# names, every pair scored in plaintext: 0.8214 at cap / 2 and 0.8249 at cap / 4, against
+# 0.7930 with caps and 0.7621 with neither (on the pairs sealed linkage's keys join, no gain).
 KERNEL_QUANTILE = 0.25
 KERNEL_DIVISOR = 2.0
 
