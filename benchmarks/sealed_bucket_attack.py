@@ -194,17 +194,17 @@ def main() -> None:
 
     model, _ = pipeline.train(agreement, columns_a, Randomness(args.seed, "alice"))
     units_a = noise_free_units(agreement, columns_a)
-    plain = linear_form.peer_of(model, agreement.method.kernel_features, agreement.digest())
-    x, c = linear_form.scorer_part(model, units_a, plain)
+    evaluator = linear_form.peer_of(model, agreement.method.kernel_features, agreement.digest())
+    x, c = linear_form.scorer_part(model, units_a, evaluator)
     # Scaled as the daemon's MATCH scales them, so the buckets are the ones a run reveals;
     # with a movers' second model, its sign per candidate pair is revealed too.
-    own_y = linear_form.evaluator_part(units_a, plain)
+    own_y = linear_form.evaluator_part(units_a, evaluator)
     entries = units_a.shape[1]
-    alternative = linear_form.alternative_part(model, units_a, plain)
-    x, c, alternative = linear_form.scaled_forms(x, c, alternative, own_y, entries, plain)
+    alternative = linear_form.alternative_part(model, units_a, evaluator)
+    x, c, alternative = linear_form.scaled_forms(x, c, alternative, own_y, entries, evaluator)
     second = None if alternative is None else alternative.linear(x, entries)
-    y_b = linear_form.evaluator_part(noise_free_units(agreement, columns_b), plain)
-    y_p = linear_form.evaluator_part(noise_free_units(agreement, columns_p), plain)
+    y_b = linear_form.evaluator_part(noise_free_units(agreement, columns_b), evaluator)
+    y_p = linear_form.evaluator_part(noise_free_units(agreement, columns_p), evaluator)
     thresholds = session.thresholds(args.thresholds)
 
     recipes = parse_recipes(args.recipes, names)

@@ -157,17 +157,17 @@ def _scaled_parts(
     agreement: Agreement, model: classifier.Model, unit: np.ndarray
 ) -> tuple[linear_form.Peer, np.ndarray, np.ndarray, float]:
     """(the evaluator's plaintext, x, c, the factor) scaled as the daemon's MATCH scales them."""
-    plain = linear_form.peer_of(model, agreement.method.kernel_features, agreement.digest())
-    x, c = linear_form.scorer_part(model, unit, plain)
-    own_y = linear_form.evaluator_part(unit, plain)
-    factor = linear_form.score_scale(x, c, own_y, unit.shape[1], plain.length)
-    return plain, x * factor, c * factor, factor
+    evaluator = linear_form.peer_of(model, agreement.method.kernel_features, agreement.digest())
+    x, c = linear_form.scorer_part(model, unit, evaluator)
+    own_y = linear_form.evaluator_part(unit, evaluator)
+    factor = linear_form.score_scale(x, c, own_y, unit.shape[1], evaluator.length)
+    return evaluator, x * factor, c * factor, factor
 
 
 def _sealed_scores(sides: Sides, own: str, peer: str, pairs: np.ndarray) -> tuple[np.ndarray, bool]:
     """The linear form's scores, as decrypted (without the CKKS error)."""
-    plain, x, c, _ = _scaled_parts(sides.agreement, sides.model(own), sides.units[own])
-    y = linear_form.evaluator_part(sides.units[peer], plain)
+    evaluator, x, c, _ = _scaled_parts(sides.agreement, sides.model(own), sides.units[own])
+    y = linear_form.evaluator_part(sides.units[peer], evaluator)
     return c[pairs[:, 0]] + np.einsum("ij,ij->i", x[pairs[:, 0]], y[pairs[:, 1]]), True
 
 

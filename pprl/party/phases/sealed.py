@@ -129,13 +129,13 @@ def match(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
             "this party's model does not match the agreed movers' or kernel setting: train again",
             reason=pb.DATA_LOSS,
         )
-    plain = linear_form.peer_of(model, method.kernel_features, digest)
-    x, c = linear_form.scorer_part(model, units, plain)
-    alternative = linear_form.alternative_part(model, units, plain)
-    own_y = linear_form.evaluator_part(units, plain)
-    entries, width = units.shape[1], plain.width(units.shape[2])
+    evaluator = linear_form.peer_of(model, method.kernel_features, digest)
+    x, c = linear_form.scorer_part(model, units, evaluator)
+    alternative = linear_form.alternative_part(model, units, evaluator)
+    own_y = linear_form.evaluator_part(units, evaluator)
+    entries, width = units.shape[1], evaluator.width(units.shape[2])
     placed, shape = _scoring_layout(pairs, ckks, entries, width, alternative is not None)
-    x, c, alternative = linear_form.scaled_forms(x, c, alternative, own_y, entries, plain)
+    x, c, alternative = linear_form.scaled_forms(x, c, alternative, own_y, entries, evaluator)
     n_own, n_peer = len(x), ctx.peer_rows(run_id) or 0
     share = len(pairs) / max(1, n_own * n_peer)
     progress(
