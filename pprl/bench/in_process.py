@@ -132,8 +132,11 @@ def sealed_agreement(
     own = {k: v for k, v in read.method.items() if k != "encoding" and not k.startswith("sealed_")}
     recipes, features = kernel
     if features:
-        changes |= {"encoding": "sealed", "sealed_keys": recipes}
-        changes["sealed_kernel_features"] = features
+        changes |= {
+            "encoding": "sealed",
+            "sealed_keys": recipes,
+            "sealed_kernel_features": features,
+        }
     method = method_params(**{**own, **changes}, release="projected")
     return Agreement(reference, read.mapping, method, read.kinds, read.scales)
 

@@ -18,7 +18,7 @@ pairs' distances at one quantile, nothing of a record).
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -37,6 +37,10 @@ class RandomFeatures:
     widths: np.ndarray
     count: int
     seed: str
+    # Per unit-vector width, the draws (`_draws`): made once, whoever maps how often.
+    _drawn: dict[int, tuple[tuple[np.ndarray, np.ndarray], ...]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     def map(self, unit: np.ndarray) -> np.ndarray:
         """(n, M, k) unit vectors -> (n, M, count) float64 features; a missing value's (a zero
@@ -44,16 +48,26 @@ class RandomFeatures:
         n, entries, width = unit.shape
         if entries != len(self.widths):
             raise ValueError(f"{entries} entries for {len(self.widths)} kernel widths")
-        digest = hashlib.sha256(_CONTEXT + self.seed.encode()).digest()
-        rng = np.random.default_rng(int.from_bytes(digest[:16], "big"))
         out = np.empty((n, entries, self.count), dtype=np.float64)
-        for m in range(entries):
-            directions = _orthogonal(rng, width, self.count) / np.sqrt(self.widths[m])
-            shift = rng.uniform(0.0, 2.0 * np.pi, self.count)
+        for m, (directions, shift) in enumerate(self._draws(width)):
             np.cos(unit[:, m, :].astype(np.float64) @ directions + shift, out=out[:, m, :])
         out *= np.sqrt(2.0 / self.count)
         out[missing_units(unit)] = 0.0
         return out
+
+    def _draws(self, width: int) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+        """Per entry, the (width, count) directions over the root of its kernel width and the
+        count shifts, drawn from the seed: every party gets these, and each is drawn once."""
+        if width in self._drawn:
+            return self._drawn[width]
+        digest = hashlib.sha256(_CONTEXT + self.seed.encode()).digest()
+        rng = np.random.default_rng(int.from_bytes(digest[:16], "big"))
+        draws = []
+        for width_m in self.widths.tolist():
+            directions = _orthogonal(rng, width, self.count) / np.sqrt(width_m)
+            draws.append((directions, rng.uniform(0.0, 2.0 * np.pi, self.count)))
+        self._drawn[width] = tuple(draws)
+        return self._drawn[width]
 
 
 def _orthogonal(rng: np.random.Generator, width: int, count: int) -> np.ndarray:

@@ -96,24 +96,26 @@ def _weights(part: Part, entries: int) -> tuple[np.ndarray, np.ndarray, np.ndarr
     return weights[:entries], weights[entries : 2 * entries], weights[2 * entries :], part[1]
 
 
-def _form(part: Part, unit: np.ndarray, peer: Peer) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(vectors (n, M, width), indicator coordinates (n, M), constant (n,)) of one linear
-    part: -w_m p_m and b + sum_m w_m on distances, w_m z_m(p_m) and b on kernel values."""
+def _indicators(part: Part, unit: np.ndarray, peer: Peer) -> tuple[np.ndarray, np.ndarray]:
+    """(indicator coordinates (n, M), constant (n,)) of one linear part: its constant is
+    b + sum_m w_m on distances (w_m d_m = w_m - w_m <p_m, q_m>), b on kernel values."""
     entries = unit.shape[1]
     w, v, u, bias = _weights(part, entries)
     missing = missing_units(unit).astype(np.float64)
     indicator = v[None, :] + (u - 2 * v)[None, :] * missing
-    if peer.kernel is None:
-        vectors = -w[None, :, None] * unit.astype(np.float64)
-        return vectors, indicator, bias + float(w.sum()) + missing @ v
-    vectors = w[None, :, None] * peer.vectors(unit)
-    return vectors, indicator, bias + missing @ v
+    constant = bias + missing @ v
+    return indicator, constant + float(w.sum()) if peer.kernel is None else constant
 
 
 def scorer_part(model: Model, unit: np.ndarray, peer: Peer) -> tuple[np.ndarray, np.ndarray]:
     """(x, c) of the scoring party's (n, M, k) unit vectors: (n, M (width + 1)) and (n,), of
-    its model's (first) linear decision, for the evaluator's plaintext `peer`."""
-    vectors, indicator, c = _form(_parts(model)[0], unit, peer)
+    its model's (first) linear decision, for the evaluator's plaintext `peer`: its vectors
+    -w_m p_m on distances, w_m z_m(p_m) on kernel values."""
+    part = _parts(model)[0]
+    w = _weights(part, unit.shape[1])[0]
+    sign = -1.0 if peer.kernel is None else 1.0
+    vectors = (sign * w)[None, :, None] * peer.vectors(unit)
+    indicator, c = _indicators(part, unit, peer)
     x = np.concatenate([vectors, indicator[:, :, None]], axis=2).reshape(len(unit), -1)
     return x, c
 
@@ -156,7 +158,8 @@ def alternative_part(model: Model, unit: np.ndarray, peer: Peer) -> Alternative 
             "scored from the first's encrypted vectors (mover_odds = 0 turns it off)"
         )
     ratios = np.divide(second, first, out=np.zeros(entries), where=first != 0)
-    _, indicator, constant = _form(parts[1], unit, peer)
+    # Its vectors are the first form's, scaled by the ratios: only these are its own.
+    indicator, constant = _indicators(parts[1], unit, peer)
     return Alternative(ratios, indicator, constant)
 
 
