@@ -14,12 +14,15 @@ copies that are some sampled record's candidate are smashed.
 
 Judging the keys and the links together matters too: the copies whose key breaks are mostly
 the ones the classifier rejects anyway, and an estimate that multiplied the two shares
-counted them twice (FEBRL4 names: 0.55-0.59 where the run linked at 0.73).
+counted them twice (FEBRL4 names: 0.55-0.59 where the run linked at 0.73). The share of
+partnered records whose copy shares a key (what the keys find, whatever the model says) comes
+from the same join, told on its own.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -44,18 +47,39 @@ from pprl.protocol.vectors.randomness import EXPECTATION, Randomness
 Columns = Mapping[str, Sequence[str]]
 # Candidate pairs scored at once: their features are (pairs, 3M) float32.
 _PAIRS_AT_ONCE = 1 << 16
+# The smashing's own stream, apart from the join's draws.
+SMASHED = f"{EXPECTATION} smashed"
 
 
-def simulate(
+@dataclass(frozen=True)
+class CandidateJoin:
+    """Sampled own records joined by the agreed keys to corrupted copies of every own record:
+    what sealed MATCH would score, before any model is asked."""
+
+    rate: float
+    own: dict[str, list[str]]  # the sampled own records
+    peer: dict[str, list[str]]  # the copies some sampled record shares a key with
+    pairs: np.ndarray  # (pairs, 2): sampled record, row of `peer`
+    own_rows: np.ndarray  # each sampled record's row among all own records
+    copy_rows: np.ndarray  # each row of `peer`: whose copy it is
+    partnered: np.ndarray  # per sampled record: its copy was not left out
+
+    def keys_join(self) -> float:
+        """The share of partnered sampled records that share a key with their own copy: the
+        recall the keys allow, whatever the classifier says."""
+        true = self.own_rows[self.pairs[:, 0]] == self.copy_rows[self.pairs[:, 1]]
+        return float(np.count_nonzero(true)) / max(int(np.count_nonzero(self.partnered)), 1)
+
+
+def join(
     agreement: Agreement,
     attributes: Columns,
-    model: classifier.Model,
     randomness: Randomness,
     size: int = EXPECTATION_RECORDS,
     rate: float = PRIOR_ERROR_RATE,
-) -> Simulation:
-    """The model linking `size` own records against copies of all of them (see the module's
-    docstring), identity as truth."""
+) -> CandidateJoin:
+    """`size` own records against copies of all of them (see the module's docstring), joined
+    by the agreed recipes' keys."""
     rng = randomness.generator(EXPECTATION)
     recipes = session.recipes(agreement.method.sealed_keys, list(attributes))
     compared = base_names(attribute for attribute, _ in agreement.mapping)
@@ -72,24 +96,49 @@ def simulate(
     left_out = rng.random(total) < UNMATCHED_SHARE
     copy_rows = np.flatnonzero(~left_out)
     own_rows = np.sort(rng.choice(total, size=min(size, total), replace=False))
-    partnered = ~left_out[own_rows]
     own = _rows(everyone, names, own_rows)
-    peer = _rows(copies, names, copy_rows)
     pairs = shared_key_pairs(
-        _encoded(recipe_keys(own, recipes)), _encoded(recipe_keys(peer, recipes))
+        _encoded(recipe_keys(own, recipes)),
+        _encoded(recipe_keys(_rows(copies, names, copy_rows), recipes)),
     )
+    # Only the copies some sampled record is a candidate of are kept (and smashed).
     used, at = np.unique(pairs[:, 1], return_inverse=True)
-    unit_own = unit_vectors(agreement.smash(own, rng), agreement.standardise)
-    unit_peer = unit_vectors(agreement.smash(_rows(peer, names, used), rng), agreement.standardise)
+    return CandidateJoin(
+        rate=rate,
+        own=own,
+        peer=_rows(copies, names, copy_rows[used]),
+        pairs=np.stack([pairs[:, 0], at.reshape(-1)], axis=1),
+        own_rows=own_rows,
+        copy_rows=copy_rows[used],
+        partnered=~left_out[own_rows],
+    )
+
+
+def simulate(
+    agreement: Agreement,
+    candidates: CandidateJoin,
+    model: classifier.Model,
+    randomness: Randomness,
+) -> Simulation:
+    """The model linking the joined records: its decision on the candidate pairs, one to one
+    by the agreed assignment, identity as truth."""
+    rng = randomness.generator(SMASHED)
+    pairs = candidates.pairs
+    unit_own = unit_vectors(agreement.smash(candidates.own, rng), agreement.standardise)
+    unit_peer = unit_vectors(agreement.smash(candidates.peer, rng), agreement.standardise)
     scores = np.empty(len(pairs))
     for start in range(0, len(pairs), _PAIRS_AT_ONCE):
         part = slice(start, start + _PAIRS_AT_ONCE)
-        features = pair_features(unit_own[pairs[part, 0]], unit_peer[at.reshape(-1)[part]])
+        features = pair_features(unit_own[pairs[part, 0]], unit_peer[pairs[part, 1]])
         scores[part] = model.decision(features)
     accepted = scores > 0
     chosen = Matches(pairs[accepted, 0], pairs[accepted, 1], scores[accepted])
     return counted(
-        rate, one_to_one(chosen, agreement.method.assignment), own_rows, copy_rows, partnered
+        candidates.rate,
+        one_to_one(chosen, agreement.method.assignment),
+        candidates.own_rows,
+        candidates.copy_rows,
+        candidates.partnered,
     )
 
 

@@ -9,16 +9,14 @@ from typing import Any
 from pprl.party.phases import words
 from pprl.party.phases.context import PhaseFailed, PhaseProgress, RunContext
 from pprl.party.storage.artifacts import MODEL
-from pprl.protocol import pipeline
+from pprl.protocol import pipeline, sealed_expectation
 from pprl.protocol.expectation import (
     Simulation,
     before_sending,
     poor_linkage_words,
     simulate,
 )
-from pprl.protocol.key_completeness import COMPLETENESS, key_completeness
 from pprl.protocol.own_training import mover_groups
-from pprl.protocol.sealed_expectation import simulate as sealed_expectation
 from pprl.wire.v1 import linkage_pb2 as pb
 
 
@@ -41,12 +39,11 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
             # Candidates by the keys, against copies of every own record; its MATCH reads no
             # scores to fit other error rates to, so the prior's alone. What the keys find is
             # told on its own.
+            joined = sealed_expectation.join(agreement, inputs.records.attributes, ctx.randomness)
             simulations: tuple[Simulation, ...] = (
-                sealed_expectation(agreement, inputs.records.attributes, model, ctx.randomness),
+                sealed_expectation.simulate(agreement, joined, model, ctx.randomness),
             )
-            found = key_completeness(
-                agreement, inputs.records.attributes, ctx.randomness.generator(COMPLETENESS)
-            )
+            found = joined.keys_join()
             meta["key_completeness"] = found
             said += f"; the blocking keys join {found:.1%} of synthetic true pairs"
         else:
