@@ -32,3 +32,18 @@ def test_recipes_are_refused_by_name() -> None:
         parse_recipes("surname:metaphone", list(COLUMNS))
     with pytest.raises(SettingError, match="no key recipe"):
         parse_recipes(" , ", list(COLUMNS))
+
+
+def test_a_prefix_key_survives_what_changes_a_soundex_code() -> None:
+    """FEBRL4's typos change a consonant late in a name ("kynan" to "kynzn"): the Soundex
+    code changes, the first three letters do not. Case, spaces and marks are not letters
+    read; a name shorter than three letters is read whole, never equal to a longer one's."""
+    columns = {
+        "given": ["kynan", "Kynzn", "ky nan", "Ky", "ky"],
+        "surname": ["dooley", "doolqey", "Doo-ley", "dooley", "DOOLEY"],
+    }
+    codes = recipe_keys(columns, parse_recipes("given:soundex+surname:soundex", list(columns)))
+    assert codes[0] != codes[1]
+    prefixes = recipe_keys(columns, parse_recipes("given:prefix+surname:prefix", list(columns)))
+    assert prefixes[0] == prefixes[1] == prefixes[2] == ["recipe 0|KYN\x1fDOO"]
+    assert prefixes[3] == prefixes[4] == ["recipe 0|KY\x1fDOO"]

@@ -358,7 +358,8 @@ def poor_linkage_words(
     if keys_join is not None:
         helps.append(
             f"blocking keys that join more true pairs ([method] sealed_keys: these join "
-            f"{keys_join:.1%} of synthetic ones)"
+            f"{keys_join:.1%} of synthetic ones; two names' first letters, a recipe such as "
+            '"given_name:prefix+surname:prefix", join more and give more away, docs/sealed.md)'
         )
     if noisy:
         helps.append(

@@ -19,9 +19,16 @@ import jellyfish
 
 from pprl.protocol.errors import SettingError
 
+# Letters a prefix key reads: three keep a key shared by few people without a partner.
+PREFIX = 3
+
 
 def _digits(value: str) -> str:
     return "".join(ch for ch in value if ch.isdigit())
+
+
+def _letters(value: str) -> str:
+    return "".join(ch for ch in value.upper() if ch.isalpha())
 
 
 @dataclass(frozen=True)
@@ -40,6 +47,9 @@ TRANSFORMS = {
         # standard code, rather than one of our own).
         Transform("soundex", lambda v: jellyfish.soundex(v.strip()) if v.strip() else ""),
         Transform("initial", lambda v: v.strip()[:1].upper()),
+        # The first three letters: survives the errors that change a Soundex code (a changed
+        # consonant, a letter inserted late in the name), which fall mostly after them.
+        Transform("prefix", lambda v: _letters(v)[:PREFIX]),
         # A date's digits in year-month-day order (the canonical form), read in parts.
         Transform("year", lambda v: _digits(v)[:4] if len(_digits(v)) == 8 else ""),
         Transform("month-day", lambda v: _digits(v)[4:] if len(_digits(v)) == 8 else ""),
