@@ -221,11 +221,12 @@ def test_bad_encrypted_scores_are_refused_with_their_reason(exchanged):
 
 
 def test_keys_that_join_few_true_pairs_stop_the_run_before_anything_is_sent(deploy):
-    """Keys needing every name exact join no pair the registers changed: TRAIN's estimate
-    (recall times the keys' share of synthetic true pairs) stops the run, naming the keys."""
+    """Keys needing every name's code to agree join few pairs the registers changed: TRAIN's
+    estimate (candidates by the keys, as MATCH would score them) stops the run, naming the
+    keys' share and the recipes that would join more."""
 
     def configure(deployment: Deployment) -> None:
-        _sealed(["first+middle+last"])(deployment)
+        _sealed(["first:soundex+middle:soundex+last:soundex"])(deployment)
         for party in deployment.parties.values():
             text = party.config.read_text(encoding="utf-8")
             text = text.replace("min_expected_f1 = 0.0", "min_expected_f1 = 0.9")
@@ -235,6 +236,8 @@ def test_keys_that_join_few_true_pairs_stop_the_run_before_anything_is_sent(depl
     result, _ = coordinate_summary(deployment)
     assert result.returncode != 0
     assert "POOR_LINKAGE" in result.stderr and "[method] sealed_keys" in result.stderr
+    wider = "first:soundex+middle:soundex+last:soundex,first:prefix+middle:prefix+last:prefix"
+    assert f'sealed_keys = "{wider}"' in result.stderr
     assert "max_reidentification" not in result.stderr  # no noise to lower in sealed linkage
     for party in deployment.parties.values():
         assert not list(party.state_dir.rglob(OWN_KEYS_TWICE))

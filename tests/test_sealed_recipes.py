@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from pprl.protocol.errors import SettingError
-from pprl.protocol.sealed.recipes import parse_recipes, recipe_keys
+from pprl.protocol.sealed.recipes import parse_recipes, recipe_keys, with_prefixes
 
 COLUMNS = {
     "dob": ["19151111", "19151111", "", "1915111"],
@@ -47,3 +47,16 @@ def test_a_prefix_key_survives_what_changes_a_soundex_code() -> None:
     prefixes = recipe_keys(columns, parse_recipes("given:prefix+surname:prefix", list(columns)))
     assert prefixes[0] == prefixes[1] == prefixes[2] == ["recipe 0|KYN\x1fDOO"]
     assert prefixes[3] == prefixes[4] == ["recipe 0|KY\x1fDOO"]
+
+
+def test_the_wider_keys_add_a_prefix_twin_of_each_soundex_recipe_only() -> None:
+    attributes = ["dob", "surname", "given"]
+    recipes = parse_recipes("given:soundex+surname:soundex,dob+surname:soundex", attributes)
+    wider = with_prefixes(recipes)
+    assert [r.text for r in wider] == [
+        "given:soundex+surname:soundex",
+        "dob:exact+surname:soundex",
+        "given:prefix+surname:prefix",
+    ]
+    assert with_prefixes(wider) == wider  # nothing twice
+    assert with_prefixes(parse_recipes("dob+surname:soundex", attributes))[1:] == ()

@@ -349,17 +349,27 @@ def _interpolated(ordered: Sequence[Simulation], misfit: Sequence[float]) -> Sim
 
 
 def poor_linkage_words(
-    quality: ExpectedQuality, minimum: float, noisy: bool = True, keys_join: float | None = None
+    quality: ExpectedQuality,
+    minimum: float,
+    noisy: bool = True,
+    keys_join: float | None = None,
+    wider_keys: str | None = None,
 ) -> str:
     """Why a run stops, and what would help, in the operator's words; `noisy`: the release
     takes the gate's noise, so less noise or sealed linkage would help too; `keys_join`: the
-    share of synthetic true pairs sealed linkage's blocking keys join."""
+    share of synthetic true pairs sealed linkage's blocking keys join; `wider_keys`: recipes
+    that would join more, to name."""
     helps = []
     if keys_join is not None:
+        wider = (
+            f'; sealed_keys = "{wider_keys}" adds the names\' first three letters, which join '
+            "more and give more away, docs/sealed.md"
+            if wider_keys
+            else ""
+        )
         helps.append(
             f"blocking keys that join more true pairs ([method] sealed_keys: these join "
-            f"{keys_join:.1%} of synthetic ones; two names' first letters, a recipe such as "
-            '"given_name:prefix+surname:prefix", join more and give more away, docs/sealed.md)'
+            f"{keys_join:.1%} of synthetic ones{wider})"
         )
     if noisy:
         helps.append(

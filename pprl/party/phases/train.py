@@ -17,6 +17,8 @@ from pprl.protocol.expectation import (
     simulate,
 )
 from pprl.protocol.own_training import mover_groups
+from pprl.protocol.sealed import session
+from pprl.protocol.sealed.recipes import with_prefixes
 from pprl.wire.v1 import linkage_pb2 as pb
 
 
@@ -35,6 +37,7 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     if minimum > 0:  # 0: no minimum to check, nothing to estimate
         progress(0, 1, "models", words.estimating_words(said))
         found: float | None = None
+        wider: str | None = None
         if agreement.encoding.sealed:
             # Candidates by the keys, against copies of every own record; its MATCH reads no
             # scores to fit other error rates to, so the prior's alone. What the keys find is
@@ -44,6 +47,7 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
                 sealed_expectation.simulate(agreement, joined, model, ctx.randomness),
             )
             found = joined.keys_join()
+            wider = _wider_keys(method.sealed_keys, list(inputs.records.attributes))
             meta["key_completeness"] = found
             said += f"; the blocking keys join {found:.1%} of synthetic true pairs"
         else:
@@ -51,7 +55,7 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
         quality = before_sending(simulations)
         if quality.f1 < minimum:
             raise PhaseFailed(
-                poor_linkage_words(quality, minimum, agreement.encoding.takes_noise, found)
+                poor_linkage_words(quality, minimum, agreement.encoding.takes_noise, found, wider)
                 + f" (in {ctx.config.source})"
                 + _whose_noise(ctx, run_id),
                 reason=pb.POOR_LINKAGE,
@@ -61,6 +65,13 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
         said += f"; {quality.words()}"
     ctx.write_artifact(run_id, MODEL, lambda tmp: tmp.write_bytes(model.to_bytes()), meta)
     progress(1, 1, "models", said)
+
+
+def _wider_keys(written: str, attributes: list[str]) -> str | None:
+    """The agreed recipes with the names' prefixes added, where that adds any."""
+    agreed = session.recipes(written, attributes)
+    wider = with_prefixes(agreed)
+    return ",".join(recipe.text for recipe in wider) if len(wider) > len(agreed) else None
 
 
 def _whose_noise(ctx: RunContext, run_id: str) -> str:

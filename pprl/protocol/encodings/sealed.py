@@ -69,5 +69,5 @@ class Sealed(Distances):
     def noise_words(self, agreement: Agreement) -> str:
         return (
             "sealed: no vectors are sent (blinded blocking keys and encrypted vectors only; "
-            "docs/sealed.md)"
+            f"docs/sealed.md); blocking keys: {agreement.method.sealed_keys.replace(',', ', ')}"
         )

@@ -102,3 +102,16 @@ def recipe_keys(columns: Mapping[str, Sequence[str]], recipes: Sequence[Recipe])
             if all(values):
                 keys[row].append(f"recipe {number}|" + "\x1f".join(values))
     return keys
+
+
+def with_prefixes(recipes: Sequence[Recipe]) -> tuple[Recipe, ...]:
+    """The recipes and, for each whose every part is a Soundex code, the same attributes read
+    by their first letters: the names-only trade measured best (more true pairs joined, more
+    of the people without a partner next to a peer's row; docs/sealed.md, "Keys for names")."""
+    soundex, prefix = TRANSFORMS["soundex"], TRANSFORMS["prefix"]
+    twins = [
+        Recipe(tuple((attribute, prefix) for attribute, _ in recipe.parts))
+        for recipe in recipes
+        if all(transform == soundex for _, transform in recipe.parts)
+    ]
+    return tuple(dict.fromkeys([*recipes, *twins]))
