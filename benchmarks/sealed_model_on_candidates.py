@@ -64,6 +64,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_table_arguments(parser)
     parser.add_argument("--features", type=int, nargs="*", default=[128])
+    parser.add_argument(
+        "--representations",
+        action="store_true",
+        help="also the linear model one to one on exact scores: on the projected vectors, and "
+        "on the distances to the whole reference set (what the representation is worth)",
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
@@ -138,6 +144,20 @@ def main() -> None:
     linear = _agreement(reference, read, settings, 0)
     measured("linear (the default)", linear, _sealed_scores)
     measured("caps (exact scores, not sealable)", linear, _capped_scores)
+    if args.representations:
+        measured("linear, exact scores", linear, _exact_linear_scores)
+        whole = {
+            **{k: v for k, v in read.method.items() if k != "sealed_keys"},
+            "encoding": "reference",
+            "feature": "cosine",
+            "release": "distances",
+            "saturation": 0.0,
+        }
+        measured(
+            "linear, whole reference set, exact scores",
+            Agreement(reference, read.mapping, method_params(**whole), read.kinds, read.scales),
+            _exact_linear_scores,
+        )
     for count in args.features:
         kernel = _agreement(reference, read, settings, count)
         if count == args.features[0]:
@@ -177,6 +197,14 @@ def _exact_scores(sides: Sides, own: str, peer: str, pairs: np.ndarray) -> tuple
     factor = _scaled_parts(sides.agreement, model, sides.units[own])[3]
     features = pair_features(sides.units[own][pairs[:, 0]], sides.units[peer][pairs[:, 1]])
     return model.decision(features) * factor, True
+
+
+def _exact_linear_scores(
+    sides: Sides, own: str, peer: str, pairs: np.ndarray
+) -> tuple[np.ndarray, bool]:
+    """The model's exact decisions, one to one on them (no buckets, no CKKS)."""
+    features = pair_features(sides.units[own][pairs[:, 0]], sides.units[peer][pairs[:, 1]])
+    return sides.model(own).decision(features), False
 
 
 def _capped_scores(sides: Sides, own: str, peer: str, pairs: np.ndarray) -> tuple[np.ndarray, bool]:
