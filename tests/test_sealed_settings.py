@@ -79,6 +79,22 @@ def test_without_recipes_the_schema_gives_them_or_the_error_says_to(tmp_path: Pa
     assert error.field == "method.sealed_keys" and 'encoding = "sealed" only' in str(error)
 
 
+def test_a_kernel_model_is_the_default_only_beyond_names(tmp_path: Path) -> None:
+    """Names alone: a model linear in the distances (the kernel links worse on the pairs
+    names' keys join); any other kind among the records' attributes: 64 random features an
+    entry (docs/sealed.md, "The model"); a value the operator names is kept."""
+    data = sealed()
+    assert load_config(write(tmp_path, data)).method.sealed_kernel_features == 0
+    data["records"]["attributes"] = ["first", "middle", "last", "dob"]
+    data["records"]["kinds"] = {"dob": "date"}
+    data["reference"]["mapping"] = [["first", "first"], ["last", "last"], ["dob", "first"]]
+    beyond = load_config(write(tmp_path, data)).method
+    assert beyond.sealed_kernel_features == session.KERNEL_FEATURES_BEYOND_NAMES == 64
+    assert beyond.kernel_features == 64
+    data["method"]["sealed_kernel_features"] = 0
+    assert load_config(write(tmp_path, data)).method.sealed_kernel_features == 0
+
+
 def test_the_default_recipes_follow_the_schema() -> None:
     """FEBRL4's ten fields: every recipe needs the date of birth or both names, and another
     attribute, or one name and two numbers; a state (a category) is too common to key on."""

@@ -584,6 +584,10 @@ def _sealed(
         out["sealed_kernel_features"] = section.count(
             "sealed_kernel_features", DEFAULT_KERNEL_FEATURES, minimum=0
         )
+    else:
+        out["sealed_kernel_features"] = session.default_kernel_features(
+            {a: kinds[a] for a in attributes}
+        )
     return out
 
 
