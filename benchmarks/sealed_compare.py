@@ -167,6 +167,7 @@ def main() -> None:
                 max_reidentification=0.1,
                 min_expected_f1=0.0,
                 audit_records=200,
+                encoding="reference",  # named: sealed is the daemons' default
             )
             row = linked(base / "reference", args, schema, gate)
             rate = max(row["gate_reidentified"].values())
