@@ -142,8 +142,9 @@ def test_the_estimate_is_the_harmonic_mean_and_its_words_name_what_helps() -> No
     # Sealed linkage says how many synthetic true pairs its keys join, and which keys join more.
     keyed = poor_linkage_words(quality, 0.9, noisy=False, keys_join=0.657)
     assert "these join 65.7% of synthetic ones)" in keyed
-    wider = poor_linkage_words(quality, 0.9, False, 0.657, "a:soundex+b:soundex,a:prefix+b:prefix")
-    assert 'sealed_keys = "a:soundex+b:soundex,a:prefix+b:prefix" adds' in wider
+    wider = poor_linkage_words(quality, 0.9, False, 0.657, ("a:soundex+b:soundex", "a:prefix"))
+    # As the configuration writes it: a TOML list of strings.
+    assert 'sealed_keys = ["a:soundex+b:soundex", "a:prefix"] adds' in wider
     assert "sealed_keys" not in quiet
     assert quality.as_dict()["f1"] == pytest.approx(quality.f1)
     assert np.isclose(quality.as_dict()["pairs"], 100)

@@ -236,8 +236,8 @@ def test_keys_that_join_few_true_pairs_stop_the_run_before_anything_is_sent(depl
     result, _ = coordinate_summary(deployment)
     assert result.returncode != 0
     assert "POOR_LINKAGE" in result.stderr and "[method] sealed_keys" in result.stderr
-    wider = "first:soundex+middle:soundex+last:soundex,first:prefix+middle:prefix+last:prefix"
-    assert f'sealed_keys = "{wider}"' in result.stderr
+    wider = '"first:soundex+middle:soundex+last:soundex", "first:prefix+middle:prefix+last:prefix"'
+    assert f"sealed_keys = [{wider}]" in result.stderr
     assert "max_reidentification" not in result.stderr  # no noise to lower in sealed linkage
     for party in deployment.parties.values():
         assert not list(party.state_dir.rglob(OWN_KEYS_TWICE))

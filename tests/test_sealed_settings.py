@@ -3,6 +3,8 @@ what its agreement covers."""
 
 from __future__ import annotations
 
+import re
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -185,3 +187,22 @@ def test_a_score_header_with_widths_no_kernel_can_have_is_refused() -> None:
     # The widths pass; what is refused next is the header's (empty) public key.
     refusal = header_refusal(header, evaluation)
     assert refusal is not None and "public key" in refusal[1]
+
+
+def test_the_keys_poor_linkage_suggests_are_a_line_the_configuration_reads(
+    tmp_path: Path,
+) -> None:
+    """TRAIN's stop names the recipes that add the names' prefixes: pasted into [method]
+    they load, and add a prefix recipe beside each Soundex one."""
+    from pprl.protocol.expectation import ExpectedQuality, poor_linkage_words
+    from pprl.protocol.sealed.recipes import with_prefixes
+
+    agreed = session.recipes(",".join(RECIPES), ["first", "middle", "last"])
+    wider = tuple(recipe.text for recipe in with_prefixes(agreed))
+    words = poor_linkage_words(ExpectedQuality(0.9, 0.5, 100), 0.9, False, 0.6, wider)
+    line = re.search(r"sealed_keys = \[[^\]]*\]", words)
+    assert line is not None, words
+    data = sealed()
+    data["method"]["sealed_keys"] = tomllib.loads(line.group(0))["sealed_keys"]
+    loaded = load_config(write(tmp_path, data)).method.sealed_keys.split(",")
+    assert loaded == list(wider) and any(":prefix" in recipe for recipe in loaded)

@@ -353,17 +353,18 @@ def poor_linkage_words(
     minimum: float,
     noisy: bool = True,
     keys_join: float | None = None,
-    wider_keys: str | None = None,
+    wider_keys: Sequence[str] = (),
 ) -> str:
     """Why a run stops, and what would help, in the operator's words; `noisy`: the release
     takes the gate's noise, so less noise or sealed linkage would help too; `keys_join`: the
     share of synthetic true pairs sealed linkage's blocking keys join; `wider_keys`: recipes
-    that would join more, to name."""
+    that would join more, to name as the configuration writes them."""
     helps = []
     if keys_join is not None:
+        listed = ", ".join(f'"{recipe}"' for recipe in wider_keys)
         wider = (
-            f'; sealed_keys = "{wider_keys}" adds the names\' first three letters, which join '
-            "more and give more away, docs/sealed.md"
+            f"; sealed_keys = [{listed}] adds the names' first three letters, which join more "
+            "and give more away, docs/sealed.md"
             if wider_keys
             else ""
         )

@@ -37,7 +37,7 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     if minimum > 0:  # 0: no minimum to check, nothing to estimate
         progress(0, 1, "models", words.estimating_words(said))
         found: float | None = None
-        wider: str | None = None
+        wider: tuple[str, ...] = ()
         if agreement.encoding.sealed:
             # Candidates by the keys, against copies of every own record; its MATCH reads no
             # scores to fit other error rates to, so the prior's alone. What the keys find is
@@ -67,11 +67,11 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     progress(1, 1, "models", said)
 
 
-def _wider_keys(written: str, attributes: list[str]) -> str | None:
+def _wider_keys(written: str, attributes: list[str]) -> tuple[str, ...]:
     """The agreed recipes with the names' prefixes added, where that adds any."""
     agreed = session.recipes(written, attributes)
     wider = with_prefixes(agreed)
-    return ",".join(recipe.text for recipe in wider) if len(wider) > len(agreed) else None
+    return tuple(recipe.text for recipe in wider) if len(wider) > len(agreed) else ()
 
 
 def _whose_noise(ctx: RunContext, run_id: str) -> str:
