@@ -56,6 +56,8 @@ class Sides:
         return pipeline.train(self.agreement, self.attributes[own], self.randomness[own])[0]
 
 
+# A score in bucket 1: above 0, below the agreed thresholds' second.
+_BUCKET_ONE = session.thresholds(session.DEFAULT_THRESHOLDS)[1] / 2
 # (sides, own party, peer party, own pairs: own row first) -> (scores, whether to bucket them)
 Scorer = Callable[[Sides, str, str, np.ndarray], tuple[np.ndarray, bool]]
 
@@ -185,10 +187,17 @@ def _scaled_parts(
 
 
 def _sealed_scores(sides: Sides, own: str, peer: str, pairs: np.ndarray) -> tuple[np.ndarray, bool]:
-    """The linear form's scores, as decrypted (without the CKKS error)."""
-    evaluator, x, c, _ = _scaled_parts(sides.agreement, sides.model(own), sides.units[own])
+    """The linear form's scores, as decrypted (without the CKKS error); with a movers' second
+    form, a pair only it accepts is put in bucket 1, as MATCH counts it (scoring.BucketCount)."""
+    model = sides.model(own)
+    evaluator, x, c, _ = _scaled_parts(sides.agreement, model, sides.units[own])
     y = linear_form.evaluator_part(sides.units[peer], evaluator)
-    return c[pairs[:, 0]] + np.einsum("ij,ij->i", x[pairs[:, 0]], y[pairs[:, 1]]), True
+    scores = c[pairs[:, 0]] + np.einsum("ij,ij->i", x[pairs[:, 0]], y[pairs[:, 1]])
+    if model.kind == classifier.LENIENT:
+        features = pair_features(sides.units[own][pairs[:, 0]], sides.units[peer][pairs[:, 1]])
+        only_second = (scores <= 0) & (model.decision(features) > 0)
+        scores[only_second] = _BUCKET_ONE
+    return scores, True
 
 
 def _exact_scores(sides: Sides, own: str, peer: str, pairs: np.ndarray) -> tuple[np.ndarray, bool]:
