@@ -113,6 +113,17 @@ def test_the_default_recipes_follow_the_schema() -> None:
     assert "given_name:soundex+surname:soundex+postcode" in recipes
     assert not any("state" in recipe for recipe in recipes)
     assert all("+" in recipe for recipe in recipes)
+    # Each recipe reading a name's code has a twin reading its first letters; no other.
+    coded = [r for r in recipes if ":soundex" in r]
+    prefixed = [r for r in recipes if ":prefix" in r]
+    assert prefixed == [r.replace(":soundex", ":prefix") for r in coded]
+    assert len(recipes) == len(set(recipes))
+    # With an identifier keyed alone, no twins: it joins the pairs a typo hides.
+    keyed = session.default_recipes(kinds | {"ssn": "identifier"}).split(",")
+    assert not any(":prefix" in recipe for recipe in keyed)
+    # Names alone keep the codes only: their prefixes leak more (docs/sealed.md).
+    names_only = session.default_recipes({"given_name": "name", "surname": "name"})
+    assert names_only == "given_name:soundex+surname:soundex"
 
 
 def test_an_identifier_is_keyed_alone_and_read_as_a_number() -> None:

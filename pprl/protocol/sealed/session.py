@@ -131,7 +131,12 @@ def default_recipes(kinds: Mapping[str, str]) -> str:
       find more partners on names alone leak (docs/sealed.md);
     - an identifier (kind "identifier": a social security number) alone: one that two
       records share names one person (FEBRL4 through the daemons: F1 0.9984 with it, 0.9936
-      without).
+      without);
+    - without an identifier, each of these that reads a name's code again with the name's
+      first three letters (through two daemons, FEBRL4 names, date of birth and postcode:
+      F1 0.9721 against 0.9671, 95.0% of the true pairs joined against 93.8%, 0.5% of the
+      people without a partner re-identified either way; the European registers 0.9952
+      against 0.9937 at 5,000 a side, 0.9954 against 0.9940 at 50,000, 171 s against 129 s).
     """
     identifiers = [a for a, kind in kinds.items() if KINDS[kind].identifies]
     # Each attribute's part (Kind.blocking_role): a number is also a place, and two numbers
@@ -158,6 +163,13 @@ def default_recipes(kinds: Mapping[str, str]) -> str:
         for name in names
         for first, second in itertools.combinations(numbers, 2)
     ]
+    # Without an identifier, each recipe above that reads a name's code again with the name's
+    # first three letters: a typo that changes a code mostly falls after them, and with a
+    # date or a place beside the name such a key is as rare as the coded one. An identifier
+    # keyed alone already joins the pairs a typo hides (FEBRL4's ten fields: the same F1 with
+    # the twins, 10 s more of blinding).
+    if not identifiers:
+        recipes += [r.replace(":soundex", ":prefix") for r in recipes if ":soundex" in r]
     if len(both) == 2 and not dates and not places:
         # Two names' codes per key, every two of the names: each name with the other's
         # initial found more partners on FEBRL4 names (F1 0.79 against 0.73) but let the
