@@ -36,6 +36,16 @@ def data_words(report: dict[str, Any]) -> str:
     if report["unreadable_values"]:
         unreadable = ", ".join(f"{a} {n}" for a, n in report["unreadable_values"].items())
         parts.append(f"unreadable cells counted as missing: {unreadable}")
+        # Most of a column unreadable is a format, not typos: a file that writes its dates
+        # its own way loses them all, and TRAIN then expects a poor linkage without saying why.
+        records = report.get("records", 0)
+        for attribute, count in report["unreadable_values"].items():
+            if records and count * 2 > records:
+                parts.append(
+                    f"{count:,} of {records:,} {attribute} cells cannot be read as its kind "
+                    f"reads them: if it is a date written another way, [records] date_formats "
+                    f'names the format (e.g. {{ {attribute} = "%d.%m.%Y" }})'
+                )
     return "; ".join(parts)
 
 
