@@ -53,10 +53,10 @@ def test_the_wider_keys_add_a_prefix_twin_of_each_soundex_recipe_only() -> None:
     attributes = ["dob", "surname", "given"]
     recipes = parse_recipes("given:soundex+surname:soundex,dob+surname:soundex", attributes)
     wider = with_prefixes(recipes)
-    assert [r.text for r in wider] == [
+    assert list(wider) == [
         "given:soundex+surname:soundex",
         "dob:exact+surname:soundex",
         "given:prefix+surname:prefix",
     ]
-    assert with_prefixes(wider) == wider  # nothing twice
+    assert with_prefixes(parse_recipes(",".join(wider), attributes)) == wider  # nothing twice
     assert with_prefixes(parse_recipes("dob+surname:soundex", attributes))[1:] == ()

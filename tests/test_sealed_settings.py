@@ -209,7 +209,7 @@ def test_the_keys_poor_linkage_suggests_are_a_line_the_configuration_reads(
     from pprl.protocol.sealed.recipes import with_prefixes
 
     agreed = session.recipes(",".join(RECIPES), ["first", "middle", "last"])
-    wider = tuple(recipe.text for recipe in with_prefixes(agreed))
+    wider = with_prefixes(agreed)
     words = poor_linkage_words(ExpectedQuality(0.9, 0.5, 100), 0.9, False, 0.6, wider)
     line = re.search(r"sealed_keys = \[[^\]]*\]", words)
     assert line is not None, words

@@ -558,6 +558,7 @@ def _sealed(
                 + _default_hint(section),
             )
     out: dict[str, Any] = {"encoding": _encoding(section).name}
+    own_kinds = {a: kinds[a] for a in attributes}
     if "sealed_keys" in section.data:
         written = ",".join(section.strings("sealed_keys"))
         try:
@@ -567,7 +568,7 @@ def _sealed(
         out["sealed_keys"] = written
     else:
         try:
-            out["sealed_keys"] = session.default_recipes({a: kinds[a] for a in attributes})
+            out["sealed_keys"] = session.default_recipes(own_kinds)
         except SettingError as error:
             raise section._error("sealed_keys", str(error) + _default_hint(section)) from None
     if "sealed_thresholds" in section.data:
@@ -585,9 +586,7 @@ def _sealed(
             "sealed_kernel_features", DEFAULT_KERNEL_FEATURES, minimum=0
         )
     else:
-        out["sealed_kernel_features"] = session.default_kernel_features(
-            {a: kinds[a] for a in attributes}
-        )
+        out["sealed_kernel_features"] = session.default_kernel_features(own_kinds)
     return out
 
 

@@ -71,7 +71,7 @@ def _wider_keys(written: str, attributes: list[str]) -> tuple[str, ...]:
     """The agreed recipes with the names' prefixes added, where that adds any."""
     agreed = session.recipes(written, attributes)
     wider = with_prefixes(agreed)
-    return tuple(recipe.text for recipe in wider) if len(wider) > len(agreed) else ()
+    return wider if len(wider) > len(agreed) else ()
 
 
 def _whose_noise(ctx: RunContext, run_id: str) -> str:

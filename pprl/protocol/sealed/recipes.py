@@ -104,14 +104,20 @@ def recipe_keys(columns: Mapping[str, Sequence[str]], recipes: Sequence[Recipe])
     return keys
 
 
-def with_prefixes(recipes: Sequence[Recipe]) -> tuple[Recipe, ...]:
-    """The recipes and, for each whose every part is a Soundex code, the same attributes read
-    by their first letters: the names-only trade measured best (more true pairs joined, more
-    of the people without a partner next to a peer's row; docs/sealed.md, "Keys for names")."""
-    soundex, prefix = TRANSFORMS["soundex"], TRANSFORMS["prefix"]
+def prefixed(text: str) -> str:
+    """A written recipe with each part read through a Soundex code read by its first letters
+    instead: the twin that holds a pair whose typo changed the code."""
+    return text.replace(":soundex", ":prefix")
+
+
+def with_prefixes(recipes: Sequence[Recipe]) -> tuple[str, ...]:
+    """The recipes, written, and for each whose every part is a Soundex code its prefixed
+    twin: the names-only trade measured best (more true pairs joined, more of the people
+    without a partner next to a peer's row; docs/sealed.md, "Keys for names")."""
+    soundex = TRANSFORMS["soundex"]
     twins = [
-        Recipe(tuple((attribute, prefix) for attribute, _ in recipe.parts))
+        prefixed(recipe.text)
         for recipe in recipes
         if all(transform == soundex for _, transform in recipe.parts)
     ]
-    return tuple(dict.fromkeys([*recipes, *twins]))
+    return tuple(dict.fromkeys([*(recipe.text for recipe in recipes), *twins]))

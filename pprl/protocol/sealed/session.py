@@ -30,7 +30,13 @@ from pprl.protocol.linkage.matching import GREEDY, Matches
 from pprl.protocol.sealed.blinding import POINT_BYTES, Blinder, split
 from pprl.protocol.sealed.layout import Layout, best_rounds, layout
 from pprl.protocol.sealed.parameters import CRYPTO, DEFAULT_CRYPTO, CkksSetting
-from pprl.protocol.sealed.recipes import TRANSFORMS, Recipe, parse_recipes, recipe_keys
+from pprl.protocol.sealed.recipes import (
+    TRANSFORMS,
+    Recipe,
+    parse_recipes,
+    prefixed,
+    recipe_keys,
+)
 from pprl.protocol.sealed.shared_keys import shared_key_pairs
 
 # The scores each candidate pair's is compared with: 0 decides; the others give the bucket
@@ -169,7 +175,7 @@ def default_recipes(kinds: Mapping[str, str]) -> str:
     # keyed alone already joins the pairs a typo hides (FEBRL4's ten fields: the same F1 with
     # the twins, 10 s more of blinding).
     if not identifiers:
-        recipes += [r.replace(":soundex", ":prefix") for r in recipes if ":soundex" in r]
+        recipes += [prefixed(r) for r in recipes if ":soundex" in r]
     if len(both) == 2 and not dates and not places:
         # Two names' codes per key, every two of the names: each name with the other's
         # initial found more partners on FEBRL4 names (F1 0.79 against 0.73) but let the
