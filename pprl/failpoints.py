@@ -11,7 +11,8 @@ nothing.
     PPRL_FAILPOINT=stop-after-read:<file>  SIGSTOP itself once AGREE has read that input
                                         (the records), so a test can change the file then
 
-Each fires once per process.
+Several, separated by commas, arm each of them (stop-after:agree,stop-after:train). Each fires
+once per process.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ _lock = threading.Lock()
 
 def _take(name: str) -> bool:
     """Whether `name` is armed and has not fired yet; marks it fired."""
-    if os.environ.get(FAILPOINT_ENV) != name:
+    if name not in os.environ.get(FAILPOINT_ENV, "").split(","):
         return False
     with _lock:
         if name in _fired:

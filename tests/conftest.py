@@ -18,7 +18,6 @@ import grpc
 import pytest
 
 from pprl.party import local
-from pprl.party.config import TlsFiles
 from pprl.party.coordination.coordinator import Coordinator
 from pprl.party.keys.tls import secure_channel
 from pprl.party.local import (
@@ -31,6 +30,7 @@ from pprl.party.local import (
     write_demo_data,
 )
 from pprl.party.storage.gate_cache import CACHE_DIR
+from pprl.party.tls_files import TlsFiles
 from pprl.protocol.data.synthetic import census_names
 from pprl.wire.v1 import linkage_pb2 as pb
 from pprl.wire.v1 import linkage_pb2_grpc as rpc
@@ -73,8 +73,8 @@ LONG_MODULES = {
 # SLOW_TEST_SECONDS a test.
 SLOW_SECONDS = {
     # tests that start daemons
-    "test_faults.py": 170,
-    "test_sealed_faults.py": 90,
+    "test_faults.py": 110,
+    "test_sealed_faults.py": 60,
     "test_privacy_gate.py": 65,
     "test_hardening.py": 50,
     "test_party_defences.py": 45,

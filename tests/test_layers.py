@@ -63,7 +63,7 @@ SUB_LAYERS = {
 }
 BASE_MODULES = {
     "protocol": {"errors", "progress", "phases", "metrics"},
-    "party": {"config", "reasons", "versions", "wire_types"},
+    "party": {"config", "reasons", "tls_files", "versions", "wire_types"},
 }
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pprl.party.config import PartyConfig, PeerEndpoint, TlsFiles, load_config
+from pprl.party.config import PartyConfig, PeerEndpoint, load_config
 from pprl.party.keys.certs import make_development_pki
 from pprl.party.local import generated_deployment
 from pprl.party.service.startup import (
@@ -20,6 +20,7 @@ from pprl.party.service.startup import (
     check_startup,
     check_state_dir,
 )
+from pprl.party.tls_files import TlsFiles
 from pprl.protocol.errors import InputError
 
 

@@ -9,9 +9,9 @@ import argparse
 from pathlib import Path
 
 from pprl.cli.summary import print_summary, write_json
-from pprl.party.config import TlsFiles
 from pprl.party.coordination.coordinator import DEFAULT_PHASE_TIMEOUT
 from pprl.party.storage.run_ids import BadRunId, check_run_id
+from pprl.party.tls_files import TlsFiles
 from pprl.protocol.phases import LAST_PHASE, Phase
 
 

@@ -13,6 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from pprl.party.tls_files import TlsFiles
 from pprl.protocol.data.error_model import DEFAULT_MODEL as REGISTERS_MODEL
 from pprl.protocol.data.error_model import MODEL_NAMES
 from pprl.protocol.data.kinds import (
@@ -114,13 +115,6 @@ KNOWN_KEYS: dict[str, tuple[str, ...]] = {
     "development": ("seed",),
 }
 TABLES = tuple(t for t in KNOWN_KEYS if t)
-
-
-@dataclass(frozen=True)
-class TlsFiles:
-    cert: Path
-    key: Path
-    ca: Path
 
 
 @dataclass(frozen=True)

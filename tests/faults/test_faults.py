@@ -37,7 +37,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -149,8 +149,13 @@ class Pair:
             coordinator.close()
 
     def start(self, name: str, failpoint: str | None = None) -> subprocess.Popen:
-        """Start one daemon (the other is up) and wait until both answer."""
+        """Start one daemon, and the other without a failpoint if a kill left it down; wait
+        until both answer."""
         process = self._launch(name, failpoint)
+        for other in PARTIES:
+            running = self.deployment.processes.get(other)
+            if other != name and (running is None or running.poll() is not None):
+                self._launch(other)
         self._wait_ready()
         return process
 
@@ -262,12 +267,25 @@ KILLED = {
 assert list(KILLED) == PHASES, "every phase needs a daemon to kill"
 
 
-@pytest.mark.parametrize(("phase", "victim"), KILLED.items())
-def test_a_daemon_killed_in_any_phase_resumes_to_the_same_linkage(
-    fresh, undisturbed, phase, victim
-):
-    run_id = killed(fresh, victim, f"kill-after:{phase}", phase)
-    _resumed_equals(fresh, undisturbed, run_id)
+def killed_in_turn(pair: Pair, kills: Sequence[tuple[str, str]]) -> str:
+    """One run whose daemons are killed once per (phase, victim), in that order: each kill
+    fails the run at its phase, and the next is armed in the restarted victim before the run
+    is resumed. The run's id. One run instead of a run per kill, since a resumed run must
+    survive the next kill as a new one does, and each run costs the suite seconds."""
+    run_id = None
+    for phase, victim in kills:
+        process = pair.restart(victim, failpoint=f"kill-after:{phase}")
+        code, out, err = pair.coordinate(*(("--run-id", run_id) if run_id else ()))
+        assert code != 0 and f"{phase.upper()} failed" in err, (phase, victim, err)
+        assert process.wait(10) == -signal.SIGKILL, (phase, victim)
+        pair.deployment.processes.pop(victim, None)
+        run_id = run_id or _run_id(out)
+    assert run_id is not None
+    return run_id
+
+
+def test_a_daemon_killed_in_every_phase_in_turn_resumes_to_the_same_linkage(fresh, undisturbed):
+    _resumed_equals(fresh, undisturbed, killed_in_turn(fresh, list(KILLED.items())))
 
 
 # Each phase is paused in the daemon not killed in it (KILLED): every phase is still paused,
@@ -275,18 +293,34 @@ def test_a_daemon_killed_in_any_phase_resumes_to_the_same_linkage(
 PAUSED = {phase: "alice" if victim == "bob" else "bob" for phase, victim in KILLED.items()}
 
 
-@pytest.mark.parametrize(("phase", "victim"), PAUSED.items())
-def test_a_daemon_paused_in_any_phase_carries_on_to_the_same_linkage(
-    fresh, undisturbed, phase, victim
-):
-    process = fresh.restart(victim, failpoint=f"stop-after:{phase}")
+def test_a_daemon_paused_in_every_phase_carries_on_to_the_same_linkage(fresh, undisturbed):
+    """One run in which each phase stops (SIGSTOP) one daemon after its work, PAUSED's, until
+    the test continues it a second later: no phase times out and the run ends as undisturbed."""
+    processes = {
+        victim: fresh.restart(
+            victim,
+            failpoint=",".join(f"stop-after:{p}" for p, v in PAUSED.items() if v == victim),
+        )
+        for victim in sorted(set(PAUSED.values()))
+    }
+    pauses = {name: list(PAUSED.values()).count(name) for name in processes}
+    continued: dict[str, int] = {}
+    waiters = [
+        threading.Thread(
+            target=lambda n=name, p=process: continued.update({n: _cont_each_stop(p, pauses[n])})
+        )
+        for name, process in processes.items()
+    ]
     coordinator = fresh.coordinator()
-    waiter = threading.Thread(target=lambda: _cont_when_stopped(process))
-    waiter.start()
+    for waiter in waiters:
+        waiter.start()
     out, err = coordinator.communicate(timeout=240)
-    waiter.join(30)
+    for waiter in waiters:
+        waiter.join(30)
     assert coordinator.returncode == 0, err
-    assert _process_state(process) != "T"
+    assert continued == pauses
+    for name, process in processes.items():
+        assert _process_state(process) not in ("T", ""), name
     _resumed_equals(fresh, undisturbed, _run_id(out))
 
 
@@ -298,15 +332,20 @@ def _process_state(process: subprocess.Popen) -> str:
         return ""
 
 
-def _cont_when_stopped(process: subprocess.Popen, limit: float = 120) -> None:
-    """SIGCONT the daemon a second after it stopped itself."""
+def _cont_each_stop(process: subprocess.Popen, times: int, limit: float = 120) -> int:
+    """SIGCONT the daemon a second after each time it stops itself, up to `times` times; how
+    many times it did."""
+    done = 0
     deadline = time.monotonic() + limit
-    while time.monotonic() < deadline and process.poll() is None:
+    while time.monotonic() < deadline and process.poll() is None and done < times:
         if _process_state(process) == "T":
             time.sleep(1)
             process.send_signal(signal.SIGCONT)
-            return
+            done += 1
+            while _process_state(process) == "T":
+                time.sleep(0.01)
         time.sleep(0.05)
+    return done
 
 
 def _signal_at_phase(coordinator: subprocess.Popen, phase: str, sig: int) -> list[str]:
@@ -321,22 +360,30 @@ def _signal_at_phase(coordinator: subprocess.Popen, phase: str, sig: int) -> lis
     return seen
 
 
-@pytest.mark.parametrize("phase", PHASES)
-def test_the_coordinator_killed_in_any_phase_is_resumed_by_the_next(fresh, undisturbed, phase):
-    coordinator = fresh.coordinator()
-    seen = _signal_at_phase(coordinator, phase, signal.SIGKILL)
-    coordinator.communicate(timeout=60)
-    assert any(phase.upper() in line for line in seen)
-    assert coordinator.returncode == -signal.SIGKILL
-    _resumed_equals(fresh, undisturbed, _run_id("".join(seen)))
+def test_the_coordinator_killed_in_every_phase_in_turn_is_resumed_by_the_next(fresh, undisturbed):
+    """Each coordinator is killed as its phase begins, the next resumes the run from there and
+    is killed at the next phase; the last one finishes the run."""
+    run_id = None
+    for phase in PHASES:
+        coordinator = fresh.coordinator(*(("--run-id", run_id) if run_id else ()))
+        seen = _signal_at_phase(coordinator, phase, signal.SIGKILL)
+        coordinator.communicate(timeout=60)
+        assert any(f"] {phase.upper()}" in line for line in seen), (phase, seen)
+        assert coordinator.returncode == -signal.SIGKILL, phase
+        run_id = run_id or _run_id("".join(seen))
+    assert run_id is not None
+    _resumed_equals(fresh, undisturbed, run_id)
 
 
-@pytest.mark.parametrize("phase", PHASES)
-def test_the_coordinator_paused_in_any_phase_carries_on(fresh, undisturbed, phase):
+def test_the_coordinator_paused_in_every_phase_carries_on(fresh, undisturbed):
+    """One coordinator stopped for a second as each phase begins: the run ends as undisturbed."""
     coordinator = fresh.coordinator()
-    seen = _signal_at_phase(coordinator, phase, signal.SIGSTOP)
-    time.sleep(1)
-    coordinator.send_signal(signal.SIGCONT)
+    seen: list[str] = []
+    for phase in PHASES:
+        seen += _signal_at_phase(coordinator, phase, signal.SIGSTOP)
+        assert f"] {phase.upper()}" in seen[-1], (phase, seen)
+        time.sleep(1)
+        coordinator.send_signal(signal.SIGCONT)
     _, err = coordinator.communicate(timeout=240)
     assert coordinator.returncode == 0, err
     _resumed_equals(fresh, undisturbed, _run_id("".join(seen)))
@@ -348,19 +395,24 @@ def test_a_peer_gone_mid_stream_leaves_no_tensor_and_the_run_resumes(fresh, undi
     _resumed_equals(fresh, undisturbed, run_id)
 
 
-@pytest.mark.parametrize("phase", PHASES)
-def test_a_full_disk_in_any_phase_is_a_clear_error_and_nothing_half_written(
-    fresh, undisturbed, phase
+def test_a_full_disk_in_every_phase_in_turn_is_a_clear_error_and_nothing_half_written(
+    fresh, undisturbed
 ):
-    # the receiver writes the peer's tensor and matches; the sender everything else
-    victim = "bob" if phase in ("exchange", "reveal") else "alice"
-    fresh.restart(victim, failpoint=f"disk-full:{WRITES[phase]}")
-    code, out, err = fresh.coordinate()
-    assert code != 0
-    assert "No space left on device" in err and "STORAGE" in err, err
-    assert fresh.no_partial_files() == []
-    fresh.restart(victim)
-    _resumed_equals(fresh, undisturbed, _run_id(out))
+    """One run that meets a full disk in each phase in turn, where that phase writes its
+    artifact (the receiver writes the peer's tensor and matches; the sender everything else):
+    each a clear storage error with no partial file, after which the run resumes."""
+    run_id = None
+    for phase, artifact in WRITES.items():
+        victim = "bob" if phase in ("exchange", "reveal") else "alice"
+        fresh.restart(victim, failpoint=f"disk-full:{artifact}")
+        code, out, err = fresh.coordinate(*(("--run-id", run_id) if run_id else ()))
+        assert code != 0, phase
+        assert f"{phase.upper()} failed" in err, (phase, err)
+        assert "No space left on device" in err and "STORAGE" in err, (phase, err)
+        assert fresh.no_partial_files() == [], phase
+        run_id = run_id or _run_id(out)
+    assert run_id is not None
+    _resumed_equals(fresh, undisturbed, run_id)  # each failpoint fires once per process
 
 
 def _route_alice(pair: Pair, old_port: int, new_port: int) -> None:

@@ -18,10 +18,10 @@ from typing import Any, TextIO
 
 import grpc
 
-from pprl.party.config import TlsFiles
 from pprl.party.keys.tls import secure_channel
 from pprl.party.reasons import describe, reason_name, reason_of
 from pprl.party.storage.run_ids import check_run_id, new_run_id
+from pprl.party.tls_files import TlsFiles
 from pprl.party.wire_types import DRIVER_LEASE_SECONDS, wire_phase
 from pprl.protocol.errors import PprlError
 from pprl.protocol.phases import LAST_PHASE, Phase

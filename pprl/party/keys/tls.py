@@ -6,7 +6,7 @@ from pathlib import Path
 
 import grpc
 
-from pprl.party.config import TlsFiles
+from pprl.party.tls_files import TlsFiles
 from pprl.protocol.errors import InputError
 
 CHUNK_BYTES = 4 << 20
