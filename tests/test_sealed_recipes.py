@@ -60,3 +60,26 @@ def test_the_wider_keys_add_a_prefix_twin_of_each_soundex_recipe_only() -> None:
     ]
     assert with_prefixes(parse_recipes(",".join(wider), attributes)) == wider  # nothing twice
     assert with_prefixes(parse_recipes("dob+surname:soundex", attributes))[1:] == ()
+
+
+def test_a_part_read_from_either_attribute_joins_swapped_names() -> None:
+    """FEBRL4 swaps given name and surname in about one pair in fifteen: `given|surname` keys
+    each of the two codes under one recipe, so the swapped pair shares a key, as does a pair
+    that agrees on one name only; a pair that agrees on no name does not."""
+    columns = {
+        "dob": ["19151111", "19151111", "19151111", "19151111", "19151111", "19151111"],
+        "given": ["joselyn", "dakin", "joselyn", "kate", "joselyn", ""],
+        "surname": ["dakin", "joselyn", "smith", "smith", "joselyn", ""],
+    }
+    recipes = parse_recipes("dob+given|surname:soundex", list(columns))
+    assert recipes[0].text == "dob:exact+given|surname:soundex"
+    assert recipes[0].attributes == ("dob", "given", "surname")
+    keys = [set(row) for row in recipe_keys(columns, recipes)]
+    assert len(keys[0]) == 2 and keys[0] == keys[1]  # swapped
+    assert keys[0] & keys[2] and not keys[0] & keys[3]  # one name; no name
+    assert len(keys[4]) == 1  # the same code twice is one key
+    assert keys[5] == set()  # no name at all: no key
+    with pytest.raises(SettingError, match="named twice"):
+        parse_recipes("dob+given|given:soundex", list(columns))
+    with pytest.raises(SettingError, match="no attribute 'middle'"):
+        parse_recipes("dob+given|middle:soundex", list(columns))

@@ -83,7 +83,7 @@ def join(
     rng = randomness.generator(EXPECTATION)
     recipes = session.recipes(agreement.method.sealed_keys, list(attributes))
     compared = base_names(attribute for attribute, _ in agreement.mapping)
-    names = list(dict.fromkeys([*compared, *(a for recipe in recipes for a, _ in recipe.parts)]))
+    names = list(dict.fromkeys([*compared, *(a for recipe in recipes for a in recipe.attributes)]))
     everyone = training.sample_records(attributes, names, len(attributes[names[0]]), rng)
     total = len(everyone[names[0]])
     copies = corrupted_copies(agreement, everyone, names, rate, rng)

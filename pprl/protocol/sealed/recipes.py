@@ -7,11 +7,15 @@ holds, so a key on one attribute gives away the peer's value wherever it is also
 (measured in docs/sealed.md: 60-78% of FEBRL4's peer rows without a partner, for places and
 names). A key that needs a date of birth and a surname's code to agree is shared by rows
 without a partner about once in a thousand. A recipe is written `attribute[:transform]` joined
-by `+`, e.g. `date_of_birth+surname:soundex`.
+by `+`, e.g. `date_of_birth+surname:soundex`. A part may name several attributes separated by
+`|`, read through the same transform: a row then holds one key per value among them, so
+`date_of_birth+given_name|surname:soundex` joins a pair whose names were swapped between the
+fields as well as one that agrees on either name.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -59,11 +63,27 @@ TRANSFORMS = {
 
 @dataclass(frozen=True)
 class Recipe:
-    parts: tuple[tuple[str, Transform], ...]
+    """Parts that must all agree; each the attributes it may read (one, or any of several)
+    and their transform."""
+
+    parts: tuple[tuple[tuple[str, ...], Transform], ...]
 
     @property
     def text(self) -> str:
-        return "+".join(f"{a}:{t.name}" for a, t in self.parts)
+        return "+".join(f"{'|'.join(a)}:{t.name}" for a, t in self.parts)
+
+    @property
+    def attributes(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(a for names, _ in self.parts for a in names))
+
+    def values(self, columns: Mapping[str, Sequence[str]], row: int) -> list[str]:
+        """The row's keys' values under this recipe: one per combination of its parts'
+        values, none when a part has no value."""
+        each = [
+            sorted({v for v in (t.read(columns[a][row]) for a in names) if v})
+            for names, t in self.parts
+        ]
+        return ["\x1f".join(values) for values in itertools.product(*each)]
 
 
 def parse_recipes(text: str, attributes: Sequence[str]) -> tuple[Recipe, ...]:
@@ -73,19 +93,23 @@ def parse_recipes(text: str, attributes: Sequence[str]) -> tuple[Recipe, ...]:
     for written in filter(None, (r.strip() for r in text.split(","))):
         parts = []
         for part in written.split("+"):
-            attribute, _, name = part.partition(":")
-            if attribute not in attributes:
-                raise SettingError(
-                    f"key recipe {written!r}: no attribute {attribute!r} "
-                    f"(attributes: {', '.join(attributes)})"
-                )
+            either, _, name = part.partition(":")
+            names = tuple(either.split("|"))
+            for attribute in names:
+                if attribute not in attributes:
+                    raise SettingError(
+                        f"key recipe {written!r}: no attribute {attribute!r} "
+                        f"(attributes: {', '.join(attributes)})"
+                    )
+            if len(set(names)) < len(names):
+                raise SettingError(f"key recipe {written!r}: an attribute named twice in a part")
             transform = TRANSFORMS.get(name or "exact")
             if transform is None:
                 raise SettingError(
                     f"key recipe {written!r}: unknown transform {name!r} "
                     f"(known: {', '.join(TRANSFORMS)})"
                 )
-            parts.append((attribute, transform))
+            parts.append((names, transform))
         recipes.append(Recipe(tuple(parts)))
     if not recipes:
         raise SettingError("no key recipe given")
@@ -93,14 +117,13 @@ def parse_recipes(text: str, attributes: Sequence[str]) -> tuple[Recipe, ...]:
 
 
 def recipe_keys(columns: Mapping[str, Sequence[str]], recipes: Sequence[Recipe]) -> list[list[str]]:
-    """Per row its keys: one per recipe whose every part is present."""
+    """Per row its keys: for each recipe whose every part is present, one per combination of
+    the parts' values (one, unless a part reads several attributes)."""
     rows = len(next(iter(columns.values()), []))
     keys: list[list[str]] = [[] for _ in range(rows)]
     for number, recipe in enumerate(recipes):
         for row in range(rows):
-            values = [t.read(columns[a][row]) for a, t in recipe.parts]
-            if all(values):
-                keys[row].append(f"recipe {number}|" + "\x1f".join(values))
+            keys[row] += [f"recipe {number}|{value}" for value in recipe.values(columns, row)]
     return keys
 
 

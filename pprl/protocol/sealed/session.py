@@ -127,10 +127,14 @@ def default_recipes(kinds: Mapping[str, str]) -> str:
     both names among them, so that people without a partner rarely share one (measured on
     FEBRL4's ten fields: docs/sealed.md):
 
-    - a date with each name's Soundex code; its year, and its month and day, with the first
-      and last names' codes; the date with each place or number;
+    - a date with any name's Soundex code (`given_name|surname`: a name's code under one
+      recipe whichever field holds it, so a pair whose names were swapped between the fields
+      shares it; FEBRL4 names and date of birth through two daemons: F1 0.9401 against
+      0.9027 with a recipe per name, 89.7% of the true pairs joined against 83.1%, 0.5% of the
+      people without a partner re-identified against 0.4%); its year, and its month and day,
+      with the first and last names' codes; the date with each place or number;
     - the first and last names' codes with each place or number;
-    - each name's code with each two numbers (a street number and a postcode, say): these
+    - any name's code with each two numbers (a street number and a postcode, say): these
       hold pairs whose date and one name both changed (FEBRL4: 4,944 of its 5,000 true pairs
       joined against 4,803 without them, no more pairs without a partner);
     - with names only, the codes of every two names together, and nothing looser: keys that
@@ -155,9 +159,11 @@ def default_recipes(kinds: Mapping[str, str]) -> str:
     # The first and the last name attribute: a given name and a surname, usually.
     pair = [names[0], names[-1]] if len(names) >= 2 else []
     both = [f"{n}:soundex" for n in pair]
+    # Any name's code: one part that reads every name attribute (recipes.Recipe).
+    either = "|".join(names)
     recipes = list(identifiers)
     for date in dates:
-        recipes += [f"{date}+{n}:soundex" for n in names]
+        recipes += [f"{date}+{either}:soundex"] if names else []
         if len(both) == 2:
             recipes += [f"{date}:year+{'+'.join(both)}", f"{date}:month-day+{'+'.join(both)}"]
         recipes += [f"{date}+{place}" for place in places]
@@ -165,9 +171,9 @@ def default_recipes(kinds: Mapping[str, str]) -> str:
         recipes += [f"{'+'.join(both)}+{place}" for place in places]
     numbers = [a for a in places if roles[a] == "number"]
     recipes += [
-        f"{name}:soundex+{first}+{second}"
-        for name in names
+        f"{either}:soundex+{first}+{second}"
         for first, second in itertools.combinations(numbers, 2)
+        if names
     ]
     # Without an identifier, each recipe above that reads a name's code again with the name's
     # first three letters: a typo that changes a code mostly falls after them, and with a
