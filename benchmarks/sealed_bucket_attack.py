@@ -208,8 +208,10 @@ def main() -> None:
     thresholds = session.thresholds(args.thresholds)
 
     recipes = parse_recipes(args.recipes, names)
+    # The list's people keyed as Bob keys his rows (the second side, for a fallback recipe).
     keys_a, keys_b, keys_p = (
-        recipe_keys(cols, recipes) for cols in (columns_a, columns_b, columns_p)
+        recipe_keys(cols, recipes, first)
+        for cols, first in ((columns_a, True), (columns_b, False), (columns_p, False))
     )
     # With decoys each party's rows also carry other rows' keys (with_decoys): they
     # add candidate pairs, and Bob's hide which of his rows holds a key Alice sees joined.

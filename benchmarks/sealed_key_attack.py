@@ -130,12 +130,12 @@ def main() -> None:
     )
     if args.recipes:
         recipes = parse_recipes(args.recipes, list(columns_b))
-        alice_recipe_keys = {k for keys in recipe_keys(columns_a, recipes) for k in keys}
-        bob_recipe_keys = recipe_keys(columns_b, recipes)
+        alice_recipe_keys = {k for keys in recipe_keys(columns_a, recipes, True) for k in keys}
+        bob_recipe_keys = recipe_keys(columns_b, recipes, False)
         shared = [[k for k in keys if k in alice_recipe_keys] for keys in bob_recipe_keys]
         results["recipes"] = []
         for number, recipe in enumerate(recipes):
-            prefix = f"recipe {number}|"
+            prefix = (f"recipe {number}|", f"recipe {number}.")  # a fallback's two tags
             hit = np.array([any(k.startswith(prefix) for k in keys) for keys in shared])
             results["recipes"].append(
                 {

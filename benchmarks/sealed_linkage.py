@@ -115,6 +115,7 @@ def main() -> None:
             name: recipe_keys(
                 {a: [v[i] for i in side.released.order] for a, v in tables[name].items()},
                 recipes,
+                first=name == "alice",
             )
             for name, side in sides.items()
         }

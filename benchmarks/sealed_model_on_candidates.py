@@ -99,7 +99,9 @@ def main() -> None:
         keys = {
             name: [
                 [key.encode() for key in row]
-                for row in session.row_keys(recipes, table.attributes, released[name].order)
+                for row in session.row_keys(
+                    recipes, table.attributes, released[name].order, first=name == "alice"
+                )
             ]
             for name, table in tables.items()
         }

@@ -26,8 +26,8 @@ def _true_completeness(recipes: str, data: synthetic.GeneratedData) -> float:
     alice = {a: [getattr(p, a) for p in data.alice] for a in ATTRIBUTES}
     bob = {a: [getattr(p, a) for p in data.bob] for a in ATTRIBUTES}
     chosen = session.recipes(recipes, list(ATTRIBUTES))
-    keys_a = session.row_keys(chosen, alice, np.arange(len(data.alice)))
-    keys_b = session.row_keys(chosen, bob, np.arange(len(data.bob)))
+    keys_a = session.row_keys(chosen, alice, np.arange(len(data.alice)), first=True)
+    keys_b = session.row_keys(chosen, bob, np.arange(len(data.bob)), first=False)
     row_a = {p.id: i for i, p in enumerate(data.alice)}
     row_b = {p.id: i for i, p in enumerate(data.bob)}
     shared = [bool(set(keys_a[row_a[a]]) & set(keys_b[row_b[b]])) for a, b in data.truth]

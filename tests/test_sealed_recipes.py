@@ -83,3 +83,30 @@ def test_a_part_read_from_either_attribute_joins_swapped_names() -> None:
         parse_recipes("dob+given|given:soundex", list(columns))
     with pytest.raises(SettingError, match="no attribute 'middle'"):
         parse_recipes("dob+given|middle:soundex", list(columns))
+
+
+def test_a_fallback_joins_a_pair_only_through_a_row_no_other_recipe_keys() -> None:
+    """`?given:soundex+surname:soundex` beside a date recipe: a row without a date probes the
+    other side's rows by its names and is found by them, from either side; two rows that both
+    have a date and share only their names do not join, as they would by an ordinary key."""
+    recipes = parse_recipes("dob+surname:soundex,?given:soundex+surname:soundex", list(COLUMNS))
+    assert recipes[1].fallback and recipes[1].text == "?given:soundex+surname:soundex"
+    dated = {"dob": ["19151111"], "given": ["michaela"], "surname": ["neumann"]}
+    other_date = {"dob": ["19990101"], "given": ["michaela"], "surname": ["neumann"]}
+    blank = {"dob": [""], "given": ["michaela"], "surname": ["neumann"]}
+
+    def joined(first: dict, second: dict) -> bool:
+        ours = set(recipe_keys(first, recipes, first=True)[0])
+        theirs = set(recipe_keys(second, recipes, first=False)[0])
+        return bool(ours & theirs)
+
+    assert joined(blank, dated) and joined(dated, blank) and joined(blank, blank)
+    assert not joined(dated, other_date) and not joined(other_date, dated)
+    # Each side holds the fallback twice: for its keyless rows the probe tag and the target,
+    # for the others the target tag only.
+    assert len(recipe_keys(blank, recipes, first=True)[0]) == 2
+    assert len(recipe_keys(dated, recipes, first=True)[0]) == 2  # its date key and a target
+    with pytest.raises(ValueError, match="side"):
+        recipe_keys(blank, recipes)
+    with pytest.raises(SettingError, match="only fallback"):
+        parse_recipes("?given:soundex+surname:soundex", list(COLUMNS))

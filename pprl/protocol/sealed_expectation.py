@@ -97,9 +97,11 @@ def join(
     copy_rows = np.flatnonzero(~left_out)
     own_rows = np.sort(rng.choice(total, size=min(size, total), replace=False))
     own = _rows(everyone, names, own_rows)
+    # The sampled records as one side, the copies as the other: a fallback recipe joins a
+    # keyless row of either (recipes.recipe_keys).
     pairs = shared_key_pairs(
-        _encoded(recipe_keys(own, recipes)),
-        _encoded(recipe_keys(_rows(copies, names, copy_rows), recipes)),
+        _encoded(recipe_keys(own, recipes, first=True)),
+        _encoded(recipe_keys(_rows(copies, names, copy_rows), recipes, first=False)),
     )
     # Only the copies some sampled record is a candidate of are kept (and smashed).
     used, at = np.unique(pairs[:, 1], return_inverse=True)

@@ -54,7 +54,8 @@ def smash(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     )
     method = agreement.method
     recipes = session.recipes(method.sealed_keys, list(inputs.records.attributes))
-    keys = session.row_keys(recipes, inputs.records.attributes, released.order)
+    first = ctx.config.identity < ctx.peer(run_id).peer
+    keys = session.row_keys(recipes, inputs.records.attributes, released.order, first)
     digest, _ = ctx.store.run(run_id).agreement()
     blinder = Blinder()
     counts, values = session.blinded_rows(blinder, session.key_context(digest, run_id), keys)

@@ -13,6 +13,7 @@ from pprl.protocol.encodings.distances import Distances
 from pprl.protocol.errors import SettingError
 from pprl.protocol.gate import Attack
 from pprl.protocol.privacy.audit import AuditReport
+from pprl.protocol.sealed.recipes import FALLBACK
 
 if TYPE_CHECKING:
     from pprl.protocol.agreement import Agreement
@@ -67,7 +68,11 @@ class Sealed(Distances):
         return "candidates from the blinded keys; scoring them under encryption with the peer"
 
     def noise_words(self, agreement: Agreement) -> str:
-        return (
+        written = agreement.method.sealed_keys
+        said = (
             "sealed: no vectors are sent (blinded blocking keys and encrypted vectors only; "
-            f"docs/sealed.md); blocking keys: {agreement.method.sealed_keys.replace(',', ', ')}"
+            f"docs/sealed.md); blocking keys: {written.replace(',', ', ')}"
         )
+        if f",{FALLBACK}" in f",{written}":
+            said += f" ({FALLBACK}: only for rows that no other key finds)"
+        return said

@@ -11,6 +11,14 @@ by `+`, e.g. `date_of_birth+surname:soundex`. A part may name several attributes
 `|`, read through the same transform: a row then holds one key per value among them, so
 `date_of_birth+given_name|surname:soundex` joins a pair whose names were swapped between the
 fields as well as one that agrees on either name.
+
+A recipe written with a leading `?` is a fallback: only a row that no other recipe gives a
+key (its date of birth blank, say) looks for the peer's rows with it, and the peer's rows are
+found by it whatever their other keys. So each side holds it twice, under two tags, one per
+direction: the first party (the lower identity) sends the first tag for its keyless rows only
+and the second tag for every row, the second party the other way round. A pair joins when
+either of its rows is keyless, and the join tells only the keyless rows' neighbours, where
+the same recipe as an ordinary one would tell every row's (docs/sealed.md, "Fallback keys").
 """
 
 from __future__ import annotations
@@ -25,6 +33,8 @@ from pprl.protocol.errors import SettingError
 
 # Letters a prefix key reads: three keep a key shared by few people without a partner.
 PREFIX = 3
+# What a fallback recipe is written with, first.
+FALLBACK = "?"
 
 
 def _digits(value: str) -> str:
@@ -67,10 +77,12 @@ class Recipe:
     and their transform."""
 
     parts: tuple[tuple[tuple[str, ...], Transform], ...]
+    fallback: bool = False  # only for rows no other recipe keys (the module's docstring)
 
     @property
     def text(self) -> str:
-        return "+".join(f"{'|'.join(a)}:{t.name}" for a, t in self.parts)
+        written = "+".join(f"{'|'.join(a)}:{t.name}" for a, t in self.parts)
+        return f"{FALLBACK}{written}" if self.fallback else written
 
     @property
     def attributes(self) -> tuple[str, ...]:
@@ -91,8 +103,9 @@ def parse_recipes(text: str, attributes: Sequence[str]) -> tuple[Recipe, ...]:
     transform (default exact)."""
     recipes = []
     for written in filter(None, (r.strip() for r in text.split(","))):
+        fallback = written.startswith(FALLBACK)
         parts = []
-        for part in written.split("+"):
+        for part in written.removeprefix(FALLBACK).split("+"):
             either, _, name = part.partition(":")
             names = tuple(either.split("|"))
             for attribute in names:
@@ -110,20 +123,42 @@ def parse_recipes(text: str, attributes: Sequence[str]) -> tuple[Recipe, ...]:
                     f"(known: {', '.join(TRANSFORMS)})"
                 )
             parts.append((names, transform))
-        recipes.append(Recipe(tuple(parts)))
+        recipes.append(Recipe(tuple(parts), fallback))
     if not recipes:
         raise SettingError("no key recipe given")
+    if all(recipe.fallback for recipe in recipes):
+        raise SettingError("only fallback recipes: a fallback keys the rows no other recipe keys")
     return tuple(recipes)
 
 
-def recipe_keys(columns: Mapping[str, Sequence[str]], recipes: Sequence[Recipe]) -> list[list[str]]:
+def recipe_keys(
+    columns: Mapping[str, Sequence[str]], recipes: Sequence[Recipe], first: bool | None = None
+) -> list[list[str]]:
     """Per row its keys: for each recipe whose every part is present, one per combination of
-    the parts' values (one, unless a part reads several attributes)."""
+    the parts' values (one, unless a part reads several attributes). A fallback recipe's keys
+    depend on the side (`first`: the lower identity's), which it needs (the module's
+    docstring)."""
     rows = len(next(iter(columns.values()), []))
     keys: list[list[str]] = [[] for _ in range(rows)]
     for number, recipe in enumerate(recipes):
+        if recipe.fallback:
+            continue
         for row in range(rows):
             keys[row] += [f"recipe {number}|{value}" for value in recipe.values(columns, row)]
+    keyless = [not row_keys for row_keys in keys]
+    for number, recipe in enumerate(recipes):
+        if not recipe.fallback:
+            continue
+        if first is None:
+            raise ValueError("a fallback recipe's keys need the side they are sent from")
+        for row in range(rows):
+            # The first tag: the first party's keyless rows probe every row of the second's;
+            # the second tag the other way round.
+            tags = [
+                tag for tag, probes in ((1, first), (2, not first)) if keyless[row] or not probes
+            ]
+            values = recipe.values(columns, row)
+            keys[row] += [f"recipe {number}.{tag}|{value}" for tag in tags for value in values]
     return keys
 
 
