@@ -10,7 +10,11 @@ from pathlib import Path
 
 import numpy as np
 
+from pprl.files.records import load_records
+from pprl.protocol.data.kinds import Attribute
 from pprl.protocol.data.synthetic import census_names
+from pprl.protocol.sealed import session
+from pprl.protocol.sealed.recipes import recipe_keys
 
 SCHEMA = """
 [records]
@@ -60,9 +64,15 @@ def _link_with_built_reference(
     return result
 
 
+# Rows whose date and postcode are both blank, in Bob's file and in Alice's: no recipe but the
+# fallback on both names keys them (recipes.recipe_keys), from either side.
+KEYLESS_BOB, KEYLESS_ALICE = (5, 27), (38,)
+
+
 def _files(tmp_path: Path, n: int = 60) -> None:
     """Two files of the same people, Bob's with some dates' day and month swapped, some
-    blanks and a namesake pair (same names, other date and postcode)."""
+    blanks and a namesake pair (same names, other date and postcode); a few rows on each side
+    with neither date nor postcode (KEYLESS_BOB, KEYLESS_ALICE)."""
     rng = np.random.default_rng(4)
     census = census_names()
     given = rng.choice(census.first.names[:300], n)
@@ -72,12 +82,14 @@ def _files(tmp_path: Path, n: int = 60) -> None:
     given[1], surname[1] = given[0], surname[0]  # namesakes
     alice, bob = ["id,given,surname,born,zip"], ["id,given,surname,born,zip"]
     for i in range(n):
-        alice.append(
-            f"a{i},{given[i]},{surname[i]},{days[i]:02d}/{months[i]:02d}/{years[i]},{zips[i]}"
-        )
+        born, zip_code = f"{days[i]:02d}/{months[i]:02d}/{years[i]}", str(zips[i])
+        if i in KEYLESS_ALICE:
+            born = zip_code = ""
+        alice.append(f"a{i},{given[i]},{surname[i]},{born},{zip_code}")
         day, month = (months[i], days[i]) if i % 7 == 3 else (days[i], months[i])
-        zip_code = "" if i % 11 == 5 else str(zips[i])
-        bob.append(f"b{i},{given[i]},{surname[i]},{day:02d}/{month:02d}/{years[i]},{zip_code}")
+        zip_code = "" if i % 11 == 5 else str(zips[i])  # KEYLESS_BOB among them
+        born = "" if i in KEYLESS_BOB else f"{day:02d}/{month:02d}/{years[i]}"
+        bob.append(f"b{i},{given[i]},{surname[i]},{born},{zip_code}")
     (tmp_path / "a.csv").write_text("\n".join(alice) + "\n")
     (tmp_path / "b.csv").write_text("\n".join(bob) + "\n")
     truth = ["alice_id,bob_id", *(f"a{i},b{i}" for i in range(n))]
@@ -89,10 +101,18 @@ def test_a_schema_links_dates_numbers_and_namesakes_through_the_daemons(tmp_path
     _files(tmp_path)
     result = _link_with_built_reference(tmp_path, "born=date:1930-2005", "zip=number:4")
     assert "2 records in 1 groups" not in result.stdout  # dates and postcodes tell them apart
-    assert "missing values: zip 5" in result.stdout
+    assert "born 2, zip 5" in result.stdout
     summary = json.loads((tmp_path / "out.json").read_text())
     assert summary["parties"]["bob"]["data"]["missing_values"]["zip"] == 5
     assert summary["linkage"]["f1"] >= 0.9
+    # The rows with neither date nor postcode, on either side, are candidates by the fallback
+    # recipe on both names (each side's role from the two identities): the daemons scored
+    # exactly the pairs the recipes join in plaintext with alice first, those among them.
+    assert "?given:soundex+surname:soundex" in result.stdout
+    candidates = _plaintext_candidates(tmp_path)
+    assert {(i, i) for i in (*KEYLESS_BOB, *KEYLESS_ALICE)} <= candidates
+    for name in ("alice", "bob"):
+        assert summary["parties"][name]["scored_pairs"] == len(candidates)
     # The postcode is an address: a second model without it lets a move cost a bounded amount,
     # and sealed scoring (the default) evaluates it from the same ciphertexts.
     assert "and a second model without zip: a pair whose address disagrees" in result.stdout
@@ -101,6 +121,30 @@ def test_a_schema_links_dates_numbers_and_namesakes_through_the_daemons(tmp_path
     assert "result: removed with the demo's temporary directory (--workdir DIR keeps it)" in (
         result.stdout
     )
+
+
+def _plaintext_candidates(tmp_path: Path) -> set[tuple[int, int]]:
+    """The (alice row, bob row) pairs the default recipes join, computed in the clear."""
+    attributes = [
+        Attribute("given"),
+        Attribute("surname"),
+        Attribute("born", "date", "%d/%m/%Y"),
+        Attribute("zip", "number"),
+    ]
+    kinds = {a.name: a.kind for a in attributes}
+    recipes = session.recipes(session.default_recipes(kinds), list(kinds))
+    keys = [
+        recipe_keys(
+            load_records(tmp_path / f"{side}.csv", "id", attributes).attributes, recipes, first
+        )
+        for side, first in (("a", True), ("b", False))
+    ]
+    return {
+        (i, j)
+        for i, own in enumerate(keys[0])
+        for j, theirs in enumerate(keys[1])
+        if set(own) & set(theirs)
+    }
 
 
 def test_a_schema_key_the_demo_cannot_set_is_named(tmp_path: Path) -> None:
