@@ -126,6 +126,8 @@ def test_bad_blinded_keys_are_refused_with_their_reason_and_nothing_replaced(exc
         "short values": (_keys(run_id, digest, [2], point), pb.BAD_CIPHERTEXT),
         "rows skipped": (_keys(run_id, digest, [1], point, first_row=5), pb.BAD_CIPHERTEXT),
         "small order": (_keys(run_id, digest, [1], bytes(32)), pb.BAD_CIPHERTEXT),
+        # More keys for a row than the four RECIPES give one: guesses, not keys.
+        "too many for a row": (_keys(run_id, digest, [5], point * 5), pb.BAD_CIPHERTEXT),
         # Alice's own once-blinded keys sent back as Bob's.
         "reflected": (_keys(run_id, digest, own_counts, own_values), pb.REFLECTED),
         # Well-formed, but not the keys this run already holds from Bob.

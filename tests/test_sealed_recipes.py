@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from pprl.protocol.errors import SettingError
-from pprl.protocol.sealed.recipes import parse_recipes, recipe_keys, with_prefixes
+from pprl.protocol.sealed.recipes import most_keys, parse_recipes, recipe_keys, with_prefixes
 
 COLUMNS = {
     "dob": ["19151111", "19151111", "", "1915111"],
@@ -110,3 +110,12 @@ def test_a_fallback_joins_a_pair_only_through_a_row_no_other_recipe_keys() -> No
         recipe_keys(blank, recipes)
     with pytest.raises(SettingError, match="only fallback"):
         parse_recipes("?given:soundex+surname:soundex", list(COLUMNS))
+
+
+def test_the_most_keys_a_row_can_hold_bound_what_a_peer_may_send() -> None:
+    written = "dob+given|surname:soundex,given:soundex+surname:soundex,?given|surname:initial"
+    assert most_keys(written) == 2 + 1 + 2 * 2
+    columns = {"dob": ["19151111", ""], "given": ["ann", "bob"], "surname": ["lee", "kay"]}
+    recipes = parse_recipes(written, list(columns))
+    for first in (True, False):
+        assert max(len(row) for row in recipe_keys(columns, recipes, first)) <= most_keys(written)

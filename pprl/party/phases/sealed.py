@@ -37,6 +37,7 @@ from pprl.protocol.sealed.blinding import POINT_BYTES, Blinder, BlindingError, r
 from pprl.protocol.sealed.kernel_features import RandomFeatures
 from pprl.protocol.sealed.layout import Layout
 from pprl.protocol.sealed.parameters import CkksSetting
+from pprl.protocol.sealed.recipes import most_keys
 from pprl.protocol.vectors.randomness import SEALED_SCORES
 from pprl.wire.v1 import linkage_pb2 as pb
 
@@ -197,6 +198,14 @@ def match(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
 def reblind_for_peer(ctx: RunContext, run_id: str, counts: np.ndarray, values: bytes) -> bytes:
     """The peer's once-blinded keys blinded again with this party's scalar: returned to it,
     and kept (they and this party's own make the candidates)."""
+    most = most_keys(ctx.agreement(run_id).method.sealed_keys)
+    if len(counts) and int(counts.max()) > most:
+        row = int(np.argmax(counts))
+        raise PhaseFailed(
+            f"keys refused: row {row:,} holds {int(counts[row]):,} keys, more than the agreed "
+            f"recipes give a row ({most:,})",
+            reason=pb.BAD_CIPHERTEXT,
+        )
     _, own = _read_keys(ctx, run_id, OWN_KEYS)
     mine, theirs = (np.frombuffer(v, np.uint8).reshape(-1, POINT_BYTES) for v in (own, values))
     if reflection.repeated_share([mine], [theirs]) > reflection.NOISY_SHARE:

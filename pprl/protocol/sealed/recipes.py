@@ -162,6 +162,19 @@ def recipe_keys(
     return keys
 
 
+def most_keys(written: str) -> int:
+    """The most keys one row can hold under recipes written so: each recipe's parts'
+    alternatives multiplied, a fallback's twice. A peer's row holding more is not what the
+    agreed recipes derive, and each key more is one more guess tested against the join."""
+    total = 0
+    for recipe in filter(None, (r.strip() for r in written.split(","))):
+        keys = 2 if recipe.startswith(FALLBACK) else 1
+        for part in recipe.removeprefix(FALLBACK).split("+"):
+            keys *= len(part.partition(":")[0].split("|"))
+        total += keys
+    return total
+
+
 def prefixed(text: str) -> str:
     """A written recipe with each part read through a Soundex code read by its first letters
     instead: the twin that holds a pair whose typo changed the code."""
