@@ -55,8 +55,7 @@ def smash(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     )
     method = agreement.method
     recipes = session.recipes(method.sealed_keys, list(inputs.records.attributes))
-    first = ctx.config.identity < ctx.peer(run_id).peer
-    keys = session.row_keys(recipes, inputs.records.attributes, released.order, first)
+    keys = session.row_keys(recipes, inputs.records.attributes, released.order, _first(ctx, run_id))
     digest, _ = ctx.store.run(run_id).agreement()
     blinder = Blinder()
     counts, values = session.blinded_rows(blinder, session.key_context(digest, run_id), keys)
@@ -181,8 +180,7 @@ def match(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
         ) from None
     ctx.store.add_counter(run_id, "bytes_sent", sent)
     buckets = counted.count
-    first = ctx.config.identity < peer.peer
-    found = session.one_to_one(pairs, buckets, first, digest, method.assignment)
+    found = session.one_to_one(pairs, buckets, _first(ctx, run_id), digest, method.assignment)
     ctx.write_pairs(run_id, OWN_MATCHES, found, {"scored": len(pairs)})
     accepted = int(np.count_nonzero(buckets > 0))
     progress(
@@ -192,6 +190,12 @@ def match(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
         f"this party's classifier accepts {accepted:,} of the {len(pairs):,} candidate pairs; "
         f"{len(found):,} one to one",
     )
+
+
+def _first(ctx: RunContext, run_id: str) -> bool:
+    """Whether this party is the first of the two (the lower identity): the side of a fallback
+    recipe's keys and of the one-to-one step's tie-break, which both parties must agree on."""
+    return ctx.config.identity < ctx.peer(run_id).peer
 
 
 # -- what the peer service does for the peer ----------------------------------------------

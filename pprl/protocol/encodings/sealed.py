@@ -13,7 +13,7 @@ from pprl.protocol.encodings.distances import Distances
 from pprl.protocol.errors import SettingError
 from pprl.protocol.gate import Attack
 from pprl.protocol.privacy.audit import AuditReport
-from pprl.protocol.sealed.recipes import FALLBACK
+from pprl.protocol.sealed.recipes import FALLBACK, written_recipes
 
 if TYPE_CHECKING:
     from pprl.protocol.agreement import Agreement
@@ -73,6 +73,6 @@ class Sealed(Distances):
             "sealed: no vectors are sent (blinded blocking keys and encrypted vectors only; "
             f"docs/sealed.md); blocking keys: {written.replace(',', ', ')}"
         )
-        if f",{FALLBACK}" in f",{written}":
+        if any(fallback for _, (fallback, _) in written_recipes(written)):
             said += f" ({FALLBACK}: only for rows that no other key finds)"
         return said

@@ -24,6 +24,7 @@ the same recipe as an ordinary one would tell every row's (docs/sealed.md, "Fall
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -98,16 +99,30 @@ class Recipe:
         return ["\x1f".join(values) for values in itertools.product(*each)]
 
 
+# A recipe as written: whether it is a fallback, and its parts (attributes, transform name).
+WrittenRecipe = tuple[bool, list[tuple[tuple[str, ...], str]]]
+
+
+def written_recipes(text: str) -> list[tuple[str, WrittenRecipe]]:
+    """Each recipe of `text` (separated by commas) with what its syntax says, unchecked: the one
+    reader of the syntax, for parse_recipes, most_keys and the settings' own checks."""
+    read = []
+    for written in filter(None, (r.strip() for r in text.split(","))):
+        parts = []
+        for part in written.removeprefix(FALLBACK).split("+"):
+            either, _, name = part.partition(":")
+            parts.append((tuple(either.split("|")), name or "exact"))
+        read.append((written, (written.startswith(FALLBACK), parts)))
+    return read
+
+
 def parse_recipes(text: str, attributes: Sequence[str]) -> tuple[Recipe, ...]:
     """Recipes separated by commas; each part an attribute the records have, with a known
     transform (default exact)."""
     recipes = []
-    for written in filter(None, (r.strip() for r in text.split(","))):
-        fallback = written.startswith(FALLBACK)
+    for written, (fallback, written_parts) in written_recipes(text):
         parts = []
-        for part in written.removeprefix(FALLBACK).split("+"):
-            either, _, name = part.partition(":")
-            names = tuple(either.split("|"))
+        for names, name in written_parts:
             for attribute in names:
                 if attribute not in attributes:
                     raise SettingError(
@@ -116,7 +131,7 @@ def parse_recipes(text: str, attributes: Sequence[str]) -> tuple[Recipe, ...]:
                     )
             if len(set(names)) < len(names):
                 raise SettingError(f"key recipe {written!r}: an attribute named twice in a part")
-            transform = TRANSFORMS.get(name or "exact")
+            transform = TRANSFORMS.get(name)
             if transform is None:
                 raise SettingError(
                     f"key recipe {written!r}: unknown transform {name!r} "
@@ -166,13 +181,10 @@ def most_keys(written: str) -> int:
     """The most keys one row can hold under recipes written so: each recipe's parts'
     alternatives multiplied, a fallback's twice. A peer's row holding more is not what the
     agreed recipes derive, and each key more is one more guess tested against the join."""
-    total = 0
-    for recipe in filter(None, (r.strip() for r in written.split(","))):
-        keys = 2 if recipe.startswith(FALLBACK) else 1
-        for part in recipe.removeprefix(FALLBACK).split("+"):
-            keys *= len(part.partition(":")[0].split("|"))
-        total += keys
-    return total
+    return sum(
+        (2 if fallback else 1) * math.prod(len(names) for names, _ in parts)
+        for _, (fallback, parts) in written_recipes(written)
+    )
 
 
 def prefixed(text: str) -> str:

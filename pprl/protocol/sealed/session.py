@@ -37,6 +37,7 @@ from pprl.protocol.sealed.recipes import (
     parse_recipes,
     prefixed,
     recipe_keys,
+    written_recipes,
 )
 from pprl.protocol.sealed.shared_keys import shared_key_pairs
 
@@ -106,13 +107,13 @@ def check_settings(settings: Mapping[str, Any]) -> None:
             "(docs/sealed.md)",
             setting="sealed_keys",
         )
-    for part in written.replace("+", ",").split(","):
-        name = part.partition(":")[2]
-        if name and name not in TRANSFORMS:
-            raise SettingError(
-                f"unknown transform {name!r} (known: {', '.join(TRANSFORMS)})",
-                setting="sealed_keys",
-            )
+    for _, (_, parts) in written_recipes(written):
+        for _, name in parts:
+            if name not in TRANSFORMS:
+                raise SettingError(
+                    f"unknown transform {name!r} (known: {', '.join(TRANSFORMS)})",
+                    setting="sealed_keys",
+                )
 
 
 def default_kernel_features(kinds: Mapping[str, str]) -> int:
