@@ -231,15 +231,20 @@ def _run_id(lines: str) -> str:
     return first.split()[1].rstrip(":")
 
 
-def killed(pair: Pair, victim: str, failpoint: str, phase: str) -> str:
-    """A run in which `victim` kills itself at `failpoint`: it fails at `phase` and the
-    daemon is gone; the run's id."""
+def resuming(run_id: str | None) -> tuple[str, ...]:
+    """The coordinator's arguments that resume `run_id`; none for a new run."""
+    return ("--run-id", run_id) if run_id else ()
+
+
+def killed(pair: Pair, victim: str, failpoint: str, phase: str, run_id: str | None = None) -> str:
+    """A run (`run_id` resumed, or a new one) in which `victim` kills itself at `failpoint`:
+    it fails at `phase` and the daemon is gone; the run's id."""
     process = pair.restart(victim, failpoint=failpoint)
-    code, out, err = pair.coordinate()
-    assert code != 0 and f"{phase.upper()} failed" in err
-    assert process.wait(10) == -signal.SIGKILL
+    code, out, err = pair.coordinate(*resuming(run_id))
+    assert code != 0 and f"{phase.upper()} failed" in err, (phase, victim, err)
+    assert process.wait(10) == -signal.SIGKILL, (phase, victim)
     pair.deployment.processes.pop(victim, None)
-    return _run_id(out)
+    return run_id or _run_id(out)
 
 
 def _resumed_equals(pair: Pair, undisturbed: dict[str, str], run_id: str) -> None:
@@ -274,12 +279,7 @@ def killed_in_turn(pair: Pair, kills: Sequence[tuple[str, str]]) -> str:
     survive the next kill as a new one does, and each run costs the suite seconds."""
     run_id = None
     for phase, victim in kills:
-        process = pair.restart(victim, failpoint=f"kill-after:{phase}")
-        code, out, err = pair.coordinate(*(("--run-id", run_id) if run_id else ()))
-        assert code != 0 and f"{phase.upper()} failed" in err, (phase, victim, err)
-        assert process.wait(10) == -signal.SIGKILL, (phase, victim)
-        pair.deployment.processes.pop(victim, None)
-        run_id = run_id or _run_id(out)
+        run_id = killed(pair, victim, f"kill-after:{phase}", phase, run_id)
     assert run_id is not None
     return run_id
 
@@ -365,7 +365,7 @@ def test_the_coordinator_killed_in_every_phase_in_turn_is_resumed_by_the_next(fr
     is killed at the next phase; the last one finishes the run."""
     run_id = None
     for phase in PHASES:
-        coordinator = fresh.coordinator(*(("--run-id", run_id) if run_id else ()))
+        coordinator = fresh.coordinator(*resuming(run_id))
         seen = _signal_at_phase(coordinator, phase, signal.SIGKILL)
         coordinator.communicate(timeout=60)
         assert any(f"] {phase.upper()}" in line for line in seen), (phase, seen)
@@ -405,7 +405,7 @@ def test_a_full_disk_in_every_phase_in_turn_is_a_clear_error_and_nothing_half_wr
     for phase, artifact in WRITES.items():
         victim = "bob" if phase in ("exchange", "reveal") else "alice"
         fresh.restart(victim, failpoint=f"disk-full:{artifact}")
-        code, out, err = fresh.coordinate(*(("--run-id", run_id) if run_id else ()))
+        code, out, err = fresh.coordinate(*resuming(run_id))
         assert code != 0, phase
         assert f"{phase.upper()} failed" in err, (phase, err)
         assert "No space left on device" in err and "STORAGE" in err, (phase, err)
@@ -564,7 +564,7 @@ def test_a_real_write_limit_is_a_storage_error_and_the_run_resumes(
     hard = resource.prlimit(bob.pid, resource.RLIMIT_FSIZE)[1]
     resource.prlimit(bob.pid, resource.RLIMIT_FSIZE, (limit, hard))
     try:
-        code, out, err = fresh.coordinate(*(("--run-id", run_id) if run_id else ()))
+        code, out, err = fresh.coordinate(*resuming(run_id))
     finally:
         resource.prlimit(bob.pid, resource.RLIMIT_FSIZE, (hard, hard))
     run_id = run_id or _run_id(out)
