@@ -8,7 +8,8 @@ classifier's score among the agreed thresholds where the pair shares a row with 
 candidate pair, and only its sign elsewhere (since 2026-11-26; `--all-buckets` for every
 pair's bucket, as before). Her list of people is every record either
 party holds (it contains the truth: the strongest dictionary). For each of Bob's rows j she
-keeps the people whose keys include every key she saw j hold (keys only), then among them
+keeps the people whose keys include every key she saw j hold and who would send as many keys
+as j did (keys only; the count since 2026-11-27, without decoys), then among them
 those whose buckets against her candidate rows equal the ones she observed (keys and
 buckets: a person with j's exact values gives j's scores exactly, so the truth always stays).
 Her expected success is 1 / (people left) when the truth is among them: the share of Bob's
@@ -260,7 +261,15 @@ def main() -> None:
             kept = [p for p in near if visible[p] <= revealed]
             left = np.union1d(np.array(kept, dtype=np.int64), unseen)
         else:
-            left = np.array(sorted(set.intersection(*(people_of_key[k] for k in revealed))))
+            # She also holds how many keys the row sent (its once-blinded keys come grouped by
+            # row): a blank field gives fewer, a row no other recipe keys a fallback twice.
+            left = np.array(
+                sorted(
+                    p
+                    for p in set.intersection(*(people_of_key[k] for k in revealed))
+                    if len(keys_p[p]) == len(keys)
+                )
+            )
         if truth_of_b[j] not in set(left.tolist()):
             continue
         keys_only[j] = 1.0 / len(left)
