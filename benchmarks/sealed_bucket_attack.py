@@ -145,6 +145,10 @@ def crafted_left(y_left: np.ndarray, y_row: np.ndarray, told: list[tuple[float, 
     return int(consistent.sum())
 
 
+def _share(value: float | None) -> str:
+    return "not measured" if value is None else f"{value:.1%}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_table_arguments(parser)
@@ -161,6 +165,20 @@ def main() -> None:
         type=int,
         default=0,
         help="other rows' keys each row also sends ([method] sealed_decoys)",
+    )
+    parser.add_argument(
+        "--hidden-join",
+        action="store_true",
+        help="what the hidden join reveals instead of the keys' join: of Bob's rows, only "
+        "those her classifier accepts in the highest bucket one of her rows reached, with the "
+        "keys each such pair shares and its bucket (pprl.protocol.sealed.hidden_join)",
+    )
+    parser.add_argument(
+        "--levels",
+        type=int,
+        default=0,
+        help="with --hidden-join: her rows name their accepted slots within this many "
+        "buckets of their best",
     )
     parser.add_argument(
         "--kernel-features",
@@ -241,6 +259,24 @@ def main() -> None:
         [(i, j) for j, found in enumerate(candidates_of) for i in found], dtype=np.int64
     ).reshape(-1, 2)
     in_conflict = conflicted(pairs) | args.all_buckets
+    if args.hidden_join:
+        # Each of her rows names only its accepted slots in the highest bucket it reached
+        # (hidden_join.best_slots): the rest stay a count per key.
+        pair_buckets = (
+            np.concatenate(
+                [
+                    bucket(
+                        c[part[:, 0]] + np.einsum("ij,ij->i", x[part[:, 0]], y_b[part[:, 1]]),
+                        thresholds,
+                    )
+                    for part in np.array_split(pairs, max(1, len(pairs) // 65536))
+                ]
+            )
+            if len(pairs)
+            else np.zeros(0, dtype=np.int64)
+        )
+        top = np.zeros(len(columns_a[names[0]]), dtype=np.int64)
+        np.maximum.at(top, pairs[:, 0], pair_buckets)
     first_pair = np.cumsum([0, *(len(found) for found in candidates_of)])
     sign_only = (0.0,)
     seen = np.zeros(len(bob.ids), dtype=bool)
@@ -250,10 +286,21 @@ def main() -> None:
     most_explained = np.zeros(len(bob.ids))
     for j, keys in enumerate(sent_b):
         revealed = {key for key in keys if key in alice_keys}
+        candidates = candidates_of[j]
+        if args.hidden_join and revealed:
+            # Only the slots her classifier accepts are resolved to Bob's row, each with the
+            # entry's key: of the others she learns a count per key, never the row.
+            told = bucket(c[candidates] + x[candidates] @ y_b[j], thresholds)
+            named = (told > 0) & (told >= top[candidates] - args.levels)
+            candidates = [i for i, yes in zip(candidates, named.tolist(), strict=True) if yes]
+            revealed = {key for i in candidates for key in keys_a[i] if key in keys}
         if not revealed:
             continue
         seen[j] = True
-        if args.decoys:
+        if args.hidden_join:
+            # Bob's keys travel flat and shuffled: no key count of his row either.
+            left = np.array(sorted(set.intersection(*(people_of_key[k] for k in revealed))))
+        elif args.decoys:
             # A row's own keys always join; decoys only add. So the people left are those
             # whose keys Alice holds are all among the ones she saw joined (none at all
             # included): the most a careful attacker can keep without the decoys' draws.
@@ -273,8 +320,11 @@ def main() -> None:
         if truth_of_b[j] not in set(left.tolist()):
             continue
         keys_only[j] = 1.0 / len(left)
-        candidates = candidates_of[j]
-        ranked = in_conflict[first_pair[j] : first_pair[j + 1]]
+        if args.hidden_join:
+            # Every slot returns its bucket (hidden_join.every_slot_ranked).
+            ranked = np.ones(len(candidates), dtype=bool)
+        else:
+            ranked = in_conflict[first_pair[j] : first_pair[j + 1]]
         observed = bucket(c[candidates] + x[candidates] @ y_b[j], thresholds)
         predicted = bucket(c[candidates, None] + x[candidates] @ y_p[left].T, thresholds)
         observed = np.where(ranked, observed, np.minimum(observed, 1))
@@ -294,7 +344,10 @@ def main() -> None:
         best = consistent & (explains == explains[consistent].max())
         truth_at = int(np.searchsorted(left, truth_of_b[j]))
         most_explained[j] = 1.0 / int(best.sum()) if best[truth_at] else 0.0
-        crafted[j] = 1.0 / crafted_left(y_p[left], y_b[j], told)
+        if not args.hidden_join:
+            # Under the hidden join what a crafting party reaches is what the evaluator
+            # resolves for it, not the candidates: not this attacker's.
+            crafted[j] = 1.0 / crafted_left(y_p[left], y_b[j], told)
 
     results: dict[str, Any] = {
         "bob_rows": len(bob.ids),
@@ -305,6 +358,7 @@ def main() -> None:
         "buckets": "every pair" if args.all_buckets else "pairs in conflict",
         "second_form_signs": second is not None,
         "decoys": args.decoys,
+        "join": f"hidden, naming within {args.levels}" if args.hidden_join else "graph",
         "candidate_pairs": len(pairs),
     }
     for label, mask in (("without a partner", unpartnered), ("with a partner", ~unpartnered)):
@@ -313,7 +367,10 @@ def main() -> None:
             "sharing_a_key": float(seen[mask].mean()),
             "reidentified_keys_only": float(keys_only[mask].mean()),
             "reidentified_keys_and_buckets": float(with_buckets[mask].mean()),
-            "reidentified_keys_and_crafted_buckets": float(crafted[mask].mean()),
+            # Not this attacker's under the hidden join (see above): not measured there.
+            "reidentified_keys_and_crafted_buckets": (
+                None if args.hidden_join else float(crafted[mask].mean())
+            ),
             "reidentified_keys_and_buckets_most_explained": float(most_explained[mask].mean()),
         }
         results[label.replace(" ", "_")] = row
@@ -321,7 +378,7 @@ def main() -> None:
             f"Bob's rows {label} ({row['rows']:,}): {row['sharing_a_key']:.1%} share a key; "
             f"re-identified from the keys {row['reidentified_keys_only']:.1%}, from the keys "
             f"and buckets {row['reidentified_keys_and_buckets']:.1%}, from the keys and "
-            f"crafted buckets {row['reidentified_keys_and_crafted_buckets']:.1%}, guessing "
+            f"crafted buckets {_share(row['reidentified_keys_and_crafted_buckets'])}, guessing "
             f"the people whose keys explain most "
             f"{row['reidentified_keys_and_buckets_most_explained']:.1%} (list of "
             f"{len(people):,} people)",

@@ -173,15 +173,16 @@ def test_defaults_when_optional_keys_are_omitted(tmp_path: Path) -> None:
     assert config.id_column == "id"
     assert config.attributes == ("first", "middle", "last")
     assert config.mapping == DEFAULT_MAPPING
-    # Sealed linkage: no noise, the projected vectors it scores under encryption, and the
-    # Soundex codes of every two names as blocking keys.
+    # Sealed linkage: no noise, the projected vectors it scores under encryption, the hidden
+    # join (names alone), and the Soundex codes and first letters of every two names as
+    # blocking keys.
+    codes = "first:soundex+middle:soundex,first:soundex+last:soundex,middle:soundex+last:soundex"
     assert config.method == MethodParams(
         feature="projected-cosine",
         release="projected",
         encoding="sealed",
-        sealed_keys=(
-            "first:soundex+middle:soundex,first:soundex+last:soundex,middle:soundex+last:soundex"
-        ),
+        sealed_keys=codes + "," + codes.replace(":soundex", ":prefix"),
+        sealed_join="hidden",
     )
     assert not config.auto_noise
     assert config.method.classifier == "linear"
@@ -761,15 +762,16 @@ def test_the_readme_example_loads(tmp_path: Path) -> None:
     config = load_config(write(tmp_path, readme_config()))
     assert config.identity == "alice"
     assert not config.auto_noise
-    # Sealed linkage, the default, with the recipes its first, middle and last names give.
+    # Sealed linkage, the default, with the join and recipes its first, middle and last
+    # names give.
+    codes = "first:soundex+middle:soundex,first:soundex+last:soundex,middle:soundex+last:soundex"
     assert config.method == MethodParams(
         feature="projected-cosine",
         hard_negatives=0,
         release="projected",
         encoding="sealed",
-        sealed_keys=(
-            "first:soundex+middle:soundex,first:soundex+last:soundex,middle:soundex+last:soundex"
-        ),
+        sealed_keys=codes + "," + codes.replace(":soundex", ":prefix"),
+        sealed_join="hidden",
     )
     assert config.scheduler is None
     assert config.development_seed is None  # shown commented out: never a default to copy

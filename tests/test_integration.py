@@ -93,14 +93,16 @@ CONTROL = {
     "/pprl.wire.v1.Control/Hold",
 }
 AGREEMENT_AND_MATCHES = {"/pprl.wire.v1.Peer/GetAgreement", "/pprl.wire.v1.Peer/PushMatches"}
+SEALED_HIDDEN = ("BlindKeys", "SendEntries", "JoinCounts", "EvaluateScores", "ResolveSlots")
 
 
 @pytest.mark.parametrize(
     ("encoding", "bulk", "shortest"),
     [
         # The default: blinded keys and ciphertexts, megabytes of random-looking bytes in which
-        # a three-letter name turns up by chance; a six-letter one does not.
-        (None, {"/pprl.wire.v1.Peer/BlindKeys", "/pprl.wire.v1.Peer/EvaluateScores"}, 6),
+        # a three-letter name turns up by chance; a six-letter one does not. On these names
+        # alone, the hidden join: key entries, the join's counts and the named slots' rows.
+        (None, {f"/pprl.wire.v1.Peer/{m}" for m in SEALED_HIDDEN}, 6),
         ("reference", {"/pprl.wire.v1.Peer/PushTensor"}, 3),
     ],
 )

@@ -16,8 +16,12 @@ from pprl.party.local import Deployment, evaluate, read_truth
 from pprl.party.reasons import reason_of
 from pprl.party.storage.artifacts import (
     MODEL,
+    OWN_ENTRIES,
     OWN_KEYS,
     OWN_KEYS_TWICE,
+    OWN_MATCHES,
+    PEER_ENTRIES_TWICE,
+    PEER_JOIN,
     PEER_KEYS_TWICE,
     PEER_TENSOR,
 )
@@ -41,16 +45,18 @@ RECIPES = [
 ]
 
 
-def _sealed(recipes: list[str] = RECIPES, extra: str = "") -> Callable[[Deployment], None]:
-    """A configure hook: sealed linkage on both daemons."""
+def _sealed(
+    recipes: list[str] = RECIPES, extra: str = "", join: str = "graph"
+) -> Callable[[Deployment], None]:
+    """A configure hook: sealed linkage on both daemons, by the keys' graph unless `join`
+    says otherwise (the demo's names alone would take the hidden join by default)."""
 
     def configure(deployment: Deployment) -> None:
         keys = "[" + ", ".join(json.dumps(r) for r in recipes) + "]"
+        head = f'[method]\nencoding = "sealed"\nsealed_keys = {keys}\nsealed_join = "{join}"\n'
         for party in deployment.parties.values():
             text = party.config.read_text(encoding="utf-8")
-            text = text.replace(
-                "[method]\n", f'[method]\nencoding = "sealed"\nsealed_keys = {keys}\n{extra}', 1
-            )
+            text = text.replace("[method]\n", head + extra, 1)
             party.config.write_text(text, encoding="utf-8")
 
     return configure
@@ -244,3 +250,144 @@ def test_keys_that_join_few_true_pairs_stop_the_run_before_anything_is_sent(depl
     for party in deployment.parties.values():
         assert not list(party.state_dir.rglob(OWN_KEYS_TWICE))
         assert not list(party.state_dir.rglob(PEER_KEYS_TWICE))
+
+
+def test_two_daemons_link_by_the_hidden_join_and_neither_holds_the_keys_graph(deploy):
+    deployment = deploy(size=300, overlap=0.9, configure=_sealed(join="hidden"))
+    result, summary = coordinate_summary(deployment)
+    assert result.returncode == 0, result.stderr
+    assert (
+        "joins this party's key entries" in result.stdout and "best buckets named" in result.stdout
+    )
+    quality = evaluate(
+        deployment, summary["run_id"], read_truth(deployment.workdir / "data/truth.csv")
+    )
+    assert quality["linkage"]["f1"] >= 0.9, quality
+    states = {
+        name: run_dir(deployment.parties[name].state_dir, summary["run_id"])
+        for name in ("alice", "bob")
+    }
+    for name, peer in (("alice", "bob"), ("bob", "alice")):
+        state = states[name]
+        # The peer's row keys came one to a message: no row's key count, no grouping.
+        with np.load(state / PEER_KEYS_TWICE) as data:
+            assert set(data["counts"].tolist()) == {1}
+        # The join of the peer's entries is held here, the evaluator, and its slots are the
+        # ones the peer scored (a pair once per key it shares).
+        with np.load(state / PEER_JOIN) as data:
+            slots = len(data["rows"])
+            assert len(data["starts"]) - 1 == len(np.load(states[peer] / OWN_ENTRIES)["rows"])
+        with np.load(states[peer] / OWN_MATCHES) as data:
+            matched = len(data["own"])
+        assert 0 < matched <= slots
+        # Each party's doubly blinded own keys meet none of the peer's: only the evaluator of
+        # each direction joins, against entries without rows.
+        with (
+            np.load(states[name] / OWN_KEYS_TWICE) as a,
+            np.load(states[peer] / OWN_KEYS_TWICE) as b,
+        ):
+            mine = set(a["values"].reshape(-1, 32).view("V32").ravel().tolist())
+            theirs = set(b["values"].reshape(-1, 32).view("V32").ravel().tolist())
+        assert not mine & theirs
+
+
+# Keys on one name each: many of the peer's rows share each, more slots than entries.
+LOOSE = ["first:soundex", "last:soundex"]
+
+
+@pytest.fixture
+def exchanged_hidden(deploy):
+    """Both daemons have completed EXCHANGE of a hidden-join run on loose keys; (deployment,
+    run_id, digest)."""
+    deployment = deploy(size=120, overlap=0.9, configure=_sealed(LOOSE, join="hidden"))
+    path = deployment.workdir / "exchanged.json"
+    result = coordinate(deployment, "--until", "exchange", "--json", str(path))
+    assert result.returncode == 0, result.stderr
+    run_id = json.loads(path.read_text())["run_id"]
+    stub, channel = stub_as(deployment, "alice", "bob")
+    with channel:
+        digest = stub.peer.GetAgreement(pb.GetAgreementRequest(run_id=run_id), timeout=10).digest
+    return deployment, run_id, digest
+
+
+def test_bad_entries_and_named_slots_are_refused_with_their_reason(exchanged_hidden):
+    deployment, run_id, digest = exchanged_hidden
+    state = run_dir(deployment.parties["alice"].state_dir, run_id)
+    held = state / PEER_ENTRIES_TWICE
+    before = held.read_bytes()
+    with np.load(state / OWN_ENTRIES) as data:
+        own_entries = data["values"].tobytes()
+    point = bytes([9]) + bytes(31)
+    bound = 120 * len(LOOSE)  # Bob's declared rows times the keys a row can have
+    entries = {
+        "grouped in rows": (_keys(run_id, digest, [2], point * 2), pb.BAD_CIPHERTEXT),
+        "more than the rows' keys": (
+            _keys(run_id, digest, [1] * (bound + 1), point * (bound + 1)),
+            pb.BAD_CIPHERTEXT,
+        ),
+        "reflected": (
+            _keys(run_id, digest, [1] * (len(own_entries) // 32), own_entries),
+            pb.REFLECTED,
+        ),
+        "replaced": (_keys(run_id, digest, [1], point), pb.ALREADY_RECEIVED),
+        "another digest": (_keys(run_id, "0" * 64, [1], point), pb.DIGEST_MISMATCH),
+    }
+    stub, channel = stub_as(deployment, "alice", "bob")
+    with channel:
+        for why, (messages, reason) in entries.items():
+            error = _refusal(lambda m=messages: stub.peer.SendEntries(iter(m), timeout=30))
+            assert reason_of(error) == reason, (why, error.details())
+            assert held.read_bytes() == before, why
+        counts = stub.peer.JoinCounts(
+            pb.JoinCountsRequest(run_id=run_id, digest=digest), timeout=30
+        ).counts
+        assert len(counts) == len(
+            np.load(run_dir(deployment.parties["bob"].state_dir, run_id) / OWN_ENTRIES)["rows"]
+        )
+        full = next(e for e, c in enumerate(counts) if c > 0)
+        request = lambda e, s: pb.ResolveSlotsRequest(  # noqa: E731
+            run_id=run_id, digest=digest, entries=e, slots=s
+        )
+        rows = stub.peer.ResolveSlots(request([full], [0]), timeout=30).rows
+        assert len(rows) == 1 and rows[0] < 120
+        slots = {
+            "beyond its entry's count": request([full], [counts[full]]),
+            "no such entry": request([len(counts)], [0]),
+            "named twice": request([full, full], [0, 0]),
+            "more than the entries": request(
+                [full] * (len(counts) + 1), list(range(len(counts) + 1))
+            ),
+            "entries without slots": request([full], []),
+        }
+        # Over several calls, no more slots than entries: naming every slot would give the
+        # keys' graph back.
+        every = [(e, k) for e, c in enumerate(counts) for k in range(c) if (e, k) != (full, 0)]
+        assert len(every) >= len(counts)
+        rest = every[: len(counts)]
+        slots["more than the entries over two calls"] = request(
+            [e for e, _ in rest], [k for _, k in rest]
+        )
+        for why, message in slots.items():
+            error = _refusal(lambda m=message: stub.peer.ResolveSlots(m, timeout=30))
+            assert reason_of(error) == pb.BAD_MATCHES, (why, error.details())
+        # The same join answers every time: the slots the scores and the names refer to.
+        again = stub.peer.JoinCounts(pb.JoinCountsRequest(run_id=run_id, digest=digest), timeout=30)
+        assert list(again.counts) == list(counts)
+
+
+def test_a_graph_run_takes_no_entries(exchanged):
+    deployment, run_id, digest = exchanged
+    stub, channel = stub_as(deployment, "alice", "bob")
+    with channel:
+        point = bytes([9]) + bytes(31)
+        for call in (
+            lambda: stub.peer.SendEntries(iter(_keys(run_id, digest, [1], point)), timeout=30),
+            lambda: stub.peer.JoinCounts(
+                pb.JoinCountsRequest(run_id=run_id, digest=digest), timeout=30
+            ),
+            lambda: stub.peer.ResolveSlots(
+                pb.ResolveSlotsRequest(run_id=run_id, digest=digest), timeout=30
+            ),
+        ):
+            error = _refusal(call)
+            assert reason_of(error) == pb.OUT_OF_ORDER and "graph" in error.details()

@@ -14,6 +14,7 @@ import pytest
 from pprl.party.config import load_config
 from pprl.protocol.method import method_params
 from pprl.protocol.sealed import session
+from pprl.protocol.sealed.joins import default_join
 from pprl.protocol.sealed.parameters import DEFAULT_CRYPTO
 from pprl.protocol.sealed.session import DEFAULT_THRESHOLDS
 from tests.test_config import load_error, minimal, write
@@ -65,10 +66,18 @@ def test_without_recipes_the_schema_gives_them_or_the_error_says_to(tmp_path: Pa
     data = sealed()
     del data["method"]["sealed_keys"]
     method = load_config(write(tmp_path, data)).method
-    # Every two names' codes: a middle name's with each other name's holds a changed name.
-    assert method.sealed_keys == (
-        "first:soundex+middle:soundex,first:soundex+last:soundex,middle:soundex+last:soundex"
-    )
+    # Every two names' codes (a middle name's with each other name's holds a changed name),
+    # then the same pairs' first letters: names alone take the hidden join by default.
+    codes = "first:soundex+middle:soundex,first:soundex+last:soundex,middle:soundex+last:soundex"
+    assert method.sealed_join == "hidden"
+    assert method.sealed_keys == codes + "," + codes.replace(":soundex", ":prefix")
+    # By the keys' graph, named, the codes alone.
+    data["method"]["sealed_join"] = "graph"
+    assert load_config(write(tmp_path, data)).method.sealed_keys == codes
+    data["method"]["sealed_join"] = "hiddenn"
+    error = load_error(write(tmp_path, data))
+    assert error.field == "method.sealed_join" and "graph, hidden" in str(error)
+    del data["method"]["sealed_join"]
     data["records"]["attributes"] = ["first"]
     data["reference"]["mapping"] = [["first", "first"]]
     error = load_error(write(tmp_path, data))
@@ -127,9 +136,14 @@ def test_the_default_recipes_follow_the_schema() -> None:
     # With an identifier keyed alone, no twins: it joins the pairs a typo hides.
     keyed = session.default_recipes(kinds | {"ssn": "identifier"}).split(",")
     assert not any(":prefix" in recipe for recipe in keyed)
-    # Names alone keep the codes only: their prefixes leak more (docs/sealed.md).
-    names_only = session.default_recipes({"given_name": "name", "surname": "name"})
-    assert names_only == "given_name:soundex+surname:soundex"
+    # Names alone take the hidden join by default, and with it both names' first letters
+    # besides their codes; by the keys' graph the prefixes would leak more (docs/sealed.md).
+    names = {"given_name": "name", "surname": "name"}
+    assert default_join(names) == "hidden" and default_join(kinds) == "graph"
+    assert session.default_recipes(names) == (
+        "given_name:soundex+surname:soundex,given_name:prefix+surname:prefix"
+    )
+    assert session.default_recipes(names, hidden=False) == "given_name:soundex+surname:soundex"
 
 
 def test_an_identifier_is_keyed_alone_and_read_as_a_number() -> None:

@@ -38,6 +38,7 @@ from pprl.protocol.model.classifier import CLASS_WEIGHTS, TRAINERS
 from pprl.protocol.model.features import FEATURES
 from pprl.protocol.privacy.audit import MEASURES
 from pprl.protocol.sealed import session
+from pprl.protocol.sealed.joins import default_join, join_named
 from pprl.protocol.sealed.session import DEFAULT_KERNEL_FEATURES
 from pprl.protocol.vectors.bloom import BloomParams
 from pprl.protocol.vectors.release import RELEASES
@@ -92,6 +93,7 @@ KNOWN_KEYS: dict[str, tuple[str, ...]] = {
         "sealed_thresholds",
         "sealed_crypto",
         "sealed_kernel_features",
+        "sealed_join",
     ),
     "privacy": (
         "max_reidentification",
@@ -562,7 +564,8 @@ def _sealed(
         out["sealed_keys"] = written
     else:
         try:
-            out["sealed_keys"] = session.default_recipes(own_kinds)
+            hidden = join_named(_join(section, own_kinds)).hidden
+            out["sealed_keys"] = session.default_recipes(own_kinds, hidden)
         except SettingError as error:
             raise section._error("sealed_keys", str(error) + _default_hint(section)) from None
     if "sealed_thresholds" in section.data:
@@ -581,7 +584,20 @@ def _sealed(
         )
     else:
         out["sealed_kernel_features"] = session.default_kernel_features(own_kinds)
+    out["sealed_join"] = _join(section, own_kinds)
     return out
+
+
+def _join(section: _Section, kinds: Mapping[str, str]) -> str:
+    """The join the operator names, or the kinds' default (pprl.protocol.sealed.joins)."""
+    if "sealed_join" not in section.data:
+        return default_join(kinds)
+    name = section.string("sealed_join")
+    try:
+        join_named(name)
+    except SettingError as error:
+        raise section._error("sealed_join", str(error)) from None
+    return name
 
 
 def _method(

@@ -21,6 +21,7 @@ from pprl.protocol.errors import SettingError
 from pprl.protocol.linkage.matching import ASSIGNMENTS, GREEDY, OPTIMAL
 from pprl.protocol.model.classifier import CLASS_WEIGHTS, DEFAULT_C, TRAINERS, check_saturation
 from pprl.protocol.model.features import FEATURES
+from pprl.protocol.sealed.joins import DEFAULT_JOIN
 from pprl.protocol.sealed.session import (
     DEFAULT_CRYPTO,
     DEFAULT_KERNEL_FEATURES,
@@ -100,6 +101,8 @@ class MethodParams:
     # Random features per entry for a kernel model (pprl.protocol.sealed.kernel_features);
     # 0: a model linear in the distances.
     sealed_kernel_features: int = DEFAULT_KERNEL_FEATURES
+    # How the candidate pairs are found (pprl.protocol.sealed.joins).
+    sealed_join: str = DEFAULT_JOIN
 
     def to_dict(self) -> dict[str, Any]:
         """C, sigma and saturation as floats, so that 100 and 100.0 give the same digest; the
@@ -121,6 +124,8 @@ class MethodParams:
             out["mover_odds"] = float(self.mover_odds)
         if self.encoding == PAPER_ENCODING:
             del out["encoding"]
+        if self.sealed_join == DEFAULT_JOIN:
+            del out["sealed_join"]
         # Each known encoding's own settings only when it is the one agreed (an unknown one,
         # which no party can configure, keeps every field: the digest still tells them apart).
         current = ENCODINGS.get(self.encoding)

@@ -234,6 +234,68 @@ class PeerClient:
             )
         return sent
 
+    def send_entries(self, run_id: str, digest: str, values: bytes) -> int:
+        """Hidden join: the own key entries, blinded once, shuffled, one to a row; the peer
+        keeps them. Returns the bytes sent."""
+        sent = 0
+        entries = len(values) // 32
+        chunks = list(key_chunks(run_id, digest, np.ones(entries, dtype=np.int64), values))
+
+        def counted() -> Iterator[pb.BlindedKeys]:
+            nonlocal sent
+            for message in chunks:
+                sent += message.ByteSize()
+                yield message
+
+        try:
+            receipt = self._stub.SendEntries(counted(), timeout=self.timeout + len(values) / 1e5)
+        except grpc.RpcError as error:
+            raise self._fail("sending key entries to", error) from None
+        if receipt.entries != entries:
+            raise PeerError(
+                f"{self.peer} kept {receipt.entries:,} key entries of {entries:,} sent",
+                pb.BAD_CIPHERTEXT,
+            )
+        return sent
+
+    def join_counts(self, run_id: str, digest: str, entries: int, peer_rows: int) -> np.ndarray:
+        """Hidden join: per own entry, how many of the peer's rows hold its key; refused
+        unless one per entry sent, none above the peer's rows."""
+        request = pb.JoinCountsRequest(run_id=run_id, digest=digest)
+        try:
+            reply = self._stub.JoinCounts(request, timeout=self.timeout)
+        except grpc.RpcError as error:
+            raise self._fail("asking the join's counts of", error) from None
+        counts = np.asarray(reply.counts, dtype=np.int64)
+        if len(counts) != entries or (len(counts) and int(counts.max()) > peer_rows):
+            raise PeerError(
+                f"{self.peer} returned {len(counts):,} counts for {entries:,} key entries, or "
+                f"a count above its {peer_rows:,} rows",
+                pb.BAD_CIPHERTEXT,
+            )
+        return counts
+
+    def resolve_slots(
+        self, run_id: str, digest: str, entries: np.ndarray, slots: np.ndarray, peer_rows: int
+    ) -> np.ndarray:
+        """Hidden join: the peer's row in each named slot; refused unless one per slot, each
+        one of the peer's rows."""
+        request = pb.ResolveSlotsRequest(
+            run_id=run_id, digest=digest, entries=entries.tolist(), slots=slots.tolist()
+        )
+        try:
+            reply = self._stub.ResolveSlots(request, timeout=self.timeout)
+        except grpc.RpcError as error:
+            raise self._fail("asking the rows of the named slots of", error) from None
+        rows = np.asarray(reply.rows, dtype=np.int64)
+        if len(rows) != len(entries) or (len(rows) and int(rows.max()) >= peer_rows):
+            raise PeerError(
+                f"{self.peer} returned {len(rows):,} rows for {len(entries):,} named slots, or "
+                f"a row beyond its {peer_rows:,}",
+                pb.BAD_CIPHERTEXT,
+            )
+        return rows
+
     def push_matches(self, match_set: pb.PushMatchesRequest) -> tuple[pb.PushMatchesResponse, int]:
         try:
             receipt = self._stub.PushMatches(match_set, timeout=self.timeout)

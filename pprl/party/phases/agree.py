@@ -11,7 +11,7 @@ from pprl import __version__, failpoints
 from pprl.party.peering.peer import AGREEMENT_WAIT_SECONDS, AUTO_NOISE_WAIT_SECONDS
 from pprl.party.phases import words
 from pprl.party.phases.context import PhaseFailed, PhaseProgress, RunContext, resolve_agreement
-from pprl.party.storage.artifacts import DATA_REPORT, NOISE_CHOICE
+from pprl.party.storage.artifacts import DATA_REPORT, NOISE_CHOICE, PEER_DECLARED
 from pprl.party.storage.gate_cache import CACHE_DIR, read_noise_hint, write_noise_hint
 from pprl.party.storage.inputs import Inputs, load_inputs
 from pprl.party.versions import check_versions
@@ -80,6 +80,7 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
             "default is what matching can hold in half this machine's memory); nothing was sent",
             reason=pb.BAD_INPUT,
         )
+    ctx.write_json(run_id, PEER_DECLARED, {"records": theirs.records}, {"records": theirs.records})
     peer_description = json.loads(theirs.description)
     if choice is not None and without_sigma(peer_description) == without_sigma(description):
         # Both chose their own noise: the larger protects both releases. Each side

@@ -16,9 +16,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from pprl.files.atomic import atomic_file
+from pprl.party.phases import sealed_hidden
 from pprl.party.phases.context import PhaseFailed, PhaseProgress, RunContext
 from pprl.party.storage.artifacts import (
     BLINDING_SECRET,
+    ENTRY_SECRET,
     MODEL,
     ORDER,
     OWN_KEYS,
@@ -32,8 +34,9 @@ from pprl.protocol.linkage import reflection
 from pprl.protocol.model import classifier
 from pprl.protocol.model.features import unit_vectors
 from pprl.protocol.own_training import mover_groups
-from pprl.protocol.sealed import linear_form, session
+from pprl.protocol.sealed import hidden_join, linear_form, session
 from pprl.protocol.sealed.blinding import POINT_BYTES, Blinder, BlindingError, returned, split
+from pprl.protocol.sealed.joins import join_named
 from pprl.protocol.sealed.kernel_features import RandomFeatures
 from pprl.protocol.sealed.layout import Layout
 from pprl.protocol.sealed.parameters import CkksSetting
@@ -58,7 +61,10 @@ def smash(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     keys = session.row_keys(recipes, inputs.records.attributes, released.order, _first(ctx, run_id))
     digest, _ = ctx.store.run(run_id).agreement()
     blinder = Blinder()
-    counts, values = session.blinded_rows(blinder, session.key_context(digest, run_id), keys)
+    context = session.key_context(digest, run_id)
+    counts, values = session.blinded_rows(blinder, context, keys)
+    hidden = join_named(method.sealed_join).hidden
+    entries = sealed_hidden.smash(ctx, run_id, keys, context) if hidden else 0
     # Everything is written before anything is recorded: a SMASH redone after a crash writes
     # it all again, with a fresh scalar.
     with atomic_file(ctx.store.artifact_path(run_id, ORDER)) as tmp, tmp.open("wb") as out:
@@ -69,6 +75,8 @@ def smash(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
         tmp.write_bytes(blinder.secret())
         tmp.chmod(0o600)
     _write_keys(ctx, run_id, OWN_KEYS, counts, values, record=False)
+    if hidden:
+        sealed_hidden.record_smash(ctx, run_id, entries)
     ctx.store.record_artifact(run_id, ORDER)
     ctx.store.record_artifact(run_id, BLINDING_SECRET)
     ctx.store.record_artifact(run_id, OWN_KEYS, {"rows": n, "keys": int(counts.sum())})
@@ -104,14 +112,21 @@ def exchange(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     digest, _ = ctx.store.run(run_id).agreement()
     keys = int(counts.sum())
     progress(0, keys, "keys", f"sending {keys:,} blinded blocking keys to {peer.peer}")
-    back, sent = peer.blind_keys(run_id, digest, counts, values)
+    hidden = join_named(ctx.agreement(run_id).method.sealed_join).hidden
+    if hidden:
+        back, sent = sealed_hidden.exchange(ctx, run_id, peer, digest, values)
+    else:
+        back, sent = peer.blind_keys(run_id, digest, counts, values)
     ctx.store.add_counter(run_id, "bytes_sent", sent)
     try:
         returned(split(values, keys, "own keys"), back, f"{peer.peer}'s re-blinding")
     except BlindingError as error:
         raise PhaseFailed(str(error), reason=pb.BAD_CIPHERTEXT) from None
     _write_keys(ctx, run_id, OWN_KEYS_TWICE, counts, back)
-    progress(keys, keys, "keys", f"{peer.peer} returned the {keys:,} keys blinded again")
+    said = f"{peer.peer} returned the {keys:,} keys blinded again"
+    if hidden:
+        said += " (sent one to a message in a secret order), and keeps this party's key entries"
+    progress(keys, keys, "keys", said)
 
 
 def match(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
@@ -119,7 +134,12 @@ def match(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     method = agreement.method
     peer = ctx.peer(run_id)
     digest, _ = ctx.store.run(run_id).agreement()
-    pairs = _candidates(ctx, run_id)
+    hidden = join_named(method.sealed_join).hidden
+    if hidden:
+        # Slots (entry, slot number): the pairs each entry's key joins, rows unknown here.
+        pairs, entry_rows, counts = sealed_hidden.match_slots(ctx, run_id, peer, digest)
+    else:
+        pairs = _candidates(ctx, run_id)
     ckks = session.setting(method.sealed_crypto, method.sealed_thresholds)
     model = classifier.Model.from_bytes(ctx.artifact(run_id, MODEL).path.read_bytes())
     units = _units(ctx, run_id)
@@ -135,17 +155,29 @@ def match(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     alternative = linear_form.alternative_part(model, units, evaluator)
     own_y = linear_form.evaluator_part(units, evaluator)
     entries, width = units.shape[1], evaluator.width(units.shape[2])
-    placed, shape = _scoring_layout(pairs, ckks, entries, width, alternative is not None)
+    placed, shape = _scoring_layout(pairs, ckks, entries, width, alternative is not None, hidden)
     x, c, alternative = linear_form.scaled_forms(x, c, alternative, own_y, entries, evaluator)
     n_own, n_peer = len(x), ctx.peer_rows(run_id) or 0
-    share = len(pairs) / max(1, n_own * n_peer)
-    progress(
-        0,
-        placed.batches,
-        "batches",
-        f"{len(pairs):,} candidate pairs ({share:.3%} of all) share a blinded key; scoring "
-        f"them under encryption with {peer.peer}",
-    )
+    if hidden:
+        # The layout's rows are the entries: each one's row's forms.
+        x, c = x[entry_rows], c[entry_rows]
+        if alternative is not None:
+            alternative = linear_form.Alternative(
+                alternative.ratios,
+                alternative.indicator[entry_rows],
+                alternative.constant[entry_rows],
+            )
+        said = (
+            f"{peer.peer} joins this party's key entries with its rows: {len(pairs):,} slots "
+            f"(a pair once per key it shares); scoring them under encryption"
+        )
+    else:
+        share = len(pairs) / max(1, n_own * n_peer)
+        said = (
+            f"{len(pairs):,} candidate pairs ({share:.3%} of all) share a blinded key; scoring "
+            f"them under encryption with {peer.peer}"
+        )
+    progress(0, placed.batches, "batches", said)
     from pprl.files.sealed_bytes import dumped, loaded
     from pprl.protocol.sealed import scoring
 
@@ -180,16 +212,24 @@ def match(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
         ) from None
     ctx.store.add_counter(run_id, "bytes_sent", sent)
     buckets = counted.count
-    found = session.one_to_one(pairs, buckets, _first(ctx, run_id), digest, method.assignment)
-    ctx.write_pairs(run_id, OWN_MATCHES, found, {"scored": len(pairs)})
     accepted = int(np.count_nonzero(buckets > 0))
-    progress(
-        placed.batches,
-        placed.batches,
-        "batches",
-        f"this party's classifier accepts {accepted:,} of the {len(pairs):,} candidate pairs; "
-        f"{len(found):,} one to one",
-    )
+    if hidden:
+        found, named = sealed_hidden.resolved_matches(
+            ctx, run_id, peer, digest, pairs, entry_rows, counts, buckets, _first(ctx, run_id)
+        )
+        said = (
+            f"this party's classifier accepts {accepted:,} of the {len(pairs):,} slots; "
+            f"{named:,} in its rows' best buckets named to {peer.peer}, {len(found):,} pairs "
+            "one to one"
+        )
+    else:
+        found = session.one_to_one(pairs, buckets, _first(ctx, run_id), digest, method.assignment)
+        said = (
+            f"this party's classifier accepts {accepted:,} of the {len(pairs):,} candidate "
+            f"pairs; {len(found):,} one to one"
+        )
+    ctx.write_pairs(run_id, OWN_MATCHES, found, {"scored": len(pairs)})
+    progress(placed.batches, placed.batches, "batches", said)
 
 
 def _first(ctx: RunContext, run_id: str) -> bool:
@@ -218,7 +258,17 @@ def reblind_for_peer(ctx: RunContext, run_id: str, counts: np.ndarray, values: b
             "keys refused: they repeat this party's own blinded keys (sent back to it)",
             reason=pb.REFLECTED,
         )
-    blinder = Blinder.from_secret(ctx.artifact(run_id, BLINDING_SECRET).path.read_bytes())
+    # The hidden join: the peer's row keys come one to a message and go back blinded with the
+    # entry scalar, the space its entries' join is in; never more than its rows' keys.
+    hidden = join_named(ctx.agreement(run_id).method.sealed_join).hidden
+    if hidden and len(counts) > sealed_hidden.entry_bound(ctx, run_id):
+        raise PhaseFailed(
+            f"keys refused: {len(counts):,}, more than the peer's rows times the agreed recipes' "
+            f"keys a row ({sealed_hidden.entry_bound(ctx, run_id):,})",
+            reason=pb.BAD_CIPHERTEXT,
+        )
+    secret = ENTRY_SECRET if hidden else BLINDING_SECRET
+    blinder = Blinder.from_secret(ctx.artifact(run_id, secret).path.read_bytes())
     again = session.reblinded(blinder, values, "the peer's keys")
     if ctx.store.artifact(run_id, PEER_KEYS_TWICE, verify=False) is not None:
         # A peer resuming EXCHANGE sends the same keys again: confirm them. Other keys would
@@ -244,16 +294,23 @@ class ScoreShape:
 
 
 def _scoring_layout(
-    pairs: np.ndarray, ckks: CkksSetting, entries: int, width: int, alternative: bool
+    pairs: np.ndarray,
+    ckks: CkksSetting,
+    entries: int,
+    width: int,
+    alternative: bool,
+    hidden: bool = False,
 ) -> tuple[Layout, ScoreShape]:
-    """The layout of a scoring party's pairs (its row first) and the shape of its stream, as
-    the scorer and the evaluator both derive them: `entries` mapping entries of `width`
-    coordinates each (the projected vectors' or the agreed random features'), each with its
-    missing indicator, then the constant."""
+    """The layout of a scoring party's pairs (its row first; with the hidden join its slots,
+    entry first) and the shape of its stream, as the scorer and the evaluator both derive
+    them: `entries` mapping entries of `width` coordinates each (the projected vectors' or
+    the agreed random features'), each with its missing indicator, then the constant."""
     extra = entries + 1 if alternative else 0
     coordinates = entries * (width + 1) + 1 + extra
     shape = ScoreShape(coordinates, len(ckks.thresholds) + int(alternative))
     placed = session.score_layout(pairs, ckks, shape.coordinates, returned=shape.returned)
+    if hidden:
+        placed = hidden_join.every_slot_ranked(placed)
     return placed, shape
 
 
@@ -288,13 +345,17 @@ def evaluation_for_peer(ctx: RunContext, run_id: str) -> Evaluation:
     agreement = ctx.agreement(run_id)
     method = agreement.method
     digest, _ = ctx.store.run(run_id).agreement()
-    pairs = _candidates(ctx, run_id)[:, ::-1]
+    hidden = join_named(method.sealed_join).hidden
+    join = sealed_hidden.peer_join(ctx, run_id) if hidden else None
+    pairs = hidden_join.slot_pairs(join.counts()) if join else _candidates(ctx, run_id)[:, ::-1]
     ckks = session.setting(method.sealed_crypto, method.sealed_thresholds)
     units = _units(ctx, run_id)
     alternative = bool(mover_groups(agreement))
     features = method.kernel_features
     entries, width = units.shape[1], features or units.shape[2]
-    placed, shape = _scoring_layout(pairs, ckks, entries, width, alternative)
+    placed, shape = _scoring_layout(pairs, ckks, entries, width, alternative, hidden)
+    if join is not None:
+        placed = hidden_join.evaluator_layout(placed, join)
     sha = session.candidates_sha256(pairs)
     return Evaluation(placed, shape, units, ckks, sha, alternative, entries, features, digest)
 

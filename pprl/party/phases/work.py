@@ -9,7 +9,17 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from pprl.party.phases import agree, exchange, link, match, reveal, sealed, smash, train
+from pprl.party.phases import (
+    agree,
+    exchange,
+    link,
+    match,
+    reveal,
+    sealed,
+    sealed_hidden,
+    smash,
+    train,
+)
 from pprl.party.phases.context import PhaseProgress, RunContext
 from pprl.protocol.phases import Phase
 from pprl.wire.v1 import linkage_pb2 as pb
@@ -47,6 +57,18 @@ class PhaseWork(RunContext):
     def reblind_for_peer(self, run_id: str, counts: np.ndarray, values: bytes) -> bytes:
         """The peer's blinded keys, arriving during its EXCHANGE (pprl.party.phases.sealed)."""
         return sealed.reblind_for_peer(self, run_id, counts, values)
+
+    def keep_peer_entries(self, run_id: str, values: bytes) -> int:
+        """The peer's key entries, arriving during its EXCHANGE (hidden join)."""
+        return sealed_hidden.keep_peer_entries(self, run_id, values)
+
+    def join_counts_for_peer(self, run_id: str) -> np.ndarray:
+        """Per peer entry, this party's rows holding its key, during the peer's MATCH."""
+        return sealed_hidden.peer_join(self, run_id).counts()
+
+    def resolve_for_peer(self, run_id: str, entries: np.ndarray, slots: np.ndarray) -> np.ndarray:
+        """This party's rows in the slots the peer names, during its MATCH."""
+        return sealed_hidden.resolve_for_peer(self, run_id, entries, slots)
 
     def evaluation_for_peer(self, run_id: str) -> sealed.Evaluation:
         """What scoring for the peer needs, during its MATCH (pprl.party.phases.sealed)."""

@@ -38,6 +38,8 @@ from pprl.party.storage.run_ids import BadRunId, check_run_id
 from pprl.party.storage.state import Run, RunStore
 from pprl.protocol.phases import Phase
 from pprl.protocol.sealed.blinding import BlindingError
+from pprl.protocol.sealed.joins import join_named
+from pprl.protocol.sealed.recipes import most_keys
 from pprl.wire.v1 import linkage_pb2 as pb
 from pprl.wire.v1 import linkage_pb2_grpc as rpc
 
@@ -316,13 +318,14 @@ class PeerService(rpc.PeerServicer):
                 context, grpc.StatusCode.INVALID_ARGUMENT, pb.BAD_CIPHERTEXT, "no blinded keys sent"
             )
         run = self._sealed_run(context, first.run_id, first.digest, Phase.MATCH)
+        method = self.work.agreement(run.run_id).method
+        limit = self.config.max_peer_records
+        if join_named(method.sealed_join).hidden:
+            limit *= most_keys(method.sealed_keys)  # the rows' keys, one to a message
         chunks = []
         try:
             for chunk in received_keys(
-                itertools.chain([first], messages),
-                run.run_id,
-                first.digest,
-                self.config.max_peer_records,
+                itertools.chain([first], messages), run.run_id, first.digest, limit
             ):
                 chunks.append(chunk)
         except StreamTimeout as error:
@@ -354,6 +357,95 @@ class PeerService(rpc.PeerServicer):
             offset += size
             self.store.add_counter(run.run_id, "bytes_sent", reply.ByteSize())
             yield reply
+
+    def SendEntries(
+        self, request_iterator: Iterator[pb.BlindedKeys], context: grpc.ServicerContext
+    ) -> pb.EntriesReceipt:
+        caller = caller_identity(context) or ""
+        first, messages = self._first(request_iterator, context, "key entries")
+        if first is None:
+            abort(context, grpc.StatusCode.INVALID_ARGUMENT, pb.BAD_CIPHERTEXT, "no entries sent")
+        run = self._sealed_run(context, first.run_id, first.digest, Phase.MATCH)
+        self._hidden_only(context, run)
+        values = self._flat_keys(context, caller, run, first, messages)
+        try:
+            kept = self.work.keep_peer_entries(run.run_id, values)
+        except BlindingError as error:
+            self._refuse_keys(context, caller, error)
+        except PhaseFailed as error:
+            abort(context, grpc.StatusCode.FAILED_PRECONDITION, error.reason, str(error))
+        except OSError as error:
+            self._unstored(context, "key entries", error)
+        log.info("kept %s's %d key entries for run %s", caller, kept, run.run_id)
+        return pb.EntriesReceipt(entries=kept)
+
+    def JoinCounts(
+        self, request: pb.JoinCountsRequest, context: grpc.ServicerContext
+    ) -> pb.JoinCountsResponse:
+        run = self._sealed_run(context, request.run_id, request.digest, Phase.REVEAL)
+        self._hidden_only(context, run)
+        try:
+            counts = self.work.join_counts_for_peer(run.run_id)
+        except PhaseFailed as error:
+            abort(context, grpc.StatusCode.FAILED_PRECONDITION, error.reason, str(error))
+        except OSError as error:
+            self._unstored(context, "join", error)
+        reply = pb.JoinCountsResponse(counts=counts.tolist())
+        self.store.add_counter(run.run_id, "bytes_sent", reply.ByteSize())
+        return reply
+
+    def ResolveSlots(
+        self, request: pb.ResolveSlotsRequest, context: grpc.ServicerContext
+    ) -> pb.ResolveSlotsResponse:
+        caller = caller_identity(context) or ""
+        run = self._sealed_run(context, request.run_id, request.digest, Phase.REVEAL)
+        self._hidden_only(context, run)
+        entries = np.asarray(request.entries, dtype=np.int64)
+        slots = np.asarray(request.slots, dtype=np.int64)
+        try:
+            rows = self.work.resolve_for_peer(run.run_id, entries, slots)
+        except PhaseFailed as error:
+            log.warning("refused to resolve %s's slots: %s", caller, error)
+            abort(context, grpc.StatusCode.INVALID_ARGUMENT, error.reason, str(error))
+        reply = pb.ResolveSlotsResponse(rows=rows.tolist())
+        self.store.add_counter(run.run_id, "bytes_sent", reply.ByteSize())
+        return reply
+
+    def _hidden_only(self, context: grpc.ServicerContext, run: Run) -> None:
+        if not join_named(self.work.agreement(run.run_id).method.sealed_join).hidden:
+            abort(
+                context,
+                grpc.StatusCode.FAILED_PRECONDITION,
+                pb.OUT_OF_ORDER,
+                f"run {run.run_id!r} joins by the keys' graph: it takes no key entries",
+            )
+
+    def _flat_keys(
+        self,
+        context: grpc.ServicerContext,
+        caller: str,
+        run: Run,
+        first: pb.BlindedKeys,
+        messages: Iterator[pb.BlindedKeys],
+    ) -> bytes:
+        """The values of a stream of keys sent one to a row (entries, or rows' keys in the
+        hidden join's secret order)."""
+        most = self.config.max_peer_records * most_keys(
+            self.work.agreement(run.run_id).method.sealed_keys
+        )
+        chunks = []
+        try:
+            for chunk in received_keys(
+                itertools.chain([first], messages), run.run_id, first.digest, most
+            ):
+                if any(count != 1 for count in chunk.counts):
+                    raise TransferError("entries come one to a row")
+                chunks.append(chunk.values)
+        except StreamTimeout as error:
+            abort(context, grpc.StatusCode.DEADLINE_EXCEEDED, pb.TIMED_OUT, f"keys: {error}")
+        except TransferError as error:
+            self._refuse_keys(context, caller, error)
+        return b"".join(chunks)
 
     def EvaluateScores(
         self, request_iterator: Iterator[pb.SealedScores], context: grpc.ServicerContext

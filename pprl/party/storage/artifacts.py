@@ -40,12 +40,27 @@ BLINDING_SECRET = "blinding_secret.bin"
 OWN_KEYS = "own_keys.npz"
 OWN_KEYS_TWICE = "own_keys_twice.npz"
 PEER_KEYS_TWICE = "peer_keys_twice.npz"
+# The hidden join (sealed_join = "hidden", pprl.protocol.sealed.hidden_join): this party's
+# second scalar (its key entries'), its entries (each one's row, and the values blinded once),
+# the secret order its rows' keys travel in, the peer's entries blinded twice, and the join
+# this party holds as the peer's evaluator (each entry's rows in the order of its slots).
+ENTRY_SECRET = "entry_secret.bin"
+OWN_ENTRIES = "own_entries.npz"
+KEY_ORDER = "key_order.npy"
+PEER_ENTRIES_TWICE = "peer_entries_twice.npz"
+PEER_JOIN = "peer_join.npz"
+# Every slot the peer has named (its entry, its slot), over all its calls: at most one per
+# entry it sent, however often it asks.
+PEER_NAMED = "peer_named.npy"
+# How many records the peer said at AGREE it links (GetAgreementResponse.records).
+PEER_DECLARED = "peer_declared.json"
 # What a closed run no longer needs and what takes the room: both smashed tensors (the
 # peer's is its data, kept no longer than useful), the shuffle, the model, the scores, and
 # the peer's matches as received (peer_matches.csv keeps them), the soft rows (soft_links.csv
 # keeps them). The result files stay.
 BULK: tuple[str, ...] = (OWN_TENSOR, PEER_TENSOR, ORDER, MODEL, OWN_MATCHES, PEER_MATCHES)
 BULK += (SOFT_MATCHES, BLINDING_SECRET, OWN_KEYS, OWN_KEYS_TWICE, PEER_KEYS_TWICE)
+BULK += (ENTRY_SECRET, OWN_ENTRIES, KEY_ORDER, PEER_ENTRIES_TWICE, PEER_JOIN, PEER_NAMED)
 # Closed runs whose bulk files stay, for inspection; older ones are pruned when a run begins.
 KEEP_CLOSED_RUNS = 2
 

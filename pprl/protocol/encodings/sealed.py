@@ -19,7 +19,13 @@ if TYPE_CHECKING:
     from pprl.protocol.agreement import Agreement
 
 # The method settings only sealed linkage reads (they enter the digest only for it).
-SEALED_KEYS = ("sealed_keys", "sealed_thresholds", "sealed_crypto", "sealed_kernel_features")
+SEALED_KEYS = (
+    "sealed_keys",
+    "sealed_thresholds",
+    "sealed_crypto",
+    "sealed_kernel_features",
+    "sealed_join",
+)
 
 
 class Sealed(Distances):

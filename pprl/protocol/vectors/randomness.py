@@ -26,6 +26,9 @@ TRAINING = "training"
 EXPECTATION = "expectation"
 # Sealed linkage: the evaluator's random factors and flooding noise on the peer's scores.
 SEALED_SCORES = "sealed scores"
+# The hidden join's secret orders: of the key entries, of the rows' keys as sent, of each
+# entry's rows in its slots.
+SEALED_JOIN = "sealed join"
 
 
 def secret_generator() -> np.random.Generator:

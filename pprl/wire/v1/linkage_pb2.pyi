@@ -163,6 +163,44 @@ class BlindedKeys(_message.Message):
     last: bool
     def __init__(self, run_id: _Optional[str] = ..., digest: _Optional[str] = ..., first_row: _Optional[int] = ..., counts: _Optional[_Iterable[int]] = ..., values: _Optional[bytes] = ..., last: _Optional[bool] = ...) -> None: ...
 
+class EntriesReceipt(_message.Message):
+    __slots__ = ("entries",)
+    ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    entries: int
+    def __init__(self, entries: _Optional[int] = ...) -> None: ...
+
+class JoinCountsRequest(_message.Message):
+    __slots__ = ("run_id", "digest")
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    DIGEST_FIELD_NUMBER: _ClassVar[int]
+    run_id: str
+    digest: str
+    def __init__(self, run_id: _Optional[str] = ..., digest: _Optional[str] = ...) -> None: ...
+
+class JoinCountsResponse(_message.Message):
+    __slots__ = ("counts",)
+    COUNTS_FIELD_NUMBER: _ClassVar[int]
+    counts: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, counts: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class ResolveSlotsRequest(_message.Message):
+    __slots__ = ("run_id", "digest", "entries", "slots")
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    DIGEST_FIELD_NUMBER: _ClassVar[int]
+    ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    SLOTS_FIELD_NUMBER: _ClassVar[int]
+    run_id: str
+    digest: str
+    entries: _containers.RepeatedScalarFieldContainer[int]
+    slots: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, run_id: _Optional[str] = ..., digest: _Optional[str] = ..., entries: _Optional[_Iterable[int]] = ..., slots: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class ResolveSlotsResponse(_message.Message):
+    __slots__ = ("rows",)
+    ROWS_FIELD_NUMBER: _ClassVar[int]
+    rows: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, rows: _Optional[_Iterable[int]] = ...) -> None: ...
+
 class SealedScores(_message.Message):
     __slots__ = ("header", "ciphertext")
     HEADER_FIELD_NUMBER: _ClassVar[int]

@@ -60,6 +60,21 @@ class PeerStub:
                 request_serializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.SealedScores.SerializeToString,
                 response_deserializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.SealedScores.FromString,
                 _registered_method=True)
+        self.SendEntries = channel.stream_unary(
+                '/pprl.wire.v1.Peer/SendEntries',
+                request_serializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.BlindedKeys.SerializeToString,
+                response_deserializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.EntriesReceipt.FromString,
+                _registered_method=True)
+        self.JoinCounts = channel.unary_unary(
+                '/pprl.wire.v1.Peer/JoinCounts',
+                request_serializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.JoinCountsRequest.SerializeToString,
+                response_deserializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.JoinCountsResponse.FromString,
+                _registered_method=True)
+        self.ResolveSlots = channel.unary_unary(
+                '/pprl.wire.v1.Peer/ResolveSlots',
+                request_serializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.ResolveSlotsRequest.SerializeToString,
+                response_deserializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.ResolveSlotsResponse.FromString,
+                _registered_method=True)
 
 
 class PeerServicer:
@@ -106,6 +121,32 @@ class PeerServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SendEntries(self, request_iterator, context):
+        """Sealed linkage with the hidden join (sealed_join = "hidden"): the sender's key entries,
+        one per key of each row, blinded once by the sender, shuffled and without their rows
+        (each chunk's counts are all 1); the receiver blinds them again with its row scalar and
+        keeps them, returning only how many it kept: only it can join them with its own rows.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def JoinCounts(self, request, context):
+        """Hidden join: per entry of the sender's, how many of the receiver's rows hold its key (the
+        receiver's join, fixed at the first call): the slots the sender lays out.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ResolveSlots(self, request, context):
+        """Hidden join: the receiver's row in each slot the sender names (its accepted slots in its
+        rows' best buckets), so that the sender can put its accepted pairs one to one.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_PeerServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -133,6 +174,21 @@ def add_PeerServicer_to_server(servicer, server):
                     servicer.EvaluateScores,
                     request_deserializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.SealedScores.FromString,
                     response_serializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.SealedScores.SerializeToString,
+            ),
+            'SendEntries': grpc.stream_unary_rpc_method_handler(
+                    servicer.SendEntries,
+                    request_deserializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.BlindedKeys.FromString,
+                    response_serializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.EntriesReceipt.SerializeToString,
+            ),
+            'JoinCounts': grpc.unary_unary_rpc_method_handler(
+                    servicer.JoinCounts,
+                    request_deserializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.JoinCountsRequest.FromString,
+                    response_serializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.JoinCountsResponse.SerializeToString,
+            ),
+            'ResolveSlots': grpc.unary_unary_rpc_method_handler(
+                    servicer.ResolveSlots,
+                    request_deserializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.ResolveSlotsRequest.FromString,
+                    response_serializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.ResolveSlotsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -271,6 +327,87 @@ class Peer:
             '/pprl.wire.v1.Peer/EvaluateScores',
             pprl_dot_wire_dot_v1_dot_linkage__pb2.SealedScores.SerializeToString,
             pprl_dot_wire_dot_v1_dot_linkage__pb2.SealedScores.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SendEntries(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_unary(
+            request_iterator,
+            target,
+            '/pprl.wire.v1.Peer/SendEntries',
+            pprl_dot_wire_dot_v1_dot_linkage__pb2.BlindedKeys.SerializeToString,
+            pprl_dot_wire_dot_v1_dot_linkage__pb2.EntriesReceipt.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def JoinCounts(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/pprl.wire.v1.Peer/JoinCounts',
+            pprl_dot_wire_dot_v1_dot_linkage__pb2.JoinCountsRequest.SerializeToString,
+            pprl_dot_wire_dot_v1_dot_linkage__pb2.JoinCountsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ResolveSlots(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/pprl.wire.v1.Peer/ResolveSlots',
+            pprl_dot_wire_dot_v1_dot_linkage__pb2.ResolveSlotsRequest.SerializeToString,
+            pprl_dot_wire_dot_v1_dot_linkage__pb2.ResolveSlotsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,0 +1,247 @@
+"""The hidden join against the graph join, in one process, on the same keys and models: real
+blinding (two scalars a party for the hidden join) and real CKKS scoring of both classifiers,
+each party's accepted pairs one to one by bucket, the two intersected. Reports quality, the
+seconds of the keys and of the scoring, and the bytes each party sends, for both joins
+(pprl.protocol.sealed.hidden_join; docs/sealed.md, "A join neither party reads").
+
+    python benchmarks/sealed_hidden_join.py --records-a A.csv --records-b B.csv \\
+        --truth T.csv --reference REF.csv --schema SCHEMA.toml --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pprl.bench.in_process import add_table_arguments, run_command, schema_tables
+from pprl.bench.sealed_round_trip import round_trip
+from pprl.files.reference import load_reference
+from pprl.party.local import read_truth
+from pprl.protocol import pipeline
+from pprl.protocol.agreement import Agreement
+from pprl.protocol.method import method_params
+from pprl.protocol.metrics import linkage_quality
+from pprl.protocol.model.features import unit_vectors
+from pprl.protocol.own_training import mover_groups
+from pprl.protocol.sealed import hidden_join, linear_form, scoring, session
+from pprl.protocol.sealed.blinding import Blinder, split
+from pprl.protocol.vectors.randomness import Randomness
+
+PARTIES = ("alice", "bob")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_table_arguments(parser)
+    parser.add_argument("--recipes", default="", help="instead of the schema's or the defaults")
+    parser.add_argument(
+        "--levels",
+        default="0,1,2",
+        help="naming rules measured: each row's accepted slots within this many buckets of "
+        "its best (besides every accepted slot)",
+    )
+    parser.add_argument(
+        "--plaintext",
+        action="store_true",
+        help="buckets from the scaled scores in the clear, as CKKS computes them up to its "
+        "sign errors near a threshold (no time or bytes)",
+    )
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    read = schema_tables(args.schema, args.records_a, args.records_b)
+    tables = dict(zip(PARTIES, read.tables, strict=True))
+    truth = read_truth(args.truth)
+    reference = load_reference(args.reference)
+    written = args.recipes or read.method.get("sealed_keys") or session.default_recipes(read.kinds)
+    recipes_text = ",".join(written) if isinstance(written, list) else str(written)
+    settings = {
+        **read.method,
+        "encoding": "sealed",
+        "sealed_keys": recipes_text,
+        "sealed_kernel_features": read.method.get(
+            "sealed_kernel_features", session.default_kernel_features(read.kinds)
+        ),
+    }
+    agreement = Agreement(
+        reference, read.mapping, method_params(**settings), read.kinds, read.scales
+    )
+    if mover_groups(agreement):
+        raise SystemExit("a movers' alternative is not measured here")
+    digest = agreement.digest()
+    randomness = {name: Randomness(args.seed, name) for name in PARTIES}
+    released = {
+        name: pipeline.release(agreement, table.attributes, randomness[name])
+        for name, table in tables.items()
+    }
+    units = {n: unit_vectors(r.tensor, agreement.standardise) for n, r in released.items()}
+    models = {
+        name: pipeline.train(agreement, tables[name].attributes, randomness[name])[0]
+        for name in PARTIES
+    }
+    recipes = session.recipes(recipes_text, list(tables["alice"].attributes))
+    keys = {
+        name: session.row_keys(
+            recipes, tables[name].attributes, released[name].order, first=name == "alice"
+        )
+        for name in PARTIES
+    }
+    ckks = session.setting(agreement.method.sealed_crypto, agreement.method.sealed_thresholds)
+    context = session.key_context(digest, "benchmark run")
+    rng = np.random.default_rng(args.seed)
+    forms = {}
+    for name in PARTIES:
+        evaluator = linear_form.peer_of(models[name], agreement.method.kernel_features, digest)
+        x, c = linear_form.scorer_part(models[name], units[name], evaluator)
+        own_y = linear_form.evaluator_part(units[name], evaluator)
+        x, c, _ = linear_form.scaled_forms(x, c, None, own_y, units[name].shape[1], evaluator)
+        forms[name] = (x, c, evaluator)
+
+    def y_of(scorer: str, evaluator_party: str) -> np.ndarray:
+        return linear_form.evaluator_part(units[evaluator_party], forms[scorer][2])
+
+    def ids(found: set[tuple[int, int]]) -> set[tuple[str, str]]:
+        a, b = tables["alice"].ids, tables["bob"].ids
+        oa, ob = released["alice"].order, released["bob"].order
+        return {(a[oa[r]], b[ob[c]]) for r, c in found}
+
+    results: dict[str, Any] = {"recipes": recipes_text, "rows": []}
+
+    def report(label: str, kept: dict[str, set[tuple[int, int]]], extra: dict[str, Any]) -> None:
+        agreed = kept["alice"] & {(r, c) for c, r in kept["bob"]}
+        q = linkage_quality(ids(agreed), truth)
+        row = {"join": label, "precision": q.precision, "recall": q.recall, "f1": q.f1} | extra
+        results["rows"].append(row)
+        print(
+            f"{label:<40} P {q.precision:.4f} R {q.recall:.4f} F1 {q.f1:.4f}  "
+            + "  ".join(f"{k} {v}" for k, v in extra.items()),
+            flush=True,
+        )
+
+    # -- the graph join: both parties hold every row's doubly blinded keys ------------------
+    began = time.perf_counter()
+    blinders = {name: Blinder() for name in PARTIES}
+    once = {n: session.blinded_rows(blinders[n], context, keys[n]) for n in PARTIES}
+    twice = {
+        name: session.grouped(once[name][0], session.reblinded(blinders[peer], once[name][1], name))
+        for name, peer in (("alice", "bob"), ("bob", "alice"))
+    }
+    pairs = session.candidates(twice["alice"], twice["bob"])
+    key_seconds = time.perf_counter() - began
+    kept, sent, score_seconds = {}, {n: 0 for n in PARTIES}, 0.0
+    for name, peer, own_pairs in (("alice", "bob", pairs), ("bob", "alice", pairs[:, ::-1])):
+        x, c, _ = forms[name]
+        coordinates = x.shape[1] + 1
+        placed = session.score_layout(own_pairs, ckks, coordinates)
+        began = time.perf_counter()
+        secret = scoring.secret_keys(ckks)
+        run = round_trip(secret, x, c, y_of(name, peer), placed, rng)
+        buckets = scoring.buckets(secret, run.returned, placed, len(own_pairs))
+        score_seconds += time.perf_counter() - began
+        sent[name] += run.bytes_sent
+        sent[peer] += run.bytes_returned
+        found = session.one_to_one(own_pairs, buckets, name == "alice", digest)
+        kept[name] = set(zip(found.rows_a.tolist(), found.rows_b.tolist(), strict=True))
+    report(
+        "graph",
+        kept,
+        {
+            "candidates": len(pairs),
+            "scored": len(pairs),
+            "keys_s": round(key_seconds, 1),
+            "scoring_s": round(score_seconds, 1),
+            "mb_sent": {n: round(v / 1e6, 1) for n, v in sent.items()},
+        },
+    )
+
+    # -- the hidden join: entries without rows, joined by the evaluator only ---------------
+    began = time.perf_counter()
+    entry_blinder = {name: Blinder() for name in PARTIES}
+    row_blinder = {name: Blinder() for name in PARTIES}
+    sent = {n: 0 for n in PARTIES}
+    joins, own_entries = {}, {}
+    for scorer, evaluator_party in (("alice", "bob"), ("bob", "alice")):
+        mine = hidden_join.entries(keys[scorer], rng)
+        _, values = session.blinded_rows(entry_blinder[scorer], context, [[k] for k in mine.keys])
+        counts, rows_once = session.blinded_rows(
+            row_blinder[evaluator_party], context, keys[evaluator_party]
+        )
+        back = session.reblinded(entry_blinder[scorer], rows_once, "rows")
+        entries_twice = session.reblinded(row_blinder[evaluator_party], values, "entries")
+        sent[scorer] += len(values) + len(back)
+        sent[evaluator_party] += len(rows_once) + 8 * len(mine)  # + the counts
+        joins[scorer] = hidden_join.joined(
+            split(entries_twice, len(mine), "entries"),
+            session.grouped(counts, back),
+            rng,
+        )
+        own_entries[scorer] = mine
+    key_seconds = time.perf_counter() - began
+    levels = [int(v) for v in args.levels.split(",") if v]
+    rules = ("every accepted slot", *(f"slots within {d} of the row's best" for d in levels))
+    kept_by: dict[str, dict[str, set[tuple[int, int]]]] = {rule: {} for rule in rules}
+    resolved = dict.fromkeys(rules, 0)
+    score_seconds, scored = 0.0, 0
+    for scorer, evaluator_party in (("alice", "bob"), ("bob", "alice")):
+        join, mine = joins[scorer], own_entries[scorer]
+        x, c, _ = forms[scorer]
+        slots = hidden_join.slot_pairs(join.counts())
+        placed = hidden_join.every_slot_ranked(session.score_layout(slots, ckks, x.shape[1] + 1))
+        theirs = hidden_join.evaluator_layout(placed, join)
+        own_rows = mine.rows[slots[:, 0]]
+        peer_rows = join.rows[slots[:, 1]]  # what the evaluator resolves at REVEAL
+        began = time.perf_counter()
+        if args.plaintext:
+            y = y_of(scorer, evaluator_party)
+            scores = c[own_rows] + np.einsum("ij,ij->i", x[own_rows], y[peer_rows])
+            buckets = np.searchsorted(np.asarray(ckks.thresholds), scores, side="left")
+        else:
+            secret = scoring.secret_keys(ckks)
+            run = round_trip(
+                secret,
+                x[mine.rows],
+                c[mine.rows],
+                y_of(scorer, evaluator_party),
+                theirs,
+                rng,
+            )
+            buckets = scoring.buckets(secret, run.returned, placed, len(slots))
+            sent[scorer] += run.bytes_sent
+            sent[evaluator_party] += run.bytes_returned
+        score_seconds += time.perf_counter() - began
+        scored += len(slots)
+        named_by = [buckets > 0, *(hidden_join.best_slots(own_rows, buckets, d) for d in levels)]
+        for rule, named in zip(rules, named_by, strict=True):
+            resolved[rule] += int(np.count_nonzero(named))
+            accepted, best = hidden_join.accepted_pairs(
+                own_rows[named], peer_rows[named], buckets[named]
+            )
+            found = session.one_to_one(accepted, best, scorer == "alice", digest)
+            kept_by[rule][scorer] = set(
+                zip(found.rows_a.tolist(), found.rows_b.tolist(), strict=True)
+            )
+    for rule in rules:
+        report(
+            f"hidden, naming {rule}",
+            kept_by[rule],
+            {
+                "candidates": len(pairs),
+                "scored": scored,
+                "resolved": resolved[rule],
+                "keys_s": round(key_seconds, 1),
+                "scoring_s": round(score_seconds, 1),
+                "mb_sent": {n: round(v / 1e6, 1) for n, v in sent.items()},
+            },
+        )
+    if args.json:
+        results["command"] = run_command(args)
+        args.json.write_text(json.dumps(results, indent=2, default=str) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,156 @@
+"""A join only the evaluator computes: the scoring party's keys travel as entries that carry
+no row, so neither party can tie one key match to another of the same peer row
+(docs/sealed.md, "A join neither party reads").
+
+With the graph join (session.candidates) both parties hold every row's doubly blinded keys
+and see which of the peer's rows share which keys with which of their own: a party combines a
+peer row's key matches into a person, which is what the list-of-people attack measures. Here,
+for one party's classifier (the scorer's), with the peer as the evaluator:
+
+1. The scorer sends one entry per distinct key of each row, blinded once with its entry
+   scalar, in a secret random order and without its row (`entries`). The evaluator sends its
+   rows' keys blinded once with its row scalar, by row; the scorer blinds them again with its
+   entry scalar and returns them in order. The evaluator blinds the scorer's entries again
+   with its row scalar. Only the evaluator holds both sides under the same two scalars, so
+   only it joins them (`joined`); the scorer never sees a peer row's doubly blinded key.
+2. The evaluator tells the scorer each entry's count of its rows (`Join.counts`): how many
+   of the evaluator's records hold each of the scorer's key values. Both lay out that many
+   slots per entry (`slot_pairs`), the entry's row's vector encrypted as with the graph join;
+   the evaluator fills each slot with one of its rows, in a random order of its own
+   (`evaluator_layout`).
+3. The scorer decrypts one bucket per slot: per entry, how many of the evaluator's rows
+   sharing that key its classifier accepts, never which. It names the accepted slots; the
+   evaluator resolves each to its row (`Join.resolve`). A pair that shares two keys is scored
+   once per key (`accepted_pairs` keeps its highest bucket).
+
+Each party uses two scalars, one for its entries and one for its rows, so the values of the
+two directions cannot be matched with each other.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from pprl.protocol.sealed.layout import Layout
+
+
+@dataclass(frozen=True)
+class Entries:
+    """The scoring party's entries, in the order it sends them: entry e is a key of row
+    `rows[e]`. Only the scorer holds `rows`."""
+
+    rows: np.ndarray  # (E,) own row of each entry
+    keys: list[str]  # (E,) each entry's key, before blinding
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+
+def entries(keys_by_row: Sequence[Sequence[str]], rng: np.random.Generator) -> Entries:
+    """One entry per distinct key of each row, shuffled: the order says nothing of the rows."""
+    rows = [row for row, keys in enumerate(keys_by_row) for _ in dict.fromkeys(keys)]
+    keys = [key for keys in keys_by_row for key in dict.fromkeys(keys)]
+    order = rng.permutation(len(keys))
+    return Entries(np.asarray(rows, dtype=np.int64)[order], [keys[i] for i in order.tolist()])
+
+
+@dataclass(frozen=True)
+class Join:
+    """The evaluator's join: the rows holding entry e's key are
+    `rows[starts[e]:starts[e + 1]]`, in a random order of the evaluator's."""
+
+    starts: np.ndarray  # (E + 1,) offsets into rows
+    rows: np.ndarray  # the evaluator's rows, entry after entry
+
+    def counts(self) -> np.ndarray:
+        """Per entry, how many of the evaluator's rows hold its key: all the scorer is told."""
+        return np.diff(self.starts)
+
+    def resolve(self, entry: np.ndarray, slot: np.ndarray) -> np.ndarray:
+        """The evaluator's row in each named slot (slot `slot[t]` of entry `entry[t]`);
+        ValueError for a slot the join does not hold."""
+        entry, slot = np.asarray(entry, dtype=np.int64), np.asarray(slot, dtype=np.int64)
+        counts = self.counts()
+        bad = (entry < 0) | (entry >= len(counts)) | (slot < 0)
+        bad[~bad] |= slot[~bad] >= counts[entry[~bad]]
+        if bad.any():
+            t = int(np.argmax(bad))
+            raise ValueError(f"slot {int(slot[t])} of entry {int(entry[t])} holds no row")
+        return self.rows[self.starts[entry] + slot]
+
+
+def joined(
+    peer_entries: Sequence[bytes], own_rows: Sequence[Sequence[bytes]], rng: np.random.Generator
+) -> Join:
+    """The evaluator's join of the scorer's doubly blinded entries with its own rows' doubly
+    blinded keys (both under the scorer's entry scalar and its own row scalar)."""
+    rows_of: defaultdict[bytes, list[int]] = defaultdict(list)
+    for row, keys in enumerate(own_rows):
+        for key in dict.fromkeys(keys):
+            rows_of[key].append(row)
+    parts = [rng.permutation(rows_of.get(value, [])) for value in peer_entries]
+    counts = np.fromiter((len(p) for p in parts), dtype=np.int64, count=len(parts))
+    starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    rows = np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, dtype=np.int64)
+    return Join(starts, rows)
+
+
+def slot_pairs(counts: np.ndarray) -> np.ndarray:
+    """(slots, 2) (entry, slot number across all entries): the pairs both parties lay out
+    from the counts alone (session.score_layout), one layout row per entry."""
+    counts = np.asarray(counts, dtype=np.int64)
+    entry = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+    return np.stack([entry, np.arange(len(entry), dtype=np.int64)], axis=1)
+
+
+def every_slot_ranked(placed: Layout) -> Layout:
+    """Every used slot returns its bucket: the evaluator cannot tell which slots share the
+    scorer's row, and the scorer cannot tell which share a peer row, so neither knows where
+    the one-to-one step will need an order (a pair's order is needed only once it is named)."""
+    return dataclasses.replace(placed, ranked=placed.pair_of >= 0)
+
+
+def evaluator_layout(placed: Layout, join: Join) -> Layout:
+    """The evaluator's copy of the layout: each slot's number replaced by the row it fills
+    the slot with."""
+    peers = np.where(placed.peers >= 0, join.rows[np.maximum(placed.peers, 0)], -1)
+    return dataclasses.replace(placed, peers=peers)
+
+
+def scorer_pairs(entries: Entries, counts: np.ndarray) -> np.ndarray:
+    """(slots, 2) (own row, entry) of each slot in `slot_pairs` order."""
+    entry = slot_pairs(counts)[:, 0]
+    return np.stack([entries.rows[entry], entry], axis=1)
+
+
+def accepted_pairs(
+    own_rows: np.ndarray, peer_rows: np.ndarray, buckets: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The accepted slots (bucket > 0) as unique (own row, peer row) pairs, sorted, each with
+    its highest bucket: a pair that shares two keys was scored in two slots."""
+    keep = buckets > 0
+    pairs = np.stack([own_rows[keep], peer_rows[keep]], axis=1).astype(np.int64)
+    if not len(pairs):
+        return pairs.reshape(0, 2), np.zeros(0, dtype=buckets.dtype)
+    unique, inverse = np.unique(pairs, axis=0, return_inverse=True)
+    best = np.zeros(len(unique), dtype=buckets.dtype)
+    np.maximum.at(best, inverse.reshape(-1), buckets[keep])
+    return unique, best
+
+
+def best_slots(own_rows: np.ndarray, buckets: np.ndarray, levels: int = 0) -> np.ndarray:
+    """(slots,) the slots the scorer names for resolution: accepted, and within `levels`
+    buckets of the highest its own row reached. Naming every accepted slot would tell it the
+    peer row behind each, and on names alone a classifier accepts most look-alikes before the
+    one-to-one step: the peer's rows without a partner would be as exposed as by the graph
+    join (docs/sealed.md)."""
+    if not len(buckets):
+        return np.zeros(0, dtype=bool)
+    top = np.zeros(int(own_rows.max()) + 1, dtype=np.int64)
+    np.maximum.at(top, own_rows, buckets.astype(np.int64))
+    return (buckets > 0) & (buckets >= top[own_rows] - levels)

@@ -1,0 +1,133 @@
+"""The hidden join's parts (pprl.protocol.sealed.hidden_join): entries that carry no row, the
+evaluator's join and its counts, the slots both parties lay out, and what a scorer may name."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pprl.protocol.sealed import hidden_join, session
+from pprl.protocol.sealed.blinding import Blinder, split
+from pprl.protocol.sealed.layout import conflicted
+from pprl.protocol.sealed.parameters import DEFAULT_CRYPTO
+from pprl.protocol.sealed.session import DEFAULT_THRESHOLDS
+from pprl.protocol.sealed.shared_keys import shared_key_pairs
+
+CONTEXT = b"pprl sealed keys|test|run"
+
+
+def _rows(n: int, keys: int, values: int, rng: np.random.Generator) -> list[list[str]]:
+    """n rows of `keys` keys each, drawn from `values` values per recipe (tagged), so that
+    rows share keys and some pairs share several."""
+    return [[f"r{k}:{rng.integers(values)}" for k in range(keys)] for _ in range(n)]
+
+
+def test_entries_hold_each_rows_distinct_keys_once_in_an_order_that_hides_the_rows():
+    rng = np.random.default_rng(1)
+    rows = [["a", "b", "a"], [], ["c"], ["a", "d"], *_rows(200, 2, 50, rng)]
+    entries = hidden_join.entries(rows, np.random.default_rng(2))
+    held = sorted(zip(entries.rows.tolist(), entries.keys, strict=True))
+    expected = sorted((r, k) for r, keys in enumerate(rows) for k in dict.fromkeys(keys))
+    assert held == expected
+    # Shuffled: the rows do not come in order, and the two keys of a row rarely sit together.
+    assert not np.all(np.diff(entries.rows) >= 0)
+    together = np.count_nonzero(np.diff(entries.rows) == 0)
+    assert together < len(entries) // 20
+
+
+def _blinded_join(own: list[list[str]], peer: list[list[str]], seed: int = 3):
+    """The hidden join for `own`'s classifier, with `peer` evaluating, as the daemons make it:
+    entries blinded by the scorer's entry scalar and the evaluator's row scalar; the
+    evaluator's row keys by its row scalar, returned blinded by the scorer's entry scalar."""
+    rng = np.random.default_rng(seed)
+    entry_scalar, row_scalar = Blinder(), Blinder()
+    entries = hidden_join.entries(own, rng)
+    _, once = session.blinded_rows(entry_scalar, CONTEXT, [[k] for k in entries.keys])
+    twice = session.reblinded(row_scalar, once, "entries")
+    counts, rows_once = session.blinded_rows(row_scalar, CONTEXT, peer)
+    rows_twice = session.grouped(counts, session.reblinded(entry_scalar, rows_once, "rows"))
+    join = hidden_join.joined(split(twice, len(entries), "entries"), rows_twice, rng)
+    return entries, join
+
+
+def test_the_evaluators_join_gives_every_pair_that_shares_a_key_once_per_key_shared():
+    rng = np.random.default_rng(4)
+    own, peer = _rows(150, 3, 40, rng), _rows(170, 3, 40, rng)
+    entries, join = _blinded_join(own, peer)
+    slots = hidden_join.slot_pairs(join.counts())
+    pairs = np.stack([entries.rows[slots[:, 0]], join.rows[slots[:, 1]]], axis=1)
+    shared = {
+        (i, j): len(set(own[i]) & set(peer[j]))
+        for i in range(len(own))
+        for j in range(len(peer))
+        if set(own[i]) & set(peer[j])
+    }
+    found, times = np.unique(pairs, axis=0, return_counts=True)
+    assert {tuple(p): int(t) for p, t in zip(found.tolist(), times, strict=True)} == shared
+    # The union of the slots' pairs is the graph join's candidates, on the plaintext keys.
+    plain = shared_key_pairs(
+        [[k.encode() for k in r] for r in own], [[k.encode() for k in r] for r in peer]
+    )
+    assert np.array_equal(found, plain)
+    # What the scorer is told: per entry, the evaluator's rows holding its key.
+    for e in range(len(entries)):
+        holders = sum(entries.keys[e] in set(row) for row in peer)
+        assert join.counts()[e] == holders
+
+
+def test_only_the_evaluator_can_join_the_scorer_holds_nothing_that_meets_the_peers_keys():
+    # In the graph join both parties hold both sides blinded twice and equal keys meet. Here
+    # the scorer holds its own rows' keys blinded by the peer's entry scalar and the peer's
+    # rows' keys blinded by its own entry scalar (for the other direction, by two other
+    # scalars): none meet, though every key is shared.
+    keys = [["k1", "k2"], ["k3"]]
+    a_entry, a_row, b_entry, b_row = (Blinder() for _ in range(4))
+    counts, a_once = session.blinded_rows(a_row, CONTEXT, keys)
+    a_back = session.reblinded(b_entry, a_once, "a's rows")  # what Alice keeps of her rows
+    _, b_once = session.blinded_rows(b_row, CONTEXT, keys)
+    b_back = session.reblinded(a_entry, b_once, "b's rows")  # what Alice returns to Bob
+    _, a_entries = session.blinded_rows(a_entry, CONTEXT, [["k1"], ["k2"], ["k3"]])
+    bob_holds = set(split(session.reblinded(b_row, a_entries, "a's entries"), 3, "entries"))
+    alice_holds = set(split(a_back, 3, "a")) | set(split(a_entries, 3, "a's entries"))
+    assert not alice_holds & set(split(b_back, 3, "b"))
+    # ... while Bob, the evaluator of Alice's entries, meets his rows' keys (returned to him).
+    assert bob_holds == set(split(b_back, 3, "b"))
+    assert counts.tolist() == [2, 1]
+
+
+def test_resolving_gives_the_slot_rows_and_refuses_a_slot_the_join_does_not_hold():
+    join = hidden_join.Join(np.array([0, 2, 2, 3]), np.array([7, 4, 9]))
+    assert join.counts().tolist() == [2, 0, 1]
+    assert join.resolve(np.array([0, 0, 2]), np.array([1, 0, 0])).tolist() == [4, 7, 9]
+    for entry, slot in ((1, 0), (0, 2), (3, 0), (-1, 0), (0, -1)):
+        with pytest.raises(ValueError, match="holds no row"):
+            join.resolve(np.array([entry]), np.array([slot]))
+
+
+def test_the_layout_puts_one_entry_per_row_and_the_evaluator_fills_its_own_rows():
+    counts = np.array([3, 0, 1, 2])
+    slots = hidden_join.slot_pairs(counts)
+    assert slots.tolist() == [[0, 0], [0, 1], [0, 2], [2, 3], [3, 4], [3, 5]]
+    ckks = session.setting(DEFAULT_CRYPTO, DEFAULT_THRESHOLDS)
+    placed = hidden_join.every_slot_ranked(session.score_layout(slots, ckks, 10))
+    # Every slot returns its bucket: neither party knows which slots share a row.
+    assert np.array_equal(placed.ranked, placed.pair_of >= 0)
+    assert not conflicted(slots)[3]  # an entry with one slot would otherwise get its sign only
+    join = hidden_join.Join(np.concatenate([[0], np.cumsum(counts)]), np.array([5, 1, 8, 2, 2, 0]))
+    theirs = hidden_join.evaluator_layout(placed, join)
+    used = placed.pair_of >= 0
+    assert np.array_equal(theirs.peers[used], join.rows[slots[placed.pair_of[used], 1]])
+    assert np.all(theirs.peers[~used] == -1)
+    assert np.array_equal(theirs.rows, placed.rows)
+
+
+def test_a_row_names_only_its_accepted_slots_in_its_best_bucket():
+    own_rows = np.array([0, 0, 0, 1, 1, 2, 2])
+    buckets = np.array([3, 5, 5, 0, 0, 2, 1])
+    assert hidden_join.best_slots(own_rows, buckets).tolist() == [0, 1, 1, 0, 0, 1, 0]
+    assert hidden_join.best_slots(own_rows, buckets, levels=2).tolist() == [1, 1, 1, 0, 0, 1, 1]
+    # A pair named in two slots (two shared keys) is one pair at its best bucket.
+    pairs, best = hidden_join.accepted_pairs(
+        np.array([0, 0, 1, 2]), np.array([4, 4, 4, 9]), np.array([2, 5, 1, 0])
+    )
+    assert pairs.tolist() == [[0, 4], [1, 4]] and best.tolist() == [5, 1]
