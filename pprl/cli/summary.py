@@ -41,7 +41,11 @@ def print_run(summary: dict) -> None:
         )
         if party.get("scored_pairs"):
             share = party["scored_pairs"] / max(1, party["records"] * other_records(summary, name))
-            print(f"  matching scored {party['scored_pairs']:,} pairs ({100 * share:.3f}% of all)")
+            # Under the hidden join a pair sharing k keys is scored in k slots.
+            print(
+                f"  matching scored {party['scored_pairs']:,} candidates ({100 * share:.3f}% as "
+                "many as all pairs)"
+            )
         privacy = party.get("privacy", {})
         if privacy.get("audited_records"):
             noise = privacy["noise_edits"]

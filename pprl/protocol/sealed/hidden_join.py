@@ -9,8 +9,9 @@ for one party's classifier (the scorer's), with the peer as the evaluator:
 
 1. The scorer sends one entry per distinct key of each row, blinded once with its entry
    scalar, in a secret random order and without its row (`entries`). The evaluator sends its
-   rows' keys blinded once with its row scalar, by row; the scorer blinds them again with its
-   entry scalar and returns them in order. The evaluator blinds the scorer's entries again
+   rows' keys blinded once with its row scalar, one to a message in a secret order of its own
+   (so that neither their rows nor a row's number of keys show); the scorer blinds them again
+   with its entry scalar and returns them in order. The evaluator blinds the scorer's entries again
    with its row scalar. Only the evaluator holds both sides under the same two scalars, so
    only it joins them (`joined`); the scorer never sees a peer row's doubly blinded key.
 2. The evaluator tells the scorer each entry's count of its rows (`Join.counts`): how many
@@ -19,9 +20,10 @@ for one party's classifier (the scorer's), with the peer as the evaluator:
    the evaluator fills each slot with one of its rows, in a random order of its own
    (`evaluator_layout`).
 3. The scorer decrypts one bucket per slot: per entry, how many of the evaluator's rows
-   sharing that key its classifier accepts, never which. It names the accepted slots; the
-   evaluator resolves each to its row (`Join.resolve`). A pair that shares two keys is scored
-   once per key (`accepted_pairs` keeps its highest bucket).
+   sharing that key its classifier accepts, never which. It names only its rows' best
+   accepted slots (`best_slots`); the evaluator resolves each to its row (`Join.resolve`). A
+   pair that shares two keys is scored once per key (`accepted_pairs` keeps its highest
+   bucket).
 
 Each party uses two scalars, one for its entries and one for its rows, so the values of the
 two directions cannot be matched with each other.
