@@ -18,7 +18,12 @@ from typing import Any
 
 import numpy as np
 
-from pprl.bench.in_process import add_table_arguments, run_command, schema_tables
+from pprl.bench.in_process import (
+    add_table_arguments,
+    run_command,
+    schema_tables,
+    sealed_recipes,
+)
 from pprl.bench.sealed_round_trip import round_trip
 from pprl.files.reference import load_reference
 from pprl.party.local import read_truth
@@ -58,8 +63,7 @@ def main() -> None:
     tables = dict(zip(PARTIES, read.tables, strict=True))
     truth = read_truth(args.truth)
     reference = load_reference(args.reference)
-    written = args.recipes or read.method.get("sealed_keys") or session.default_recipes(read.kinds)
-    recipes_text = ",".join(written) if isinstance(written, list) else str(written)
+    recipes_text = sealed_recipes(read, args.recipes)
     settings = {
         **read.method,
         "encoding": "sealed",

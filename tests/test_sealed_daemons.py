@@ -88,7 +88,11 @@ def test_two_daemons_link_sealed_and_send_no_vectors(deploy, features):
 @pytest.fixture
 def exchanged(deploy):
     """Both sealed daemons have completed EXCHANGE for one run; (deployment, run_id, digest)."""
-    deployment = deploy(size=120, overlap=0.9, configure=_sealed())
+    return _exchanged(deploy, _sealed())
+
+
+def _exchanged(deploy, configure: Callable[[Deployment], None]) -> tuple[Deployment, str, str]:
+    deployment = deploy(size=120, overlap=0.9, configure=configure)
     path = deployment.workdir / "exchanged.json"
     result = coordinate(deployment, "--until", "exchange", "--json", str(path))
     assert result.returncode == 0, result.stderr
@@ -299,15 +303,7 @@ LOOSE = ["first:soundex", "last:soundex"]
 def exchanged_hidden(deploy):
     """Both daemons have completed EXCHANGE of a hidden-join run on loose keys; (deployment,
     run_id, digest)."""
-    deployment = deploy(size=120, overlap=0.9, configure=_sealed(LOOSE, join="hidden"))
-    path = deployment.workdir / "exchanged.json"
-    result = coordinate(deployment, "--until", "exchange", "--json", str(path))
-    assert result.returncode == 0, result.stderr
-    run_id = json.loads(path.read_text())["run_id"]
-    stub, channel = stub_as(deployment, "alice", "bob")
-    with channel:
-        digest = stub.peer.GetAgreement(pb.GetAgreementRequest(run_id=run_id), timeout=10).digest
-    return deployment, run_id, digest
+    return _exchanged(deploy, _sealed(LOOSE, join="hidden"))
 
 
 def test_bad_entries_and_named_slots_are_refused_with_their_reason(exchanged_hidden):

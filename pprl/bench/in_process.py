@@ -29,6 +29,7 @@ from pprl.protocol.method import method_params
 from pprl.protocol.metrics import Quality, linkage_quality
 from pprl.protocol.model.features import unit_vectors
 from pprl.protocol.privacy.audit import Dictionary
+from pprl.protocol.sealed.session import default_recipes
 from pprl.protocol.vectors.randomness import Randomness
 
 
@@ -115,6 +116,13 @@ def run_command(args: argparse.Namespace) -> dict[str, Any]:
     """The arguments a benchmark ran with, for its JSON: files by name only, so that a result
     names its inputs without the machine's paths."""
     return {k: (v.name if isinstance(v, Path) else v) for k, v in vars(args).items()}
+
+
+def sealed_recipes(read: SchemaTables, given: str = "") -> str:
+    """The recipes a sealed benchmark runs: those given on its command line, the schema's, or
+    the ones the daemons derive from the schema's kinds."""
+    written = given or read.method.get("sealed_keys") or default_recipes(read.kinds)
+    return ",".join(written) if isinstance(written, list) else str(written)
 
 
 def sealed_agreement(

@@ -6,6 +6,7 @@ may touch only the runs the coordinator began with it.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import logging
@@ -322,26 +323,11 @@ class PeerService(rpc.PeerServicer):
         limit = self.config.max_peer_records
         if join_named(method.sealed_join).hidden:
             limit *= most_keys(method.sealed_keys)  # the rows' keys, one to a message
-        chunks = []
-        try:
-            for chunk in received_keys(
-                itertools.chain([first], messages), run.run_id, first.digest, limit
-            ):
-                chunks.append(chunk)
-        except StreamTimeout as error:
-            abort(context, grpc.StatusCode.DEADLINE_EXCEEDED, pb.TIMED_OUT, f"keys: {error}")
-        except TransferError as error:
-            self._refuse_keys(context, caller, error)
+        chunks = self._key_chunks(context, caller, run, first, messages, limit)
         counts = np.asarray([c for chunk in chunks for c in chunk.counts], dtype=np.int64)
         values = b"".join(chunk.values for chunk in chunks)
-        try:
+        with self._keys_kept(context, caller, "keys"):
             again = self.work.reblind_for_peer(run.run_id, counts, values)
-        except BlindingError as error:
-            self._refuse_keys(context, caller, error)
-        except PhaseFailed as error:
-            abort(context, grpc.StatusCode.FAILED_PRECONDITION, error.reason, str(error))
-        except OSError as error:
-            self._unstored(context, "keys", error)
         log.info("blinded %s's %d keys again for run %s", caller, len(counts), run.run_id)
         offset = 0
         for chunk in chunks:
@@ -367,15 +353,12 @@ class PeerService(rpc.PeerServicer):
             abort(context, grpc.StatusCode.INVALID_ARGUMENT, pb.BAD_CIPHERTEXT, "no entries sent")
         run = self._sealed_run(context, first.run_id, first.digest, Phase.MATCH)
         self._hidden_only(context, run)
-        values = self._flat_keys(context, caller, run, first, messages)
-        try:
-            kept = self.work.keep_peer_entries(run.run_id, values)
-        except BlindingError as error:
-            self._refuse_keys(context, caller, error)
-        except PhaseFailed as error:
-            abort(context, grpc.StatusCode.FAILED_PRECONDITION, error.reason, str(error))
-        except OSError as error:
-            self._unstored(context, "key entries", error)
+        most = self.config.max_peer_records * most_keys(
+            self.work.agreement(run.run_id).method.sealed_keys
+        )
+        chunks = self._key_chunks(context, caller, run, first, messages, most, one_a_row=True)
+        with self._keys_kept(context, caller, "key entries"):
+            kept = self.work.keep_peer_entries(run.run_id, b"".join(c.values for c in chunks))
         log.info("kept %s's %d key entries for run %s", caller, kept, run.run_id)
         return pb.EntriesReceipt(entries=kept)
 
@@ -420,32 +403,44 @@ class PeerService(rpc.PeerServicer):
                 f"run {run.run_id!r} joins by the keys' graph: it takes no key entries",
             )
 
-    def _flat_keys(
+    def _key_chunks(
         self,
         context: grpc.ServicerContext,
         caller: str,
         run: Run,
         first: pb.BlindedKeys,
         messages: Iterator[pb.BlindedKeys],
-    ) -> bytes:
-        """The values of a stream of keys sent one to a row (entries, or rows' keys in the
-        hidden join's secret order)."""
-        most = self.config.max_peer_records * most_keys(
-            self.work.agreement(run.run_id).method.sealed_keys
-        )
+        limit: int,
+        one_a_row: bool = False,
+    ) -> list[pb.BlindedKeys]:
+        """A stream of keys, each chunk checked against the run and the rows before it; with
+        `one_a_row`, keys sent one to a row (the hidden join's entries)."""
         chunks = []
         try:
             for chunk in received_keys(
-                itertools.chain([first], messages), run.run_id, first.digest, most
+                itertools.chain([first], messages), run.run_id, first.digest, limit
             ):
-                if any(count != 1 for count in chunk.counts):
+                if one_a_row and any(count != 1 for count in chunk.counts):
                     raise TransferError("entries come one to a row")
-                chunks.append(chunk.values)
+                chunks.append(chunk)
         except StreamTimeout as error:
             abort(context, grpc.StatusCode.DEADLINE_EXCEEDED, pb.TIMED_OUT, f"keys: {error}")
         except TransferError as error:
             self._refuse_keys(context, caller, error)
-        return b"".join(chunks)
+        return chunks
+
+    @contextlib.contextmanager
+    def _keys_kept(self, context: grpc.ServicerContext, caller: str, what: str) -> Iterator[None]:
+        """Keeping the peer's keys or entries: a bad value, a refusal or our own storage
+        failing ends the call with its reason."""
+        try:
+            yield
+        except BlindingError as error:
+            self._refuse_keys(context, caller, error)
+        except PhaseFailed as error:
+            abort(context, grpc.StatusCode.FAILED_PRECONDITION, error.reason, str(error))
+        except OSError as error:
+            self._unstored(context, what, error)
 
     def EvaluateScores(
         self, request_iterator: Iterator[pb.SealedScores], context: grpc.ServicerContext
