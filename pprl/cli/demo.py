@@ -137,8 +137,9 @@ def sealed_words(built_in: bool) -> str:
     )
     return (
         "sealed linkage (the daemons' default): each party sends blinded blocking keys and "
-        "encrypted vectors, never its vectors, and learns only its own classifier's accept "
-        f"or reject for the pairs the keys join. {measured} (docs/sealed.md)."
+        "encrypted vectors, never its vectors, and learns only its own classifier's decision "
+        "(with the score's bucket where the one-to-one step needs it) for the pairs the keys "
+        f"join. {measured} (docs/sealed.md)."
     )
 
 
