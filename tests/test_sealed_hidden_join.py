@@ -131,3 +131,22 @@ def test_a_row_names_only_its_accepted_slots_in_its_best_bucket():
         np.array([0, 0, 1, 2]), np.array([4, 4, 4, 9]), np.array([2, 5, 1, 0])
     )
     assert pairs.tolist() == [[0, 4], [1, 4]] and best.tolist() == [5, 1]
+
+
+def test_no_entries_or_no_shared_key_give_empty_slots_and_no_pairs():
+    rng = np.random.default_rng(5)
+    empty = hidden_join.entries([[], []], rng)
+    assert len(empty) == 0 and empty.rows.shape == (0,)
+    join = hidden_join.joined([], [[b"x"]], rng)
+    assert join.counts().tolist() == [] and hidden_join.slot_pairs(join.counts()).shape == (0, 2)
+    # Entries that no row of the evaluator holds: counts of 0, no slot to name or resolve.
+    join = hidden_join.joined([b"a", b"b"], [[b"c"], []], rng)
+    assert join.counts().tolist() == [0, 0]
+    assert join.resolve(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)).shape == (0,)
+    assert hidden_join.best_slots(np.zeros(0, dtype=np.int64), np.zeros(0)).shape == (0,)
+    pairs, best = hidden_join.accepted_pairs(
+        np.array([0]),
+        np.array([1]),
+        np.array([0]),  # rejected: nothing to pair
+    )
+    assert pairs.shape == (0, 2) and best.shape == (0,)

@@ -16,6 +16,7 @@ from pprl.party.keys.tls import SERVER_OPTIONS, server_credentials
 from pprl.party.peering.peer import PeerClient
 from pprl.party.phases.phase_runner import PhaseRunner
 from pprl.party.phases.work import PhaseWork
+from pprl.party.service import threadsafe_ast
 from pprl.party.service.authorise import Authorise, party_audiences
 from pprl.party.service.control_service import ControlService
 from pprl.party.service.malloc import limit_malloc_arenas
@@ -100,6 +101,7 @@ def build_server(config: PartyConfig) -> Served:
 def serve(config: PartyConfig) -> None:
     """Serve until SIGTERM or SIGINT, then finish in-flight RPCs for a few seconds."""
     limit_malloc_arenas()
+    threadsafe_ast.install()
     served = build_server(config)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
