@@ -21,12 +21,9 @@ import numpy as np
 from pprl.bench.in_process import (
     add_table_arguments,
     run_command,
-    schema_tables,
-    sealed_recipes,
+    sealed_inputs,
 )
 from pprl.bench.sealed_round_trip import round_trip
-from pprl.files.reference import load_reference
-from pprl.party.local import read_truth
 from pprl.protocol import pipeline
 from pprl.protocol.agreement import Agreement
 from pprl.protocol.method import method_params
@@ -59,11 +56,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    read = schema_tables(args.schema, args.records_a, args.records_b)
-    tables = dict(zip(PARTIES, read.tables, strict=True))
-    truth = read_truth(args.truth)
-    reference = load_reference(args.reference)
-    recipes_text = sealed_recipes(read, args.recipes)
+    inputs = sealed_inputs(args, args.recipes)
+    read, tables, truth, reference = inputs.read, inputs.tables, inputs.truth, inputs.reference
+    recipes_text = inputs.recipes
     settings = {
         **read.method,
         "encoding": "sealed",

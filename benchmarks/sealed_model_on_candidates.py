@@ -28,11 +28,8 @@ import numpy as np
 from pprl.bench.in_process import (
     add_table_arguments,
     run_command,
-    schema_tables,
-    sealed_recipes,
+    sealed_inputs,
 )
-from pprl.files.reference import load_reference
-from pprl.party.local import read_truth
 from pprl.protocol import own_training, pipeline
 from pprl.protocol.agreement import Agreement
 from pprl.protocol.linkage.matching import Matches, one_to_one
@@ -80,11 +77,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    read = schema_tables(args.schema, args.records_a, args.records_b)
-    tables = dict(zip(PARTIES, read.tables, strict=True))
-    truth = read_truth(args.truth)
-    reference = load_reference(args.reference)
-    recipes_text = sealed_recipes(read)
+    inputs = sealed_inputs(args)
+    read, tables, truth, reference = inputs.read, inputs.tables, inputs.truth, inputs.reference
+    recipes_text = inputs.recipes
     settings = {**read.method, "encoding": "sealed", "sealed_keys": recipes_text}
     thresholds = np.array(session.thresholds(session.DEFAULT_THRESHOLDS))
     rows = []

@@ -17,8 +17,9 @@ from typing import Any
 import numpy as np
 
 from pprl.files.records import load_records
+from pprl.files.reference import load_reference
 from pprl.party.config import DEFAULT_AUDIT_RECORDS, records_schema
-from pprl.party.local import load_schema
+from pprl.party.local import load_schema, read_truth
 from pprl.protocol import pipeline
 from pprl.protocol.agreement import Agreement
 from pprl.protocol.data.kinds import kinds_of, scales_of
@@ -116,6 +117,30 @@ def run_command(args: argparse.Namespace) -> dict[str, Any]:
     """The arguments a benchmark ran with, for its JSON: files by name only, so that a result
     names its inputs without the machine's paths."""
     return {k: (v.name if isinstance(v, Path) else v) for k, v in vars(args).items()}
+
+
+@dataclass(frozen=True)
+class SealedInputs:
+    """What a sealed benchmark reads from its command line: both files by the schema, keyed
+    "alice" and "bob", the truth, the reference set and the recipes it runs."""
+
+    read: SchemaTables
+    tables: dict[str, RecordTable]
+    truth: set[tuple[str, str]]
+    reference: ReferenceSet
+    recipes: str
+
+
+def sealed_inputs(args: argparse.Namespace, recipes: str = "") -> SealedInputs:
+    """The inputs named by `add_table_arguments`' options; `recipes` as `sealed_recipes`."""
+    read = schema_tables(args.schema, args.records_a, args.records_b)
+    return SealedInputs(
+        read,
+        dict(zip(("alice", "bob"), read.tables, strict=True)),
+        read_truth(args.truth),
+        load_reference(args.reference),
+        sealed_recipes(read, recipes),
+    )
 
 
 def sealed_recipes(read: SchemaTables, given: str = "") -> str:
