@@ -9,6 +9,7 @@ import pytest
 from pprl.protocol.sealed import hidden_join, session
 from pprl.protocol.sealed.blinding import Blinder, split
 from pprl.protocol.sealed.layout import conflicted
+from pprl.protocol.sealed.linear_form import Alternative
 from pprl.protocol.sealed.parameters import DEFAULT_CRYPTO
 from pprl.protocol.sealed.session import DEFAULT_THRESHOLDS
 from pprl.protocol.sealed.shared_keys import shared_key_pairs
@@ -150,3 +151,11 @@ def test_no_entries_or_no_shared_key_give_empty_slots_and_no_pairs():
         np.array([0]),  # rejected: nothing to pair
     )
     assert pairs.shape == (0, 2) and best.shape == (0,)
+
+
+def test_a_movers_alternative_follows_the_entries_rows():
+    form = Alternative(np.array([1.0, 0.5]), np.arange(6.0).reshape(3, 2), np.array([7.0, 8, 9]))
+    taken = form.taken(np.array([2, 0, 2]))
+    assert np.array_equal(taken.ratios, form.ratios)
+    assert taken.indicator.tolist() == [[4, 5], [0, 1], [4, 5]]
+    assert taken.constant.tolist() == [9, 7, 9]

@@ -21,7 +21,7 @@ from pprl.protocol.errors import SettingError
 from pprl.protocol.linkage.matching import ASSIGNMENTS, GREEDY, OPTIMAL
 from pprl.protocol.model.classifier import CLASS_WEIGHTS, DEFAULT_C, TRAINERS, check_saturation
 from pprl.protocol.model.features import FEATURES
-from pprl.protocol.sealed.joins import DEFAULT_JOIN
+from pprl.protocol.sealed.joins import DEFAULT_JOIN, Join, join_named
 from pprl.protocol.sealed.session import (
     DEFAULT_CRYPTO,
     DEFAULT_KERNEL_FEATURES,
@@ -134,6 +134,11 @@ class MethodParams:
                 for key in set(encoding.settings) - set(current.settings):
                     out.pop(key, None)
         return out
+
+    @property
+    def join(self) -> Join:
+        """How sealed linkage finds the pairs it scores (pprl.protocol.sealed.joins)."""
+        return join_named(self.sealed_join)
 
     @property
     def kernel_features(self) -> int:

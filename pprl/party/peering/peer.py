@@ -123,18 +123,12 @@ class PeerClient:
     ) -> tuple[bytes, int]:
         """Sealed linkage: the own keys, blinded once, to the peer in chunks of rows; back,
         the same keys blinded again by the peer, in order. Returns them and the bytes sent."""
-        sent = 0
         chunks = list(key_chunks(run_id, digest, counts, values))
-
-        def counted() -> Iterator[pb.BlindedKeys]:
-            nonlocal sent
-            for message in chunks:
-                sent += message.ByteSize()
-                yield message
-
+        # Returned only once the peer has answered every chunk, so all of them were sent.
+        sent = sum(chunk.ByteSize() for chunk in chunks)
         back = []
         try:
-            replies = self._stub.BlindKeys(counted(), timeout=self.timeout + len(values) / 1e5)
+            replies = self._stub.BlindKeys(iter(chunks), timeout=self.timeout + len(values) / 1e5)
             for reply, chunk in zip(replies, chunks, strict=False):
                 if list(reply.counts) != list(chunk.counts) or reply.first_row != chunk.first_row:
                     raise PeerError(
@@ -237,18 +231,10 @@ class PeerClient:
     def send_entries(self, run_id: str, digest: str, values: bytes) -> int:
         """Hidden join: the own key entries, blinded once, shuffled, one to a row; the peer
         keeps them. Returns the bytes sent."""
-        sent = 0
         entries = len(values) // 32
         chunks = list(key_chunks(run_id, digest, np.ones(entries, dtype=np.int64), values))
-
-        def counted() -> Iterator[pb.BlindedKeys]:
-            nonlocal sent
-            for message in chunks:
-                sent += message.ByteSize()
-                yield message
-
         try:
-            receipt = self._stub.SendEntries(counted(), timeout=self.timeout + len(values) / 1e5)
+            receipt = self._stub.SendEntries(iter(chunks), timeout=self.timeout + len(values) / 1e5)
         except grpc.RpcError as error:
             raise self._fail("sending key entries to", error) from None
         if receipt.entries != entries:
@@ -256,7 +242,7 @@ class PeerClient:
                 f"{self.peer} kept {receipt.entries:,} key entries of {entries:,} sent",
                 pb.BAD_CIPHERTEXT,
             )
-        return sent
+        return sum(chunk.ByteSize() for chunk in chunks)
 
     def join_counts(self, run_id: str, digest: str, entries: int, peer_rows: int) -> np.ndarray:
         """Hidden join: per own entry, how many of the peer's rows hold its key; refused

@@ -42,7 +42,6 @@ from pprl.protocol.method import MethodParams, reference_sha256
 from pprl.protocol.privacy import noise
 from pprl.protocol.privacy.audit import Dictionary
 from pprl.protocol.privacy.population_attack import Population
-from pprl.protocol.sealed.joins import HIDDEN
 from pprl.protocol.vectors.bloom import BloomKey
 from pprl.protocol.vectors.randomness import Randomness
 from pprl.wire.v1 import linkage_pb2 as pb
@@ -193,7 +192,7 @@ class RunContext:
         tensor = self.store.artifact(run_id, PEER_TENSOR, verify=False)
         if tensor is not None:
             return int(tensor.meta["shape"][0])
-        if self.agreement(run_id).method.sealed_join == HIDDEN.name:
+        if self.agreement(run_id).method.join.hidden:
             # The peer's keys travel one to a message, shuffled: their count is not its rows'.
             declared = self.store.artifact(run_id, PEER_DECLARED, verify=False)
             return None if declared is None else int(declared.meta["records"])

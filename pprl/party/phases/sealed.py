@@ -36,7 +36,6 @@ from pprl.protocol.model.features import unit_vectors
 from pprl.protocol.own_training import mover_groups
 from pprl.protocol.sealed import hidden_join, linear_form, session
 from pprl.protocol.sealed.blinding import POINT_BYTES, Blinder, BlindingError, returned, split
-from pprl.protocol.sealed.joins import join_named
 from pprl.protocol.sealed.kernel_features import RandomFeatures
 from pprl.protocol.sealed.layout import Layout
 from pprl.protocol.sealed.parameters import CkksSetting
@@ -63,7 +62,7 @@ def smash(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     blinder = Blinder()
     context = session.key_context(digest, run_id)
     counts, values = session.blinded_rows(blinder, context, keys)
-    hidden = join_named(method.sealed_join).hidden
+    hidden = method.join.hidden
     entries = sealed_hidden.smash(ctx, run_id, keys, context) if hidden else 0
     # Everything is written before anything is recorded: a SMASH redone after a crash writes
     # it all again, with a fresh scalar.
@@ -112,7 +111,7 @@ def exchange(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     digest, _ = ctx.store.run(run_id).agreement()
     keys = int(counts.sum())
     progress(0, keys, "keys", f"sending {keys:,} blinded blocking keys to {peer.peer}")
-    hidden = join_named(ctx.agreement(run_id).method.sealed_join).hidden
+    hidden = ctx.agreement(run_id).method.join.hidden
     if hidden:
         back, sent = sealed_hidden.exchange(ctx, run_id, peer, digest, values)
     else:
@@ -134,7 +133,7 @@ def match(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     method = agreement.method
     peer = ctx.peer(run_id)
     digest, _ = ctx.store.run(run_id).agreement()
-    hidden = join_named(method.sealed_join).hidden
+    hidden = method.join.hidden
     if hidden:
         # Slots (entry, slot number): the pairs each entry's key joins, rows unknown here.
         pairs, entry_rows, counts = sealed_hidden.match_slots(ctx, run_id, peer, digest)
@@ -162,11 +161,7 @@ def match(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
         # The layout's rows are the entries: each one's row's forms.
         x, c = x[entry_rows], c[entry_rows]
         if alternative is not None:
-            alternative = linear_form.Alternative(
-                alternative.ratios,
-                alternative.indicator[entry_rows],
-                alternative.constant[entry_rows],
-            )
+            alternative = alternative.taken(entry_rows)
         said = (
             f"{peer.peer} joins this party's key entries with its rows: {len(pairs):,} slots "
             f"(a pair once per key it shares); scoring them under encryption"
@@ -260,13 +255,9 @@ def reblind_for_peer(ctx: RunContext, run_id: str, counts: np.ndarray, values: b
         )
     # The hidden join: the peer's row keys come one to a message and go back blinded with the
     # entry scalar, the space its entries' join is in; never more than its rows' keys.
-    hidden = join_named(ctx.agreement(run_id).method.sealed_join).hidden
-    if hidden and len(counts) > sealed_hidden.entry_bound(ctx, run_id):
-        raise PhaseFailed(
-            f"keys refused: {len(counts):,}, more than the peer's rows times the agreed recipes' "
-            f"keys a row ({sealed_hidden.entry_bound(ctx, run_id):,})",
-            reason=pb.BAD_CIPHERTEXT,
-        )
+    hidden = ctx.agreement(run_id).method.join.hidden
+    if hidden:
+        sealed_hidden.check_bound(ctx, run_id, len(counts), "keys")
     secret = ENTRY_SECRET if hidden else BLINDING_SECRET
     blinder = Blinder.from_secret(ctx.artifact(run_id, secret).path.read_bytes())
     again = session.reblinded(blinder, values, "the peer's keys")
@@ -345,7 +336,7 @@ def evaluation_for_peer(ctx: RunContext, run_id: str) -> Evaluation:
     agreement = ctx.agreement(run_id)
     method = agreement.method
     digest, _ = ctx.store.run(run_id).agreement()
-    hidden = join_named(method.sealed_join).hidden
+    hidden = method.join.hidden
     join = sealed_hidden.peer_join(ctx, run_id) if hidden else None
     pairs = hidden_join.slot_pairs(join.counts()) if join else _candidates(ctx, run_id)[:, ::-1]
     ckks = session.setting(method.sealed_crypto, method.sealed_thresholds)

@@ -126,26 +126,26 @@ def resolved_matches(
 
 
 # -- what this party does as the peer's evaluator ------------------------------------------
-def entry_bound(ctx: RunContext, run_id: str) -> int:
-    """The most keys or entries the peer may send: its declared rows times the agreed
+def check_bound(ctx: RunContext, run_id: str, count: int, what: str) -> None:
+    """Refuse more keys or entries than the peer may send: its declared rows times the agreed
     recipes' keys a row (a crafted key is a guess tested; more would be more guesses)."""
-    return (ctx.peer_rows(run_id) or 0) * most_keys(ctx.agreement(run_id).method.sealed_keys)
+    bound = (ctx.peer_rows(run_id) or 0) * most_keys(ctx.agreement(run_id).method.sealed_keys)
+    if count > bound:
+        raise PhaseFailed(
+            f"{what} refused: {count:,}, more than the peer's rows times the agreed recipes' "
+            f"keys a row ({bound:,})",
+            reason=pb.BAD_CIPHERTEXT,
+        )
 
 
 def keep_peer_entries(ctx: RunContext, run_id: str, values: bytes) -> int:
     """The peer's entries blinded again with this party's row scalar and kept; a resend of
     the same entries confirmed. Returns how many."""
     count = len(values) // POINT_BYTES
-    bound = entry_bound(ctx, run_id)
-    if count > bound:
-        raise PhaseFailed(
-            f"entries refused: {count:,}, more than the peer's rows times the agreed recipes' "
-            f"keys a row ({bound:,})",
-            reason=pb.BAD_CIPHERTEXT,
-        )
-    own_rows_keys = _read_flat(ctx, run_id, OWN_ENTRIES)
+    check_bound(ctx, run_id, count, "entries")
+    own = _read_flat(ctx, run_id, OWN_ENTRIES)
     theirs = np.frombuffer(values, np.uint8).reshape(-1, POINT_BYTES)
-    if reflection.repeated_share([own_rows_keys], [theirs]) > reflection.NOISY_SHARE:
+    if reflection.repeated_share([own], [theirs]) > reflection.NOISY_SHARE:
         raise PhaseFailed(
             "entries refused: they repeat this party's own entries (sent back to it)",
             reason=pb.REFLECTED,

@@ -39,7 +39,6 @@ from pprl.party.storage.run_ids import BadRunId, check_run_id
 from pprl.party.storage.state import Run, RunStore
 from pprl.protocol.phases import Phase
 from pprl.protocol.sealed.blinding import BlindingError
-from pprl.protocol.sealed.joins import join_named
 from pprl.protocol.sealed.recipes import most_keys
 from pprl.wire.v1 import linkage_pb2 as pb
 from pprl.wire.v1 import linkage_pb2_grpc as rpc
@@ -319,11 +318,7 @@ class PeerService(rpc.PeerServicer):
                 context, grpc.StatusCode.INVALID_ARGUMENT, pb.BAD_CIPHERTEXT, "no blinded keys sent"
             )
         run = self._sealed_run(context, first.run_id, first.digest, Phase.MATCH)
-        method = self.work.agreement(run.run_id).method
-        limit = self.config.max_peer_records
-        if join_named(method.sealed_join).hidden:
-            limit *= most_keys(method.sealed_keys)  # the rows' keys, one to a message
-        chunks = self._key_chunks(context, caller, run, first, messages, limit)
+        chunks = self._key_chunks(context, caller, run, first, messages)
         counts = np.asarray([c for chunk in chunks for c in chunk.counts], dtype=np.int64)
         values = b"".join(chunk.values for chunk in chunks)
         with self._keys_kept(context, caller, "keys"):
@@ -353,10 +348,7 @@ class PeerService(rpc.PeerServicer):
             abort(context, grpc.StatusCode.INVALID_ARGUMENT, pb.BAD_CIPHERTEXT, "no entries sent")
         run = self._sealed_run(context, first.run_id, first.digest, Phase.MATCH)
         self._hidden_only(context, run)
-        most = self.config.max_peer_records * most_keys(
-            self.work.agreement(run.run_id).method.sealed_keys
-        )
-        chunks = self._key_chunks(context, caller, run, first, messages, most, one_a_row=True)
+        chunks = self._key_chunks(context, caller, run, first, messages, one_a_row=True)
         with self._keys_kept(context, caller, "key entries"):
             kept = self.work.keep_peer_entries(run.run_id, b"".join(c.values for c in chunks))
         log.info("kept %s's %d key entries for run %s", caller, kept, run.run_id)
@@ -395,7 +387,7 @@ class PeerService(rpc.PeerServicer):
         return reply
 
     def _hidden_only(self, context: grpc.ServicerContext, run: Run) -> None:
-        if not join_named(self.work.agreement(run.run_id).method.sealed_join).hidden:
+        if not self.work.agreement(run.run_id).method.join.hidden:
             abort(
                 context,
                 grpc.StatusCode.FAILED_PRECONDITION,
@@ -410,11 +402,16 @@ class PeerService(rpc.PeerServicer):
         run: Run,
         first: pb.BlindedKeys,
         messages: Iterator[pb.BlindedKeys],
-        limit: int,
         one_a_row: bool = False,
     ) -> list[pb.BlindedKeys]:
         """A stream of keys, each chunk checked against the run and the rows before it; with
-        `one_a_row`, keys sent one to a row (the hidden join's entries)."""
+        `one_a_row`, keys sent one to a row (the hidden join's entries). Under the hidden join
+        keys come one to a message, so the rows allowed are the records' times the keys a
+        record can have."""
+        method = self.work.agreement(run.run_id).method
+        limit = self.config.max_peer_records
+        if method.join.hidden:
+            limit *= most_keys(method.sealed_keys)
         chunks = []
         try:
             for chunk in received_keys(

@@ -124,12 +124,6 @@ def evaluator_layout(placed: Layout, join: Join) -> Layout:
     return dataclasses.replace(placed, peers=peers)
 
 
-def scorer_pairs(entries: Entries, counts: np.ndarray) -> np.ndarray:
-    """(slots, 2) (own row, entry) of each slot in `slot_pairs` order."""
-    entry = slot_pairs(counts)[:, 0]
-    return np.stack([entries.rows[entry], entry], axis=1)
-
-
 def accepted_pairs(
     own_rows: np.ndarray, peer_rows: np.ndarray, buckets: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:

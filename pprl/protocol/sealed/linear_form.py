@@ -133,6 +133,10 @@ class Alternative:
     def scaled(self, factor: float) -> Alternative:
         return Alternative(self.ratios, self.indicator * factor, self.constant * factor)
 
+    def taken(self, rows: np.ndarray) -> Alternative:
+        """The form of the given rows, in their order (the hidden join's entries)."""
+        return Alternative(self.ratios, self.indicator[rows], self.constant[rows])
+
     def columns(self) -> np.ndarray:
         """(n, M + 1): what is encrypted besides the first form's x and c."""
         return np.concatenate([self.indicator, self.constant[:, None]], axis=1)
