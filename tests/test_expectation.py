@@ -121,6 +121,19 @@ def test_the_fit_falls_back_where_the_count_cannot_tell_and_outside_the_simulate
     assert min(flat, key=lambda s: abs(s.error_rate - PRIOR_ERROR_RATE)).error_rate == 0.3
 
 
+def test_records_without_a_partner_lower_the_expected_precision_by_their_links() -> None:
+    """With a share u of own records unpartnered, their links (stray) are wrong links beside
+    the partnered records' mislinks; recall is the partnered records' alone."""
+    s = _simulation(0.3, 0.8, 0.1, 0.5, 5.0)
+    assert s.quality().precision == pytest.approx(0.8 / 0.9)
+    with_strays = s.quality(0.2)
+    assert with_strays.precision == pytest.approx(0.8 * 0.8 / (0.8 * 0.9 + 0.2 * 0.5))
+    assert with_strays.recall == s.quality().recall == 0.8
+    assert before_sending([s], 0.2) == with_strays
+    # Strays that link nothing cost no precision.
+    assert _simulation(0.3, 0.8, 0.1, 0.0, 5.0).quality(0.2).precision == pytest.approx(0.8 / 0.9)
+
+
 def test_a_simulation_survives_its_json_form() -> None:
     s = _simulation(0.3, 0.9, 0.05, 0.2, 5.0)
     assert Simulation.from_dict(s.as_dict()) == s

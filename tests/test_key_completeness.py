@@ -11,10 +11,10 @@ from pprl.protocol import pipeline
 from pprl.protocol.agreement import Agreement
 from pprl.protocol.data import synthetic
 from pprl.protocol.data.reference import DEFAULT_MAPPING, ReferenceSet
-from pprl.protocol.expectation import PRIOR_ERROR_RATE
+from pprl.protocol.expectation import PRIOR_ERROR_RATE, UNMATCHED_SHARE
 from pprl.protocol.method import method_params
 from pprl.protocol.sealed import session
-from pprl.protocol.sealed_expectation import join, simulate
+from pprl.protocol.sealed_expectation import STRANGER, join, simulate
 from pprl.protocol.vectors.randomness import Randomness
 
 ATTRIBUTES = ("first", "middle", "last")
@@ -107,3 +107,22 @@ def test_the_expected_linkage_sees_the_look_alikes_of_a_file_larger_than_its_sam
     wrong_large = in_large.mislinked + in_large.stray
     assert wrong_large > wrong_small + 0.2
     assert in_large.quality().precision < in_small.quality().precision - 0.05
+
+
+def test_the_simulated_peer_file_holds_strangers_in_place_of_the_copies_left_out() -> None:
+    """The peer's file is as large as the own one: the copies kept and, for those left out,
+    people drawn attribute by attribute from the own records. A file of one name shows it:
+    every stranger shares the sampled records' key, none counts as anyone's copy, and a
+    sampled record without a partner links to one."""
+    size = 400
+    alice = {"first": ["JOHN"] * size, "middle": [""] * size, "last": ["SMITH"] * size}
+    agreement = _sealed("first+last")
+    joined = join(agreement, alice, Randomness(3, "alice"), size=50, rate=1e-9)
+    strangers = np.count_nonzero(joined.copy_rows == STRANGER)
+    copies = np.count_nonzero(joined.copy_rows != STRANGER)
+    assert copies + strangers == size
+    assert abs(strangers - UNMATCHED_SHARE * size) < 4 * np.sqrt(size * 0.2 * 0.8)
+    assert all(joined.peer["last"][row] == "SMITH" for row in np.flatnonzero(joined.copy_rows < 0))
+    # Every sampled record is a candidate of every peer row; only a copy is a true pair.
+    assert len(joined.pairs) == 50 * size
+    assert joined.keys_join() == 1.0

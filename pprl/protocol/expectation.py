@@ -21,7 +21,8 @@ Before sending (TRAIN) the estimate is the simulation at PRIOR_ERROR_RATE with e
 record assumed to have a partner: precision linked / (linked + mislinked), recall linked.
 FEBRL4's true pairs differ in 30% of their names (48.5% identical in both) and in 24% of all
 ten fields, hence 0.3. Records without a partner only lower precision, so on this count the
-estimate errs on the optimistic side, and a run it stops would link worse still.
+estimate errs on the optimistic side, and a run it stops would link worse still. (Sealed
+linkage's estimate counts them, at UNMATCHED_SHARE: pprl.protocol.sealed_expectation.)
 
 After MATCH (before REVEAL sends ids) the party knows how many pairs it accepted and their
 mean score. Each rate predicts both from the number M of own records with a partner:
@@ -119,10 +120,13 @@ class Simulation:
     # what raising the cut above 0 would do (greedy one-to-one drops the lowest pairs only).
     curve: tuple[tuple[float, float, float], ...] = ()
 
-    def quality(self) -> ExpectedQuality:
-        """Every own record with a partner: what the simulation says before linking."""
-        accepted = self.linked + self.mislinked
-        precision = self.linked / accepted if accepted else 0.0
+    def quality(self, unpartnered: float = 0.0) -> ExpectedQuality:
+        """What the simulation says before linking, with a share `unpartnered` of own records
+        without a partner (their links, `stray`, are all wrong): 0 assumes every record has
+        one."""
+        right = (1 - unpartnered) * self.linked
+        accepted = (1 - unpartnered) * (self.linked + self.mislinked) + unpartnered * self.stray
+        precision = right / accepted if accepted else 0.0
         return ExpectedQuality(precision, self.linked, self.partnered)
 
     def as_dict(self) -> dict[str, object]:
@@ -279,9 +283,11 @@ def counted(
     )
 
 
-def before_sending(simulations: Sequence[Simulation]) -> ExpectedQuality:
-    """The estimate TRAIN judges: the simulation at the prior error rate."""
-    return min(simulations, key=lambda s: abs(s.error_rate - PRIOR_ERROR_RATE)).quality()
+def before_sending(simulations: Sequence[Simulation], unpartnered: float = 0.0) -> ExpectedQuality:
+    """The estimate TRAIN judges: the simulation at the prior error rate, with a share
+    `unpartnered` of own records without a partner (Simulation.quality)."""
+    prior = min(simulations, key=lambda s: abs(s.error_rate - PRIOR_ERROR_RATE))
+    return prior.quality(unpartnered)
 
 
 def after_linking(

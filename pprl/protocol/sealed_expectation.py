@@ -5,12 +5,17 @@ Sealed MATCH scores only the pairs that share a blocking key, so the simulation 
 same (pprl.protocol.expectation has the simulation of the encodings that release vectors,
 and the words). Every own record gets a copy, corrupted by the agreed error model at the
 prior's rate (a copy with nothing changed is the record itself); UNMATCHED_SHARE of the
-copies are left out. A sample of own records is linked against all the other copies:
-candidates by the agreed recipes' keys, the model's decision on those, one to one by the
-agreed assignment. Against all of them, not a sample as large as the own one, because the
-look-alikes behind a key grow with the file: at 50,000 a side, linking 5,000 records against
-5,000 copies expected F1 0.87 where the run linked at 0.72 (docs/privacy.md). Only the
-copies that are some sampled record's candidate are smashed.
+copies are left out, and as many strangers take their place (each attribute drawn from
+another own record), so the peer's file holds people the party does not, with the namesakes
+and look-alikes the own file's name frequencies give. A sample of own records is linked
+against that whole file: candidates by the agreed recipes' keys, the model's decision on
+those, one to one by the agreed assignment. Against all of it, not a sample as large as the
+own one, because the look-alikes behind a key grow with the file: at 50,000 a side, linking
+5,000 records against 5,000 copies expected F1 0.87 where the run linked at 0.72
+(docs/privacy.md). Only the peer rows that are some sampled record's candidate are smashed.
+The estimate's precision counts the links of the sampled records without a partner as wrong
+(expectation.Simulation.quality with UNMATCHED_SHARE): until 2026-11-28 it assumed every
+record partnered and said precision 0.98-1.00 on the generated namesakes, true 0.92.
 
 Judging the keys and the links together matters too: the copies whose key breaks are mostly
 the ones the classifier rejects anyway, and an estimate that multiplied the two shares
@@ -49,6 +54,8 @@ Columns = Mapping[str, Sequence[str]]
 _PAIRS_AT_ONCE = 1 << 16
 # The smashing's own stream, apart from the join's draws.
 SMASHED = f"{EXPECTATION} smashed"
+# A peer row that is nobody's copy (`CandidateJoin.copy_rows`).
+STRANGER = -1
 
 
 @dataclass(frozen=True)
@@ -58,10 +65,10 @@ class CandidateJoin:
 
     rate: float
     own: dict[str, list[str]]  # the sampled own records
-    peer: dict[str, list[str]]  # the copies some sampled record shares a key with
+    peer: dict[str, list[str]]  # the peer rows some sampled record shares a key with
     pairs: np.ndarray  # (pairs, 2): sampled record, row of `peer`
     own_rows: np.ndarray  # each sampled record's row among all own records
-    copy_rows: np.ndarray  # each row of `peer`: whose copy it is
+    copy_rows: np.ndarray  # each row of `peer`: whose copy it is, or STRANGER
     partnered: np.ndarray  # per sampled record: its copy was not left out
 
     def keys_join(self) -> float:
@@ -97,21 +104,27 @@ def join(
     copy_rows = np.flatnonzero(~left_out)
     own_rows = np.sort(rng.choice(total, size=min(size, total), replace=False))
     own = _rows(everyone, names, own_rows)
-    # The sampled records as one side, the copies as the other: a fallback recipe joins a
-    # keyless row of either (recipes.recipe_keys).
+    # The peer's file: the copies kept, and in place of those left out as many strangers.
+    peer = _rows(copies, names, copy_rows)
+    strangers = int(np.count_nonzero(left_out))
+    for name, values in _strangers(everyone, names, strangers, rng).items():
+        peer[name] += values
+    whose = np.concatenate([copy_rows, np.full(strangers, STRANGER)])
+    # The sampled records as one side, the peer's file as the other: a fallback recipe joins
+    # a keyless row of either (recipes.recipe_keys).
     pairs = shared_key_pairs(
         _encoded(recipe_keys(own, recipes, first=True)),
-        _encoded(recipe_keys(_rows(copies, names, copy_rows), recipes, first=False)),
+        _encoded(recipe_keys(peer, recipes, first=False)),
     )
-    # Only the copies some sampled record is a candidate of are kept (and smashed).
+    # Only the peer rows some sampled record is a candidate of are kept (and smashed).
     used, at = np.unique(pairs[:, 1], return_inverse=True)
     return CandidateJoin(
         rate=rate,
         own=own,
-        peer=_rows(copies, names, copy_rows[used]),
+        peer=_rows(peer, names, used),
         pairs=np.stack([pairs[:, 0], at.reshape(-1)], axis=1),
         own_rows=own_rows,
-        copy_rows=copy_rows[used],
+        copy_rows=whose[used],
         partnered=~left_out[own_rows],
     )
 
@@ -142,6 +155,16 @@ def simulate(
         candidates.copy_rows,
         candidates.partnered,
     )
+
+
+def _strangers(
+    everyone: Columns, names: Sequence[str], count: int, rng: np.random.Generator
+) -> dict[str, list[str]]:
+    """`count` people the party does not hold: each attribute drawn from a different own
+    record, so that names repeat across people as often as the own file's frequencies make
+    them (a peer's unpartnered records are someone's namesakes and look-alikes too)."""
+    total = len(everyone[names[0]])
+    return {name: [everyone[name][i] for i in rng.integers(total, size=count)] for name in names}
 
 
 def _rows(columns: Columns, names: Sequence[str], rows: np.ndarray) -> dict[str, list[str]]:

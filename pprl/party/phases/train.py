@@ -11,6 +11,7 @@ from pprl.party.phases.context import PhaseFailed, PhaseProgress, RunContext
 from pprl.party.storage.artifacts import MODEL
 from pprl.protocol import pipeline, sealed_expectation
 from pprl.protocol.expectation import (
+    UNMATCHED_SHARE,
     Simulation,
     before_sending,
     poor_linkage_words,
@@ -39,8 +40,9 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
         found: float | None = None
         wider: tuple[str, ...] = ()
         if agreement.encoding.sealed:
-            # Candidates by the keys, against copies of every own record; its MATCH reads no
-            # scores to fit other error rates to, so the prior's alone. What the keys find is
+            # Candidates by the keys, against copies of every own record and strangers; its
+            # MATCH reads no scores to fit other error rates to, so the prior's alone, and
+            # with the links of records without a partner counted. What the keys find is
             # told on its own.
             joined = sealed_expectation.join(agreement, inputs.records.attributes, ctx.randomness)
             simulations: tuple[Simulation, ...] = (
@@ -50,9 +52,11 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
             wider = _wider_keys(method.sealed_keys, list(inputs.records.attributes))
             meta["key_completeness"] = found
             said += f"; the blocking keys join {found:.1%} of synthetic true pairs"
+            unpartnered = UNMATCHED_SHARE
         else:
             simulations = simulate(agreement, inputs.records.attributes, model, ctx.randomness)
-        quality = before_sending(simulations)
+            unpartnered = 0.0
+        quality = before_sending(simulations, unpartnered)
         if quality.f1 < minimum:
             raise PhaseFailed(
                 poor_linkage_words(quality, minimum, agreement.encoding.takes_noise, found, wider)
