@@ -28,6 +28,13 @@ attacker: a real one encrypts one vector per slot, which serves every peer row t
 meets, while here each pair gets its own. It reaches only the candidate pairs: Bob's rows
 that share no key with hers are out of its reach, whatever she encrypts.
 
+The last figure adds what REVEAL tells her: Bob's one-to-one links, those her own classifier
+rejects included. A row of his linked to her row i is someone his model accepts against i
+and who shares a key with i; she keeps those of the people left that are such. His exact
+model is used (trained on his records as his daemon trains it), where she holds only her
+own: the strongest case of this attacker. What his one-to-one choice adds (i was his best
+among the row's candidates) is left out.
+
 Alice's scores are scaled as a daemon scales them before encrypting
 (`linear_form.scaled_forms`, since 2026-11-26), so that her buckets are the ones a run with
 the agreed thresholds reveals. With a movers' second model (register training with an
@@ -63,6 +70,9 @@ from pprl.bench.in_process import (
 from pprl.files.reference import load_reference
 from pprl.party.local import read_truth
 from pprl.protocol import pipeline
+from pprl.protocol.linkage.matching import Matches, one_to_one
+from pprl.protocol.model import classifier
+from pprl.protocol.model.features import pair_features
 from pprl.protocol.sealed import linear_form, session
 from pprl.protocol.sealed.layout import conflicted
 from pprl.protocol.sealed.recipes import parse_recipes, recipe_keys
@@ -145,6 +155,31 @@ def crafted_left(y_left: np.ndarray, y_row: np.ndarray, told: list[tuple[float, 
     return int(consistent.sum())
 
 
+def decisions(model: classifier.Model, own: np.ndarray, peer: np.ndarray) -> np.ndarray:
+    """`model`'s decision on the pairs of aligned unit-vector rows, a block at a time."""
+    out = np.empty(len(own))
+    for start in range(0, len(own), 65536):
+        part = slice(start, start + 65536)
+        out[part] = model.decision(pair_features(own[part], peer[part]))
+    return out
+
+
+def peer_links(
+    model: classifier.Model,
+    units_b: np.ndarray,
+    units_a: np.ndarray,
+    pairs: np.ndarray,
+    assignment: str,
+) -> dict[int, int]:
+    """Bob's one-to-one links among the candidate pairs (Alice's row, Bob's row), as REVEAL
+    tells them to Alice: his row to her row."""
+    scores = decisions(model, units_b[pairs[:, 1]], units_a[pairs[:, 0]])
+    accepted = scores > 0
+    chosen = Matches(pairs[accepted, 1], pairs[accepted, 0], scores[accepted])
+    linked = one_to_one(chosen, assignment)
+    return dict(zip(linked.rows_a.tolist(), linked.rows_b.tolist(), strict=True))
+
+
 def _share(value: float | None) -> str:
     return "not measured" if value is None else f"{value:.1%}"
 
@@ -222,8 +257,10 @@ def main() -> None:
     alternative = linear_form.alternative_part(model, units_a, evaluator)
     x, c, alternative = linear_form.scaled_forms(x, c, alternative, own_y, entries, evaluator)
     second = None if alternative is None else alternative.linear(x, entries)
-    y_b = linear_form.evaluator_part(noise_free_units(agreement, columns_b), evaluator)
-    y_p = linear_form.evaluator_part(noise_free_units(agreement, columns_p), evaluator)
+    units_b = noise_free_units(agreement, columns_b)
+    units_p = noise_free_units(agreement, columns_p)
+    y_b = linear_form.evaluator_part(units_b, evaluator)
+    y_p = linear_form.evaluator_part(units_p, evaluator)
     thresholds = session.thresholds(args.thresholds)
 
     recipes = parse_recipes(args.recipes, names)
@@ -259,6 +296,10 @@ def main() -> None:
         [(i, j) for j, found in enumerate(candidates_of) for i in found], dtype=np.int64
     ).reshape(-1, 2)
     in_conflict = conflicted(pairs) | args.all_buckets
+    # REVEAL tells Alice Bob's one-to-one links, those her classifier rejects too: his model
+    # (trained on his records as his daemon trains it) on the pairs sharing a key.
+    model_b, _ = pipeline.train(agreement, columns_b, Randomness(args.seed, "bob"))
+    links_b = peer_links(model_b, units_b, units_a, pairs, agreement.method.assignment)
     if args.hidden_join:
         # Each of her rows names only its accepted slots in the highest bucket it reached
         # (hidden_join.best_slots): the rest stay a count per key.
@@ -284,6 +325,8 @@ def main() -> None:
     with_buckets = np.zeros(len(bob.ids))
     crafted = np.zeros(len(bob.ids))
     most_explained = np.zeros(len(bob.ids))
+    # Per Bob row Alice saw: the people keys and buckets leave (empty: the truth is not left).
+    kept: dict[int, np.ndarray] = {}
     for j, keys in enumerate(sent_b):
         revealed = {key for key in keys if key in alice_keys}
         candidates = candidates_of[j]
@@ -318,6 +361,7 @@ def main() -> None:
                 )
             )
         if truth_of_b[j] not in set(left.tolist()):
+            kept[j] = np.zeros(0, dtype=np.int64)
             continue
         keys_only[j] = 1.0 / len(left)
         if args.hidden_join:
@@ -338,6 +382,7 @@ def main() -> None:
             consistent &= (predicted_second == observed_second[:, None]).all(axis=0)
             told += [sign_only] * len(candidates)
         with_buckets[j] = 1.0 / int(consistent.sum())
+        kept[j] = left[consistent]
         # The other guess under decoys: among the people the buckets leave, those whose own
         # keys explain the most of what she saw joined (decoys explain the rest).
         explains = np.array([len(visible[p]) for p in left.tolist()])
@@ -348,6 +393,22 @@ def main() -> None:
             # Under the hidden join what a crafting party reaches is what the evaluator
             # resolves for it, not the candidates: not this attacker's.
             crafted[j] = 1.0 / crafted_left(y_p[left], y_b[j], told)
+
+    # With REVEAL: a Bob row he links to her row i is someone his model accepts against i
+    # and who shares a key with i (she knows i's keys); with what she saw before, if any.
+    with_reveal = np.zeros(len(bob.ids))
+    for j in range(len(bob.ids)):
+        before = kept.get(j)
+        i = links_b.get(j)
+        if i is not None:
+            near = np.array(sorted(set().union(*(people_of_key[k] for k in keys_a[i]))))
+            accepted = decisions(
+                model_b, units_p[near], np.repeat(units_a[i : i + 1], len(near), 0)
+            )
+            linked_people = near[accepted > 0]
+            before = linked_people if before is None else np.intersect1d(before, linked_people)
+        if before is not None and truth_of_b[j] in set(before.tolist()):
+            with_reveal[j] = 1.0 / len(before)
 
     results: dict[str, Any] = {
         "bob_rows": len(bob.ids),
@@ -372,6 +433,8 @@ def main() -> None:
                 None if args.hidden_join else float(crafted[mask].mean())
             ),
             "reidentified_keys_and_buckets_most_explained": float(most_explained[mask].mean()),
+            "linked_by_the_peer": float(np.isin(np.flatnonzero(mask), list(links_b)).mean()),
+            "reidentified_keys_buckets_and_peer_links": float(with_reveal[mask].mean()),
         }
         results[label.replace(" ", "_")] = row
         print(
@@ -380,7 +443,9 @@ def main() -> None:
             f"and buckets {row['reidentified_keys_and_buckets']:.1%}, from the keys and "
             f"crafted buckets {_share(row['reidentified_keys_and_crafted_buckets'])}, guessing "
             f"the people whose keys explain most "
-            f"{row['reidentified_keys_and_buckets_most_explained']:.1%} (list of "
+            f"{row['reidentified_keys_and_buckets_most_explained']:.1%}; with the peer's own "
+            f"links REVEAL tells ({row['linked_by_the_peer']:.1%} of these rows linked by him) "
+            f"{row['reidentified_keys_buckets_and_peer_links']:.1%} (list of "
             f"{len(people):,} people)",
             flush=True,
         )
