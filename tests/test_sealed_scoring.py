@@ -234,6 +234,25 @@ def test_decrypted_scores_are_blinded_by_wide_factors(scored: dict) -> None:
     assert spread > (high - low) / 2  # not one factor: magnitudes say little
 
 
+def test_every_slot_is_flooded_in_its_real_and_imaginary_part(scored: dict) -> None:
+    """A decrypted slot is complex: the flooding covers the imaginary parts and the slots no
+    pair uses as well as the scores, so the computation's own error (about 0.02 where only
+    the used real parts were flooded) is nowhere left bare to the scoring party."""
+    from tenseal import sealapi
+
+    keys, placed = scored["keys"], scored["placed"]
+    plain = sealapi.Plaintext()
+    sealapi.Decryptor(keys.context, keys.secret).decrypt(scored["returned"][0][0], plain)
+    values = np.asarray(sealapi.CKKSEncoder(keys.context).decode_complex(plain))
+    used = placed.pair_of[0, : placed.slots] >= 0
+    spare = np.ones(len(values), dtype=bool)
+    spare[: len(used)] = ~used
+    assert used.sum() > 1000 and spare.sum() > 1000
+    deviation = 2.0 ** scored["setting"].flood_bits
+    for part in (values.imag[: len(used)][used], values.real[spare], values.imag[spare]):
+        assert 0.8 * deviation < np.std(part) < 1.25 * deviation
+
+
 def test_buckets_among_thresholds_are_the_plaintext_buckets() -> None:
     rng = np.random.default_rng(11)
     own, peer, width = 120, 100, 8

@@ -2,20 +2,21 @@
 seeing the other's vectors, with CKKS in Microsoft SEAL (through TenSEAL's `sealapi`).
 
 The score of the scoring party's classifier on pair (i, j) is linear in the peer's vector:
-s_ij = c_i + <x_i, y_j>, with x_i and c_i the scoring party's (its weights folded into its own
-vectors) and y_j the evaluator's. The scoring party encrypts x, coordinate by coordinate, and
-c as one more coordinate, under its own secret key, in the layout both derive from the
-candidate pairs (`layout`), and sends the ciphertexts seeded (the second polynomial as the
-seed SEAL drew it from: half the bytes) with its public key. The evaluator multiplies in its
-plaintext vectors (and 1 for the constant coordinate), sums, subtracts each agreed threshold
-t_k, multiplies each pair's difference by its own random positive factor r_ijk
-(log-uniform), rescales once, adds a fresh public-key encryption of Gaussian noise
-(flooding, which also re-randomises the ciphertext) and returns one ciphertext per batch,
-round and threshold. The scoring party decrypts r_ijk (s_ij - t_k) + e and keeps the signs:
-accept or not, and the score's bucket among the thresholds, which the one-to-one step needs
-on names (docs/sealed.md). Only for pairs in conflict (`layout.conflicted`): elsewhere the
-factor of every threshold but 0 is zero, so those slots decrypt to the flooding noise alone
-and the party learns only accept or reject, all the one-to-one step needs there.
+s_ij = c_i + <x_i, y_j>, with x_i and c_i the scoring party's (its weights folded into its
+own vectors) and y_j the evaluator's. The scoring party encrypts x, coordinate by
+coordinate, and c as one more coordinate, under its own secret key, in the layout both
+derive from the candidate pairs (`layout`), and sends the ciphertexts seeded (the second
+polynomial as the seed SEAL drew it from: half the bytes) with its public key. The evaluator
+multiplies in its plaintext vectors (and 1 for the constant coordinate), sums, subtracts
+each agreed threshold t_k, multiplies each pair's difference by its own random positive
+factor r_ijk (log- uniform), rescales once, adds a fresh public-key encryption of Gaussian
+noise in every slot's real and imaginary part (flooding, which also re-randomises the
+ciphertext) and returns one ciphertext per batch, round and threshold. The scoring party
+decrypts r_ijk (s_ij - t_k) + e and keeps the signs: accept or not, and the score's bucket
+among the thresholds, which the one-to-one step needs on names (docs/sealed.md). Only for
+pairs in conflict (`layout.conflicted`): elsewhere the factor of every threshold but 0 is
+zero, so those slots decrypt to the flooding noise alone and the party learns only accept or
+reject, all the one-to-one step needs there.
 
 Parameters (`CkksSetting`, docs in `parameters`): N = 8192 (4,096 slots) and a 170-bit
 modulus chain, under the 218 bits the Homomorphic Encryption Standard (2018) allows N = 8192
@@ -240,7 +241,7 @@ class _Tools:
         setting = self.setting
         low, high = setting.factor_bits
         factors = np.where(told, 2.0 ** rng.uniform(low, high, len(told)), 0.0)
-        noise = rng.normal(0.0, 2.0**setting.flood_bits, len(told))
+        noise = _flood(rng, setting.slots, setting.flood_bits)
         factor_scale = 2.0**setting.factor_scale_bits
         if not told.any():
             # Every factor 0: the product would be all zero, which SEAL refuses to return;
@@ -265,6 +266,16 @@ class _Tools:
         flooding = seal.Ciphertext()
         self.encryptor.encrypt(self._plain(noise.tolist(), parms_id, scale), flooding)
         return flooding
+
+
+def _flood(rng: np.random.Generator, slots: int, bits: int) -> np.ndarray:
+    """Flooding noise for every slot of a ciphertext, in its real and its imaginary part: a
+    slot's value is complex, and before 2026-11-28 noise in the real parts of the used slots
+    alone left the computation's own error readable in the imaginary parts and in the
+    unused slots of a batch's last ciphertexts (about 0.02 and 0.002 there, decode_complex).
+    The error spreads over every slot, so every slot is flooded."""
+    deviation = 2.0**bits
+    return rng.normal(0.0, deviation, slots) + 1j * rng.normal(0.0, deviation, slots)
 
 
 class BucketCount:
