@@ -388,6 +388,9 @@ def test_training_and_selection_keys(tmp_path: Path) -> None:
     assert asked.method.soft_top_k == 5
     movers = {"error_model": "registers", "mover_odds": 4}
     assert load_config(write(tmp_path, minimal() | {"method": movers})).method.mover_odds == 4.0
+    fewer = minimal() | {"method": {"projected_components": 20}}
+    assert load_config(write(tmp_path, fewer)).method.projected_components == 20
+    assert load_config(write(tmp_path, minimal())).method.projected_components == 0
 
 
 def test_hard_negatives_default_never_exceeds_the_negatives(tmp_path: Path) -> None:
@@ -470,6 +473,9 @@ def test_register_training_without_a_mapping_gets_the_combined_and_initial_entri
         ({"top_k": 0}, "top_k", "positive whole number"),
         ({"soft_top_k": 0}, "soft_top_k", "positive whole number"),
         ({"soft_top_k": -2}, "soft_top_k", "positive whole number"),
+        ({"projected_components": 0}, "projected_components", "positive whole number"),
+        ({"projected_components": "few"}, "projected_components", "positive whole number"),
+        ({"feature": "cosine", "projected_components": 20}, "projected_components", "cosine"),
     ],
 )
 def test_bad_training_and_selection_keys(
@@ -797,8 +803,9 @@ def test_the_readme_documents_every_known_key_and_each_of_them_loads(tmp_path: P
     method = load_config(write(tmp_path, sealed)).method
     assert (method.encoding, method.feature, method.saturation) == ("sealed", "projected-cosine", 0)
     assert method.sealed_keys == "first:soundex+last:soundex,first:initial+last"
-    # The Bloom release replaces the noise settings: it loads without them, the rest without it.
-    bloom = _without(f"{NOISE_KEYS}|sealed_\\w+", text).replace(
+    # The Bloom release replaces the noise settings and projects nothing: it loads without
+    # them, the rest without it.
+    bloom = _without(f"{NOISE_KEYS}|sealed_\\w+|projected_components", text).replace(
         'encoding = "sealed"', 'encoding = "bloom"'
     )
     assert load_config(write(tmp_path, bloom)).method.encoding == "bloom"

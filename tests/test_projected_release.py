@@ -151,6 +151,36 @@ def test_the_projected_release_needs_the_projected_feature_and_is_in_the_digest(
     assert noisy.to_dict() != distances.to_dict()
 
 
+def test_fewer_agreed_components_are_the_rules_leading_ones_and_in_the_digest() -> None:
+    """`projected_components` keeps the leading components of the rule's basis: the values'
+    coordinates are the first ones of the rule's, the width is the agreed one everywhere a
+    party derives it, the digest tells it apart, and the default's description is unchanged."""
+    reference = ReferenceSet("built-in", synthetic.default_reference(300))
+    rule = Agreement(
+        reference,
+        DEFAULT_MAPPING,
+        method_params(noise_sigma=0.0, release="projected", feature="projected-cosine"),
+    )
+    fewer_params = method_params(
+        noise_sigma=0.0, release="projected", feature="projected-cosine", projected_components=12
+    )
+    fewer = Agreement(reference, DEFAULT_MAPPING, fewer_params)
+    columns = _columns(60)
+    full = rule.smash(columns, np.random.default_rng(1))
+    cut = fewer.smash(columns, np.random.default_rng(1))
+    k = kept_components(300)
+    assert full.shape[2] == k > 12 and cut.shape[2] == fewer.width == 12
+    assert released_width("projected", 300, 12) == 12 and released_width("projected", 300, 999) == k
+    # The same leading directions: the kept coordinates equal (on their own byte grids).
+    first = [r.decode(full[:, m])[:, :12] for m, r in enumerate(rule.releases)]
+    kept = [r.decode(cut[:, m]) for m, r in enumerate(fewer.releases)]
+    np.testing.assert_allclose(np.stack(first), np.stack(kept), atol=0.1)
+    assert rule.digest() != fewer.digest()
+    assert "projected_components" not in rule.method.to_dict()
+    with pytest.raises(ValueError, match="whole number >= 0"):
+        method_params(projected_components=-1)
+
+
 def test_without_noise_the_attack_on_the_projected_release_finds_every_name() -> None:
     agreement = _agreement(0.0, "projected", rows=120)
     columns = _columns(60)

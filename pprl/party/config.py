@@ -83,6 +83,7 @@ KNOWN_KEYS: dict[str, tuple[str, ...]] = {
         "assignment",
         "feature",
         "release",
+        "projected_components",
         "noise_sigma",
         "attack_success",
         "encoding",
@@ -647,6 +648,8 @@ def _method(
         given["saturation"] = section.share("saturation", None)
     if "mover_odds" in section.data:
         given["mover_odds"] = section.at_least_zero("mover_odds", 0.0)
+    if "projected_components" in section.data:
+        given["projected_components"] = section.count("projected_components", 0, minimum=1)
     try:
         params = method_params(
             noise_sigma=noisy,

@@ -149,6 +149,7 @@ class Agreement:
             scales=self.scales,
             store=self._store,
             metric=self.metric,
+            kept=self.method.projected_components,
         )
 
     @cached_property

@@ -81,6 +81,10 @@ class MethodParams:
     normalisation: str = "upper-collapse-whitespace"
     # What a party sends per value (pprl.protocol.vectors.release.RELEASES).
     release: str = "distances"
+    # Components the "projected-cosine" feature keeps per reference column (0: the rule
+    # release.kept_components gives, sqrt(2R) with a floor of 30). Fewer send fewer bytes
+    # under sealed linkage, for a little F1 (docs/benchmarks.md).
+    projected_components: int = 0
     # Besides the linkage, each party writes its records' K best peer records (soft_links);
     # 0: not asked for.
     soft_top_k: int = 0
@@ -118,6 +122,8 @@ class MethodParams:
             del out["release"]
         if not self.soft_top_k:
             del out["soft_top_k"]
+        if not self.projected_components:
+            del out["projected_components"]
         if not self.mover_odds:
             del out["mover_odds"]
         else:
@@ -246,6 +252,16 @@ def method_params(
         raise SettingError(
             f"must not exceed negatives_per_positive ({negatives}), got {hard_negatives}",
             setting="hard_negatives",
+        )
+    components = rest.get("projected_components", 0)
+    if isinstance(components, bool) or not isinstance(components, int) or components < 0:
+        raise SettingError(
+            f"must be a whole number >= 0, got {components!r}", setting="projected_components"
+        )
+    if components and feature != "projected-cosine":
+        raise SettingError(
+            f'only feature "projected-cosine" keeps components, not {feature!r}',
+            setting="projected_components",
         )
     return MethodParams(
         assignment=assignment,

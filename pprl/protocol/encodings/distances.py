@@ -43,7 +43,9 @@ class Distances(Encoding):
     def wire_shape(
         self, mapping: Sequence[tuple[str, str]], method: MethodParams, reference_rows: int
     ) -> tuple[int, int]:
-        return len(mapping), released_width(method.release, reference_rows)
+        return len(mapping), released_width(
+            method.release, reference_rows, method.projected_components
+        )
 
     def smash(
         self,

@@ -62,11 +62,21 @@ def kept_components(reference_rows: int) -> int:
     return min(reference_rows, max(30, round(math.sqrt(2 * reference_rows))))
 
 
-def released_width(release: str, reference_rows: int) -> int:
-    """Coordinates a party sends per value: every distance, or the kept components."""
+def released_width(release: str, reference_rows: int, components: int = 0) -> int:
+    """Coordinates a party sends per value: every distance, or the kept components (the
+    agreed number, up to the rule's; 0: the rule's)."""
     if release not in RELEASES:
         raise SettingError(f"unknown release {release!r}; expected one of {', '.join(RELEASES)}")
-    return kept_components(reference_rows) if release == "projected" else reference_rows
+    if release != "projected":
+        return reference_rows
+    return _kept(reference_rows, components)
+
+
+def _kept(reference_rows: int, components: int) -> int:
+    """The components kept: the rule's, or fewer where agreed (the leading ones of the
+    rule's, so that a stored basis serves both)."""
+    rule = kept_components(reference_rows)
+    return min(rule, components) if components > 0 else rule
 
 
 def standard_normals(
@@ -338,6 +348,7 @@ def reference_statistics(
     scales: Mapping[str, float] | None = None,
     store: ArrayStore | None = None,
     metric: Metric | None = None,
+    kept: int = 0,
 ) -> ReferenceStatistics:
     """Statistics of the public reference set only, so both parties compute the same ones.
 
@@ -347,7 +358,7 @@ def reference_statistics(
     `scales` each quantity's and coordinates' scale; `store` keeps every figure between runs
     (a stored figure is the computed one, bit for bit, so a party with a warm store agrees
     with one without). `metric` replaces the kinds' distances (the Bloom filters' Hamming
-    distance).
+    distance). `kept`: the leading components kept per column (0: the rule's).
     """
     comparisons = {
         column: ((kinds or {}).get(a, DEFAULT_KIND), (scales or {}).get(a)) for a, column in mapping
@@ -362,7 +373,7 @@ def reference_statistics(
     for column, figures in columns.items():
         centre[column], spread[column] = figures.figures()
         if with_components:
-            basis = figures.basis(centre[column])
+            basis = figures.basis(centre[column])[:, : _kept(len(figures.values), kept)]
             components[column] = basis
             projections[column] = figures.projections(centre[column], basis)
     pooled = _key("sigma0-v1", *(figures.identity for figures in columns.values()))
