@@ -53,6 +53,12 @@ def main() -> None:
         help="buckets from the scaled scores in the clear, as CKKS computes them up to its "
         "sign errors near a threshold (no time or bytes)",
     )
+    parser.add_argument(
+        "--projected-components",
+        type=int,
+        default=0,
+        help="[method] projected_components instead of the schema's (0: the schema's)",
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
@@ -67,6 +73,8 @@ def main() -> None:
             "sealed_kernel_features", session.default_kernel_features(read.kinds)
         ),
     }
+    if args.projected_components:
+        settings["projected_components"] = args.projected_components
     agreement = Agreement(
         reference, read.mapping, method_params(**settings), read.kinds, read.scales
     )
