@@ -131,7 +131,7 @@ def sealed_words(built_in: bool) -> str:
         "party learns the peer row of only its rows' best pairs"
         if built_in
         else "Measured elsewhere, a peer holding a list of every person of both parties "
-        "re-identified 0.6% (FEBRL4, ten fields) to 4.5% (FEBRL4, two names) of the people "
+        "re-identified 0.6% (FEBRL4, ten fields) to 4.7% (FEBRL4, two names) of the people "
         "without a partner from what it received; benchmarks/sealed_bucket_attack.py "
         "measures it on your records"
     )
