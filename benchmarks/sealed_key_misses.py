@@ -1,0 +1,91 @@
+"""Which true pairs the blocking keys miss, and why: for every true pair that shares no key,
+how each attribute differs (the same, within two edits, replaced by another value, or blank
+on a side), and whether the attributes are swapped. What sealed linkage cannot link by
+design shows here: a pair whose only evidence is one attribute exact would need a key on that
+attribute alone, the key whose join gives the most away (docs/sealed.md).
+
+    python benchmarks/sealed_key_misses.py --records-a A.csv --records-b B.csv \\
+        --truth T.csv --reference REF.csv --schema SCHEMA.toml [--recipes R] --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import Counter
+from pathlib import Path
+
+from rapidfuzz.distance import Levenshtein
+
+from pprl.bench.in_process import add_table_arguments, run_command, sealed_inputs
+from pprl.protocol.sealed.recipes import parse_recipes, recipe_keys
+
+# At most this many edits between two values of an attribute count as a typo, more as a
+# replaced value.
+NEAR_EDITS = 2
+
+
+def difference(a: str, b: str) -> str:
+    """How one attribute of a pair differs."""
+    if not a or not b:
+        return "blank"
+    edits = Levenshtein.distance(a, b)
+    if edits == 0:
+        return "same"
+    return "near" if edits <= NEAR_EDITS else "replaced"
+
+
+def swapped(values_a: list[str], values_b: list[str]) -> bool:
+    """Two attributes exchanged (each within NEAR_EDITS of the other's value)."""
+    if len(values_a) != 2 or not all(values_a) or not all(values_b):
+        return False
+    a1, a2 = values_a
+    b1, b2 = values_b
+    return Levenshtein.distance(a1, b2) + Levenshtein.distance(a2, b1) <= NEAR_EDITS
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_table_arguments(parser)
+    parser.add_argument("--recipes", default="", help="instead of the schema's or the defaults")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    inputs = sealed_inputs(args, args.recipes)
+    alice, bob = inputs.tables["alice"], inputs.tables["bob"]
+    names = list(alice.attributes)
+    recipes = parse_recipes(inputs.recipes, names)
+    keys_a = recipe_keys(alice.attributes, recipes, first=True)
+    keys_b = recipe_keys(bob.attributes, recipes, first=False)
+    row_a = {record: row for row, record in enumerate(alice.ids)}
+    row_b = {record: row for row, record in enumerate(bob.ids)}
+    patterns: Counter[str] = Counter()
+    joined = 0
+    for id_a, id_b in sorted(inputs.truth):
+        i, j = row_a[id_a], row_b[id_b]
+        if set(keys_a[i]) & set(keys_b[j]):
+            joined += 1
+            continue
+        values_a = [alice.attributes[name][i] for name in names]
+        values_b = [bob.attributes[name][j] for name in names]
+        if swapped(values_a, values_b):
+            patterns["swapped"] += 1
+            continue
+        kinds = [difference(a, b) for a, b in zip(values_a, values_b, strict=True)]
+        patterns[", ".join(f"{n} {k}" for n, k in zip(names, kinds, strict=True))] += 1
+    pairs = len(inputs.truth)
+    print(f"{joined:,} of {pairs:,} true pairs share a key ({joined / pairs:.1%}); the rest:")
+    for pattern, count in patterns.most_common():
+        print(f"  {count:6,}  {pattern}")
+    if args.json:
+        result = {
+            "command": run_command(args),
+            "recipes": inputs.recipes,
+            "true_pairs": pairs,
+            "joined": joined,
+            "missed": dict(patterns.most_common()),
+        }
+        args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
