@@ -1,0 +1,41 @@
+"""Two measurements of what sealed linkage leaves: the pairs the keys miss, classified
+(benchmarks/sealed_key_misses.py), and the peer's own links that REVEAL tells an attacker
+(benchmarks/sealed_bucket_attack.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pprl.protocol.model.classifier import Model
+from tests.scripts import benchmark_script
+
+misses = benchmark_script("sealed_key_misses")
+attack = benchmark_script("sealed_bucket_attack")
+
+
+def test_a_missed_pair_is_told_by_how_each_attribute_differs() -> None:
+    assert misses.difference("JOHN", "JOHN") == "same"
+    assert misses.difference("JOHN", "JHON") == "near"  # two edits
+    assert misses.difference("JOHN", "ISABELLE") == "replaced"
+    assert misses.difference("", "JOHN") == misses.difference("JOHN", "") == "blank"
+    assert misses.swapped(["SIENNA", "MUSOLINO"], ["MUSOLINO", "SIENA"])
+    assert not misses.swapped(["SIENNA", "MUSOLINO"], ["SIENNA", "MUSOLINO"])
+    assert not misses.swapped(["SIENNA", ""], ["", "SIENNA"])  # a blank is not a swap
+    assert not misses.swapped(["A", "B", "C"], ["B", "A", "C"])  # two attributes only
+
+
+def test_the_peers_links_are_its_accepted_pairs_one_to_one() -> None:
+    """Bob's model on the candidate pairs (Alice's row, Bob's row): accepted where its
+    decision is positive, each row once, the higher score first; keyed by his row."""
+    # One entry of two coordinates; the decision is bias - 10 * distance (distance 1 - cos).
+    model = Model("linear", {"weights": np.array([-10.0, 0.0, 0.0]), "bias": np.array(5.0)})
+    angle = np.array([0.0, 0.2, 1.5, 0.1])
+    units = np.stack([np.cos(angle), np.sin(angle)], axis=1)[:, None, :].astype(np.float32)
+    units_a, units_b = units[:2], units[[0, 3, 2]]
+    # Alice's rows 0, 1 against Bob's 0 (same as her 0), 1 (near both) and 2 (far from both).
+    pairs = np.array([(0, 0), (1, 0), (0, 1), (1, 1), (0, 2), (1, 2)])
+    scores = attack.decisions(model, units_b[pairs[:, 1]], units_a[pairs[:, 0]])
+    assert (scores[pairs[:, 1] == 2] < 0).all() and (scores[pairs[:, 1] < 2] > 0).all()
+    links = attack.peer_links(model, units_b, units_a, pairs, "greedy-one-to-one")
+    # Bob's 0 takes Alice's 0 (exact); his 1 then takes her 1; his 2 links nothing.
+    assert links == {0: 0, 1: 1}
