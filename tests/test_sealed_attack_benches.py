@@ -39,3 +39,23 @@ def test_the_peers_links_are_its_accepted_pairs_one_to_one() -> None:
     links = attack.peer_links(model, units_b, units_a, pairs, "greedy-one-to-one")
     # Bob's 0 takes Alice's 0 (exact); his 1 then takes her 1; his 2 links nothing.
     assert links == {0: 0, 1: 1}
+
+
+membership = benchmark_script("sealed_count_membership")
+
+
+def test_the_counts_tell_membership_where_a_key_is_shared() -> None:
+    """Alice holds keys a, b; Bob's file holds her partner (key a) and one person without a
+    partner (key b). Of the listed candidates, the one with key b is certainly Bob's (the
+    count of b, less her partners, is 1 and one candidate holds it); a candidate with key a
+    is certainly not (her partner accounts for a's count); one with no key of hers stays at
+    the prior."""
+    alice = [["a"], ["b"]]
+    partners = [["a"]]
+    bob = [["a"], ["b"]]
+    candidates = [["b"], ["a"], ["z"]]
+    scores = membership.membership_scores(alice, partners, bob, candidates, prior=0.4)
+    np.testing.assert_allclose(scores, [1.0, 0.0, 0.4])
+    # Two candidates share b and only one of them is Bob's: a half each.
+    halves = membership.membership_scores(alice, partners, bob, [["b"], ["b", "z"]], 0.4)
+    np.testing.assert_allclose(halves, [0.5, 0.5])

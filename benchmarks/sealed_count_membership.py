@@ -1,0 +1,135 @@
+"""What the hidden join's counts tell a party about who is in the peer's file: membership,
+measured.
+
+Under the hidden join (pprl.protocol.sealed.hidden_join) the scorer, Alice, learns per entry
+(one of her own keys) how many of Bob's rows hold that key. Her attack: a list of people
+that holds everyone of both files and some people in neither. For each listed person not in
+her own file, the keys she also holds are the ones whose counts speak of them: of the
+c_k of Bob's rows holding key k, her own partners account for some (she knows her links; here
+all of her true partners, the most she could know), and the rest, r_k, are among the m_k
+listed people outside her file who hold k. A person is a member with probability at most
+r_k / m_k for each of their visible keys, so she scores each by the smallest of those
+(0: certainly not in Bob's file; 1: certainly in it) and people with no visible key at the
+prior. Reported: how well the score tells Bob's people without a partner from the people
+in neither file (AUC, 0.5 is chance), and the shares decided with certainty either way.
+
+The people are split from the true pairs: `--bob-only` of them lose Alice's record (Bob's
+people without a partner, the members at risk), `--absent` lose both records and stay on the
+list only (Alice's version of them), the rest stay in both files.
+
+    python benchmarks/sealed_count_membership.py --records-a A.csv --records-b B.csv \\
+        --truth T.csv --reference REF.csv --schema SCHEMA.toml [--recipes R] --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+from sklearn.metrics import roc_auc_score
+
+from pprl.bench.in_process import add_table_arguments, run_command, sealed_inputs
+from pprl.protocol.sealed.recipes import parse_recipes, recipe_keys
+
+
+def rows_of(columns: Mapping[str, Sequence[str]], rows: Sequence[int]) -> dict[str, list[str]]:
+    return {name: [values[i] for i in rows] for name, values in columns.items()}
+
+
+def membership_scores(
+    alice_keys: list[list[str]],
+    alice_partnered_keys: list[list[str]],
+    bob_keys: list[list[str]],
+    candidate_keys: list[list[str]],
+    prior: float,
+) -> np.ndarray:
+    """Per candidate (a listed person outside Alice's file), the most Alice's counts allow
+    for their being in Bob's file: the smallest r_k / m_k over the keys she also holds
+    (module docstring), `prior` without such a key. `alice_partnered_keys`: the keys of Bob's
+    rows she has linked (her partners), which the counts include."""
+    held = {key for keys in alice_keys for key in keys}
+    counts = Counter(key for keys in bob_keys for key in set(keys) if key in held)
+    known = Counter(key for keys in alice_partnered_keys for key in set(keys) if key in held)
+    listed: defaultdict[str, int] = defaultdict(int)
+    for keys in candidate_keys:
+        for key in set(keys) & held:
+            listed[key] += 1
+    scores = np.full(len(candidate_keys), prior)
+    for p, keys in enumerate(candidate_keys):
+        visible = set(keys) & held
+        if visible:
+            scores[p] = min((counts[k] - known[k]) / listed[k] for k in visible)
+    return scores
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_table_arguments(parser)
+    parser.add_argument("--recipes", default="", help="instead of the schema's or the defaults")
+    parser.add_argument("--bob-only", type=float, default=0.3)
+    parser.add_argument("--absent", type=float, default=0.15)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    inputs = sealed_inputs(args, args.recipes)
+    alice, bob = inputs.tables["alice"], inputs.tables["bob"]
+    names = list(alice.attributes)
+    recipes = parse_recipes(inputs.recipes, names)
+    row_a = {record: row for row, record in enumerate(alice.ids)}
+    row_b = {record: row for row, record in enumerate(bob.ids)}
+    rng = np.random.default_rng(args.seed)
+    pairs = sorted(inputs.truth)
+    draw = rng.random(len(pairs))
+    bob_only = [(a, b) for (a, b), u in zip(pairs, draw, strict=True) if u < args.bob_only]
+    absent = [
+        (a, b)
+        for (a, b), u in zip(pairs, draw, strict=True)
+        if args.bob_only <= u < args.bob_only + args.absent
+    ]
+    both = [
+        (a, b) for (a, b), u in zip(pairs, draw, strict=True) if u >= args.bob_only + args.absent
+    ]
+    out_of_alice = {row_a[a] for a, _ in bob_only + absent}
+    out_of_bob = {row_b[b] for _, b in absent}
+    keep_a = [i for i in range(len(alice.ids)) if i not in out_of_alice]
+    keep_b = [j for j in range(len(bob.ids)) if j not in out_of_bob]
+    alice_keys = recipe_keys(rows_of(alice.attributes, keep_a), recipes, first=True)
+    bob_keys = recipe_keys(rows_of(bob.attributes, keep_b), recipes, first=False)
+    partners = recipe_keys(rows_of(bob.attributes, [row_b[b] for _, b in both]), recipes, False)
+    # The candidates: Bob's people without a partner (his records) and the people in neither
+    # file (Alice's records of them), keyed as Bob keys his rows.
+    members = recipe_keys(rows_of(bob.attributes, [row_b[b] for _, b in bob_only]), recipes, False)
+    others = recipe_keys(rows_of(alice.attributes, [row_a[a] for a, _ in absent]), recipes, False)
+    prior = len(members) / max(1, len(members) + len(others))
+    scores = membership_scores(alice_keys, partners, bob_keys, members + others, prior)
+    truth = np.r_[np.ones(len(members)), np.zeros(len(others))]
+    seen = scores != prior
+    result = {
+        "command": run_command(args),
+        "recipes": inputs.recipes,
+        "bob_only": len(members),
+        "absent": len(others),
+        "auc": float(roc_auc_score(truth, scores)),
+        "members_with_a_visible_key": float(seen[: len(members)].mean()),
+        "non_members_with_a_visible_key": float(seen[len(members) :].mean()),
+        "members_certain": float((scores[: len(members)] >= 1.0).mean()),
+        "non_members_certain": float((scores[len(members) :] <= 0.0).mean()),
+    }
+    print(
+        f"{len(members):,} of Bob's people without a partner against {len(others):,} in neither "
+        f"file: AUC {result['auc']:.3f} (0.5 is chance); a key Alice holds too: "
+        f"{result['members_with_a_visible_key']:.1%} and "
+        f"{result['non_members_with_a_visible_key']:.1%}; decided with certainty: "
+        f"{result['members_certain']:.1%} of the members, "
+        f"{result['non_members_certain']:.1%} of the others"
+    )
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
