@@ -11,7 +11,8 @@ listed people outside her file who hold k. A person is a member with probability
 r_k / m_k for each of their visible keys, so she scores each by the smallest of those
 (0: certainly not in Bob's file; 1: certainly in it) and people with no visible key at the
 prior. Reported: how well the score tells Bob's people without a partner from the people
-in neither file (AUC, 0.5 is chance), and the shares decided with certainty either way.
+in neither file among those who hold one of her keys (AUC, 0.5 is chance; of the others the
+counts say nothing), and the shares decided with certainty either way.
 
 The people are split from the true pairs: `--bob-only` of them lose Alice's record (Bob's
 people without a partner, the members at risk), `--absent` lose both records and stay on the
@@ -40,19 +41,33 @@ def rows_of(columns: Mapping[str, Sequence[str]], rows: Sequence[int]) -> dict[s
     return {name: [values[i] for i in rows] for name, values in columns.items()}
 
 
+def counts_told(
+    alice_keys: list[list[str]], bob_keys: list[list[str]], padding: Mapping[str, int]
+) -> Counter[str]:
+    """Per key Alice holds, the count she is told: Bob's rows holding it, plus the dummy
+    slots the evaluator would add for that key's value (`padding`, the same for every entry
+    of the value, so that her entries of one key cannot be averaged)."""
+    held = {key for keys in alice_keys for key in keys}
+    counts = Counter(key for keys in bob_keys for key in set(keys) if key in held)
+    for key in held:
+        counts[key] += padding.get(key, 0)
+    return counts
+
+
 def membership_scores(
     alice_keys: list[list[str]],
     alice_partnered_keys: list[list[str]],
-    bob_keys: list[list[str]],
+    counts: Mapping[str, int],
     candidate_keys: list[list[str]],
     prior: float,
+    padding_mean: float = 0.0,
 ) -> np.ndarray:
     """Per candidate (a listed person outside Alice's file), the most Alice's counts allow
     for their being in Bob's file: the smallest r_k / m_k over the keys she also holds
-    (module docstring), `prior` without such a key. `alice_partnered_keys`: the keys of Bob's
-    rows she has linked (her partners), which the counts include."""
+    (module docstring), with the padding's mean taken off and clipped to [0, 1]; `prior`
+    without such a key. `alice_partnered_keys`: the keys of Bob's rows she has linked (her
+    partners), which the counts include."""
     held = {key for keys in alice_keys for key in keys}
-    counts = Counter(key for keys in bob_keys for key in set(keys) if key in held)
     known = Counter(key for keys in alice_partnered_keys for key in set(keys) if key in held)
     listed: defaultdict[str, int] = defaultdict(int)
     for keys in candidate_keys:
@@ -62,8 +77,18 @@ def membership_scores(
     for p, keys in enumerate(candidate_keys):
         visible = set(keys) & held
         if visible:
-            scores[p] = min((counts[k] - known[k]) / listed[k] for k in visible)
+            rest = min((counts[k] - known[k] - padding_mean) / listed[k] for k in visible)
+            scores[p] = min(max(rest, 0.0), 1.0)
     return scores
+
+
+def dummy_padding(keys: list[list[str]], mean: float, rng: np.random.Generator) -> dict[str, int]:
+    """Geometric dummy counts of the given mean (0: none), one per distinct key."""
+    distinct = sorted({key for row in keys for key in row})
+    if mean <= 0:
+        return {}
+    drawn = rng.geometric(1.0 / (1.0 + mean), size=len(distinct)) - 1
+    return dict(zip(distinct, drawn.tolist(), strict=True))
 
 
 def main() -> None:
@@ -72,6 +97,13 @@ def main() -> None:
     parser.add_argument("--recipes", default="", help="instead of the schema's or the defaults")
     parser.add_argument("--bob-only", type=float, default=0.3)
     parser.add_argument("--absent", type=float, default=0.15)
+    parser.add_argument(
+        "--padding",
+        type=float,
+        default=0.0,
+        help="dummy slots per key value the evaluator would add, on average (geometric; "
+        "not built in the daemons: what it would cost and buy)",
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
@@ -105,27 +137,39 @@ def main() -> None:
     members = recipe_keys(rows_of(bob.attributes, [row_b[b] for _, b in bob_only]), recipes, False)
     others = recipe_keys(rows_of(alice.attributes, [row_a[a] for a, _ in absent]), recipes, False)
     prior = len(members) / max(1, len(members) + len(others))
-    scores = membership_scores(alice_keys, partners, bob_keys, members + others, prior)
+    padding = dummy_padding(alice_keys, args.padding, rng)
+    counts = counts_told(alice_keys, bob_keys, padding)
+    scores = membership_scores(alice_keys, partners, counts, members + others, prior, args.padding)
     truth = np.r_[np.ones(len(members)), np.zeros(len(others))]
-    seen = scores != prior
+    seen = np.array([bool(set(keys) & set(counts)) for keys in members + others])
+    # The slots Alice's entries take, real and dummy: what padding costs.
+    entries = [key for keys in alice_keys for key in set(keys)]
+    real = sum(counts[key] - padding.get(key, 0) for key in entries)
+    dummy = sum(padding.get(key, 0) for key in entries)
     result = {
         "command": run_command(args),
         "recipes": inputs.recipes,
         "bob_only": len(members),
         "absent": len(others),
-        "auc": float(roc_auc_score(truth, scores)),
+        # Among the people who hold a key of hers: of the others the counts say nothing.
+        "auc": float(roc_auc_score(truth[seen], scores[seen])),
         "members_with_a_visible_key": float(seen[: len(members)].mean()),
         "non_members_with_a_visible_key": float(seen[len(members) :].mean()),
-        "members_certain": float((scores[: len(members)] >= 1.0).mean()),
-        "non_members_certain": float((scores[len(members) :] <= 0.0).mean()),
+        # Without padding these are certain; with it, the attacker's best guess.
+        "members_at_1": float((scores[: len(members)] >= 1.0).mean()),
+        "non_members_at_0": float((scores[len(members) :] <= 0.0).mean()),
+        "slots": real,
+        "dummy_slots": dummy,
     }
     print(
         f"{len(members):,} of Bob's people without a partner against {len(others):,} in neither "
-        f"file: AUC {result['auc']:.3f} (0.5 is chance); a key Alice holds too: "
+        f"file: AUC {result['auc']:.3f} among those holding a key of hers (0.5 is chance; "
+        f"they are "
         f"{result['members_with_a_visible_key']:.1%} and "
-        f"{result['non_members_with_a_visible_key']:.1%}; decided with certainty: "
-        f"{result['members_certain']:.1%} of the members, "
-        f"{result['non_members_certain']:.1%} of the others"
+        f"{result['non_members_with_a_visible_key']:.1%}); scored 1: "
+        f"{result['members_at_1']:.1%} of the members, scored 0: "
+        f"{result['non_members_at_0']:.1%} of the others (certain without padding); "
+        f"{real:,} slots and {dummy:,} dummy ones"
     )
     if args.json:
         args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")

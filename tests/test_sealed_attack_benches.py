@@ -54,8 +54,17 @@ def test_the_counts_tell_membership_where_a_key_is_shared() -> None:
     partners = [["a"]]
     bob = [["a"], ["b"]]
     candidates = [["b"], ["a"], ["z"]]
-    scores = membership.membership_scores(alice, partners, bob, candidates, prior=0.4)
+    counts = membership.counts_told(alice, bob, {})
+    scores = membership.membership_scores(alice, partners, counts, candidates, prior=0.4)
     np.testing.assert_allclose(scores, [1.0, 0.0, 0.4])
     # Two candidates share b and only one of them is Bob's: a half each.
-    halves = membership.membership_scores(alice, partners, bob, [["b"], ["b", "z"]], 0.4)
+    halves = membership.membership_scores(alice, partners, counts, [["b"], ["b", "z"]], 0.4)
     np.testing.assert_allclose(halves, [0.5, 0.5])
+    # Dummy slots add to every entry of a value alike, and the attacker takes their mean off.
+    padded = membership.counts_told(alice, bob, {"a": 2, "b": 0})
+    assert (padded["a"], padded["b"]) == (3, 1)
+    blurred = membership.membership_scores(alice, partners, padded, candidates, 0.4, 1.0)
+    np.testing.assert_allclose(blurred, [0.0, 1.0, 0.4])  # this draw misleads both ways
+    drawn = membership.dummy_padding([["a", "b"], ["c"]], 2.0, np.random.default_rng(0))
+    assert set(drawn) == {"a", "b", "c"} and min(drawn.values()) >= 0
+    assert membership.dummy_padding([["a"]], 0.0, np.random.default_rng(0)) == {}
