@@ -37,6 +37,19 @@ from pprl.protocol.vectors.randomness import Randomness
 PARTIES = ("alice", "bob")
 
 
+def capped(join: hidden_join.Join, count: int) -> hidden_join.Join:
+    """The join with each entry's rows cut to its first `count` (the evaluator's order is a
+    random one): what a fixed count would score; the dummies filling the rest decide reject
+    and so add nothing but slots."""
+    kept = np.minimum(join.counts(), count)
+    rows = np.concatenate(
+        [join.rows[start : start + n] for start, n in zip(join.starts[:-1], kept, strict=True)]
+        or [np.zeros(0, dtype=np.int64)]
+    )
+    starts = np.concatenate([[0], np.cumsum(kept)]).astype(np.int64)
+    return hidden_join.Join(starts, rows.astype(np.int64))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_table_arguments(parser)
@@ -59,9 +72,19 @@ def main() -> None:
         default=0,
         help="[method] projected_components instead of the schema's (0: the schema's)",
     )
+    parser.add_argument(
+        "--fixed-count",
+        type=int,
+        default=0,
+        help="with --plaintext: every entry told this count, its rows cut to it (the "
+        "evaluator's first, a random choice) and the rest of its slots dummies that decide "
+        "reject, so that counts tell nothing (not built in the daemons; 0: the true counts)",
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
+    if args.fixed_count and not args.plaintext:
+        parser.error("--fixed-count is measured with --plaintext only")
     inputs = sealed_inputs(args, args.recipes)
     read, tables, truth, reference = inputs.read, inputs.tables, inputs.truth, inputs.reference
     recipes_text = inputs.recipes
@@ -194,8 +217,12 @@ def main() -> None:
     kept_by: dict[str, dict[str, set[tuple[int, int]]]] = {rule: {} for rule in rules}
     resolved = dict.fromkeys(rules, 0)
     score_seconds, scored = 0.0, 0
+    padded = 0
     for scorer, evaluator_party in (("alice", "bob"), ("bob", "alice")):
         join, mine = joins[scorer], own_entries[scorer]
+        if args.fixed_count:
+            join = capped(join, args.fixed_count)
+            padded += args.fixed_count * len(mine)
         x, c, _ = forms[scorer]
         slots = hidden_join.slot_pairs(join.counts())
         placed = hidden_join.every_slot_ranked(session.score_layout(slots, ckks, x.shape[1] + 1))
@@ -240,6 +267,7 @@ def main() -> None:
                 "candidates": len(pairs),
                 "scored": scored,
                 "resolved": resolved[rule],
+                **({"slots_with_dummies": padded} if args.fixed_count else {}),
                 "keys_s": round(key_seconds, 1),
                 "scoring_s": round(score_seconds, 1),
                 "mb_sent": {n: round(v / 1e6, 1) for n, v in sent.items()},
