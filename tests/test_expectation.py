@@ -4,6 +4,7 @@ the pairs it accepted."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -132,6 +133,30 @@ def test_records_without_a_partner_lower_the_expected_precision_by_their_links()
     assert before_sending([s], 0.2) == with_strays
     # Strays that link nothing cost no precision.
     assert _simulation(0.3, 0.8, 0.1, 0.0, 5.0).quality(0.2).precision == pytest.approx(0.8 / 0.9)
+
+
+def test_several_simulated_rates_give_the_estimate_its_spread() -> None:
+    """The estimate is the prior's rate's; the F1 at the least and the most changed pairs
+    simulated goes with it, in its words, its dict and read back from that dict."""
+    sims = [
+        _simulation(0.6, 0.6, 0.05, 0.1, 5.0),
+        _simulation(0.15, 0.95, 0.01, 0.1, 5.0),
+        _simulation(0.3, 0.9, 0.02, 0.1, 5.0),
+    ]
+    quality = before_sending(sims, 0.2)
+    assert quality == dataclasses.replace(sims[2].quality(0.2), spread=quality.spread)
+    assert quality.spread is not None
+    assert quality.spread.most_changed == (0.6, pytest.approx(sims[0].quality(0.2).f1))
+    assert quality.spread.least_changed == (0.15, pytest.approx(sims[1].quality(0.2).f1))
+    words = quality.words()
+    low, high = sims[0].quality(0.2).f1, sims[1].quality(0.2).f1
+    assert f"from {low:.2f} if the pairs differ in 60% of their compared values" in words
+    assert f"to {high:.2f} if in 15%" in words
+    written = quality.as_dict()
+    assert expectation.spread_words(written) == quality.spread.words()
+    # One simulation: no spread to tell.
+    assert before_sending(sims[2:]).spread is None
+    assert expectation.spread_words(before_sending(sims[2:]).as_dict()) == ""
 
 
 def test_a_simulation_survives_its_json_form() -> None:

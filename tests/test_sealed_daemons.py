@@ -251,6 +251,8 @@ def test_keys_that_join_few_true_pairs_stop_the_run_before_anything_is_sent(depl
     wider = '"first:soundex+middle:soundex+last:soundex", "first:prefix+middle:prefix+last:prefix"'
     assert f"sealed_keys = [{wider}]" in result.stderr
     assert "max_reidentification" not in result.stderr  # no noise to lower in sealed linkage
+    # How far the estimate hangs on the prior's error rate, told with it.
+    assert "if the pairs differ in 60% of their compared values" in result.stderr
     for party in deployment.parties.values():
         assert not list(party.state_dir.rglob(OWN_KEYS_TWICE))
         assert not list(party.state_dir.rglob(PEER_KEYS_TWICE))

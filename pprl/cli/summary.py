@@ -64,10 +64,12 @@ def print_run(summary: dict) -> None:
             print(f"  {privacy['noise_choice']}")
         expected = party.get("expected", {})
         if expected.get("f1"):
+            spread = expected.get("spread", "")
             print(
                 f"  expected before sending: F1 about {expected['f1']:.2f} (precision "
-                f"{expected['precision']:.2f}, recall {expected['recall']:.2f}; minimum "
-                f"{expected['minimum']:.2f})"
+                f"{expected['precision']:.2f}, recall {expected['recall']:.2f}"
+                f"{f'; {spread}' if spread else ''}; "
+                f"minimum {expected['minimum']:.2f})"
             )
         fitted = party.get("fitted", {})
         if fitted.get("f1"):

@@ -38,6 +38,7 @@ did not generate, at several noise levels.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from collections.abc import Mapping, Sequence
@@ -75,12 +76,46 @@ DEFAULT_MIN_EXPECTED_F1 = 0.9
 
 
 @dataclass(frozen=True)
+class Spread:
+    """The expected F1 at the least and the most changed pairs simulated: how much the
+    estimate hangs on the prior's error rate, which no party knows before linking."""
+
+    most_changed: tuple[float, float]  # (the highest simulated rate, its F1)
+    least_changed: tuple[float, float]  # (the lowest, its F1)
+
+    def words(self) -> str:
+        (high, at_high), (low, at_low) = self.most_changed, self.least_changed
+        return (
+            f"from {at_high:.2f} if the pairs differ in {high:.0%} of their compared values "
+            f"to {at_low:.2f} if in {low:.0%}"
+        )
+
+    @classmethod
+    def read(cls, expected: Mapping[str, Any]) -> Spread | None:
+        """As ExpectedQuality.as_dict wrote it; None where it wrote none."""
+        if "f1_most_changed" not in expected:
+            return None
+        return cls(
+            (expected["rate_most_changed"], expected["f1_most_changed"]),
+            (expected["rate_least_changed"], expected["f1_least_changed"]),
+        )
+
+
+def spread_words(expected: Mapping[str, Any]) -> str:
+    """The spread of an estimate as ExpectedQuality.as_dict wrote it, in words; "" without."""
+    spread = Spread.read(expected)
+    return spread.words() if spread else ""
+
+
+@dataclass(frozen=True)
 class ExpectedQuality:
-    """A classifier's expected precision and recall."""
+    """A classifier's expected precision and recall, and the F1's spread over the simulated
+    error rates when there are several."""
 
     precision: float
     recall: float
     pairs: int  # the synthetic matching pairs it was measured on
+    spread: Spread | None = None
 
     @property
     def f1(self) -> float:
@@ -88,19 +123,25 @@ class ExpectedQuality:
         return 0.0 if total == 0 else 2 * self.precision * self.recall / total
 
     def words(self) -> str:
+        spread = f"; {self.spread.words()}" if self.spread else ""
         return (
             f"expected F1 about {self.f1:.2f} (precision {self.precision:.2f}, recall "
-            f"{self.recall:.2f}; this party's classifier on {self.pairs:,} held-out synthetic "
-            "pairs of its own records, encoded as the real run encodes them)"
+            f"{self.recall:.2f}{spread}; this party's classifier on {self.pairs:,} held-out "
+            "synthetic pairs of its own records, encoded as the real run encodes them)"
         )
 
     def as_dict(self) -> dict[str, float]:
-        return {
+        out = {
             "precision": self.precision,
             "recall": self.recall,
             "f1": self.f1,
             "pairs": self.pairs,
         }
+        if self.spread:
+            (high, at_high), (low, at_low) = self.spread.most_changed, self.spread.least_changed
+            out |= {"f1_most_changed": at_high, "rate_most_changed": high}
+            out |= {"f1_least_changed": at_low, "rate_least_changed": low}
+        return out
 
 
 @dataclass(frozen=True)
@@ -285,9 +326,22 @@ def counted(
 
 def before_sending(simulations: Sequence[Simulation], unpartnered: float = 0.0) -> ExpectedQuality:
     """The estimate TRAIN judges: the simulation at the prior error rate, with a share
-    `unpartnered` of own records without a partner (Simulation.quality)."""
+    `unpartnered` of own records without a partner (Simulation.quality), and with several
+    simulations the F1's spread over their rates."""
     prior = min(simulations, key=lambda s: abs(s.error_rate - PRIOR_ERROR_RATE))
-    return prior.quality(unpartnered)
+    quality = prior.quality(unpartnered)
+    if len(simulations) < 2:
+        return quality
+    least, most = min(simulations, key=_rate), max(simulations, key=_rate)
+    spread = Spread(
+        (most.error_rate, most.quality(unpartnered).f1),
+        (least.error_rate, least.quality(unpartnered).f1),
+    )
+    return dataclasses.replace(quality, spread=spread)
+
+
+def _rate(simulation: Simulation) -> float:
+    return simulation.error_rate
 
 
 def after_linking(

@@ -386,6 +386,7 @@ class Coordinator:
                         "recall": s.expected_recall,
                         "f1": s.expected_f1,
                         "minimum": s.min_expected_f1,
+                        "spread": s.expected_spread,
                     },
                     "fitted": {
                         "precision": s.fitted_precision,

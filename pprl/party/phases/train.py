@@ -11,6 +11,8 @@ from pprl.party.phases.context import PhaseFailed, PhaseProgress, RunContext
 from pprl.party.storage.artifacts import MODEL
 from pprl.protocol import pipeline, sealed_expectation
 from pprl.protocol.expectation import (
+    ERROR_RATES,
+    PRIOR_ERROR_RATE,
     UNMATCHED_SHARE,
     Simulation,
     before_sending,
@@ -40,15 +42,21 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
         found: float | None = None
         wider: tuple[str, ...] = ()
         if agreement.encoding.sealed:
-            # Candidates by the keys, against copies of every own record and strangers; its
-            # MATCH reads no scores to fit other error rates to, so the prior's alone, and
-            # with the links of records without a partner counted. What the keys find is
-            # told on its own.
-            joined = sealed_expectation.join(agreement, inputs.records.attributes, ctx.randomness)
-            simulations: tuple[Simulation, ...] = (
-                sealed_expectation.simulate(agreement, joined, model, ctx.randomness),
+            # Candidates by the keys, against copies of every own record and strangers, at
+            # each simulated error rate: the prior's is the estimate (its MATCH reads no
+            # scores to fit another to), the others its spread; the links of records without
+            # a partner counted. What the keys find is told on its own.
+            joins = {
+                rate: sealed_expectation.join(
+                    agreement, inputs.records.attributes, ctx.randomness, rate=rate
+                )
+                for rate in ERROR_RATES
+            }
+            simulations: tuple[Simulation, ...] = tuple(
+                sealed_expectation.simulate(agreement, joined, model, ctx.randomness)
+                for joined in joins.values()
             )
-            found = joined.keys_join()
+            found = joins[PRIOR_ERROR_RATE].keys_join()
             wider = _wider_keys(method.sealed_keys, list(inputs.records.attributes))
             meta["key_completeness"] = found
             said += f"; the blocking keys join {found:.1%} of synthetic true pairs"

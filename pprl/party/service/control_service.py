@@ -35,6 +35,7 @@ from pprl.party.storage.run_ids import BadRunId, check_run_id
 from pprl.party.storage.state import Run, RunStore
 from pprl.party.wire_types import wire_phase
 from pprl.protocol.encodings import encoding_named
+from pprl.protocol.expectation import spread_words
 from pprl.protocol.method import MethodParams
 from pprl.protocol.phases import Phase, PhaseOrderError, check_advance
 from pprl.wire.v1 import linkage_pb2 as pb
@@ -112,6 +113,7 @@ class ControlService(rpc.ControlServicer):
             expected_recall=expected.get("recall", 0.0),
             expected_f1=expected.get("f1", 0.0),
             min_expected_f1=self.config.privacy.min_expected_f1,
+            expected_spread=spread_words(expected),
             fitted_precision=fitted.get("precision", 0.0),
             fitted_recall=fitted.get("recall", 0.0),
             fitted_f1=fitted.get("f1", 0.0),

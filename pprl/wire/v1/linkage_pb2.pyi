@@ -356,7 +356,7 @@ class GetStatusRequest(_message.Message):
     def __init__(self, run_id: _Optional[str] = ...) -> None: ...
 
 class GetStatusResponse(_message.Message):
-    __slots__ = ("identity", "run_id", "completed", "phase_seconds", "bytes_sent", "records", "own_matches", "peer_matches", "agreed_matches", "peak_rss_bytes", "scored_pairs", "audited_records", "reidentified", "reidentification_limit", "noise_edits", "reference_shared", "repeated_groups", "repeated_records", "missing_values", "unreadable_values", "noise_sigma", "noise_choice", "peer", "exposed", "recovered", "expected_precision", "expected_recall", "expected_f1", "min_expected_f1", "fitted_precision", "fitted_recall", "fitted_f1", "fitted_partnered", "fitted_error_rate", "result", "threshold")
+    __slots__ = ("identity", "run_id", "completed", "phase_seconds", "bytes_sent", "records", "own_matches", "peer_matches", "agreed_matches", "peak_rss_bytes", "scored_pairs", "audited_records", "reidentified", "reidentification_limit", "noise_edits", "reference_shared", "repeated_groups", "repeated_records", "missing_values", "unreadable_values", "noise_sigma", "noise_choice", "peer", "exposed", "recovered", "expected_precision", "expected_recall", "expected_f1", "min_expected_f1", "expected_spread", "fitted_precision", "fitted_recall", "fitted_f1", "fitted_partnered", "fitted_error_rate", "result", "threshold")
     class PhaseSecondsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -421,6 +421,7 @@ class GetStatusResponse(_message.Message):
     EXPECTED_RECALL_FIELD_NUMBER: _ClassVar[int]
     EXPECTED_F1_FIELD_NUMBER: _ClassVar[int]
     MIN_EXPECTED_F1_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_SPREAD_FIELD_NUMBER: _ClassVar[int]
     FITTED_PRECISION_FIELD_NUMBER: _ClassVar[int]
     FITTED_RECALL_FIELD_NUMBER: _ClassVar[int]
     FITTED_F1_FIELD_NUMBER: _ClassVar[int]
@@ -457,6 +458,7 @@ class GetStatusResponse(_message.Message):
     expected_recall: float
     expected_f1: float
     min_expected_f1: float
+    expected_spread: str
     fitted_precision: float
     fitted_recall: float
     fitted_f1: float
@@ -464,4 +466,4 @@ class GetStatusResponse(_message.Message):
     fitted_error_rate: float
     result: str
     threshold: float
-    def __init__(self, identity: _Optional[str] = ..., run_id: _Optional[str] = ..., completed: _Optional[_Union[Phase, str]] = ..., phase_seconds: _Optional[_Mapping[str, float]] = ..., bytes_sent: _Optional[int] = ..., records: _Optional[int] = ..., own_matches: _Optional[int] = ..., peer_matches: _Optional[int] = ..., agreed_matches: _Optional[int] = ..., peak_rss_bytes: _Optional[int] = ..., scored_pairs: _Optional[int] = ..., audited_records: _Optional[int] = ..., reidentified: _Optional[float] = ..., reidentification_limit: _Optional[float] = ..., noise_edits: _Optional[float] = ..., reference_shared: _Optional[_Mapping[str, int]] = ..., repeated_groups: _Optional[int] = ..., repeated_records: _Optional[int] = ..., missing_values: _Optional[_Mapping[str, int]] = ..., unreadable_values: _Optional[_Mapping[str, int]] = ..., noise_sigma: _Optional[float] = ..., noise_choice: _Optional[str] = ..., peer: _Optional[str] = ..., exposed: _Optional[float] = ..., recovered: _Optional[_Mapping[str, float]] = ..., expected_precision: _Optional[float] = ..., expected_recall: _Optional[float] = ..., expected_f1: _Optional[float] = ..., min_expected_f1: _Optional[float] = ..., fitted_precision: _Optional[float] = ..., fitted_recall: _Optional[float] = ..., fitted_f1: _Optional[float] = ..., fitted_partnered: _Optional[float] = ..., fitted_error_rate: _Optional[float] = ..., result: _Optional[str] = ..., threshold: _Optional[float] = ...) -> None: ...
+    def __init__(self, identity: _Optional[str] = ..., run_id: _Optional[str] = ..., completed: _Optional[_Union[Phase, str]] = ..., phase_seconds: _Optional[_Mapping[str, float]] = ..., bytes_sent: _Optional[int] = ..., records: _Optional[int] = ..., own_matches: _Optional[int] = ..., peer_matches: _Optional[int] = ..., agreed_matches: _Optional[int] = ..., peak_rss_bytes: _Optional[int] = ..., scored_pairs: _Optional[int] = ..., audited_records: _Optional[int] = ..., reidentified: _Optional[float] = ..., reidentification_limit: _Optional[float] = ..., noise_edits: _Optional[float] = ..., reference_shared: _Optional[_Mapping[str, int]] = ..., repeated_groups: _Optional[int] = ..., repeated_records: _Optional[int] = ..., missing_values: _Optional[_Mapping[str, int]] = ..., unreadable_values: _Optional[_Mapping[str, int]] = ..., noise_sigma: _Optional[float] = ..., noise_choice: _Optional[str] = ..., peer: _Optional[str] = ..., exposed: _Optional[float] = ..., recovered: _Optional[_Mapping[str, float]] = ..., expected_precision: _Optional[float] = ..., expected_recall: _Optional[float] = ..., expected_f1: _Optional[float] = ..., min_expected_f1: _Optional[float] = ..., expected_spread: _Optional[str] = ..., fitted_precision: _Optional[float] = ..., fitted_recall: _Optional[float] = ..., fitted_f1: _Optional[float] = ..., fitted_partnered: _Optional[float] = ..., fitted_error_rate: _Optional[float] = ..., result: _Optional[str] = ..., threshold: _Optional[float] = ...) -> None: ...
