@@ -22,7 +22,9 @@ record assumed to have a partner: precision linked / (linked + mislinked), recal
 FEBRL4's true pairs differ in 30% of their names (48.5% identical in both) and in 24% of all
 ten fields, hence 0.3. Records without a partner only lower precision, so on this count the
 estimate errs on the optimistic side, and a run it stops would link worse still. (Sealed
-linkage's estimate counts them, at UNMATCHED_SHARE: pprl.protocol.sealed_expectation.)
+linkage's estimate counts them, at UNMATCHED_SHARE: pprl.protocol.sealed_expectation.) The
+F1 at the lowest and highest simulated rates goes with it (`Spread`): how far the estimate
+hangs on the prior.
 
 After MATCH (before REVEAL sends ids) the party knows how many pairs it accepted and their
 mean score. Each rate predicts both from the number M of own records with a partner:
