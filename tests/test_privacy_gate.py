@@ -239,6 +239,9 @@ def test_the_summary_reports_what_the_attack_recovers_and_the_linkage_expected(
     assert all(f"{attribute} " in line for attribute in ("first", "middle", "last"))
     assert "records with any name" in line
     assert "expected before sending: F1 about" in result.stdout
+    # With it, how it moves over the simulated error rates (the summary's words).
+    assert expected["spread"].startswith("from ") and "if in 15%" in expected["spread"]
+    assert f"; {expected['spread']}; minimum 0.50" in result.stdout
     # MATCH fitted the simulations to the pairs alice accepted (pprl.protocol.expectation)
     fitted = alice["fitted"]
     assert 0.5 <= fitted["f1"] <= 1 and 0.15 <= fitted["error_rate"] <= 0.6
