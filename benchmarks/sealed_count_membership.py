@@ -34,7 +34,7 @@ import numpy as np
 from sklearn.metrics import roc_auc_score
 
 from pprl.bench.in_process import add_table_arguments, run_command, sealed_inputs
-from pprl.protocol.sealed.recipes import parse_recipes, recipe_keys
+from pprl.protocol.sealed.recipes import recipe_keys
 
 
 def rows_of(columns: Mapping[str, Sequence[str]], rows: Sequence[int]) -> dict[str, list[str]]:
@@ -109,8 +109,7 @@ def main() -> None:
     args = parser.parse_args()
     inputs = sealed_inputs(args, args.recipes)
     alice, bob = inputs.tables["alice"], inputs.tables["bob"]
-    names = list(alice.attributes)
-    recipes = parse_recipes(inputs.recipes, names)
+    recipes = inputs.parsed_recipes()
     row_a = {record: row for row, record in enumerate(alice.ids)}
     row_b = {record: row for row, record in enumerate(bob.ids)}
     rng = np.random.default_rng(args.seed)

@@ -18,7 +18,7 @@ from pathlib import Path
 from rapidfuzz.distance import Levenshtein
 
 from pprl.bench.in_process import add_table_arguments, run_command, sealed_inputs
-from pprl.protocol.sealed.recipes import parse_recipes, recipe_keys
+from pprl.protocol.sealed.recipes import recipe_keys
 
 # At most this many edits between two values of an attribute count as a typo, more as a
 # replaced value.
@@ -53,7 +53,7 @@ def main() -> None:
     inputs = sealed_inputs(args, args.recipes)
     alice, bob = inputs.tables["alice"], inputs.tables["bob"]
     names = list(alice.attributes)
-    recipes = parse_recipes(inputs.recipes, names)
+    recipes = inputs.parsed_recipes()
     keys_a = recipe_keys(alice.attributes, recipes, first=True)
     keys_b = recipe_keys(bob.attributes, recipes, first=False)
     row_a = {record: row for row, record in enumerate(alice.ids)}

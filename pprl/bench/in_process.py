@@ -30,6 +30,7 @@ from pprl.protocol.method import method_params
 from pprl.protocol.metrics import Quality, linkage_quality
 from pprl.protocol.model.features import unit_vectors
 from pprl.protocol.privacy.audit import Dictionary
+from pprl.protocol.sealed.recipes import Recipe, parse_recipes
 from pprl.protocol.sealed.session import default_recipes
 from pprl.protocol.vectors.randomness import Randomness
 
@@ -129,6 +130,10 @@ class SealedInputs:
     truth: set[tuple[str, str]]
     reference: ReferenceSet
     recipes: str
+
+    def parsed_recipes(self) -> tuple[Recipe, ...]:
+        """The recipes read against the records' attributes."""
+        return parse_recipes(self.recipes, list(self.tables["alice"].attributes))
 
 
 def sealed_inputs(args: argparse.Namespace, recipes: str = "") -> SealedInputs:
