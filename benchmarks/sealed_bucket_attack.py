@@ -35,6 +35,11 @@ model is used (trained on his records as his daemon trains it), where she holds 
 own: the strongest case of this attacker. What his one-to-one choice adds (i was his best
 among the row's candidates) is left out.
 
+Another figure adds the values behind the buckets: each told threshold's decrypted
+r (s - t), r log-uniform over the agreed 2^10-2^18, bounds |s - t| within those 8 bits, and
+she keeps the people whose own scores fit every such value (signs and factors), not just the
+buckets.
+
 Alice's scores are scaled as a daemon scales them before encrypting
 (`linear_form.scaled_forms`, since 2026-11-26), so that her buckets are the ones a run with
 the agreed thresholds reveals. With a movers' second model (register training with an
@@ -75,8 +80,14 @@ from pprl.protocol.model import classifier
 from pprl.protocol.model.features import pair_features
 from pprl.protocol.sealed import linear_form, session
 from pprl.protocol.sealed.layout import conflicted
+from pprl.protocol.sealed.parameters import CkksSetting
 from pprl.protocol.sealed.recipes import parse_recipes, recipe_keys
 from pprl.protocol.vectors.randomness import Randomness
+
+
+def truth_at_left(left: np.ndarray, person: int) -> int:
+    """Where `person` sits in the sorted people left."""
+    return int(np.searchsorted(left, person))
 
 
 def bucket(scores: np.ndarray, thresholds: tuple[float, ...]) -> np.ndarray:
@@ -178,6 +189,37 @@ def peer_links(
     chosen = Matches(pairs[accepted, 1], pairs[accepted, 0], scores[accepted])
     linked = one_to_one(chosen, assignment)
     return dict(zip(linked.rows_a.tolist(), linked.rows_b.tolist(), strict=True))
+
+
+# How far a decrypted difference may stray from r (s - t) in bits, for the flooding and
+# rounding (both far below the factors' 8 bits away from a threshold).
+_SLACK_BITS = 0.05
+
+
+def magnitudes_consistent(
+    scores: np.ndarray,
+    predicted: np.ndarray,
+    told: np.ndarray,
+    thresholds: Sequence[float],
+    factor_bits: tuple[int, int],
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """Which people stay consistent with what the scorer decrypts, magnitudes and all: per
+    candidate pair and told threshold t, r (s - t) with r log-uniform over `factor_bits`
+    (scoring's blinding). A person p stays when, for every such value v, its own score s_p
+    gives the same sign and a factor |v| / |s_p - t| inside that range. `scores`: (P,) the
+    pairs' true scores; `predicted`: (P, L) each person's; `told`: (P, K) the thresholds each
+    pair is told (all, or 0 alone)."""
+    t = np.asarray(thresholds)
+    low, high = factor_bits
+    r = 2.0 ** rng.uniform(low, high, told.shape)
+    v = r * (scores[:, None] - t[None, :])  # (P, K)
+    gap = predicted[:, :, None] - t[None, None, :]  # (P, L, K)
+    with np.errstate(divide="ignore"):
+        bits = np.log2(np.abs(v)[:, None, :]) - np.log2(np.abs(gap))
+    fits = (np.sign(gap) == np.sign(v)[:, None, :]) & (bits >= low - _SLACK_BITS)
+    fits &= bits <= high + _SLACK_BITS
+    return (fits | ~told[:, None, :]).all(axis=(0, 2))
 
 
 def _share(value: float | None) -> str:
@@ -325,6 +367,9 @@ def main() -> None:
     with_buckets = np.zeros(len(bob.ids))
     crafted = np.zeros(len(bob.ids))
     most_explained = np.zeros(len(bob.ids))
+    with_magnitudes = np.zeros(len(bob.ids))
+    factor_bits = CkksSetting().factor_bits
+    magnitude_rng = np.random.default_rng(args.seed + 2)
     # Per Bob row Alice saw: the people keys and buckets leave (empty: the truth is not left).
     kept: dict[int, np.ndarray] = {}
     for j, keys in enumerate(sent_b):
@@ -383,6 +428,21 @@ def main() -> None:
             told += [sign_only] * len(candidates)
         with_buckets[j] = 1.0 / int(consistent.sum())
         kept[j] = left[consistent]
+        # The values behind the buckets: each told threshold's r (s - t) bounds |s - t| within
+        # the factors' range, which narrows the people left further.
+        told_mask = np.zeros((len(candidates), len(thresholds)), dtype=bool)
+        told_mask[:, 0] = True
+        told_mask[ranked] = True
+        scores_j = c[candidates] + x[candidates] @ y_b[j]
+        people_scores = c[candidates, None] + x[candidates] @ y_p[left].T
+        by_magnitude = consistent & magnitudes_consistent(
+            scores_j, people_scores, told_mask, thresholds, factor_bits, magnitude_rng
+        )
+        with_magnitudes[j] = (
+            1.0 / int(by_magnitude.sum())
+            if by_magnitude[truth_at_left(left, truth_of_b[j])]
+            else 0.0
+        )
         # The other guess under decoys: among the people the buckets leave, those whose own
         # keys explain the most of what she saw joined (decoys explain the rest).
         explains = np.array([len(visible[p]) for p in left.tolist()])
@@ -433,6 +493,7 @@ def main() -> None:
                 None if args.hidden_join else float(crafted[mask].mean())
             ),
             "reidentified_keys_and_buckets_most_explained": float(most_explained[mask].mean()),
+            "reidentified_keys_buckets_and_magnitudes": float(with_magnitudes[mask].mean()),
             "linked_by_the_peer": float(np.isin(np.flatnonzero(mask), list(links_b)).mean()),
             "reidentified_keys_buckets_and_peer_links": float(with_reveal[mask].mean()),
         }
@@ -443,8 +504,10 @@ def main() -> None:
             f"and buckets {row['reidentified_keys_and_buckets']:.1%}, from the keys and "
             f"crafted buckets {_share(row['reidentified_keys_and_crafted_buckets'])}, guessing "
             f"the people whose keys explain most "
-            f"{row['reidentified_keys_and_buckets_most_explained']:.1%}; with the peer's own "
-            f"links REVEAL tells ({row['linked_by_the_peer']:.1%} of these rows linked by him) "
+            f"{row['reidentified_keys_and_buckets_most_explained']:.1%}; with the decrypted "
+            f"magnitudes {row['reidentified_keys_buckets_and_magnitudes']:.1%}; with the "
+            f"peer's own links REVEAL tells ({row['linked_by_the_peer']:.1%} of these rows "
+            f"linked by him) "
             f"{row['reidentified_keys_buckets_and_peer_links']:.1%} (list of "
             f"{len(people):,} people)",
             flush=True,

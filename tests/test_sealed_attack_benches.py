@@ -68,3 +68,24 @@ def test_the_counts_tell_membership_where_a_key_is_shared() -> None:
     drawn = membership.dummy_padding([["a", "b"], ["c"]], 2.0, np.random.default_rng(0))
     assert set(drawn) == {"a", "b", "c"} and min(drawn.values()) >= 0
     assert membership.dummy_padding([["a"]], 0.0, np.random.default_rng(0)) == {}
+
+
+def test_the_decrypted_magnitudes_keep_the_truth_and_drop_far_scores() -> None:
+    """A pair told every threshold: r (s - t) for s = -5 bounds |s - t| within the factors'
+    8 bits, so a person whose score is -5 stays, one at -4 (within the bits) may, and one at
+    -5000 (a factor of 1,000 off) or +5 (the other sign) does not; a pair told only its
+    sign says nothing of a person on the same side."""
+    thresholds = (0.0, 1.6, 3.2)
+    scores = np.array([-5.0])
+    predicted = np.array([[-5.0, -5000.0, 5.0]])
+    told = np.ones((1, 3), dtype=bool)
+    kept = attack.magnitudes_consistent(
+        scores, predicted, told, thresholds, (10, 18), np.random.default_rng(0)
+    )
+    assert kept.tolist() == [True, False, False]
+    sign_only = np.array([[True, False, False]])
+    near = np.array([[-5.0, -6.0, 5.0]])
+    kept = attack.magnitudes_consistent(
+        scores, near, sign_only, thresholds, (10, 18), np.random.default_rng(0)
+    )
+    assert kept.tolist() == [True, True, False]
