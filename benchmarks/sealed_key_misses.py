@@ -17,7 +17,15 @@ from pathlib import Path
 
 from rapidfuzz.distance import Levenshtein
 
-from pprl.bench.in_process import add_table_arguments, run_command, sealed_inputs
+from pprl.bench.in_process import (
+    SealedInputs,
+    add_table_arguments,
+    link_tables,
+    run_command,
+    sealed_inputs,
+)
+from pprl.protocol.agreement import Agreement
+from pprl.protocol.method import method_params
 from pprl.protocol.sealed.recipes import recipe_keys
 
 # At most this many edits between two values of an attribute count as a typo, more as a
@@ -44,10 +52,35 @@ def swapped(values_a: list[str], values_b: list[str]) -> bool:
     return Levenshtein.distance(a1, b2) + Levenshtein.distance(a2, b1) <= NEAR_EDITS
 
 
+def miss_pattern(names: list[str], values_a: list[str], values_b: list[str]) -> str:
+    """How a missed pair differs: swapped, or each attribute's difference."""
+    if swapped(values_a, values_b):
+        return "swapped"
+    kinds = [difference(a, b) for a, b in zip(values_a, values_b, strict=True)]
+    return ", ".join(f"{n} {k}" for n, k in zip(names, kinds, strict=True))
+
+
+def plain_links(inputs: SealedInputs) -> frozenset[tuple[str, str]]:
+    """The pairs the reference release links without noise (every pair scored), under the
+    schema's method otherwise: the non-private linker sealed linkage is measured against."""
+    read = inputs.read
+    own = {k: v for k, v in read.method.items() if k != "encoding" and not k.startswith("sealed_")}
+    method = method_params(**{**own, "noise_sigma": 0.0})
+    agreement = Agreement(inputs.reference, read.mapping, method, read.kinds, read.scales)
+    tables = (inputs.tables["alice"], inputs.tables["bob"])
+    return link_tables(tables, inputs.truth, agreement).found
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_table_arguments(parser)
     parser.add_argument("--recipes", default="", help="instead of the schema's or the defaults")
+    parser.add_argument(
+        "--plain",
+        action="store_true",
+        help="also link the files by the reference release without noise (every pair scored, "
+        "the schema's method otherwise) and count, per kind of miss, the pairs it links",
+    )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     inputs = sealed_inputs(args, args.recipes)
@@ -58,24 +91,28 @@ def main() -> None:
     keys_b = recipe_keys(bob.attributes, recipes, first=False)
     row_a = {record: row for row, record in enumerate(alice.ids)}
     row_b = {record: row for row, record in enumerate(bob.ids)}
+    plain = plain_links(inputs) if args.plain else frozenset()
     patterns: Counter[str] = Counter()
+    linked: Counter[str] = Counter()
     joined = 0
     for id_a, id_b in sorted(inputs.truth):
         i, j = row_a[id_a], row_b[id_b]
         if set(keys_a[i]) & set(keys_b[j]):
+            pattern = "share a key"
             joined += 1
-            continue
-        values_a = [alice.attributes[name][i] for name in names]
-        values_b = [bob.attributes[name][j] for name in names]
-        if swapped(values_a, values_b):
-            patterns["swapped"] += 1
-            continue
-        kinds = [difference(a, b) for a, b in zip(values_a, values_b, strict=True)]
-        patterns[", ".join(f"{n} {k}" for n, k in zip(names, kinds, strict=True))] += 1
+        else:
+            values_a = [alice.attributes[name][i] for name in names]
+            values_b = [bob.attributes[name][j] for name in names]
+            pattern = miss_pattern(names, values_a, values_b)
+            patterns[pattern] += 1
+        linked[pattern] += (id_a, id_b) in plain
     pairs = len(inputs.truth)
-    print(f"{joined:,} of {pairs:,} true pairs share a key ({joined / pairs:.1%}); the rest:")
+    by_plain = f", {linked['share a key']:,} linked by the plain release" if args.plain else ""
+    share = f"{joined / pairs:.1%}{by_plain}"
+    print(f"{joined:,} of {pairs:,} true pairs share a key ({share}); the rest:")
     for pattern, count in patterns.most_common():
-        print(f"  {count:6,}  {pattern}")
+        also = f"  ({linked[pattern]:,} linked by the plain release)" if args.plain else ""
+        print(f"  {count:6,}  {pattern}{also}")
     if args.json:
         result = {
             "command": run_command(args),
@@ -83,6 +120,7 @@ def main() -> None:
             "true_pairs": pairs,
             "joined": joined,
             "missed": dict(patterns.most_common()),
+            **({"linked_by_the_plain_release": dict(linked.most_common())} if args.plain else {}),
         }
         args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
 

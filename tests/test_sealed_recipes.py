@@ -85,6 +85,33 @@ def test_a_part_read_from_either_attribute_joins_swapped_names() -> None:
         parse_recipes("dob+given|middle:soundex", list(columns))
 
 
+def test_an_unordered_recipe_gives_swapped_names_one_key_and_no_other() -> None:
+    """`~given:soundex+surname:soundex` reads the two codes as a set: a pair whose names were
+    swapped between the fields shares its key (the ordered recipe gives it none), each row
+    still holds one key, and a pair agreeing on one name only shares nothing, unlike the
+    either-attribute part above. The marker survives writing, the prefixed twin and `?`."""
+    columns = {
+        "given": ["joselyn", "dakin", "joselyn"],
+        "surname": ["dakin", "joselyn", "smith"],
+    }
+    ordered = [
+        set(r)
+        for r in recipe_keys(columns, parse_recipes("given:soundex+surname:soundex", list(columns)))
+    ]
+    recipes = parse_recipes("~given:soundex+surname:soundex", list(columns))
+    assert recipes[0].unordered and recipes[0].text == "~given:soundex+surname:soundex"
+    keys = [set(row) for row in recipe_keys(columns, recipes)]
+    assert not ordered[0] & ordered[1] and keys[0] == keys[1]
+    assert [len(k) for k in keys] == [1, 1, 1] and not keys[0] & keys[2]
+    assert with_prefixes(recipes) == (
+        "~given:soundex+surname:soundex",
+        "~given:prefix+surname:prefix",
+    )
+    both = parse_recipes("given:exact,?~given:soundex+surname:soundex", list(columns))
+    assert both[1].fallback and both[1].unordered
+    assert both[1].text == "?~given:soundex+surname:soundex"
+
+
 def test_a_fallback_joins_a_pair_only_through_a_row_no_other_recipe_keys() -> None:
     """`?given:soundex+surname:soundex` beside a date recipe: a row without a date probes the
     other side's rows by its names and is found by them, from either side; two rows that both

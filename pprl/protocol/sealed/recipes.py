@@ -12,6 +12,11 @@ by `+`, e.g. `date_of_birth+surname:soundex`. A part may name several attributes
 `date_of_birth+given_name|surname:soundex` joins a pair whose names were swapped between the
 fields as well as one that agrees on either name.
 
+A recipe written with a leading `~` (after any `?`) takes its parts' values in either order:
+`~given_name:soundex+surname:soundex` gives a pair whose names were swapped between the
+fields the same key, at the cost of joining "A B" with "B A" (FEBRL4 names: a non-private
+linker links 257 of the 295 swapped pairs no ordered key joins; docs/sealed.md).
+
 A recipe written with a leading `?` is a fallback: only a row that no other recipe gives a
 key (its date of birth blank, say) looks for the peer's rows with it, and the peer's rows are
 found by it whatever their other keys. So each side holds it twice, under two tags, one per
@@ -36,6 +41,8 @@ from pprl.protocol.errors import SettingError
 PREFIX = 3
 # What a fallback recipe is written with, first.
 FALLBACK = "?"
+# What a recipe whose parts may come in either order is written with (after any FALLBACK).
+UNORDERED = "~"
 
 
 def _digits(value: str) -> str:
@@ -79,11 +86,12 @@ class Recipe:
 
     parts: tuple[tuple[tuple[str, ...], Transform], ...]
     fallback: bool = False  # only for rows no other recipe keys (the module's docstring)
+    unordered: bool = False  # the parts' values as a set: a pair with them swapped shares it
 
     @property
     def text(self) -> str:
         written = "+".join(f"{'|'.join(a)}:{t.name}" for a, t in self.parts)
-        return f"{FALLBACK}{written}" if self.fallback else written
+        return (FALLBACK if self.fallback else "") + (UNORDERED if self.unordered else "") + written
 
     @property
     def attributes(self) -> tuple[str, ...]:
@@ -96,7 +104,10 @@ class Recipe:
             sorted({v for v in (t.read(columns[a][row]) for a in names) if v})
             for names, t in self.parts
         ]
-        return ["\x1f".join(values) for values in itertools.product(*each)]
+        combined = itertools.product(*each)
+        if self.unordered:
+            return sorted({"\x1f".join(sorted(values)) for values in combined})
+        return ["\x1f".join(values) for values in combined]
 
 
 # A recipe as written: whether it is a fallback, and its parts (attributes, transform name).
@@ -109,7 +120,7 @@ def written_recipes(text: str) -> list[tuple[str, WrittenRecipe]]:
     read = []
     for written in filter(None, (r.strip() for r in text.split(","))):
         parts = []
-        for part in written.removeprefix(FALLBACK).split("+"):
+        for part in written.removeprefix(FALLBACK).removeprefix(UNORDERED).split("+"):
             either, _, name = part.partition(":")
             parts.append((tuple(either.split("|")), name or "exact"))
         read.append((written, (written.startswith(FALLBACK), parts)))
@@ -138,7 +149,8 @@ def parse_recipes(text: str, attributes: Sequence[str]) -> tuple[Recipe, ...]:
                     f"(known: {', '.join(TRANSFORMS)})"
                 )
             parts.append((names, transform))
-        recipes.append(Recipe(tuple(parts), fallback))
+        unordered = written.removeprefix(FALLBACK).startswith(UNORDERED)
+        recipes.append(Recipe(tuple(parts), fallback, unordered))
     if not recipes:
         raise SettingError("no key recipe given")
     if all(recipe.fallback for recipe in recipes):
