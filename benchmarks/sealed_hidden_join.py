@@ -20,6 +20,7 @@ import numpy as np
 
 from pprl.bench.in_process import (
     add_table_arguments,
+    released_units,
     run_command,
     sealed_inputs,
 )
@@ -28,7 +29,6 @@ from pprl.protocol import pipeline
 from pprl.protocol.agreement import Agreement
 from pprl.protocol.method import method_params
 from pprl.protocol.metrics import linkage_quality
-from pprl.protocol.model.features import unit_vectors
 from pprl.protocol.own_training import mover_groups
 from pprl.protocol.sealed import hidden_join, linear_form, scoring, session
 from pprl.protocol.sealed.blinding import Blinder, split
@@ -105,11 +105,7 @@ def main() -> None:
         raise SystemExit("a movers' alternative is not measured here")
     digest = agreement.digest()
     randomness = {name: Randomness(args.seed, name) for name in PARTIES}
-    released = {
-        name: pipeline.release(agreement, table.attributes, randomness[name])
-        for name, table in tables.items()
-    }
-    units = {n: unit_vectors(r.tensor, agreement.standardise) for n, r in released.items()}
+    released, units = released_units(agreement, tables, randomness)
     models = {
         name: pipeline.train(agreement, tables[name].attributes, randomness[name])[0]
         for name in PARTIES

@@ -27,6 +27,7 @@ import numpy as np
 
 from pprl.bench.in_process import (
     add_table_arguments,
+    released_units,
     run_command,
     sealed_inputs,
 )
@@ -36,7 +37,7 @@ from pprl.protocol.linkage.matching import Matches, one_to_one
 from pprl.protocol.method import DEFAULT_SATURATION, method_params
 from pprl.protocol.metrics import linkage_quality
 from pprl.protocol.model import classifier
-from pprl.protocol.model.features import pair_features, unit_vectors
+from pprl.protocol.model.features import pair_features
 from pprl.protocol.sealed import linear_form, session
 from pprl.protocol.sealed.recipes import parse_recipes
 from pprl.protocol.sealed.shared_keys import shared_key_pairs
@@ -87,11 +88,7 @@ def main() -> None:
     def measured(label: str, agreement: Agreement, score: Scorer) -> None:
         digest = agreement.digest()
         randomness = {name: Randomness(args.seed, name) for name in PARTIES}
-        released = {
-            name: pipeline.release(agreement, table.attributes, randomness[name])
-            for name, table in tables.items()
-        }
-        units = {n: unit_vectors(r.tensor, agreement.standardise) for n, r in released.items()}
+        released, units = released_units(agreement, tables, randomness)
         attributes = {name: table.attributes for name, table in tables.items()}
         sides = Sides(agreement, attributes, units, randomness)
         recipes = parse_recipes(recipes_text, list(tables["alice"].attributes))

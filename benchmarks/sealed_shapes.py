@@ -34,15 +34,21 @@ from typing import Any
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 
-from pprl.bench.in_process import add_table_arguments, run_command, schema_tables, sealed_agreement
+from pprl.bench.in_process import (
+    add_table_arguments,
+    released_units,
+    run_command,
+    schema_tables,
+    sealed_agreement,
+)
 from pprl.files.reference import load_reference
 from pprl.party.local import read_truth
-from pprl.protocol import own_training, pipeline
+from pprl.protocol import own_training
 from pprl.protocol.linkage.matching import Matches, greedy_one_to_one
 from pprl.protocol.method import DEFAULT_SATURATION
 from pprl.protocol.metrics import linkage_quality
 from pprl.protocol.model import classifier
-from pprl.protocol.model.features import missing_units, unit_vectors
+from pprl.protocol.model.features import missing_units
 from pprl.protocol.vectors.randomness import TRAINING, Randomness
 
 DEGREE = 3
@@ -166,10 +172,7 @@ def main() -> None:
     agreement = sealed_agreement(read, load_reference(args.reference), caps=True)
     method = agreement.method
     randomness = {name: Randomness(args.seed, name) for name in tables}
-    released = {
-        n: pipeline.release(agreement, t.attributes, randomness[n]) for n, t in tables.items()
-    }
-    units = {n: unit_vectors(r.tensor, agreement.standardise) for n, r in released.items()}
+    released, units = released_units(agreement, tables, randomness)
     entries = units["alice"].shape[1]
     scorers, kernels = {}, {}
     for name, table in tables.items():

@@ -26,6 +26,7 @@ from pprl.protocol.data.kinds import kinds_of, scales_of
 from pprl.protocol.data.records import RecordTable
 from pprl.protocol.data.reference import ReferenceSet
 from pprl.protocol.gate import calibrate_noise, gate_sample
+from pprl.protocol.linkage.released import Released
 from pprl.protocol.method import method_params
 from pprl.protocol.metrics import Quality, linkage_quality
 from pprl.protocol.model.features import unit_vectors
@@ -227,6 +228,21 @@ def without_partners(
         bob={k: list(v) for k, v in bob.attributes.items()},
         unpartnered=np.array([record in alone for record in bob.ids]),
     )
+
+
+def released_units(
+    agreement: Agreement,
+    tables: Mapping[str, RecordTable],
+    randomness: Mapping[str, Randomness],
+) -> tuple[dict[str, Released], dict[str, np.ndarray]]:
+    """Each party's release of its records, as its daemon makes it (in its secret row order),
+    and the unit vectors sealed scoring reads from it."""
+    released = {
+        name: pipeline.release(agreement, table.attributes, randomness[name])
+        for name, table in tables.items()
+    }
+    units = {n: unit_vectors(r.tensor, agreement.standardise) for n, r in released.items()}
+    return released, units
 
 
 def noise_free_units(agreement: Agreement, columns: Mapping[str, Sequence[str]]) -> np.ndarray:
