@@ -85,11 +85,6 @@ from pprl.protocol.sealed.recipes import parse_recipes, recipe_keys
 from pprl.protocol.vectors.randomness import Randomness
 
 
-def truth_at_left(left: np.ndarray, person: int) -> int:
-    """Where `person` sits in the sorted people left."""
-    return int(np.searchsorted(left, person))
-
-
 def bucket(scores: np.ndarray, thresholds: tuple[float, ...]) -> np.ndarray:
     """How many thresholds each score passes (0: rejected)."""
     return np.searchsorted(np.asarray(thresholds), scores, side="left")
@@ -414,8 +409,13 @@ def main() -> None:
             ranked = np.ones(len(candidates), dtype=bool)
         else:
             ranked = in_conflict[first_pair[j] : first_pair[j + 1]]
-        observed = bucket(c[candidates] + x[candidates] @ y_b[j], thresholds)
-        predicted = bucket(c[candidates, None] + x[candidates] @ y_p[left].T, thresholds)
+        # The candidate pairs' scores, Bob's row's and each person's left: what the buckets
+        # and the magnitudes below are read from.
+        scores_j = c[candidates] + x[candidates] @ y_b[j]
+        people_scores = c[candidates, None] + x[candidates] @ y_p[left].T
+        truth_at = int(np.searchsorted(left, truth_of_b[j]))
+        observed = bucket(scores_j, thresholds)
+        predicted = bucket(people_scores, thresholds)
         observed = np.where(ranked, observed, np.minimum(observed, 1))
         predicted = np.where(ranked[:, None], predicted, np.minimum(predicted, 1))
         consistent = (predicted == observed[:, None]).all(axis=0)
@@ -433,21 +433,14 @@ def main() -> None:
         told_mask = np.zeros((len(candidates), len(thresholds)), dtype=bool)
         told_mask[:, 0] = True
         told_mask[ranked] = True
-        scores_j = c[candidates] + x[candidates] @ y_b[j]
-        people_scores = c[candidates, None] + x[candidates] @ y_p[left].T
         by_magnitude = consistent & magnitudes_consistent(
             scores_j, people_scores, told_mask, thresholds, factor_bits, magnitude_rng
         )
-        with_magnitudes[j] = (
-            1.0 / int(by_magnitude.sum())
-            if by_magnitude[truth_at_left(left, truth_of_b[j])]
-            else 0.0
-        )
+        with_magnitudes[j] = 1.0 / int(by_magnitude.sum()) if by_magnitude[truth_at] else 0.0
         # The other guess under decoys: among the people the buckets leave, those whose own
         # keys explain the most of what she saw joined (decoys explain the rest).
         explains = np.array([len(visible[p]) for p in left.tolist()])
         best = consistent & (explains == explains[consistent].max())
-        truth_at = int(np.searchsorted(left, truth_of_b[j]))
         most_explained[j] = 1.0 / int(best.sum()) if best[truth_at] else 0.0
         if not args.hidden_join:
             # Under the hidden join what a crafting party reaches is what the evaluator

@@ -9,7 +9,7 @@ derive from the candidate pairs (`layout`), and sends the ciphertexts seeded (th
 polynomial as the seed SEAL drew it from: half the bytes) with its public key. The evaluator
 multiplies in its plaintext vectors (and 1 for the constant coordinate), sums, subtracts
 each agreed threshold t_k, multiplies each pair's difference by its own random positive
-factor r_ijk (log- uniform), rescales once, adds a fresh public-key encryption of Gaussian
+factor r_ijk (log-uniform), rescales once, adds a fresh public-key encryption of Gaussian
 noise in every slot's real and imaginary part (flooding, which also re-randomises the
 ciphertext) and returns one ciphertext per batch, round and threshold. The scoring party
 decrypts r_ijk (s_ij - t_k) + e and keeps the signs: accept or not, and the score's bucket
