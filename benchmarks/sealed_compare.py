@@ -43,6 +43,7 @@ from pprl.party.local import (
     read_truth,
     running,
 )
+from pprl.protocol.data.error_model import DEFAULT_MODEL
 from pprl.protocol.sealed import session
 
 NAMES = ("alice", "bob")
@@ -129,7 +130,9 @@ def main() -> None:
     records = schema.get("records", {})
     attributes = records.get("attributes", ["first", "middle", "last"])
     kinds = {a: records.get("kinds", {}).get(a, "name") for a in attributes}
-    recipes = args.recipes or session.default_recipes(kinds)
+    # A daemon's training model for a file that names its attributes: registers unless named.
+    error_model = schema.get("method", {}).get("error_model", DEFAULT_MODEL)
+    recipes = args.recipes or session.default_recipes(kinds, error_model)
     rows: list[dict[str, Any]] = []
 
     def show(row: dict[str, Any]) -> None:

@@ -93,7 +93,7 @@ def main() -> None:
         "encoding": "sealed",
         "sealed_keys": recipes_text,
         "sealed_kernel_features": read.method.get(
-            "sealed_kernel_features", session.default_kernel_features(read.kinds)
+            "sealed_kernel_features", session.default_kernel_features(read.kinds, read.error_model)
         ),
     }
     if args.projected_components:

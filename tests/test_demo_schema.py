@@ -133,7 +133,7 @@ def _plaintext_candidates(tmp_path: Path) -> set[tuple[int, int]]:
         Attribute("zip", "number"),
     ]
     kinds = {a.name: a.kind for a in attributes}
-    recipes = session.recipes(session.default_recipes(kinds), list(kinds))
+    recipes = session.recipes(session.default_recipes(kinds, "registers"), list(kinds))
     keys = [
         recipe_keys(
             load_records(tmp_path / f"{side}.csv", "id", attributes).attributes, recipes, first

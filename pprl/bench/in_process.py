@@ -22,6 +22,7 @@ from pprl.party.config import DEFAULT_AUDIT_RECORDS, records_schema
 from pprl.party.local import load_schema, read_truth
 from pprl.protocol import pipeline
 from pprl.protocol.agreement import Agreement
+from pprl.protocol.data.error_model import DEFAULT_MODEL
 from pprl.protocol.data.kinds import kinds_of, scales_of
 from pprl.protocol.data.records import RecordTable
 from pprl.protocol.data.reference import ReferenceSet
@@ -64,6 +65,12 @@ class SchemaTables:
     scales: dict[str, float]
     mapping: list[tuple[str, str]]
     method: dict[str, Any]  # the schema's [method] keys
+
+    @property
+    def error_model(self) -> str:
+        """Training's error model, as a daemon reads it from a file that names its records'
+        attributes: the register model unless the schema names another."""
+        return str(self.method.get("error_model", DEFAULT_MODEL))
 
 
 def schema_tables(schema_path: Path, records_a: Path, records_b: Path) -> SchemaTables:
@@ -151,8 +158,9 @@ def sealed_inputs(args: argparse.Namespace, recipes: str = "") -> SealedInputs:
 
 def sealed_recipes(read: SchemaTables, given: str = "") -> str:
     """The recipes a sealed benchmark runs: those given on its command line, the schema's, or
-    the ones the daemons derive from the schema's kinds."""
-    written = given or read.method.get("sealed_keys") or default_recipes(read.kinds)
+    the ones the daemons derive from the schema's kinds and error model."""
+    default = default_recipes(read.kinds, read.error_model)
+    written = given or read.method.get("sealed_keys") or default
     return ",".join(written) if isinstance(written, list) else str(written)
 
 

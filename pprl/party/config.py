@@ -537,11 +537,12 @@ def _default_hint(section: _Section) -> str:
 
 
 def _sealed(
-    section: _Section, attributes: tuple[str, ...], kinds: Mapping[str, str]
+    section: _Section, attributes: tuple[str, ...], kinds: Mapping[str, str], error_model: str
 ) -> dict[str, Any]:
     """The sealed encoding's recipes (a list of strings, each checked against the records'
-    attributes; the schema's default ones when none are named), thresholds (a list of
-    numbers) and parameter set; refused for any other encoding."""
+    attributes; the schema's default ones, for its kinds and training's `error_model`, when
+    none are named), thresholds (a list of numbers) and parameter set; refused for any other
+    encoding."""
     keys = [key for key in SEALED_KEYS if key in section.data]
     if not _encoding(section).sealed:
         if keys:
@@ -566,7 +567,7 @@ def _sealed(
     else:
         try:
             hidden = join_named(_join(section, own_kinds)).hidden
-            out["sealed_keys"] = session.default_recipes(own_kinds, hidden)
+            out["sealed_keys"] = session.default_recipes(own_kinds, error_model, hidden)
         except SettingError as error:
             raise section._error("sealed_keys", str(error) + _default_hint(section)) from None
     if "sealed_thresholds" in section.data:
@@ -584,7 +585,7 @@ def _sealed(
             "sealed_kernel_features", DEFAULT_KERNEL_FEATURES, minimum=0
         )
     else:
-        out["sealed_kernel_features"] = session.default_kernel_features(own_kinds)
+        out["sealed_kernel_features"] = session.default_kernel_features(own_kinds, error_model)
     out["sealed_join"] = _join(section, own_kinds)
     return out
 
@@ -613,7 +614,9 @@ def _method(
     the register error model unless error_model says otherwise."""
     defaults = MethodParams()
     bloom = _bloom(section)
-    sealed = _sealed(section, attributes, kinds or {a: "name" for a in attributes})
+    default_model = REGISTERS_MODEL if own_attributes else defaults.error_model
+    error_model = _choice(section, "error_model", MODEL_NAMES, default_model)
+    sealed = _sealed(section, attributes, kinds or {a: "name" for a in attributes}, error_model)
     negatives = section.count("negatives_per_positive", defaults.negatives_per_positive)
     sigma = section.data.get("noise_sigma", 0.0)
     auto = is_auto_noise(section, gate_on)
@@ -629,7 +632,6 @@ def _method(
     noisy = float(sigma) or (1.0 if section.has("attack_success") or auto else 0.0)
     # Defaults that depend on each other (on the noise, the error model, the feature) come
     # from method_params, as for every other caller: only the keys the file sets are passed.
-    default_model = REGISTERS_MODEL if own_attributes else defaults.error_model
     given: dict[str, Any] = {
         key: _choice(section, key, choices, "")
         for key, choices in (
@@ -653,7 +655,7 @@ def _method(
     try:
         params = method_params(
             noise_sigma=noisy,
-            error_model=_choice(section, "error_model", MODEL_NAMES, default_model),
+            error_model=error_model,
             training_records=section.count("training_records", defaults.training_records),
             negatives_per_positive=negatives,
             class_weight=_choice(section, "class_weight", CLASS_WEIGHTS, defaults.class_weight),

@@ -581,6 +581,13 @@ class ErrorModel:
         """Whether a record may move (take another record's address)."""
         return any(name == "mover" and weight > 0 for name, weight in self.weights)
 
+    @property
+    def swaps(self) -> bool:
+        """Whether a copy may swap two names between their fields: a model trained on such
+        copies links swapped pairs, which keys read in either order then join (sealed
+        linkage's names-only defaults, pprl.protocol.sealed.session)."""
+        return any(name == "swap" and weight > 0 for name, weight in self.weights)
+
     def with_counts(self, counts: Mapping[int, float]) -> ErrorModel:
         """The same mixture with another distribution of errors per record; a legacy model
         makes exactly one error whatever it is given, so it stays as it is."""

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from pprl.protocol.data.error_model import MODELS
 from pprl.protocol.data.kinds import KINDS
 from pprl.protocol.errors import SettingError
 from pprl.protocol.linkage import matching
@@ -34,6 +35,7 @@ from pprl.protocol.sealed.parameters import CRYPTO, DEFAULT_CRYPTO, CkksSetting
 from pprl.protocol.sealed.recipes import (
     FALLBACK,
     TRANSFORMS,
+    UNORDERED,
     Recipe,
     parse_recipes,
     prefixed,
@@ -48,15 +50,20 @@ from pprl.protocol.sealed.shared_keys import shared_key_pairs
 # (docs/sealed.md).
 DEFAULT_THRESHOLDS = "0,1.6,3.2,4.8,6.4,8,9.6,11.2,12.8,14.4,16"
 # Random features per entry of a kernel model (kernel_features); 0: a model linear in the
-# distances, the default for names alone. On the pairs the names' keys join the kernel links
-# worse (FEBRL4 names 0.7185 against 0.7245, the generated namesakes 0.7648 against 0.7757:
-# the keys hold 61-74% of the true pairs and the linear model links 94-96% of those).
+# distances, the default for names alone when training never swaps names (the paper's
+# one-error model). There the kernel links worse: the demo's data 0.9619 against 0.9832 (one
+# process, its keys in field order; 0.9529 in either order).
 DEFAULT_KERNEL_FEATURES = 0
-# ... and when the records hold more than names, the default: there a value a typo moved far
+# ... and the default when the records hold more than names: there a value a typo moved far
 # (a date, a postcode) is what the kernel's saturation forgives. Through two daemons, FEBRL4's
 # ten fields with the README's generated reference set 0.9986 against 0.9887, names with date
 # of birth and postcode 0.9671 against 0.9547; the European registers 0.9937 against 0.9942;
-# MATCH +2-3 s and +37% bytes at 5,000 a side (docs/sealed.md, "The model").
+# MATCH +2-3 s and +37% bytes at 5,000 a side (docs/sealed.md, "The model"). On names alone
+# trained on copies that swap names (the register model), the default too, with the names'
+# keys read in either order: each alone costs, together they link the swapped pairs (one
+# process, register training, hidden join; F1 linear/kernel with keys in field order, then
+# in either order: FEBRL4 names 0.7977/0.7863, 0.7948/0.8115; generated namesakes
+# 0.8080/0.7956, 0.8073/0.8161; the demo's data 0.9799/0.9858, 0.9801/0.9855).
 KERNEL_FEATURES_BEYOND_NAMES = 64
 # More than this many an entry is refused: the scoring party's ciphertexts grow with it.
 MAX_KERNEL_FEATURES = 4096
@@ -118,14 +125,20 @@ def check_settings(settings: Mapping[str, Any]) -> None:
                 )
 
 
-def default_kernel_features(kinds: Mapping[str, str]) -> int:
+def _names_only(kinds: Mapping[str, str]) -> bool:
+    return all(kind == "name" for kind in kinds.values())
+
+
+def default_kernel_features(kinds: Mapping[str, str], error_model: str) -> int:
     """Random features per entry when the operator names none: a kernel model where the
-    records hold an attribute that is not a name, a linear one on names alone."""
-    beyond = any(kind != "name" for kind in kinds.values())
-    return KERNEL_FEATURES_BEYOND_NAMES if beyond else DEFAULT_KERNEL_FEATURES
+    records hold an attribute that is not a name, or where they hold names alone and
+    training (`error_model`) swaps them; a linear one otherwise."""
+    if _names_only(kinds) and not MODELS[error_model].swaps:
+        return DEFAULT_KERNEL_FEATURES
+    return KERNEL_FEATURES_BEYOND_NAMES
 
 
-def default_recipes(kinds: Mapping[str, str], hidden: bool | None = None) -> str:
+def default_recipes(kinds: Mapping[str, str], error_model: str, hidden: bool | None = None) -> str:
     """Blocking-key recipes for a schema (attribute -> kind, in the records' order), when the
     operator names none. Each needs two or three attributes to agree, the date of birth or
     both names among them, so that people without a partner rarely share one (measured on
@@ -142,7 +155,9 @@ def default_recipes(kinds: Mapping[str, str], hidden: bool | None = None) -> str
       hold pairs whose date and one name both changed (FEBRL4: 4,944 of its 5,000 true pairs
       joined against 4,803 without them, no more pairs without a partner);
     - with names only, the codes of every two names together, and nothing looser: keys that
-      find more partners on names alone leak (docs/sealed.md); with the hidden join (`hidden`;
+      find more partners on names alone leak (docs/sealed.md); read in either order where
+      `error_model` swaps names (FEBRL4's two names joined in 77.3% of true pairs against
+      71.5%; KERNEL_FEATURES_BEYOND_NAMES for what they link); with the hidden join (`hidden`;
       by default the join `joins.default_join` gives the kinds), also every two names' first
       three letters: FEBRL4 names through two daemons F1 0.7956 against 0.7286 with the codes
       alone, the generated namesakes 0.8068 against 0.7743 (in one process), 4.5% and 3.7% of
@@ -209,7 +224,12 @@ def default_recipes(kinds: Mapping[str, str], hidden: bool | None = None) -> str
         # list-of-people attack re-identify 46% of the people without a partner, against
         # 7.5%; with a middle name, its code with each other name's holds the pairs whose
         # first name or surname changed (generated namesakes: F1 0.7753, 9.6%; docs/sealed.md).
-        recipes += [f"{a}:soundex+{b}:soundex" for a, b in itertools.combinations(names, 2)]
+        # Read in either order where training swaps names (the kernel model then links the
+        # swapped pairs they join: KERNEL_FEATURES_BEYOND_NAMES).
+        either_order = UNORDERED if MODELS[error_model].swaps else ""
+        recipes += [
+            f"{either_order}{a}:soundex+{b}:soundex" for a, b in itertools.combinations(names, 2)
+        ]
         if default_join(kinds) == HIDDEN.name if hidden is None else hidden:
             recipes += [prefixed(r) for r in recipes]
     if not recipes:
