@@ -73,6 +73,13 @@ def main() -> None:
         help="[method] projected_components instead of the schema's (0: the schema's)",
     )
     parser.add_argument(
+        "--kernel-features",
+        type=int,
+        default=-1,
+        help="[method] sealed_kernel_features instead of the schema's or the daemons' default "
+        "(-1: those)",
+    )
+    parser.add_argument(
         "--fixed-count",
         type=int,
         default=0,
@@ -96,6 +103,8 @@ def main() -> None:
             "sealed_kernel_features", session.default_kernel_features(read.kinds, read.error_model)
         ),
     }
+    if args.kernel_features >= 0:
+        settings["sealed_kernel_features"] = args.kernel_features
     if args.projected_components:
         settings["projected_components"] = args.projected_components
     agreement = Agreement(

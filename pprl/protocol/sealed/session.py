@@ -51,8 +51,8 @@ from pprl.protocol.sealed.shared_keys import shared_key_pairs
 DEFAULT_THRESHOLDS = "0,1.6,3.2,4.8,6.4,8,9.6,11.2,12.8,14.4,16"
 # Random features per entry of a kernel model (kernel_features); 0: a model linear in the
 # distances, the default for names alone when training never swaps names (the paper's
-# one-error model). There the kernel links worse: the demo's data 0.9619 against 0.9832 (one
-# process, its keys in field order; 0.9529 in either order).
+# one-error model). There the kernel links worse: the demo's data 0.9624 against 0.9832 (one
+# process, its keys in field order; 0.9643 in either order).
 DEFAULT_KERNEL_FEATURES = 0
 # ... and the default when the records hold more than names: there a value a typo moved far
 # (a date, a postcode) is what the kernel's saturation forgives. Through two daemons, FEBRL4's
@@ -62,8 +62,10 @@ DEFAULT_KERNEL_FEATURES = 0
 # trained on copies that swap names (the register model), the default too, with the names'
 # keys read in either order: each alone costs, together they link the swapped pairs (one
 # process, register training, hidden join; F1 linear/kernel with keys in field order, then
-# in either order: FEBRL4 names 0.7977/0.7863, 0.7948/0.8115; generated namesakes
-# 0.8080/0.7956, 0.8073/0.8161; the demo's data 0.9799/0.9858, 0.9801/0.9855).
+# in either order: FEBRL4 names 0.7977/0.7819, 0.7929/0.8073; generated namesakes
+# 0.8068/0.7962, 0.8073/0.8165; the demo's data 0.9801/0.9858, 0.9801/0.9855; JSON
+# docs/results/sealed_order_kernel_*.json). Through two daemons FEBRL4 names 0.8099 against
+# 0.7938, the namesakes 0.8178 against 0.8084 (medians of 3).
 KERNEL_FEATURES_BEYOND_NAMES = 64
 # More than this many an entry is refused: the scoring party's ciphertexts grow with it.
 MAX_KERNEL_FEATURES = 4096
@@ -229,9 +231,9 @@ def default_recipes(kinds: Mapping[str, str], error_model: str, hidden: bool | N
         # moves the first name to another name's field; the kernel model then links the
         # swapped pairs they join: KERNEL_FEATURES_BEYOND_NAMES). The middle and last names'
         # recipe stays in order: no swap joins it, and either order would join more namesakes
-        # (generated namesakes, one process: F1 0.8186 against 0.8161 with it in either
-        # order; 19.9% of the people without a partner hold a key of the peer's, against
-        # 20.6%, and 13.7% with every recipe in order: docs/privacy.md).
+        # for no F1 (generated namesakes through two daemons 0.8178 against 0.8174, medians of
+        # 3; 19.9% of the people without a partner hold a key of the peer's, against 20.6%,
+        # and 13.7% with every recipe in order: docs/privacy.md).
         swapped = UNORDERED if MODELS[error_model].swaps else ""
         recipes += [
             f"{swapped if a == names[0] else ''}{a}:soundex+{b}:soundex"
