@@ -126,3 +126,23 @@ def test_the_simulated_peer_file_holds_strangers_in_place_of_the_copies_left_out
     # Every sampled record is a candidate of every peer row; only a copy is a true pair.
     assert len(joined.pairs) == 50 * size
     assert joined.keys_join() == 1.0
+
+
+def test_agree_tells_the_keys_order_and_the_model() -> None:
+    """AGREE's line names what the defaults chose: keys read in either order, and a kernel
+    model or a linear one, so an operator sees why two runs differ."""
+    either = _sealed("~first:soundex+last:soundex,middle:soundex+last:soundex")
+    kernel = Agreement(
+        either.reference,
+        either.mapping,
+        method_params(
+            encoding="sealed",
+            sealed_keys="~first:soundex+last:soundex",
+            sealed_kernel_features=64,
+            error_model="registers",
+        ),
+    )
+    words = either.noise_words()
+    assert "(~: its parts in either order" in words and "model: linear" in words
+    assert "model: a kernel, 64 random features an entry" in kernel.noise_words()
+    assert "~:" not in _sealed(STRICT).noise_words()
