@@ -45,6 +45,7 @@ from pprl.party.local import (
 )
 from pprl.protocol.data.error_model import DEFAULT_MODEL
 from pprl.protocol.sealed import session
+from pprl.protocol.sealed.joins import default_join, join_named
 
 NAMES = ("alice", "bob")
 SYSTEMS = ("sealed", "reference", "bloom", "anonlink")
@@ -89,13 +90,24 @@ def linked(
     }
 
 
-def bucket_attack(args: argparse.Namespace, recipes: str, out: Path) -> dict[str, Any]:
-    """The list-of-people attack on what sealed linkage hands a party, on the same files."""
+def bucket_attack(
+    args: argparse.Namespace, sealed: dict[str, Any], kinds: dict[str, str], out: Path
+) -> dict[str, Any]:
+    """The list-of-people attack on what sealed linkage hands a party, on the same files: the
+    keys, join and model the daemons ran (`sealed`: their [method] table, the kinds' defaults
+    for what it leaves out)."""
     script = Path(__file__).with_name("sealed_bucket_attack.py")
     command = [sys.executable, str(script), "--records-a", str(args.records_a)]
     command += ["--records-b", str(args.records_b), "--truth", str(args.truth)]
     command += ["--reference", str(args.reference), "--schema", str(args.schema)]
-    command += ["--recipes", recipes, "--json", str(out)]
+    command += ["--recipes", ",".join(sealed["sealed_keys"]), "--json", str(out)]
+    if join_named(sealed.get("sealed_join", default_join(kinds))).hidden:
+        command.append("--hidden-join")
+    error_model = sealed.get("error_model", DEFAULT_MODEL)
+    features = sealed.get(
+        "sealed_kernel_features", session.default_kernel_features(kinds, error_model)
+    )
+    command += ["--kernel-features", str(features)]
     subprocess.run(command, check=True, capture_output=True, text=True)
     return json.loads(out.read_text(encoding="utf-8"))
 
@@ -132,7 +144,8 @@ def main() -> None:
     kinds = {a: records.get("kinds", {}).get(a, "name") for a in attributes}
     # A daemon's training model for a file that names its attributes: registers unless named.
     error_model = schema.get("method", {}).get("error_model", DEFAULT_MODEL)
-    recipes = args.recipes or session.default_recipes(kinds, error_model)
+    written = schema.get("method", {}).get("sealed_keys", [])
+    recipes = args.recipes or ",".join(written) or session.default_recipes(kinds, error_model)
     rows: list[dict[str, Any]] = []
 
     def show(row: dict[str, Any]) -> None:
@@ -155,10 +168,14 @@ def main() -> None:
             row |= {"system": "sealed linkage", "recipes": recipes}
             row["leakage"] = "list-of-people attack not run (--no-attack)"
             if not args.no_attack:
-                attack = bucket_attack(args, recipes, base / "attack.json")
-                alone = attack["without_a_partner"]["reidentified_keys_and_buckets"]
+                attack = bucket_attack(args, sealed_schema["method"], kinds, base / "attack.json")
+                alone = attack["without_a_partner"]
                 row["attack"] = attack
-                row["leakage"] = f"list-of-people attack: {alone:.1%} of people without a partner"
+                row["leakage"] = (
+                    f"list-of-people attack: {alone['reidentified_keys_and_buckets']:.1%} of "
+                    f"people without a partner ("
+                    f"{alone['reidentified_keys_buckets_and_peer_links']:.1%} with REVEAL's links)"
+                )
             show(row)
 
         if "reference" in systems:
