@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from rapidfuzz.distance import Levenshtein
@@ -31,6 +32,8 @@ from pprl.protocol.sealed.recipes import recipe_keys
 # At most this many edits between two values of an attribute count as a typo, more as a
 # replaced value.
 NEAR_EDITS = 2
+
+Pair = tuple[int, int]
 
 
 def difference(a: str, b: str) -> str:
@@ -58,6 +61,13 @@ def miss_pattern(names: list[str], values_a: list[str], values_b: list[str]) -> 
         return "swapped"
     kinds = [difference(a, b) for a, b in zip(values_a, values_b, strict=True)]
     return ", ".join(f"{n} {k}" for n, k in zip(names, kinds, strict=True))
+
+
+def joined(
+    keys_a: Sequence[Sequence[str]], keys_b: Sequence[Sequence[str]], pairs: Iterable[Pair]
+) -> list[bool]:
+    """Per (row of A, row of B) pair, whether the two rows share a key."""
+    return [bool(set(keys_a[i]) & set(keys_b[j])) for i, j in pairs]
 
 
 def plain_links(inputs: SealedInputs) -> frozenset[tuple[str, str]]:
@@ -94,12 +104,12 @@ def main() -> None:
     plain = plain_links(inputs) if args.plain else frozenset()
     patterns: Counter[str] = Counter()
     linked: Counter[str] = Counter()
-    joined = 0
-    for id_a, id_b in sorted(inputs.truth):
+    truth = sorted(inputs.truth)
+    truth_joined = joined(keys_a, keys_b, [(row_a[a], row_b[b]) for a, b in truth])
+    for (id_a, id_b), shares in zip(truth, truth_joined, strict=True):
         i, j = row_a[id_a], row_b[id_b]
-        if set(keys_a[i]) & set(keys_b[j]):
+        if shares:
             pattern = "share a key"
-            joined += 1
         else:
             values_a = [alice.attributes[name][i] for name in names]
             values_b = [bob.attributes[name][j] for name in names]
@@ -108,19 +118,35 @@ def main() -> None:
         linked[pattern] += (id_a, id_b) in plain
     pairs = len(inputs.truth)
     by_plain = f", {linked['share a key']:,} linked by the plain release" if args.plain else ""
-    share = f"{joined / pairs:.1%}{by_plain}"
-    print(f"{joined:,} of {pairs:,} true pairs share a key ({share}); the rest:")
+    share = f"{sum(truth_joined) / pairs:.1%}{by_plain}"
+    print(f"{sum(truth_joined):,} of {pairs:,} true pairs share a key ({share}); the rest:")
     for pattern, count in patterns.most_common():
         also = f"  ({linked[pattern]:,} linked by the plain release)" if args.plain else ""
         print(f"  {count:6,}  {pattern}{also}")
+    # The issue's measure of the keys: of every pair the plain release links (false ones
+    # too), the share the keys join, which a sealed run could then score.
+    kept = sum(joined(keys_a, keys_b, [(row_a[a], row_b[b]) for a, b in plain]))
+    if args.plain:
+        print(
+            f"the keys join {kept:,} of the {len(plain):,} pairs the plain release links "
+            f"({kept / max(len(plain), 1):.1%})"
+        )
     if args.json:
         result = {
             "command": run_command(args),
             "recipes": inputs.recipes,
             "true_pairs": pairs,
-            "joined": joined,
+            "joined": sum(truth_joined),
             "missed": dict(patterns.most_common()),
-            **({"linked_by_the_plain_release": dict(linked.most_common())} if args.plain else {}),
+            **(
+                {
+                    "linked_by_the_plain_release": dict(linked.most_common()),
+                    "plain_links": len(plain),
+                    "plain_links_joined": kept,
+                }
+                if args.plain
+                else {}
+            ),
         }
         args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
 

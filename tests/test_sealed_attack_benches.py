@@ -89,3 +89,16 @@ def test_the_decrypted_magnitudes_keep_the_truth_and_drop_far_scores() -> None:
         scores, near, sign_only, thresholds, (10, 18), np.random.default_rng(0)
     )
     assert kept.tolist() == [True, True, False]
+
+
+def test_a_pair_is_joined_when_its_rows_share_any_key() -> None:
+    """The keys' completeness counts a pair once whichever of its keys it shares."""
+    keys_a = [["x", "y"], ["z"], []]
+    keys_b = [["y"], ["x", "y"], ["w"]]
+    assert misses.joined(keys_a, keys_b, [(0, 0), (0, 1), (1, 0), (2, 2), (0, 2)]) == [
+        True,
+        True,
+        False,
+        False,
+        False,
+    ]
