@@ -180,7 +180,7 @@ def peer_links(
     """Bob's one-to-one links among the candidate pairs (Alice's row, Bob's row), as REVEAL
     tells them to Alice: his row to her row."""
     scores = decisions(model, units_b[pairs[:, 1]], units_a[pairs[:, 0]])
-    accepted = scores > 0
+    accepted = scores > linear_form.lowest_accepted(model, units_b)
     chosen = Matches(pairs[accepted, 1], pairs[accepted, 0], scores[accepted])
     linked = one_to_one(chosen, assignment)
     return dict(zip(linked.rows_a.tolist(), linked.rows_b.tolist(), strict=True))
@@ -450,6 +450,7 @@ def main() -> None:
     # With REVEAL: a Bob row he links to her row i is someone his model accepts against i
     # and who shares a key with i (she knows i's keys); with what she saw before, if any.
     with_reveal = np.zeros(len(bob.ids))
+    lowest_b = linear_form.lowest_accepted(model_b, units_b)
     for j in range(len(bob.ids)):
         before = kept.get(j)
         i = links_b.get(j)
@@ -458,7 +459,7 @@ def main() -> None:
             accepted = decisions(
                 model_b, units_p[near], np.repeat(units_a[i : i + 1], len(near), 0)
             )
-            linked_people = near[accepted > 0]
+            linked_people = near[accepted > lowest_b]
             before = linked_people if before is None else np.intersect1d(before, linked_people)
         if before is not None and truth_of_b[j] in set(before.tolist()):
             with_reveal[j] = 1.0 / len(before)

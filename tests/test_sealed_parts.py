@@ -70,6 +70,31 @@ def test_the_score_bound_holds_for_every_peer_vector_and_the_scale_spreads_score
     assert capped * linear_form.score_bound(hx, hc, entries) <= 2 * safe * (1 + 1e-9)
 
 
+def test_the_scaled_form_accepts_down_to_its_margin_below_the_boundary() -> None:
+    """scaled_forms raises the constant by ACCEPT_MARGIN of the median identity score before
+    scaling: a pair scoring just below the model's boundary is accepted, one below the margin
+    is not, the order of every pair is kept, and lowest_accepted says the same in the clear."""
+    rng = np.random.default_rng(9)
+    entries = 3
+    weights = np.concatenate([-np.abs(rng.normal(size=entries)), rng.normal(size=2 * entries)])
+    model = Model("linear", {"weights": weights, "bias": np.array(1.0)})
+    own, peers = _units(rng, 80, entries, 5), _units(rng, 300, entries, 5)
+    peer = linear_form.Peer()
+    x, c = linear_form.scorer_part(model, own, peer)
+    own_y = linear_form.evaluator_part(own, peer)
+    y = linear_form.evaluator_part(peers, peer)
+    raw = c[:, None] + x @ y.T
+    identity = linear_form.identity_score(x, c, own_y)
+    assert identity > 0
+    sx, sc, _ = linear_form.scaled_forms(x, c, None, own_y, entries, peer)
+    scaled = sc[:, None] + sx @ y.T
+    low = -linear_form.ACCEPT_MARGIN * identity
+    assert ((raw > low) & (raw < 0)).any()  # pairs the margin lets in
+    assert np.array_equal(scaled > 0, raw > low)
+    assert np.array_equal(np.argsort(scaled, axis=1), np.argsort(raw, axis=1))
+    assert linear_form.lowest_accepted(model, own) == pytest.approx(low, rel=1e-4)
+
+
 def test_models_the_linear_form_cannot_hold_are_refused() -> None:
     unit = np.zeros((2, 1, 3), dtype=np.float32)
     capped = Model("linear", {"weights": np.ones(3), "bias": np.array(0.0), "caps": np.ones(1)})

@@ -44,7 +44,7 @@ from pprl.protocol.expectation import (
 from pprl.protocol.linkage.matching import Matches, one_to_one
 from pprl.protocol.model import classifier, training
 from pprl.protocol.model.features import pair_features, unit_vectors
-from pprl.protocol.sealed import session
+from pprl.protocol.sealed import linear_form, session
 from pprl.protocol.sealed.recipes import recipe_keys
 from pprl.protocol.sealed.shared_keys import shared_key_pairs
 from pprl.protocol.vectors.randomness import EXPECTATION, Randomness
@@ -146,7 +146,8 @@ def simulate(
         part = slice(start, start + _PAIRS_AT_ONCE)
         features = pair_features(unit_own[pairs[part, 0]], unit_peer[pairs[part, 1]])
         scores[part] = model.decision(features)
-    accepted = scores > 0
+    # As the daemon's scaled form decides: down to a margin below the model's boundary.
+    accepted = scores > linear_form.lowest_accepted(model, unit_own, _PAIRS_AT_ONCE)
     chosen = Matches(pairs[accepted, 0], pairs[accepted, 1], scores[accepted])
     return counted(
         candidates.rate,
