@@ -128,6 +128,7 @@ def check_settings(settings: Mapping[str, Any]) -> None:
 
 
 def _names_only(kinds: Mapping[str, str]) -> bool:
+    """Whether every attribute is a name: the schemas whose model depends on training."""
     return all(kind == "name" for kind in kinds.values())
 
 
@@ -160,11 +161,11 @@ def default_recipes(kinds: Mapping[str, str], error_model: str, hidden: bool | N
       find more partners on names alone leak (docs/sealed.md); those with the first name read
       in either order where `error_model` swaps names (FEBRL4's two names joined in 77.3% of
       true pairs against 71.5%; KERNEL_FEATURES_BEYOND_NAMES for what they link); with the
-      hidden join (`hidden`;
-      by default the join `joins.default_join` gives the kinds), also every two names' first
-      three letters: FEBRL4 names through two daemons F1 0.7956 against 0.7286 with the codes
-      alone, the generated namesakes 0.8068 against 0.7743 (in one process), 4.5% and 3.7% of
-      the people without a partner re-identified where the keys' graph let 13.7% and 16.1%;
+      hidden join (`hidden`; by default the join `joins.default_join` gives the kinds), also
+      every two names' first three letters: FEBRL4 names through two daemons F1 0.7956
+      against 0.7286 with the codes alone, the generated namesakes 0.8068 against 0.7743 (in
+      one process), 4.5% and 3.7% of the people without a partner re-identified where the
+      keys' graph let 13.7% and 16.1%;
     - with two names and a date or a place, both names' codes as a fallback: only rows that
       no other recipe keys (a blank date) look for the peer's rows by it, and the peer's rows
       are found by it (recipes.recipe_keys; FEBRL4 names and date of birth through two
