@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from pprl.bench.grid import machine
-from pprl.bench.in_process import run_command
+from pprl.bench.in_process import run_command, schema_error_model, schema_kernel_features
 from pprl.bench.peer import run_peer
 from pprl.files.atomic import write_text_atomic
 from pprl.party.local import (
@@ -43,7 +43,6 @@ from pprl.party.local import (
     read_truth,
     running,
 )
-from pprl.protocol.data.error_model import DEFAULT_MODEL
 from pprl.protocol.sealed import session
 from pprl.protocol.sealed.joins import default_join, join_named
 
@@ -103,11 +102,7 @@ def bucket_attack(
     command += ["--recipes", ",".join(sealed["sealed_keys"]), "--json", str(out)]
     if join_named(sealed.get("sealed_join", default_join(kinds))).hidden:
         command.append("--hidden-join")
-    error_model = sealed.get("error_model", DEFAULT_MODEL)
-    features = sealed.get(
-        "sealed_kernel_features", session.default_kernel_features(kinds, error_model)
-    )
-    command += ["--kernel-features", str(features)]
+    command += ["--kernel-features", str(schema_kernel_features(sealed, kinds))]
     subprocess.run(command, check=True, capture_output=True, text=True)
     return json.loads(out.read_text(encoding="utf-8"))
 
@@ -142,10 +137,9 @@ def main() -> None:
     records = schema.get("records", {})
     attributes = records.get("attributes", ["first", "middle", "last"])
     kinds = {a: records.get("kinds", {}).get(a, "name") for a in attributes}
-    # A daemon's training model for a file that names its attributes: registers unless named.
-    error_model = schema.get("method", {}).get("error_model", DEFAULT_MODEL)
-    written = schema.get("method", {}).get("sealed_keys", [])
-    recipes = args.recipes or ",".join(written) or session.default_recipes(kinds, error_model)
+    method = schema.get("method", {})
+    default = session.default_recipes(kinds, schema_error_model(method))
+    recipes = args.recipes or ",".join(method.get("sealed_keys", [])) or default
     rows: list[dict[str, Any]] = []
 
     def show(row: dict[str, Any]) -> None:

@@ -22,6 +22,7 @@ from pprl.bench.in_process import (
     add_table_arguments,
     released_units,
     run_command,
+    schema_kernel_features,
     sealed_inputs,
 )
 from pprl.bench.sealed_round_trip import round_trip
@@ -99,12 +100,12 @@ def main() -> None:
         **read.method,
         "encoding": "sealed",
         "sealed_keys": recipes_text,
-        "sealed_kernel_features": read.method.get(
-            "sealed_kernel_features", session.default_kernel_features(read.kinds, read.error_model)
+        "sealed_kernel_features": (
+            args.kernel_features
+            if args.kernel_features >= 0
+            else schema_kernel_features(read.method, read.kinds)
         ),
     }
-    if args.kernel_features >= 0:
-        settings["sealed_kernel_features"] = args.kernel_features
     if args.projected_components:
         settings["projected_components"] = args.projected_components
     agreement = Agreement(

@@ -33,7 +33,7 @@ from pprl.protocol.metrics import Quality, linkage_quality
 from pprl.protocol.model.features import unit_vectors
 from pprl.protocol.privacy.audit import Dictionary
 from pprl.protocol.sealed.recipes import Recipe, parse_recipes
-from pprl.protocol.sealed.session import default_recipes
+from pprl.protocol.sealed.session import default_kernel_features, default_recipes
 from pprl.protocol.vectors.randomness import Randomness
 
 
@@ -68,9 +68,20 @@ class SchemaTables:
 
     @property
     def error_model(self) -> str:
-        """Training's error model, as a daemon reads it from a file that names its records'
-        attributes: the register model unless the schema names another."""
-        return str(self.method.get("error_model", DEFAULT_MODEL))
+        return schema_error_model(self.method)
+
+
+def schema_error_model(method: Mapping[str, Any]) -> str:
+    """Training's error model, as a daemon reads it from a file that names its records'
+    attributes: the register model unless the schema's [method] names another."""
+    return str(method.get("error_model", DEFAULT_MODEL))
+
+
+def schema_kernel_features(method: Mapping[str, Any], kinds: Mapping[str, str]) -> int:
+    """Sealed linkage's random features an entry, as a daemon reads them from a schema's
+    [method]: those it names, or the default for its kinds and error model."""
+    default = default_kernel_features(kinds, schema_error_model(method))
+    return int(method.get("sealed_kernel_features", default))
 
 
 def schema_tables(schema_path: Path, records_a: Path, records_b: Path) -> SchemaTables:

@@ -13,7 +13,7 @@ from pprl.protocol.encodings.distances import Distances
 from pprl.protocol.errors import SettingError
 from pprl.protocol.gate import Attack
 from pprl.protocol.privacy.audit import AuditReport
-from pprl.protocol.sealed.recipes import FALLBACK, UNORDERED, written_recipes
+from pprl.protocol.sealed.recipes import FALLBACK, UNORDERED, is_unordered, written_recipes
 
 if TYPE_CHECKING:
     from pprl.protocol.agreement import Agreement
@@ -81,7 +81,7 @@ class Sealed(Distances):
         )
         if any(fallback for _, (fallback, _) in written_recipes(written)):
             said += f" ({FALLBACK}: only for rows that no other key finds)"
-        if any(r.removeprefix(FALLBACK).startswith(UNORDERED) for r, _ in written_recipes(written)):
+        if any(is_unordered(r) for r, _ in written_recipes(written)):
             said += f" ({UNORDERED}: its parts in either order, so swapped names share it)"
         features = agreement.method.kernel_features
         return said + (

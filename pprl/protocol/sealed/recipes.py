@@ -110,6 +110,11 @@ class Recipe:
         return ["\x1f".join(values) for values in combined]
 
 
+def is_unordered(written: str) -> bool:
+    """Whether a written recipe takes its parts in either order (`~`, after any `?`)."""
+    return written.removeprefix(FALLBACK).startswith(UNORDERED)
+
+
 # A recipe as written: whether it is a fallback, and its parts (attributes, transform name).
 WrittenRecipe = tuple[bool, list[tuple[tuple[str, ...], str]]]
 
@@ -149,8 +154,7 @@ def parse_recipes(text: str, attributes: Sequence[str]) -> tuple[Recipe, ...]:
                     f"(known: {', '.join(TRANSFORMS)})"
                 )
             parts.append((names, transform))
-        unordered = written.removeprefix(FALLBACK).startswith(UNORDERED)
-        recipes.append(Recipe(tuple(parts), fallback, unordered))
+        recipes.append(Recipe(tuple(parts), fallback, is_unordered(written)))
     if not recipes:
         raise SettingError("no key recipe given")
     if all(recipe.fallback for recipe in recipes):
