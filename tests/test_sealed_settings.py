@@ -41,6 +41,7 @@ def sealed(**method: Any) -> dict[str, Any]:
         ({"sealed_keys": ["first|nick:soundex"]}, "method.sealed_keys", "no attribute 'nick'"),
         ({"sealed_keys": ["first|first:soundex"]}, "method.sealed_keys", "named twice"),
         ({"sealed_keys": ["?first:soundex"]}, "method.sealed_keys", "only fallback"),
+        ({"sealed_keys": ["~?first:soundex", "last"]}, "method.sealed_keys", "write '?' before"),
         ({"sealed_thresholds": [1, 2]}, "method.sealed_thresholds", "must start at 0"),
         ({"sealed_thresholds": [0, 2, 1]}, "method.sealed_thresholds", "must rise"),
         ({"sealed_thresholds": ["a"]}, "method.sealed_thresholds", "list of numbers"),

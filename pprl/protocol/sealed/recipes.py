@@ -137,6 +137,8 @@ def parse_recipes(text: str, attributes: Sequence[str]) -> tuple[Recipe, ...]:
     transform (default exact)."""
     recipes = []
     for written, (fallback, written_parts) in written_recipes(text):
+        if written.startswith(UNORDERED + FALLBACK):
+            raise SettingError(f"key recipe {written!r}: write {FALLBACK!r} before {UNORDERED!r}")
         parts = []
         for names, name in written_parts:
             for attribute in names:
