@@ -4,7 +4,6 @@ the pairs it accepted."""
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import numpy as np
@@ -15,7 +14,7 @@ from pprl.protocol.agreement import Agreement
 from pprl.protocol.data import synthetic
 from pprl.protocol.data.reference import DEFAULT_MAPPING, ReferenceSet
 from pprl.protocol.expectation import (
-    PRIOR_ERROR_RATE,
+    TYPICAL_ERROR_RATE,
     ExpectedQuality,
     Simulation,
     after_linking,
@@ -54,7 +53,7 @@ def test_the_estimate_follows_the_true_linkage(sigma: float, low: float, high: f
     at noise that ruins the linkage, so does the estimate. Each within 0.1 of the truth."""
     agreement, alice, randomness, linkage, f1 = _linked(sigma)
     estimate = before_sending(
-        simulate(agreement, alice, linkage.alice.model, randomness, rates=(PRIOR_ERROR_RATE,))
+        simulate(agreement, alice, linkage.alice.model, randomness, rates=(TYPICAL_ERROR_RATE,))
     )
     assert estimate.pairs == 300 - 2 * 60  # a fifth of each simulated side has no partner
     assert low <= estimate.f1 <= high and low <= f1 <= high
@@ -119,7 +118,6 @@ def test_the_fit_falls_back_where_the_count_cannot_tell_and_outside_the_simulate
     assert "cannot tell how many have a partner" in fitted.words(850, 1000)
     assert after_linking(flat, 850, 99.0, 1000, 800).error_rate == 0.15
     assert before_sending(flat).precision == pytest.approx(0.3 / 0.9)
-    assert min(flat, key=lambda s: abs(s.error_rate - PRIOR_ERROR_RATE)).error_rate == 0.3
 
 
 def test_records_without_a_partner_lower_the_expected_precision_by_their_links() -> None:
@@ -135,16 +133,23 @@ def test_records_without_a_partner_lower_the_expected_precision_by_their_links()
     assert _simulation(0.3, 0.8, 0.1, 0.0, 5.0).quality(0.2).precision == pytest.approx(0.8 / 0.9)
 
 
-def test_several_simulated_rates_give_the_estimate_its_spread() -> None:
-    """The estimate is the prior's rate's; the F1 at the least and the most changed pairs
-    simulated goes with it, in its words, its dict and read back from that dict."""
+def test_the_estimate_is_the_mean_over_the_simulated_rates_with_its_spread() -> None:
+    """No party knows before linking how much the peer's records differ: each simulated rate
+    is as likely, so the expected right and accepted links are pooled over them (not the F1s
+    averaged, nor one prior rate's). The F1 at the least and the most changed pairs goes with
+    it, in its words, its dict and read back from that dict."""
     sims = [
         _simulation(0.6, 0.6, 0.05, 0.1, 5.0),
         _simulation(0.15, 0.95, 0.01, 0.1, 5.0),
         _simulation(0.3, 0.9, 0.02, 0.1, 5.0),
     ]
     quality = before_sending(sims, 0.2)
-    assert quality == dataclasses.replace(sims[2].quality(0.2), spread=quality.spread)
+    right = 0.8 * (0.6 + 0.95 + 0.9)
+    accepted = 0.8 * (0.65 + 0.96 + 0.92) + 3 * 0.2 * 0.1
+    assert quality.precision == pytest.approx(right / accepted)
+    assert quality.recall == pytest.approx((0.6 + 0.95 + 0.9) / 3)
+    # Below the typical rate's own estimate, which the most changed pairs pull down.
+    assert quality.f1 < sims[2].quality(0.2).f1
     assert quality.spread is not None
     assert quality.spread.most_changed == (0.6, pytest.approx(sims[0].quality(0.2).f1))
     assert quality.spread.least_changed == (0.15, pytest.approx(sims[1].quality(0.2).f1))
@@ -152,6 +157,7 @@ def test_several_simulated_rates_give_the_estimate_its_spread() -> None:
     low, high = sims[0].quality(0.2).f1, sims[1].quality(0.2).f1
     assert f"from {low:.2f} if the pairs differ in 60% of their compared values" in words
     assert f"to {high:.2f} if in 15%" in words
+    assert "the mean over 15% to 60% of compared values changed, each as likely" in words
     written = quality.as_dict()
     assert expectation.spread_words(written) == quality.spread.words()
     # One simulation: no spread to tell.

@@ -11,7 +11,7 @@ from pprl.protocol import pipeline
 from pprl.protocol.agreement import Agreement
 from pprl.protocol.data import synthetic
 from pprl.protocol.data.reference import DEFAULT_MAPPING, ReferenceSet
-from pprl.protocol.expectation import PRIOR_ERROR_RATE, UNMATCHED_SHARE
+from pprl.protocol.expectation import TYPICAL_ERROR_RATE, UNMATCHED_SHARE
 from pprl.protocol.method import method_params
 from pprl.protocol.sealed import session
 from pprl.protocol.sealed_expectation import STRANGER, join, simulate
@@ -81,11 +81,11 @@ def test_the_expected_linkage_counts_a_link_only_where_its_pair_shares_a_key() -
         randomness = Randomness(3, "alice")
         model, _ = pipeline.train(agreement, alice, randomness)
         simulation = simulate(agreement, join(agreement, alice, randomness), model, randomness)
-        assert simulation.error_rate == PRIOR_ERROR_RATE
+        assert simulation.error_rate == TYPICAL_ERROR_RATE
         linked[recipes] = simulation.linked
     # A copy keeps every name with probability (1 - rate)^3 = 0.343 (or, changed, shares no
     # exact key): strict keys cannot link more than about that.
-    assert linked[STRICT] <= (1 - PRIOR_ERROR_RATE) ** 3 + 0.06
+    assert linked[STRICT] <= (1 - TYPICAL_ERROR_RATE) ** 3 + 0.06
     assert linked[LOOSE] > linked[STRICT] + 0.2
 
 

@@ -240,7 +240,10 @@ def test_the_summary_reports_what_the_attack_recovers_and_the_linkage_expected(
     assert "records with any name" in line
     assert "expected before sending: F1 about" in result.stdout
     # With it, how it moves over the simulated error rates (the summary's words).
-    assert expected["spread"].startswith("from ") and "if in 15%" in expected["spread"]
+    assert (
+        expected["spread"].startswith("the mean over 15% to 60%")
+        and "if in 15%" in expected["spread"]
+    )
     assert f"; {expected['spread']}; minimum 0.50" in result.stdout
     # MATCH fitted the simulations to the pairs alice accepted (pprl.protocol.expectation)
     fitted = alice["fitted"]

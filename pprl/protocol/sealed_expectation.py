@@ -3,8 +3,8 @@ candidate pairs its blocking keys would give, against a peer file as large as it
 
 Sealed MATCH scores only the pairs that share a blocking key, so the simulation does the
 same (pprl.protocol.expectation has the simulation of the encodings that release vectors,
-and the words). Every own record gets a copy, corrupted by the agreed error model at the
-prior's rate (a copy with nothing changed is the record itself); UNMATCHED_SHARE of the
+and the words). Every own record gets a copy, corrupted by the agreed error model at one
+simulated rate (a copy with nothing changed is the record itself); UNMATCHED_SHARE of the
 copies are left out, and as many strangers take their place (each attribute drawn from
 another own record), so the peer's file holds people the party does not, with the namesakes
 and look-alikes the own file's name frequencies give. A sample of own records is linked
@@ -35,7 +35,7 @@ from pprl.protocol.agreement import Agreement
 from pprl.protocol.data.combined import base_names
 from pprl.protocol.expectation import (
     EXPECTATION_RECORDS,
-    PRIOR_ERROR_RATE,
+    TYPICAL_ERROR_RATE,
     UNMATCHED_SHARE,
     Simulation,
     corrupted_copies,
@@ -83,7 +83,7 @@ def join(
     attributes: Columns,
     randomness: Randomness,
     size: int = EXPECTATION_RECORDS,
-    rate: float = PRIOR_ERROR_RATE,
+    rate: float = TYPICAL_ERROR_RATE,
 ) -> CandidateJoin:
     """`size` own records against copies of all of them (see the module's docstring), joined
     by the agreed recipes' keys."""

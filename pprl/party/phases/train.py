@@ -12,7 +12,6 @@ from pprl.party.storage.artifacts import MODEL
 from pprl.protocol import pipeline, sealed_expectation
 from pprl.protocol.expectation import (
     ERROR_RATES,
-    PRIOR_ERROR_RATE,
     UNMATCHED_SHARE,
     Simulation,
     before_sending,
@@ -43,9 +42,9 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
         wider: tuple[str, ...] = ()
         if agreement.encoding.sealed:
             # Candidates by the keys, against copies of every own record and strangers, at
-            # each simulated error rate: the prior's is the estimate (its MATCH reads no
-            # scores to fit another to), the others its spread; the links of records without
-            # a partner counted. What the keys find is told on its own.
+            # each simulated error rate: the estimate is their mean (MATCH reads no scores to
+            # fit a rate to), the links of records without a partner counted. What the keys
+            # find is told on its own, the mean over the rates too.
             joins = {
                 rate: sealed_expectation.join(
                     agreement, inputs.records.attributes, ctx.randomness, rate=rate
@@ -56,7 +55,7 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
                 sealed_expectation.simulate(agreement, joined, model, ctx.randomness)
                 for joined in joins.values()
             )
-            found = joins[PRIOR_ERROR_RATE].keys_join()
+            found = sum(joined.keys_join() for joined in joins.values()) / len(joins)
             wider = _wider_keys(method.sealed_keys, list(inputs.records.attributes))
             meta["key_completeness"] = found
             said += f"; the blocking keys join {found:.1%} of synthetic true pairs"

@@ -26,7 +26,7 @@ from pprl.party.storage.state import run_dir
 from pprl.protocol.data.record_ids import spreadsheet_safe
 from pprl.protocol.encodings import encoding_named
 from pprl.protocol.errors import InputError
-from pprl.protocol.expectation import PRIOR_ERROR_RATE, Simulation
+from pprl.protocol.expectation import TYPICAL_ERROR_RATE, Simulation
 from pprl.protocol.method import MethodParams
 from pprl.protocol.phases import LAST_PHASE, Phase
 
@@ -64,11 +64,11 @@ class RunFacts:
 
     def curve_simulation(self) -> Simulation | None:
         """The simulation whose error rate is nearest the one fitted to the links (before
-        MATCH could fit one, the prior's): its curve is the expected trade-off."""
+        MATCH could fit one, a typical rate's): its curve is the expected trade-off."""
         with_curve = [s for s in self.simulations if s.curve]
         if not with_curve:
             return None
-        rate = self.fitted.get("error_rate") or PRIOR_ERROR_RATE
+        rate = self.fitted.get("error_rate") or TYPICAL_ERROR_RATE
         return min(with_curve, key=lambda s: abs(s.error_rate - rate))
 
 
