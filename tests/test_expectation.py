@@ -148,6 +148,7 @@ def test_the_estimate_is_the_mean_over_the_simulated_rates_with_its_spread() -> 
     accepted = 0.8 * (0.65 + 0.96 + 0.92) + 3 * 0.2 * 0.1
     assert quality.precision == pytest.approx(right / accepted)
     assert quality.recall == pytest.approx((0.6 + 0.95 + 0.9) / 3)
+    assert quality.pairs == 3 * 600  # every simulation's partnered records
     # Below the typical rate's own estimate, which the most changed pairs pull down.
     assert quality.f1 < sims[2].quality(0.2).f1
     assert quality.spread is not None

@@ -345,7 +345,7 @@ def before_sending(simulations: Sequence[Simulation], unpartnered: float = 0.0) 
     quality = ExpectedQuality(
         right / accepted if accepted else 0.0,
         sum(simulation.linked for simulation in simulations) / len(simulations),
-        simulations[0].partnered,
+        sum(simulation.partnered for simulation in simulations),
     )
     if len(simulations) < 2:
         return quality
