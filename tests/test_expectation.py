@@ -15,6 +15,7 @@ from pprl.protocol.data import synthetic
 from pprl.protocol.data.reference import DEFAULT_MAPPING, ReferenceSet
 from pprl.protocol.expectation import (
     TYPICAL_ERROR_RATE,
+    UNMATCHED_SHARE,
     ExpectedQuality,
     Simulation,
     after_linking,
@@ -47,10 +48,12 @@ def _linked(sigma: float, size: int = 300, **generated: Any):
     return agreement, alice, randomness[0], linkage, f1
 
 
-@pytest.mark.parametrize(("sigma", "low", "high"), [(0.0, 0.95, 1.0), (6.0, 0.0, 0.5)])
+@pytest.mark.parametrize(("sigma", "low", "high"), [(0.0, 0.9, 1.0), (6.0, 0.0, 0.5)])
 def test_the_estimate_follows_the_true_linkage(sigma: float, low: float, high: float) -> None:
-    """Without noise the demo-like data links almost perfectly and the estimate says so;
-    at noise that ruins the linkage, so does the estimate. Each within 0.1 of the truth."""
+    """Without noise the demo-like data links almost perfectly and the estimate says so
+    (a little lower: it counts the links of records without a partner, which this data's
+    truth has few of); at noise that ruins the linkage, so does the estimate. Each within 0.1
+    of the truth."""
     agreement, alice, randomness, linkage, f1 = _linked(sigma)
     estimate = before_sending(
         simulate(agreement, alice, linkage.alice.model, randomness, rates=(TYPICAL_ERROR_RATE,))
@@ -62,9 +65,10 @@ def test_the_estimate_follows_the_true_linkage(sigma: float, low: float, high: f
 
 def test_fitted_to_the_links_it_sees_records_without_a_partner() -> None:
     """70% of Bob's records Alice's people, with register errors and namesakes (the
-    benchmark's generated set, smaller): the estimate before sending (every record assumed
-    partnered) is too high by about 0.1; fitted to Alice's accepted pairs it comes closer,
-    within 0.06 of the true F1, and counts the partnered records within 10%."""
+    benchmark's generated set, smaller): the estimate before sending (a fifth of records
+    assumed unpartnered, strangers that are nobody's namesakes) is too high by about 0.06;
+    fitted to Alice's accepted pairs it comes closer, within 0.06 of the true F1, and counts
+    the partnered records within 10%."""
     agreement, alice, randomness, linkage, f1 = _linked(
         0.0, size=500, overlap=0.7, namesakes=0.3, errors="registers"
     )
@@ -73,7 +77,7 @@ def test_fitted_to_the_links_it_sees_records_without_a_partner() -> None:
     before = before_sending(simulations)
     matches = linkage.alice.matched.matches
     fitted = after_linking(simulations, len(matches), float(matches.scores.mean()), 500, 500)
-    assert before.f1 - f1 > 0.08
+    assert before.f1 - f1 > 0.04
     assert abs(fitted.quality.f1 - f1) < before.f1 - f1
     assert abs(fitted.quality.f1 - f1) <= 0.06
     assert fitted.fitted and abs(fitted.partnered - 350) <= 35
@@ -117,7 +121,7 @@ def test_the_fit_falls_back_where_the_count_cannot_tell_and_outside_the_simulate
     assert fitted.quality.precision == pytest.approx(800 * 0.3 / 850)
     assert "cannot tell how many have a partner" in fitted.words(850, 1000)
     assert after_linking(flat, 850, 99.0, 1000, 800).error_rate == 0.15
-    assert before_sending(flat).precision == pytest.approx(0.3 / 0.9)
+    assert before_sending(flat).precision == pytest.approx(0.8 * 0.3 / (0.8 * 0.9 + 0.2 * 0.88))
 
 
 def test_records_without_a_partner_lower_the_expected_precision_by_their_links() -> None:
@@ -128,7 +132,7 @@ def test_records_without_a_partner_lower_the_expected_precision_by_their_links()
     with_strays = s.quality(0.2)
     assert with_strays.precision == pytest.approx(0.8 * 0.8 / (0.8 * 0.9 + 0.2 * 0.5))
     assert with_strays.recall == s.quality().recall == 0.8
-    assert before_sending([s], 0.2) == with_strays
+    assert before_sending([s]) == s.quality(UNMATCHED_SHARE) == with_strays
     # Strays that link nothing cost no precision.
     assert _simulation(0.3, 0.8, 0.1, 0.0, 5.0).quality(0.2).precision == pytest.approx(0.8 / 0.9)
 
@@ -143,7 +147,7 @@ def test_the_estimate_is_the_mean_over_the_simulated_rates_with_its_spread() -> 
         _simulation(0.15, 0.95, 0.01, 0.1, 5.0),
         _simulation(0.3, 0.9, 0.02, 0.1, 5.0),
     ]
-    quality = before_sending(sims, 0.2)
+    quality = before_sending(sims)  # a fifth of own records without a partner
     right = 0.8 * (0.6 + 0.95 + 0.9)
     accepted = 0.8 * (0.65 + 0.96 + 0.92) + 3 * 0.2 * 0.1
     assert quality.precision == pytest.approx(right / accepted)

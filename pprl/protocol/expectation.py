@@ -19,15 +19,13 @@ Two things a party cannot know before it links decide how far that is from the t
 
 Before sending (TRAIN) the estimate is the expected linkage over the simulated rates, each
 as likely: the right and the accepted links pooled over them, precision the one over the
-other and recall the mean share linked. A single prior rate fitted one data set and missed
+other and recall the mean share linked, the links of the records without a partner (the
+simulated UNMATCHED_SHARE) counted wrong. A single prior rate fitted one data set and missed
 another: 0.3, FEBRL4's (its true pairs differ in 30% of their names and 24% of all ten
 fields), put sealed linkage's estimate within 0.02 of FEBRL4 names' true F1 and 0.105 above
 the generated namesakes', whose every copy carries one to three errors over three names;
-the mean over the rates misses both by at most 0.07 (docs/privacy.md). Every own record is
-assumed to have a partner here, which errs on the optimistic side (a run it stops would link
-worse still); sealed linkage's estimate counts records without one, at UNMATCHED_SHARE
-(pprl.protocol.sealed_expectation). The F1 at the lowest and highest simulated rates goes
-with it (`Spread`): how far the estimate hangs on the rate.
+the mean over the rates misses both by at most 0.08 (docs/privacy.md). The F1 at the lowest
+and highest simulated rates goes with it (`Spread`): how far the estimate hangs on the rate.
 
 After MATCH (before REVEAL sends ids) the party knows how many pairs it accepted and their
 mean score. Each rate predicts both from the number M of own records with a partner:
@@ -336,11 +334,12 @@ def counted(
     )
 
 
-def before_sending(simulations: Sequence[Simulation], unpartnered: float = 0.0) -> ExpectedQuality:
+def before_sending(simulations: Sequence[Simulation]) -> ExpectedQuality:
     """The estimate TRAIN judges: the expected linkage with every simulated error rate as
-    likely (the right and accepted links pooled over them; `unpartnered` as in
-    Simulation.quality), and with several simulations the F1's spread over their rates."""
-    links = [simulation.links(unpartnered) for simulation in simulations]
+    likely (the right and accepted links pooled over them) and UNMATCHED_SHARE of own records
+    without a partner, as simulated; with several simulations, the F1's spread over their
+    rates."""
+    links = [simulation.links(UNMATCHED_SHARE) for simulation in simulations]
     right, accepted = sum(r for r, _ in links), sum(a for _, a in links)
     quality = ExpectedQuality(
         right / accepted if accepted else 0.0,
@@ -351,8 +350,8 @@ def before_sending(simulations: Sequence[Simulation], unpartnered: float = 0.0) 
         return quality
     least, most = min(simulations, key=_rate), max(simulations, key=_rate)
     spread = Spread(
-        (most.error_rate, most.quality(unpartnered).f1),
-        (least.error_rate, least.quality(unpartnered).f1),
+        (most.error_rate, most.quality(UNMATCHED_SHARE).f1),
+        (least.error_rate, least.quality(UNMATCHED_SHARE).f1),
     )
     return dataclasses.replace(quality, spread=spread)
 

@@ -12,7 +12,6 @@ from pprl.party.storage.artifacts import MODEL
 from pprl.protocol import pipeline, sealed_expectation
 from pprl.protocol.expectation import (
     ERROR_RATES,
-    UNMATCHED_SHARE,
     Simulation,
     before_sending,
     poor_linkage_words,
@@ -59,11 +58,9 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
             wider = _wider_keys(method.sealed_keys, list(inputs.records.attributes))
             meta["key_completeness"] = found
             said += f"; the blocking keys join {found:.1%} of synthetic true pairs"
-            unpartnered = UNMATCHED_SHARE
         else:
             simulations = simulate(agreement, inputs.records.attributes, model, ctx.randomness)
-            unpartnered = 0.0
-        quality = before_sending(simulations, unpartnered)
+        quality = before_sending(simulations)
         if quality.f1 < minimum:
             raise PhaseFailed(
                 poor_linkage_words(quality, minimum, agreement.encoding.takes_noise, found, wider)
