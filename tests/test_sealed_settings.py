@@ -101,8 +101,8 @@ def test_a_kernel_model_is_the_default_beyond_names_or_where_training_swaps_them
     linear in the distances and keys in field order; trained on copies that swap names (the
     register model, the default for records naming their attributes): 64 random features an
     entry and keys read in either order, which together link swapped pairs; any other kind
-    among the attributes: 64 (docs/sealed.md, "The model"); a value the operator names is
-    kept."""
+    among the attributes: 48, which beyond names link as well as 64 (docs/sealed.md, "The
+    model"); a value the operator names is kept."""
     data = sealed()
     assert load_config(write(tmp_path, data)).method.sealed_kernel_features == 0
     del data["method"]["sealed_keys"]
@@ -112,7 +112,7 @@ def test_a_kernel_model_is_the_default_beyond_names_or_where_training_swaps_them
     data["records"]["attributes"] = ["first", "middle", "last"]
     registers = load_config(write(tmp_path, data)).method
     assert registers.error_model == "registers"
-    assert registers.sealed_kernel_features == 64
+    assert registers.sealed_kernel_features == session.KERNEL_FEATURES_NAMES == 64
     recipes = registers.sealed_keys.split(",")
     # Those with the first name, which a swap moves; the middle and last names' in order.
     assert len(recipes) == 6
@@ -132,8 +132,8 @@ def test_a_kernel_model_is_the_default_beyond_names_or_where_training_swaps_them
     data["records"]["kinds"] = {"dob": "date"}
     data["reference"]["mapping"] = [["first", "first"], ["last", "last"], ["dob", "first"]]
     beyond = load_config(write(tmp_path, data)).method
-    assert beyond.sealed_kernel_features == session.KERNEL_FEATURES_BEYOND_NAMES == 64
-    assert beyond.kernel_features == 64
+    assert beyond.sealed_kernel_features == session.KERNEL_FEATURES_BEYOND_NAMES == 48
+    assert beyond.kernel_features == 48
     data["method"]["sealed_kernel_features"] = 0
     assert load_config(write(tmp_path, data)).method.sealed_kernel_features == 0
 

@@ -58,15 +58,23 @@ DEFAULT_KERNEL_FEATURES = 0
 # (a date, a postcode) is what the kernel's saturation forgives. Through two daemons, FEBRL4's
 # ten fields with the README's generated reference set 0.9986 against 0.9887, names with date
 # of birth and postcode 0.9671 against 0.9547; the European registers 0.9937 against 0.9942;
-# MATCH +2-3 s and +37% bytes at 5,000 a side (docs/sealed.md, "The model"). On names alone
-# trained on copies that swap names (the register model), the default too, with the names'
-# keys read in either order: each alone costs, together they link the swapped pairs (one
-# process, register training, hidden join; F1 linear/kernel with keys in field order, then
-# in either order: FEBRL4 names 0.7977/0.7819, 0.7929/0.8073; generated namesakes
-# 0.8068/0.7962, 0.8073/0.8165; the demo's data 0.9801/0.9858, 0.9801/0.9855; JSON
-# docs/results/sealed_order_kernel_*.json). Through two daemons FEBRL4 names 0.8099 against
-# 0.7938, the namesakes 0.8178 against 0.8084 (medians of 3).
-KERNEL_FEATURES_BEYOND_NAMES = 64
+# MATCH +2-3 s and +37% bytes at 5,000 a side (docs/sealed.md, "The model"). 48 features an
+# entry, not 64, since 2026-11-28: beyond names the extra draws linked no better (through two
+# daemons, 48 / 64: FEBRL4's ten fields 0.9997 / 0.9997, names and date of birth 0.9592 /
+# 0.9593, the European registers 0.9971 / 0.9969) and each entry is D + 1 ciphertexts a
+# batch, so 48 send 22% fewer bytes.
+KERNEL_FEATURES_BEYOND_NAMES = 48
+# On names alone trained on copies that swap names (the register model, itself the default
+# for a register's records), a kernel too, with the names' keys read in either order: each
+# alone costs, together they link the swapped pairs (one process, register training, hidden
+# join; F1 linear/kernel with keys in field order, then in either order: FEBRL4 names
+# 0.7977/0.7819, 0.7929/0.8073; generated namesakes 0.8068/0.7962, 0.8073/0.8165; the demo's
+# data 0.9801/0.9858, 0.9801/0.9855; JSON docs/results/sealed_order_kernel_*.json). Through
+# two daemons FEBRL4 names 0.8099 against 0.7938, the namesakes 0.8178 against 0.8084
+# (medians of 3). Here the names are all the kernel sees, and 48 features cost about 0.003
+# (48 / 64, two runs each: FEBRL4 names 0.8283, 0.8246 / 0.8270, 0.8314; the namesakes
+# 0.8261, 0.8254 / 0.8278, 0.8292; 50,000 a side 0.7912 / 0.7942 for 1.70 / 2.18 GB).
+KERNEL_FEATURES_NAMES = 64
 # More than this many an entry is refused: the scoring party's ciphertexts grow with it.
 MAX_KERNEL_FEATURES = 4096
 # Below one bucket: a tie-break never lifts a pair over a higher bucket.
@@ -136,9 +144,9 @@ def default_kernel_features(kinds: Mapping[str, str], error_model: str) -> int:
     """Random features per entry when the operator names none: a kernel model where the
     records hold an attribute that is not a name, or where they hold names alone and
     training (`error_model`) swaps them; a linear one otherwise."""
-    if _names_only(kinds) and not MODELS[error_model].swaps:
-        return DEFAULT_KERNEL_FEATURES
-    return KERNEL_FEATURES_BEYOND_NAMES
+    if not _names_only(kinds):
+        return KERNEL_FEATURES_BEYOND_NAMES
+    return KERNEL_FEATURES_NAMES if MODELS[error_model].swaps else DEFAULT_KERNEL_FEATURES
 
 
 def default_recipes(kinds: Mapping[str, str], error_model: str, hidden: bool | None = None) -> str:
@@ -160,7 +168,7 @@ def default_recipes(kinds: Mapping[str, str], error_model: str, hidden: bool | N
     - with names only, the codes of every two names together, and nothing looser: keys that
       find more partners on names alone leak (docs/sealed.md); those with the first name read
       in either order where `error_model` swaps names (FEBRL4's two names joined in 77.3% of
-      true pairs against 71.5%; KERNEL_FEATURES_BEYOND_NAMES for what they link); with the
+      true pairs against 71.5%; KERNEL_FEATURES_NAMES for what they link); with the
       hidden join (`hidden`; by default the join `joins.default_join` gives the kinds), also
       every two names' first three letters: FEBRL4 names through two daemons F1 0.7956
       against 0.7286 with the codes alone, the generated namesakes 0.8068 against 0.7743 (in
@@ -230,7 +238,7 @@ def default_recipes(kinds: Mapping[str, str], error_model: str, hidden: bool | N
         # first name or surname changed (generated namesakes: F1 0.7753, 9.6%; docs/sealed.md).
         # Those with the first name read in either order where training swaps names (a swap
         # moves the first name to another name's field; the kernel model then links the
-        # swapped pairs they join: KERNEL_FEATURES_BEYOND_NAMES). The middle and last names'
+        # swapped pairs they join: KERNEL_FEATURES_NAMES). The middle and last names'
         # recipe stays in order: no swap joins it, and either order would join more namesakes
         # for no F1 (generated namesakes through two daemons 0.8178 against 0.8174, medians of
         # 3; 19.9% of the people without a partner hold a key of the peer's, against 20.6%,
