@@ -82,6 +82,7 @@ from pprl.protocol.sealed import linear_form, session
 from pprl.protocol.sealed.layout import conflicted
 from pprl.protocol.sealed.parameters import CkksSetting
 from pprl.protocol.sealed.recipes import parse_recipes, recipe_keys
+from pprl.protocol.sealed_exact import evaluator_plaintext
 from pprl.protocol.vectors.randomness import Randomness
 
 
@@ -285,7 +286,7 @@ def main() -> None:
 
     model, _ = pipeline.train(agreement, columns_a, Randomness(args.seed, "alice"))
     units_a = noise_free_units(agreement, columns_a)
-    evaluator = linear_form.peer_of(model, agreement.method.kernel_features, agreement.digest())
+    evaluator = evaluator_plaintext(agreement, model, agreement.digest())
     x, c = linear_form.scorer_part(model, units_a, evaluator)
     # Scaled as the daemon's MATCH scales them, so the buckets are the ones a run reveals;
     # with a movers' second model, its sign per candidate pair is revealed too.

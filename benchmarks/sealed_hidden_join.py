@@ -33,6 +33,7 @@ from pprl.protocol.metrics import linkage_quality
 from pprl.protocol.own_training import mover_groups
 from pprl.protocol.sealed import hidden_join, linear_form, scoring, session
 from pprl.protocol.sealed.blinding import Blinder, split
+from pprl.protocol.sealed_exact import evaluator_plaintext
 from pprl.protocol.vectors.randomness import Randomness
 
 PARTIES = ("alice", "bob")
@@ -130,13 +131,15 @@ def main() -> None:
     ckks = session.setting(agreement.method.sealed_crypto, agreement.method.sealed_thresholds)
     context = session.key_context(digest, "benchmark run")
     rng = np.random.default_rng(args.seed)
-    forms = {}
+    forms, lives = {}, {}
     for name in PARTIES:
-        evaluator = linear_form.peer_of(models[name], agreement.method.kernel_features, digest)
+        evaluator = evaluator_plaintext(agreement, models[name], digest)
         x, c = linear_form.scorer_part(models[name], units[name], evaluator)
         own_y = linear_form.evaluator_part(units[name], evaluator)
         x, c, _ = linear_form.scaled_forms(x, c, None, own_y, units[name].shape[1], evaluator)
         forms[name] = (x, c, evaluator)
+        # The columns encrypted: an initial entry's exact features, not D (sealed_exact).
+        lives[name] = evaluator.live(*units[name].shape[1:])
 
     def y_of(scorer: str, evaluator_party: str) -> np.ndarray:
         return linear_form.evaluator_part(units[evaluator_party], forms[scorer][2])
@@ -172,11 +175,11 @@ def main() -> None:
     kept, sent, score_seconds = {}, {n: 0 for n in PARTIES}, 0.0
     for name, peer, own_pairs in (("alice", "bob", pairs), ("bob", "alice", pairs[:, ::-1])):
         x, c, _ = forms[name]
-        coordinates = x.shape[1] + 1
+        coordinates = int(lives[name].sum()) + 1
         placed = session.score_layout(own_pairs, ckks, coordinates)
         began = time.perf_counter()
         secret = scoring.secret_keys(ckks)
-        run = round_trip(secret, x, c, y_of(name, peer), placed, rng)
+        run = round_trip(secret, x, c, y_of(name, peer), placed, rng, live=lives[name])
         buckets = scoring.buckets(secret, run.returned, placed, len(own_pairs))
         score_seconds += time.perf_counter() - began
         sent[name] += run.bytes_sent
@@ -231,7 +234,8 @@ def main() -> None:
             padded += args.fixed_count * len(mine)
         x, c, _ = forms[scorer]
         slots = hidden_join.slot_pairs(join.counts())
-        placed = hidden_join.every_slot_ranked(session.score_layout(slots, ckks, x.shape[1] + 1))
+        coordinates = int(lives[scorer].sum()) + 1
+        placed = hidden_join.every_slot_ranked(session.score_layout(slots, ckks, coordinates))
         theirs = hidden_join.evaluator_layout(placed, join)
         own_rows = mine.rows[slots[:, 0]]
         peer_rows = join.rows[slots[:, 1]]  # what the evaluator resolves at REVEAL
@@ -249,6 +253,7 @@ def main() -> None:
                 y_of(scorer, evaluator_party),
                 theirs,
                 rng,
+                live=lives[scorer],
             )
             buckets = scoring.buckets(secret, run.returned, placed, len(slots))
             sent[scorer] += run.bytes_sent

@@ -35,6 +35,7 @@ from pprl.protocol.sealed.keys import KeySetting, row_keys
 from pprl.protocol.sealed.layout import best_rounds, layout
 from pprl.protocol.sealed.recipes import parse_recipes, recipe_keys
 from pprl.protocol.sealed.shared_keys import shared_key_pairs
+from pprl.protocol.sealed_exact import evaluator_plaintext
 from pprl.protocol.vectors.randomness import Randomness
 
 
@@ -165,12 +166,13 @@ def main() -> None:
         ("bob", "alice", pairs[:, ::-1]),
     ):
         model = sides[name].model
-        evaluator = linear_form.peer_of(model, agreement.method.kernel_features, agreement.digest())
+        evaluator = evaluator_plaintext(agreement, model, agreement.digest())
         x, c = linear_form.scorer_part(model, units[name], evaluator)
         y = linear_form.evaluator_part(units[peer], evaluator)
         placed = layout(own_pairs, ckks.slots, best_rounds(own_pairs, ckks.slots))
         keys = scoring.secret_keys(ckks)
-        run = round_trip(keys, x, c, y, placed, rng)
+        live = evaluator.live(*units[name].shape[1:])
+        run = round_trip(keys, x, c, y, placed, rng, live=live)
         decisions[name] = scoring.buckets(keys, run.returned, placed, len(own_pairs))
         sent += run.bytes_sent + run.bytes_returned
     times["scoring"] = time.perf_counter() - began

@@ -41,6 +41,7 @@ from pprl.protocol.model.features import pair_features
 from pprl.protocol.sealed import linear_form, session
 from pprl.protocol.sealed.recipes import parse_recipes
 from pprl.protocol.sealed.shared_keys import shared_key_pairs
+from pprl.protocol.sealed_exact import evaluator_plaintext
 from pprl.protocol.vectors.randomness import TRAINING, Randomness
 
 PARTIES = ("alice", "bob")
@@ -177,7 +178,7 @@ def _scaled_parts(
     agreement: Agreement, model: classifier.Model, unit: np.ndarray
 ) -> tuple[linear_form.Peer, np.ndarray, np.ndarray, float]:
     """(the evaluator's plaintext, x, c, the factor) scaled as the daemon's MATCH scales them."""
-    evaluator = linear_form.peer_of(model, agreement.method.kernel_features, agreement.digest())
+    evaluator = evaluator_plaintext(agreement, model, agreement.digest())
     x, c = linear_form.scorer_part(model, unit, evaluator)
     own_y = linear_form.evaluator_part(unit, evaluator)
     factor = linear_form.score_scale(x, c, own_y, unit.shape[1], evaluator.length)

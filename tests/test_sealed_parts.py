@@ -11,6 +11,7 @@ from pprl.protocol.errors import SettingError
 from pprl.protocol.model.classifier import Model, with_alternatives
 from pprl.protocol.model.features import pair_features
 from pprl.protocol.sealed import linear_form
+from pprl.protocol.sealed.kernel_features import Exact
 from pprl.protocol.sealed.keys import KeySetting, row_keys
 
 
@@ -204,3 +205,92 @@ def test_a_kernel_models_movers_alternative_is_scored_from_the_same_features() -
     plain_second = Model("linear", {"weights": second, "bias": np.array(-6.0)})
     expected = plain_second.decision(features).reshape(50, 50)
     np.testing.assert_allclose(c2[:, None] + x2 @ y.T, expected, atol=1e-6)
+
+
+def test_an_exact_entry_scores_its_kernel_exactly_in_as_many_features_as_it_has_values() -> None:
+    """An entry with few values (an initial) scored by their own vectors: the kernel model's
+    decision exactly on every pair of them, where random features only approximate it, and
+    only its values' count of its D features can be non-zero (`live`), on both sides."""
+    rng = np.random.default_rng(12)
+    entries, count, letters = 2, 64, 26
+    widths = np.array([0.1, 0.02])  # the narrow one puts off-diagonal values near 0
+    landmarks = _units(rng, letters, 1, 8)[:, 0, :]
+    landmarks[landmarks[:, 0] == 0] = 1 / np.sqrt(8)  # every value present
+    weights = np.concatenate([[3.0, 4.0], rng.normal(size=2 * entries)])
+    model = Model("linear", {"weights": weights, "bias": np.array(-4.0), "widths": widths})
+    a, b = _units(rng, 60, entries, 8), _units(rng, 50, entries, 8)
+    a[:, 1] = landmarks[rng.integers(letters, size=60)]
+    b[:, 1] = landmarks[rng.integers(letters, size=50)]
+    b[:5, 1] = 0.0  # a missing initial
+    exact = (Exact(1, landmarks),)
+    peer = linear_form.peer_of(model, count, "digest", exact)
+    x, c = linear_form.scorer_part(model, a, peer)
+    y = linear_form.evaluator_part(b, peer)
+    live = peer.live(entries, 8)
+    assert live.sum() == (count + 1) + (letters + 1)
+    assert not x[:, ~live].any() and not y[:, ~live].any()
+    sealed = c[:, None] + x[:, live] @ y[:, live].T
+    assert peer.kernel is not None
+    z = peer.kernel.map(np.concatenate([a, b]))
+    i, j = np.meshgrid(np.arange(60), np.arange(50), indexing="ij")
+    kernel = np.exp(-(1.0 - a[:, 1].astype(float) @ b[:, 1].astype(float).T) / widths[1])
+    kernel[:, :5] = 0.0  # a missing value's kernel value is 0
+    features = pair_features(a[i.ravel()], b[j.ravel()])
+    # Entry 0 through its random features, entry 1 exactly: the model's own kernel value.
+    features[:, 0] = np.einsum("id,jd->ij", z[:60, 0], z[60:, 0]).reshape(-1)
+    features[:, 1] = kernel.reshape(-1)
+    linear = Model("linear", {"weights": weights, "bias": np.array(-4.0)})
+    np.testing.assert_allclose(sealed, linear.decision(features).reshape(60, 50), atol=1e-6)
+    np.testing.assert_allclose(z[:60, 1] @ z[60:, 1].T, kernel, atol=1e-9)
+    # Random features on the same entry are only near it.
+    drawn = linear_form.peer_of(model, count, "digest").kernel
+    assert drawn is not None
+    approximated = drawn.map(a)[:, 1] @ drawn.map(b)[:, 1].T
+    assert np.abs(approximated - kernel).max() > 1e-3
+    # An exact entry that needs more features than agreed keeps its random ones.
+    assert linear_form.coordinates_live(entries, 16, exact).all()
+
+
+def test_the_initials_landmarks_are_the_letters_as_both_parties_smash_them() -> None:
+    """exact_entries finds the mapping's initial entries and smashes A-Z from the agreement
+    alone: two parties' agreements give the same vectors, each letter's its record's."""
+    from pprl.protocol.agreement import Agreement
+    from pprl.protocol.data import synthetic
+    from pprl.protocol.data.reference import REGISTER_MAPPING, ReferenceSet
+    from pprl.protocol.method import method_params
+    from pprl.protocol.model.features import unit_vectors
+    from pprl.protocol.sealed_exact import LETTERS, exact_entries
+
+    def agreement() -> Agreement:
+        method = method_params(
+            encoding="sealed", error_model="registers", sealed_keys="first:soundex+last:soundex"
+        )
+        reference = ReferenceSet("built-in", synthetic.default_reference(200))
+        return Agreement(reference, REGISTER_MAPPING, method)
+
+    found = exact_entries(agreement())
+    initials = [m for m, (name, _) in enumerate(REGISTER_MAPPING) if name.endswith(":initial")]
+    assert [one.entry for one in found] == initials and len(initials) == 2
+    again = exact_entries(agreement())
+    for one, other in zip(found, again, strict=True):
+        assert one.landmarks.shape[0] == len(LETTERS)
+        np.testing.assert_array_equal(one.landmarks, other.landmarks)
+    record = {"first": ["JOHN"], "middle": ["KATE"], "last": ["SMITH"]}
+    unit = unit_vectors(agreement().smash(record, None), agreement().standardise)
+    np.testing.assert_allclose(found[0].landmarks[LETTERS.index("K")], unit[0, initials[0]])
+    np.testing.assert_allclose(found[1].landmarks[LETTERS.index("J")], unit[0, initials[1]])
+    # AGREE says so where a kernel model scores them.
+    assert "initial" not in agreement().noise_words()
+    kernel = Agreement(
+        agreement().reference,
+        REGISTER_MAPPING,
+        method_params(
+            encoding="sealed",
+            error_model="registers",
+            sealed_keys="first:soundex+last:soundex",
+            sealed_kernel_features=64,
+        ),
+    )
+    assert "64 random features an entry (an initial's exactly, by its 26 letters)" in (
+        kernel.noise_words()
+    )

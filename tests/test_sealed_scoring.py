@@ -464,3 +464,33 @@ def test_the_scoring_party_refuses_results_the_layout_does_not_give(scored: dict
     assert np.array_equal(
         counted.count, scoring.buckets(keys, returned, placed, len(scored["pairs"]))
     )
+
+
+def test_only_the_live_columns_are_sent_and_a_column_below_the_encodings_precision_is_skipped() -> (
+    None
+):
+    """With columns that are zero on both sides left out (linear_form.Peer.live), the stream
+    holds one ciphertext per live column and the constant, and the buckets are the
+    plaintext's; a column whose values all lie below the encoding's precision (an exact
+    entry's features far from their value) encodes to zero and is skipped, not refused."""
+    rng = np.random.default_rng(21)
+    own, peer, width = 80, 70, 10
+    x = rng.normal(size=(own, width)) / np.sqrt(width)
+    y = rng.normal(size=(peer, width)) / np.sqrt(width)
+    live = np.ones(width, dtype=bool)
+    live[[2, 5, 6]] = False
+    x[:, ~live], y[:, ~live] = 0.0, 0.0
+    y[:, 8] = 1e-13  # encodes to zero at the agreed scale
+    c = rng.normal(size=own)
+    pairs = _pairs(rng, own, peer, 600)
+    setting = scoring.CkksSetting(thresholds=(0.0, 0.5, 1.0))
+    placed = layout(pairs, setting.slots, best_rounds(pairs, setting.slots))
+    keys = scoring.secret_keys(setting)
+    run = round_trip(keys, x, c, y, placed, rng, live=live)
+    assert all(len(batch) == int(live.sum()) + 1 for batch in run.sent)
+    found = scoring.buckets(keys, run.returned, placed, len(pairs))
+    plain = c[pairs[:, 0]] + np.einsum("ij,ij->i", x[pairs[:, 0]], y[pairs[:, 1]])
+    edges = np.array(setting.thresholds)
+    expected = np.searchsorted(edges, plain, side="right")
+    clear = np.abs(plain[:, None] - edges[None, :]).min(axis=1) > 0.05
+    assert clear.mean() > 0.8 and np.array_equal(found[clear], expected[clear])

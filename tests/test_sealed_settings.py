@@ -240,8 +240,9 @@ def test_a_score_header_with_widths_no_kernel_can_have_is_refused() -> None:
     placed = layout(pairs, ckks.slots, 1)
     units = np.zeros((2, 2, 4), dtype=np.float32)
     sha = session.candidates_sha256(pairs)
+    live = np.ones(2 * 17, dtype=bool)
     evaluation = Evaluation(
-        placed, ScoreShape(2 * 17 + 1, 11), units, ckks, sha, False, 2, 16, "digest"
+        placed, ScoreShape(2 * 17 + 1, 11), units, ckks, sha, False, 2, 16, "digest", (), live
     )
     header = pb.ScoreHeader(batches=placed.batches, coordinates=2 * 17 + 1, candidates_sha256=sha)
     for widths in ([0.1], [0.1, 0.0], [0.1, KERNEL_WIDTHS[1] * 2], [0.1, float("nan")]):

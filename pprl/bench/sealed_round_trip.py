@@ -43,13 +43,15 @@ def round_trip(
     placed: Layout,
     rng: np.random.Generator,
     alternative: Alternative | None = None,
+    live: np.ndarray | None = None,
 ) -> RoundTrip:
-    """The scoring party's (x, c) scored on the evaluator's y over the layout's pairs."""
+    """The scoring party's (x, c) scored on the evaluator's y over the layout's pairs, of
+    their columns those `live` (linear_form.Peer.live; all when None)."""
     seconds = {}
     began = time.perf_counter()
     sent = [
         [dumped(item) for item in batch]
-        for batch in scoring.encrypted_batches(keys, x, c, placed, alternative)
+        for batch in scoring.encrypted_batches(keys, x, c, placed, alternative, live)
     ]
     public = dumped(keys.public)
     seconds["encrypt"] = time.perf_counter() - began
@@ -58,7 +60,7 @@ def round_trip(
     key = loaded(scoring.PublicKey, context, public)
     received = [[loaded(scoring.Ciphertext, context, data) for data in batch] for batch in sent]
     ratios = None if alternative is None else alternative.ratios
-    evaluated = scoring.evaluate(context, key, received, y, placed, keys.setting, rng, ratios)
+    evaluated = scoring.evaluate(context, key, received, y, placed, keys.setting, rng, ratios, live)
     back = [[dumped(item) for item in batch] for batch in evaluated]
     seconds["evaluate"] = time.perf_counter() - began
     returned = [

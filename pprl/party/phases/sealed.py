@@ -36,10 +36,11 @@ from pprl.protocol.model.features import unit_vectors
 from pprl.protocol.own_training import mover_groups
 from pprl.protocol.sealed import hidden_join, linear_form, session
 from pprl.protocol.sealed.blinding import POINT_BYTES, Blinder, BlindingError, returned, split
-from pprl.protocol.sealed.kernel_features import RandomFeatures
+from pprl.protocol.sealed.kernel_features import Exact, RandomFeatures
 from pprl.protocol.sealed.layout import Layout
 from pprl.protocol.sealed.parameters import CkksSetting
 from pprl.protocol.sealed.recipes import most_keys
+from pprl.protocol.sealed_exact import evaluator_plaintext, exact_entries
 from pprl.protocol.vectors.randomness import SEALED_SCORES
 from pprl.wire.v1 import linkage_pb2 as pb
 
@@ -149,12 +150,13 @@ def match(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
             "this party's model does not match the agreed movers' or kernel setting: train again",
             reason=pb.DATA_LOSS,
         )
-    evaluator = linear_form.peer_of(model, method.kernel_features, digest)
+    evaluator = evaluator_plaintext(agreement, model, digest)
     x, c = linear_form.scorer_part(model, units, evaluator)
     alternative = linear_form.alternative_part(model, units, evaluator)
     own_y = linear_form.evaluator_part(units, evaluator)
-    entries, width = units.shape[1], evaluator.width(units.shape[2])
-    placed, shape = _scoring_layout(pairs, ckks, entries, width, alternative is not None, hidden)
+    entries = units.shape[1]
+    live = evaluator.live(entries, units.shape[2])
+    placed, shape = _scoring_layout(pairs, ckks, entries, live, alternative is not None, hidden)
     x, c, alternative = linear_form.scaled_forms(x, c, alternative, own_y, entries, evaluator)
     n_own, n_peer = len(x), ctx.peer_rows(run_id) or 0
     if hidden:
@@ -179,7 +181,7 @@ def match(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     keys = scoring.secret_keys(ckks)
     outgoing = (
         [dumped(ciphertext) for ciphertext in batch]
-        for batch in scoring.encrypted_batches(keys, x, c, placed, alternative)
+        for batch in scoring.encrypted_batches(keys, x, c, placed, alternative, live)
     )
     counted = scoring.BucketCount(keys, placed, len(pairs), alternative is not None)
 
@@ -288,16 +290,17 @@ def _scoring_layout(
     pairs: np.ndarray,
     ckks: CkksSetting,
     entries: int,
-    width: int,
+    live: np.ndarray,
     alternative: bool,
     hidden: bool = False,
 ) -> tuple[Layout, ScoreShape]:
     """The layout of a scoring party's pairs (its row first; with the hidden join its slots,
     entry first) and the shape of its stream, as the scorer and the evaluator both derive
-    them: `entries` mapping entries of `width` coordinates each (the projected vectors' or
-    the agreed random features'), each with its missing indicator, then the constant."""
+    them: of the `entries` mapping entries' coordinates (the projected vectors' or the
+    agreed random features', each with its missing indicator) those `live`
+    (linear_form.Peer.live), then the constant."""
     extra = entries + 1 if alternative else 0
-    coordinates = entries * (width + 1) + 1 + extra
+    coordinates = int(np.count_nonzero(live)) + 1 + extra
     shape = ScoreShape(coordinates, len(ckks.thresholds) + int(alternative))
     placed = session.score_layout(pairs, ckks, shape.coordinates, returned=shape.returned)
     if hidden:
@@ -321,13 +324,15 @@ class Evaluation:
     entries: int
     kernel_features: int
     digest: str
+    exact: tuple[Exact, ...]
+    live: np.ndarray
 
     def y(self, widths: np.ndarray | None) -> np.ndarray:
         """This party's plaintext for the peer's model: its unit vectors, or their random
-        features for the peer's kernel widths."""
+        features for the peer's kernel widths (the exact entries' by their values)."""
         kernel = None
         if widths is not None:
-            kernel = RandomFeatures(widths, self.kernel_features, self.digest)
+            kernel = RandomFeatures(widths, self.kernel_features, self.digest, self.exact)
         return linear_form.evaluator_part(self.units, linear_form.Peer(kernel))
 
 
@@ -343,12 +348,19 @@ def evaluation_for_peer(ctx: RunContext, run_id: str) -> Evaluation:
     units = _units(ctx, run_id)
     alternative = bool(mover_groups(agreement))
     features = method.kernel_features
-    entries, width = units.shape[1], features or units.shape[2]
-    placed, shape = _scoring_layout(pairs, ckks, entries, width, alternative, hidden)
+    entries = units.shape[1]
+    exact = exact_entries(agreement) if features else ()
+    if features:
+        live = linear_form.coordinates_live(entries, features, exact)
+    else:
+        live = linear_form.Peer().live(entries, units.shape[2])
+    placed, shape = _scoring_layout(pairs, ckks, entries, live, alternative, hidden)
     if join is not None:
         placed = hidden_join.evaluator_layout(placed, join)
     sha = session.candidates_sha256(pairs)
-    return Evaluation(placed, shape, units, ckks, sha, alternative, entries, features, digest)
+    return Evaluation(
+        placed, shape, units, ckks, sha, alternative, entries, features, digest, exact, live
+    )
 
 
 def evaluated(
@@ -381,6 +393,7 @@ def evaluated(
             evaluation.ckks,
             rng,
             ratios,
+            evaluation.live,
         )
         yield batch, [dumped(result) for result in results]
 

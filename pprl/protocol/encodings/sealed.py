@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from pprl.protocol.data.combined import is_initial
 from pprl.protocol.encodings.distances import Distances
 from pprl.protocol.errors import SettingError
 from pprl.protocol.gate import Attack
@@ -84,8 +85,11 @@ class Sealed(Distances):
         if any(is_unordered(r) for r, _ in written_recipes(written)):
             said += f" ({UNORDERED}: its parts in either order, so swapped names share it)"
         features = agreement.method.kernel_features
-        return said + (
-            f"; model: a kernel, {features} random features an entry"
-            if features
-            else "; model: linear in the distances"
-        )
+        if not features:
+            return said + "; model: linear in the distances"
+        from pprl.protocol.sealed_exact import LETTERS
+
+        said += f"; model: a kernel, {features} random features an entry"
+        if features >= len(LETTERS) and any(is_initial(a) for a, _ in agreement.mapping):
+            said += f" (an initial's exactly, by its {len(LETTERS)} letters)"
+        return said

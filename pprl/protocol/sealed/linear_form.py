@@ -40,7 +40,7 @@ import numpy as np
 from pprl.protocol.errors import SettingError
 from pprl.protocol.model.classifier import Model, full_weights
 from pprl.protocol.model.features import missing_units, pair_features
-from pprl.protocol.sealed.kernel_features import LENGTH, RandomFeatures
+from pprl.protocol.sealed.kernel_features import LENGTH, Exact, RandomFeatures, live
 
 Part = tuple[np.ndarray, float]
 
@@ -65,16 +65,31 @@ class Peer:
         """(n, M, width) float64: what the evaluator multiplies in per entry."""
         return unit.astype(np.float64) if self.kernel is None else self.kernel.map(unit)
 
+    def live(self, entries: int, unit_width: int) -> np.ndarray:
+        """(M (width + 1),) which columns of x and y are scored: all but an exact entry's
+        features beyond its values' count (kernel_features.live), zero on both sides."""
+        if self.kernel is None:
+            return np.ones(entries * (unit_width + 1), dtype=bool)
+        return coordinates_live(entries, self.kernel.count, self.kernel.exact)
 
-def peer_of(model: Model, features: int, seed: str) -> Peer:
+
+def coordinates_live(entries: int, features: int, exact: tuple[Exact, ...]) -> np.ndarray:
+    """`Peer.live` of a kernel model's `features` an entry, without its widths: what both
+    parties lay out before the scorer's widths arrive."""
+    indicator = np.ones((entries, 1), dtype=bool)
+    return np.concatenate([live(entries, features, exact), indicator], axis=1).reshape(-1)
+
+
+def peer_of(model: Model, features: int, seed: str, exact: tuple[Exact, ...] = ()) -> Peer:
     """The evaluator's plaintext a scoring party's `model` needs: `features` random features
-    an entry (the agreed count, drawn from `seed`) for a kernel model."""
+    an entry (the agreed count, drawn from `seed`) for a kernel model, the `exact` entries
+    by their values."""
     widths = model.widths
     if widths is None:
         return Peer()
     if features <= 0:
         raise SettingError("a kernel model needs random features (sealed_kernel_features > 0)")
-    return Peer(RandomFeatures(widths, features, seed))
+    return Peer(RandomFeatures(widths, features, seed, exact))
 
 
 def _parts(model: Model) -> list[Part]:

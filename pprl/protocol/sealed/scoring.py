@@ -89,12 +89,14 @@ def encrypted_batches(
     c: np.ndarray,
     layout: Layout,
     alternative: Alternative | None = None,
+    live: np.ndarray | None = None,
 ) -> Iterator[list[Any]]:
-    """Per batch, one ciphertext per coordinate of x and one for c (then, with a movers'
-    alternative, one per column of its own): slot s holds the value of the own row the
-    layout puts there. One batch at a time, for a stream that need not hold them all; each
-    ciphertext still to be saved, seeded (`pprl.files.sealed_bytes.dumped`)."""
-    columns = np.concatenate([x, c[:, None]], axis=1)
+    """Per batch, one ciphertext per coordinate of x (those `live`, Peer.live: the others
+    are zero on both sides) and one for c (then, with a movers' alternative, one per column
+    of its own): slot s holds the value of the own row the layout puts there. One batch at a
+    time, for a stream that need not hold them all; each ciphertext still to be saved,
+    seeded (`pprl.files.sealed_bytes.dumped`)."""
+    columns = np.concatenate([x if live is None else x[:, live], c[:, None]], axis=1)
     if alternative is not None:
         columns = np.concatenate([columns, alternative.columns()], axis=1)
     encoder = seal.CKKSEncoder(keys.context)
@@ -120,21 +122,33 @@ def evaluate(
     setting: CkksSetting,
     rng: np.random.Generator,
     ratios: np.ndarray | None = None,
+    live: np.ndarray | None = None,
 ) -> list[list[Any]]:
     """The evaluator's side: per batch, round and threshold t_k,
     Enc(r_ijk (c_i + <x_i, y_j> - t_k) + noise), each with its own random factor (then, with
     a movers' alternative, its score at 0 likewise)."""
     return [
-        evaluated_batch(context, public, batch, ciphertexts, y, layout, setting, rng, ratios)
+        evaluated_batch(context, public, batch, ciphertexts, y, layout, setting, rng, ratios, live)
         for batch, ciphertexts in enumerate(received)
     ]
 
 
-def plaintext_columns(y: np.ndarray, ratios: np.ndarray | None) -> list[np.ndarray]:
+def plaintext_columns(
+    y: np.ndarray, ratios: np.ndarray | None, live: np.ndarray | None = None
+) -> list[np.ndarray]:
     """(rows, ciphertexts) plaintexts the evaluator multiplies the received ciphertexts by,
     per form: the first form's (y, then 1 for its constant, 0 for the alternative's columns)
     and, with `ratios`, the alternative's (each entry's vector scaled by its ratio, 0 for the
-    first form's indicators and constant, then its own indicators and 1)."""
+    first form's indicators and constant, then its own indicators and 1); of y's columns only
+    those `live`, as the scoring party encrypted them."""
+    forms = _forms(y, ratios)
+    if live is None:
+        return forms
+    kept = np.concatenate([live, np.ones(forms[0].shape[1] - len(live), dtype=bool)])
+    return [form[:, kept] for form in forms]
+
+
+def _forms(y: np.ndarray, ratios: np.ndarray | None) -> list[np.ndarray]:
     n = len(y)
     first = np.concatenate([y, np.ones((n, 1))], axis=1)
     if ratios is None:
@@ -163,12 +177,13 @@ def evaluated_batch(
     setting: CkksSetting,
     rng: np.random.Generator,
     ratios: np.ndarray | None = None,
+    live: np.ndarray | None = None,
 ) -> list[Any]:
     """`evaluate` for one batch: its rounds (`layout.batch_rounds`) x thresholds
     ciphertexts (and the alternative's one per round after them), in that order. ValueError
     for a ciphertext that is not a fresh one of the agreed parameters (its level, size or
     scale)."""
-    forms = plaintext_columns(y, ratios)
+    forms = plaintext_columns(y, ratios, live)
     if len(ciphertexts) != forms[0].shape[1]:
         agreed = forms[0].shape[1]
         raise ValueError(
@@ -218,15 +233,19 @@ class _Tools:
         return plain
 
     def score(self, ciphertexts: Sequence[Any], plain: np.ndarray) -> Any:
-        """sum_d Enc(v_d) * plain[:, d] over the columns that are not all 0, not rescaled
-        (its scale is the two encodings' product)."""
+        """sum_d Enc(v_d) * plain[:, d] over the columns that are not all 0 once encoded, not
+        rescaled (its scale is the two encodings' product). A column can be all but 0: an
+        exact entry's features are far below the encoding's precision for values far from
+        its own (kernel_features.Exact), and a product by a zero plaintext is refused."""
         used = [d for d in range(plain.shape[1]) if np.any(plain[:, d])]
         parms_id = self.context.first_parms_id()
         scale = 2.0**self.setting.scale_bits
         total = None
         for d in used:
-            product = seal.Ciphertext()
             multiplier = self._plain(plain[:, d].tolist(), parms_id, scale)
+            if multiplier.is_zero():
+                continue
+            product = seal.Ciphertext()
             self.evaluator.multiply_plain(ciphertexts[d], multiplier, product)
             if total is None:
                 total = product
