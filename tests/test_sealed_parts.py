@@ -291,6 +291,34 @@ def test_the_initials_landmarks_are_the_letters_as_both_parties_smash_them() -> 
             sealed_kernel_features=64,
         ),
     )
-    assert "64 random features an entry (an initial's exactly, by its 26 letters)" in (
-        kernel.noise_words()
+    assert (
+        "64 random features an entry (middle:initial, first:initial exactly, by their values)"
+        in kernel.noise_words()
     )
+
+
+def test_a_categorys_landmarks_are_its_reference_columns_values() -> None:
+    """A category entry is read exactly by the values its reference column lists (each
+    once, blanks left out); any other plain entry keeps its random features."""
+    from pprl.protocol.agreement import Agreement
+    from pprl.protocol.data import synthetic
+    from pprl.protocol.data.reference import ReferenceSet
+    from pprl.protocol.method import method_params
+    from pprl.protocol.model.features import unit_vectors
+    from pprl.protocol.sealed_exact import exact_entries, exact_values
+
+    columns = synthetic.default_reference(200)
+    rows = len(next(iter(columns.values())))
+    columns["sex"] = [("F", "M", "X", "")[i % 4] for i in range(rows)]
+    method = method_params(
+        encoding="sealed", sealed_keys="first:soundex+last:soundex", sealed_kernel_features=48
+    )
+    mapping = [("first", "first"), ("last", "last"), ("sex", "sex")]
+    agreement = Agreement(ReferenceSet("built-in", columns), mapping, method, {"sex": "category"})
+    assert [exact_values(agreement, m) for m in range(3)] == [None, None, ["F", "M", "X"]]
+    (found,) = exact_entries(agreement)
+    assert found.entry == 2 and found.landmarks.shape[0] == 3
+    record = {"first": ["ANNA"], "last": ["BELL"], "sex": ["M"]}
+    unit = unit_vectors(agreement.smash(record, None), agreement.standardise)
+    np.testing.assert_allclose(found.landmarks[1], unit[0, 2])
+    assert "(sex exactly, by their values)" in agreement.noise_words()

@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from pprl.protocol.data.combined import is_initial
 from pprl.protocol.encodings.distances import Distances
 from pprl.protocol.errors import SettingError
 from pprl.protocol.gate import Attack
@@ -87,9 +86,12 @@ class Sealed(Distances):
         features = agreement.method.kernel_features
         if not features:
             return said + "; model: linear in the distances"
-        from pprl.protocol.sealed_exact import LETTERS
+        from pprl.protocol.sealed.kernel_features import usable
+        from pprl.protocol.sealed_exact import exact_entries
 
         said += f"; model: a kernel, {features} random features an entry"
-        if features >= len(LETTERS) and any(is_initial(a) for a, _ in agreement.mapping):
-            said += f" (an initial's exactly, by its {len(LETTERS)} letters)"
+        exact = usable(exact_entries(agreement), features)
+        if exact:
+            named = ", ".join(agreement.mapping[one.entry][0] for one in exact)
+            said += f" ({named} exactly, by their values)"
         return said
