@@ -100,10 +100,11 @@ class Recipe:
     def values(self, columns: Mapping[str, Sequence[str]], row: int) -> list[str]:
         """The row's keys' values under this recipe: one per combination of its parts'
         values, none when a part has no value."""
-        each = [
-            sorted({v for v in (t.read(columns[a][row]) for a in names) if v})
-            for names, t in self.parts
-        ]
+        return self.read_values(lambda a, t: t.read(columns[a][row]))
+
+    def read_values(self, read: Callable[[str, Transform], str]) -> list[str]:
+        """`values` of one row, each part's value of attribute a read as `read(a, t)`."""
+        each = [sorted({v for v in (read(a, t) for a in names) if v}) for names, t in self.parts]
         combined = itertools.product(*each)
         if self.unordered:
             return sorted({"\x1f".join(sorted(values)) for values in combined})
@@ -172,12 +173,24 @@ def recipe_keys(
     depend on the side (`first`: the lower identity's), which it needs (the module's
     docstring)."""
     rows = len(next(iter(columns.values()), []))
+    # Each attribute read by each transform once, however many recipes read it so.
+    read_columns: dict[tuple[str, str], list[str]] = {}
+
+    def column(attribute: str, transform: Transform) -> list[str]:
+        key = (attribute, transform.name)
+        if key not in read_columns:
+            read_columns[key] = [transform.read(v) for v in columns[attribute]]
+        return read_columns[key]
+
+    def values(recipe: Recipe, row: int) -> list[str]:
+        return recipe.read_values(lambda a, t: column(a, t)[row])
+
     keys: list[list[str]] = [[] for _ in range(rows)]
     for number, recipe in enumerate(recipes):
         if recipe.fallback:
             continue
         for row in range(rows):
-            keys[row] += [f"recipe {number}|{value}" for value in recipe.values(columns, row)]
+            keys[row] += [f"recipe {number}|{value}" for value in values(recipe, row)]
     keyless = [not row_keys for row_keys in keys]
     for number, recipe in enumerate(recipes):
         if not recipe.fallback:
@@ -190,8 +203,8 @@ def recipe_keys(
             tags = [
                 tag for tag, probes in ((1, first), (2, not first)) if keyless[row] or not probes
             ]
-            values = recipe.values(columns, row)
-            keys[row] += [f"recipe {number}.{tag}|{value}" for tag in tags for value in values]
+            found = values(recipe, row)
+            keys[row] += [f"recipe {number}.{tag}|{value}" for tag in tags for value in found]
     return keys
 
 
