@@ -349,11 +349,13 @@ def evaluation_for_peer(ctx: RunContext, run_id: str) -> Evaluation:
     alternative = bool(mover_groups(agreement))
     features = method.kernel_features
     entries = units.shape[1]
+    # The columns the peer's stream holds, as its MATCH derives them (Peer.live).
     exact = exact_entries(agreement) if features else ()
-    if features:
-        live = linear_form.coordinates_live(entries, features, exact)
-    else:
-        live = linear_form.Peer().live(entries, units.shape[2])
+    live = (
+        linear_form.coordinates_live(entries, features, exact)
+        if features
+        else linear_form.Peer().live(entries, units.shape[2])
+    )
     placed, shape = _scoring_layout(pairs, ckks, entries, live, alternative, hidden)
     if join is not None:
         placed = hidden_join.evaluator_layout(placed, join)

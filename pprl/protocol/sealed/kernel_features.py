@@ -14,13 +14,14 @@ Both parties need the same z: the draw is seeded by the run's agreement digest, 
 widths are the scoring party's (it sends them with its public key; they are its training
 pairs' distances at one quantile, nothing of a record).
 
-An entry whose values are few and public (an initial: one of 26 letters) needs no draws: with
-the unit vectors L of its values (`Exact`, both parties smash them from the agreement),
+An entry whose values are few and public (an initial: one of 26 letters; a category: the
+values its reference column lists) needs no draws: with the unit vectors L of its values
+(`Exact`, both parties smash them from the agreement, pprl.protocol.sealed_exact),
 phi(u) = K^(-1/2) k(L, u), K = k(L, L), gives phi(a) . phi(b) = k(a, b) exactly whenever a or
-b is one of them (Nystrom features on every value as a landmark), in 26 coordinates instead
-of D: the rest of the entry's D are zero on both sides, so they are neither encrypted nor
-multiplied (`live`). On the generated namesakes' six entries, two of them initials, that is
-a fifth fewer ciphertexts (docs/sealed.md, "The model").
+b is one of them (Nystrom features on every value as a landmark), in as many coordinates as
+values instead of D: the rest of the entry's D are zero on both sides, so they are neither
+encrypted nor multiplied (`live`). On the generated namesakes' six entries, two of them
+initials, that is a fifth fewer ciphertexts (docs/sealed.md, "The model").
 """
 
 from __future__ import annotations

@@ -57,10 +57,6 @@ class Peer:
         """The largest length of an entry's part of y (vector and missing indicator)."""
         return 1.0 if self.kernel is None else LENGTH
 
-    def width(self, unit_width: int) -> int:
-        """Coordinates an entry of y takes besides its missing indicator."""
-        return unit_width if self.kernel is None else self.kernel.count
-
     def vectors(self, unit: np.ndarray) -> np.ndarray:
         """(n, M, width) float64: what the evaluator multiplies in per entry."""
         return unit.astype(np.float64) if self.kernel is None else self.kernel.map(unit)
