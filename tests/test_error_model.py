@@ -126,6 +126,12 @@ def test_date_errors_are_valid_dates_one_error_away() -> None:
         for d in errors["digit"]
     )
     assert "19800432" not in errors["digit"]  # no 32nd day
+    # Exactly the substitutions strptime reads as dates, for dates near a calendar's edges.
+    for value in ("19800412", "20000229", "00010101", "99991231", "19001231"):
+        substituted = {
+            value[:i] + d + value[i + 1 :] for i in range(8) for d in "0123456789" if d != value[i]
+        }
+        assert set(date_errors(value)["digit"]) == {d for d in substituted if _valid(d)}
     assert "day-month" not in date_errors("19800413")  # no 13th month
     assert "day-month" not in date_errors("19800505")  # the same date
     assert "year" not in date_errors("20000229")  # 1999 and 2001 have no 29 February
