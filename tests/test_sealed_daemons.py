@@ -63,14 +63,22 @@ def _sealed(
 
 
 # The default model, linear in the distances, and a kernel model scored through random
-# features (the evaluator maps its vectors with the scorer's widths from the score header).
-@pytest.mark.parametrize("features", [0, 64], ids=["linear", "kernel"])
-def test_two_daemons_link_sealed_and_send_no_vectors(deploy, features):
-    extra = f"sealed_kernel_features = {features}\n"
+# features (the evaluator maps its vectors with the scorer's widths from the score header);
+# with register training the mapping holds two initials, which both daemons score exactly
+# by their letters, leaving the rest of those entries' features out of the stream.
+@pytest.mark.parametrize(
+    ("features", "training"),
+    [(0, "one-error"), (64, "one-error"), (64, "registers")],
+    ids=["linear", "kernel", "kernel-initials-exact"],
+)
+def test_two_daemons_link_sealed_and_send_no_vectors(deploy, features, training):
+    extra = f'sealed_kernel_features = {features}\nerror_model = "{training}"\n'
     deployment = deploy(size=300, overlap=0.9, configure=_sealed(extra=extra))
     result, summary = coordinate_summary(deployment)
     assert result.returncode == 0, result.stderr
     assert "candidate pairs" in result.stdout and "under encryption" in result.stdout
+    exact = "(middle:initial, first:initial exactly, by their values)"
+    assert (exact in result.stdout) == (training == "registers"), result.stdout
     quality = evaluate(
         deployment, summary["run_id"], read_truth(deployment.workdir / "data/truth.csv")
     )
