@@ -248,7 +248,7 @@ def test_an_exact_entry_scores_its_kernel_exactly_in_as_many_features_as_it_has_
     approximated = drawn.map(a)[:, 1] @ drawn.map(b)[:, 1].T
     assert np.abs(approximated - kernel).max() > 1e-3
     # An exact entry that needs more features than agreed keeps its random ones.
-    assert linear_form.coordinates_live(entries, 16, exact).all()
+    assert linear_form.coordinates_live(entries, 8, 16, exact).all()
 
 
 def test_the_initials_landmarks_are_the_letters_as_both_parties_smash_them() -> None:

@@ -351,11 +351,7 @@ def evaluation_for_peer(ctx: RunContext, run_id: str) -> Evaluation:
     entries = units.shape[1]
     # The columns the peer's stream holds, as its MATCH derives them (Peer.live).
     exact = exact_entries(agreement) if features else ()
-    live = (
-        linear_form.coordinates_live(entries, features, exact)
-        if features
-        else linear_form.Peer().live(entries, units.shape[2])
-    )
+    live = linear_form.coordinates_live(entries, units.shape[2], features, exact)
     placed, shape = _scoring_layout(pairs, ckks, entries, live, alternative, hidden)
     if join is not None:
         placed = hidden_join.evaluator_layout(placed, join)

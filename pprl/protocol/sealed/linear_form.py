@@ -65,13 +65,18 @@ class Peer:
         """(M (width + 1),) which columns of x and y are scored: all but an exact entry's
         features beyond its values' count (kernel_features.live), zero on both sides."""
         if self.kernel is None:
-            return np.ones(entries * (unit_width + 1), dtype=bool)
-        return coordinates_live(entries, self.kernel.count, self.kernel.exact)
+            return coordinates_live(entries, unit_width, 0)
+        return coordinates_live(entries, unit_width, self.kernel.count, self.kernel.exact)
 
 
-def coordinates_live(entries: int, features: int, exact: tuple[Exact, ...]) -> np.ndarray:
-    """`Peer.live` of a kernel model's `features` an entry, without its widths: what both
-    parties lay out before the scorer's widths arrive."""
+def coordinates_live(
+    entries: int, unit_width: int, features: int, exact: tuple[Exact, ...] = ()
+) -> np.ndarray:
+    """`Peer.live` for `features` random features an entry (0: a model linear in the
+    distances, `unit_width` coordinates an entry), without the scorer's widths: what both
+    parties lay out before those arrive."""
+    if not features:
+        return np.ones(entries * (unit_width + 1), dtype=bool)
     indicator = np.ones((entries, 1), dtype=bool)
     return np.concatenate([live(entries, features, exact), indicator], axis=1).reshape(-1)
 
