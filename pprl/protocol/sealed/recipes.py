@@ -97,13 +97,10 @@ class Recipe:
     def attributes(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(a for names, _ in self.parts for a in names))
 
-    def values(self, columns: Mapping[str, Sequence[str]], row: int) -> list[str]:
-        """The row's keys' values under this recipe: one per combination of its parts'
-        values, none when a part has no value."""
-        return self.read_values(lambda a, t: t.read(columns[a][row]))
-
     def read_values(self, read: Callable[[str, Transform], str]) -> list[str]:
-        """`values` of one row, each part's value of attribute a read as `read(a, t)`."""
+        """One row's keys' values under this recipe, each part's value of attribute a read
+        as `read(a, t)`: one per combination of its parts' values, none when a part has no
+        value."""
         each = [sorted({v for v in (read(a, t) for a in names) if v}) for names, t in self.parts]
         combined = itertools.product(*each)
         if self.unordered:
