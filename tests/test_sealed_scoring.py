@@ -494,3 +494,13 @@ def test_only_the_live_columns_are_sent_and_a_column_below_the_encodings_precisi
     expected = np.searchsorted(edges, plain, side="right")
     clear = np.abs(plain[:, None] - edges[None, :]).min(axis=1) > 0.05
     assert clear.mean() > 0.8 and np.array_equal(found[clear], expected[clear])
+    # A stream with the dead columns too (every column encrypted) is not the agreed one.
+    context = scoring.seal_context(setting)
+    key = loaded(scoring.PublicKey, context, run.public)
+    every = [
+        [loaded(scoring.Ciphertext, context, dumped(one)) for one in batch]
+        for batch in scoring.encrypted_batches(keys, x, c, placed)
+    ]
+    agreed = f"{width + 1} ciphertexts where {int(live.sum()) + 1} were agreed"
+    with pytest.raises(ValueError, match=agreed):
+        scoring.evaluate(context, key, every, y, placed, setting, rng, None, live)
