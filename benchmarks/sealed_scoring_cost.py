@@ -60,6 +60,7 @@ def main() -> None:
         "seconds": timings,
         "slot_products_per_second": products * setting.slots / timings["evaluate"],
         "bytes_public_key": len(run.public),
+        "bytes_conjugation_key": len(run.conjugation),
         "bytes_sent": run.bytes_sent,
         "bytes_returned": run.bytes_returned,
         "signs_wrong": int(wrong.sum()),
@@ -69,7 +70,8 @@ def main() -> None:
         f"{len(pairs):,} pairs, width {args.width}: {placed.rounds} rounds x {placed.batches} "
         f"batches; encrypt {timings['encrypt']:.1f} s, evaluate {timings['evaluate']:.1f} s, "
         f"decrypt {timings['decrypt']:.1f} s; sent {run.bytes_sent / 1e6:.0f} MB (the public "
-        f"key {len(run.public) / 1e6:.1f} MB of it), returned {run.bytes_returned / 1e6:.0f} MB; "
+        f"and conjugation keys {(len(run.public) + len(run.conjugation)) / 1e6:.1f} MB of it), "
+        f"returned {run.bytes_returned / 1e6:.0f} MB; "
         f"{result['signs_wrong']} signs wrong (all |score| <= "
         f"{result['largest_wrong_score']:.3f})",
         flush=True,

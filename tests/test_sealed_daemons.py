@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Callable
+from typing import Any
 
 import grpc
 import numpy as np
@@ -175,18 +176,28 @@ def _score_header(deployment, run_id: str, digest: str) -> tuple[pb.ScoreHeader,
     pairs = session.candidates(keys(OWN_KEYS_TWICE), keys(PEER_KEYS_TWICE))[:, ::-1]
     ckks = session.setting(DEFAULT_CRYPTO, DEFAULT_THRESHOLDS)
     entries, width = 4, 45  # the demo's mapping entries, each's projected coordinates
-    coordinates = entries * (width + 1) + 1
+    coordinates = ckks.ciphertexts(entries * (width + 1) + 1)
     placed = session.score_layout(pairs, ckks, coordinates)
-    public = dumped(scoring.secret_keys(ckks).public)
+    keys = scoring.secret_keys(ckks)
     header = pb.ScoreHeader(
         run_id=run_id,
         digest=digest,
-        public_key=public,
+        public_key=dumped(keys.public),
+        conjugation_key=dumped(keys.conjugation),
         batches=placed.batches,
         coordinates=coordinates,
         candidates_sha256=session.candidates_sha256(pairs),
     )
     return header, coordinates
+
+
+def _rotating_keys(ckks: CkksSetting) -> Any:
+    """Galois keys for conjugation and a slot rotation: more than evaluation needs."""
+    from tenseal import sealapi
+
+    keys = scoring.secret_keys(ckks)
+    generator = sealapi.KeyGenerator(keys.context, keys.secret)
+    return generator.create_galois_keys([2 * ckks.poly_modulus_degree - 1, 3])
 
 
 def test_bad_encrypted_scores_are_refused_with_their_reason(exchanged):
@@ -218,6 +229,15 @@ def test_bad_encrypted_scores_are_refused_with_their_reason(exchanged):
         "unreadable public key": ([changed(public_key=b"junk")], pb.BAD_CIPHERTEXT),
         "other parameters": (
             [changed(public_key=dumped(scoring.secret_keys(other).public))],
+            pb.BAD_CIPHERTEXT,
+        ),
+        "no conjugation key": ([changed(conjugation_key=b"")], pb.BAD_CIPHERTEXT),
+        "a conjugation key under other parameters": (
+            [changed(conjugation_key=dumped(scoring.secret_keys(other).conjugation))],
+            pb.BAD_CIPHERTEXT,
+        ),
+        "a key that also rotates": (
+            [changed(conjugation_key=dumped(_rotating_keys(CkksSetting())))],
             pb.BAD_CIPHERTEXT,
         ),
         "unreadable ciphertexts": (

@@ -42,10 +42,16 @@ def _scored_through_bytes(
     alternative: linear_form.Alternative | None = None,
 ) -> dict[str, Any]:
     """Both sides of encrypted scoring with every object passed as the bytes the wire
-    carries: the scoring party's seeded ciphertexts and public key, the evaluator's results."""
+    carries: the scoring party's seeded ciphertexts, public key and conjugation key, the
+    evaluator's results."""
     assert keys.setting == setting
     run = round_trip(keys, x, c, y, placed, rng, alternative)
-    return {"sent": run.sent, "public": run.public, "returned": run.returned}
+    return {
+        "sent": run.sent,
+        "public": run.public,
+        "conjugation": run.conjugation,
+        "returned": run.returned,
+    }
 
 
 def _decrypted(keys: scoring.SecretKeys, ciphertext: Any) -> np.ndarray:
@@ -179,6 +185,7 @@ def scored() -> dict[str, object]:
     return {
         "keys": keys,
         "public": run["public"],
+        "conjugation": run["conjugation"],
         "sent": run["sent"],
         "returned": run["returned"],
         "placed": placed,
@@ -220,6 +227,25 @@ def test_the_evaluator_receives_a_public_key_and_seeded_ciphertexts(scored: dict
     assert seeded < 0.55 * len(dumped(whole))
     back = scored["returned"][0][0]
     assert back.parms_id() == keys.context.last_parms_id()
+
+
+def test_the_conjugation_key_holds_conjugation_alone(scored: dict) -> None:
+    """The evaluator's one key-switching key conjugates (its sums' imaginary parts cancel)
+    and switches nothing else: a key set that could also rotate slots is refused."""
+    from tenseal import sealapi
+
+    keys, setting = scored["keys"], scored["setting"]
+    context = scoring.seal_context(setting)
+    held = loaded(scoring.ConjugationKey, context, scored["conjugation"])
+    assert scoring.conjugation_refusal(held, setting) is None
+    assert len(scored["conjugation"]) < 0.6e6  # seeded: 2 decompositions x 3 primes, halved
+    with pytest.raises(ValueError):
+        loaded(sealapi.SecretKey, context, scored["conjugation"])
+    rotations = sealapi.KeyGenerator(keys.context, keys.secret).create_galois_keys(
+        [2 * setting.poly_modulus_degree - 1, 3]
+    )
+    wider = loaded(scoring.ConjugationKey, context, dumped(rotations))
+    assert "other Galois elements" in scoring.conjugation_refusal(wider, setting)
 
 
 def test_decrypted_scores_are_blinded_by_wide_factors(scored: dict) -> None:
@@ -269,19 +295,28 @@ def test_buckets_among_thresholds_are_the_plaintext_buckets() -> None:
         scoring.CkksSetting(thresholds=(0.5, 1.0))
 
 
+def _evaluation_keys(context: Any, scored: dict) -> scoring.EvaluationKeys:
+    return scoring.EvaluationKeys(
+        loaded(scoring.PublicKey, context, scored["public"]),
+        loaded(scoring.ConjugationKey, context, scored["conjugation"]),
+    )
+
+
 def test_a_wrong_ciphertext_count_is_refused(scored: dict) -> None:
     setting = scored["setting"]
     context = scoring.seal_context(setting)
-    key = loaded(scoring.PublicKey, context, scored["public"])
+    key = _evaluation_keys(context, scored)
     received = [[loaded(scoring.Ciphertext, context, data) for data in b] for b in scored["sent"]]
     rng = np.random.default_rng(0)
     args = (scored["y"], scored["placed"], setting, rng)
-    with pytest.raises(ValueError, match="ciphertexts where 13 were agreed"):
+    # 12 columns and the constant, two a ciphertext.
+    assert {len(batch) for batch in received} == {7}
+    with pytest.raises(ValueError, match="ciphertexts where 7 were agreed"):
         scoring.evaluate(context, key, [batch[:-1] for batch in received], *args)
     # A ciphertext at another scale or level than a fresh one is refused by name.
     other = scoring.secret_keys(scoring.CkksSetting(scale_bits=25))
     plain = seal_plain(other, setting.slots, 2.0**25)
-    wrong = [[encrypted(other, plain)] * 13 for _ in received]
+    wrong = [[encrypted(other, plain)] * 7 for _ in received]
     with pytest.raises(ValueError, match="batch 0, ciphertext 0: not a fresh one"):
         scoring.evaluate(context, key, wrong, *args)
     with pytest.raises(ValueError, match="not a Ciphertext"):
@@ -410,7 +445,7 @@ def test_a_movers_alternative_is_scored_from_the_same_ciphertexts() -> None:
     placed = layout(pairs, setting.slots, best_rounds(pairs, setting.slots))
     keys = scoring.secret_keys(setting)
     run = _scored_through_bytes(keys, x, c, y, placed, setting, rng, alternative)
-    assert len(run["sent"][0]) == x.shape[1] + 1 + entries + 1
+    assert len(run["sent"][0]) == setting.ciphertexts(x.shape[1] + 1 + entries + 1)
     found = scoring.buckets(keys, run["returned"], placed, len(pairs), alternative=True) > 0
     clear = np.abs(decisions) > 0.05
     assert (second_only > decisions - 1e-9).any() and ((second_only > 0) & (decisions > 0)).any()
@@ -487,7 +522,7 @@ def test_only_the_live_columns_are_sent_and_a_column_below_the_encodings_precisi
     placed = layout(pairs, setting.slots, best_rounds(pairs, setting.slots))
     keys = scoring.secret_keys(setting)
     run = round_trip(keys, x, c, y, placed, rng, live=live)
-    assert all(len(batch) == int(live.sum()) + 1 for batch in run.sent)
+    assert all(len(batch) == setting.ciphertexts(int(live.sum()) + 1) for batch in run.sent)
     found = scoring.buckets(keys, run.returned, placed, len(pairs))
     plain = c[pairs[:, 0]] + np.einsum("ij,ij->i", x[pairs[:, 0]], y[pairs[:, 1]])
     edges = np.array(setting.thresholds)
@@ -496,11 +531,13 @@ def test_only_the_live_columns_are_sent_and_a_column_below_the_encodings_precisi
     assert clear.mean() > 0.8 and np.array_equal(found[clear], expected[clear])
     # A stream with the dead columns too (every column encrypted) is not the agreed one.
     context = scoring.seal_context(setting)
-    key = loaded(scoring.PublicKey, context, run.public)
+    key = _evaluation_keys(context, {"public": run.public, "conjugation": run.conjugation})
     every = [
         [loaded(scoring.Ciphertext, context, dumped(one)) for one in batch]
         for batch in scoring.encrypted_batches(keys, x, c, placed)
     ]
-    agreed = f"{width + 1} ciphertexts where {int(live.sum()) + 1} were agreed"
+    sent, agreed = (setting.ciphertexts(n + 1) for n in (width, int(live.sum())))
+    assert sent != agreed
+    agreed = f"{sent} ciphertexts where {agreed} were agreed"
     with pytest.raises(ValueError, match=agreed):
         scoring.evaluate(context, key, every, y, placed, setting, rng, None, live)

@@ -17,18 +17,21 @@ from pprl.protocol.sealed.linear_form import Alternative
 
 @dataclass
 class RoundTrip:
-    """The scoring party's ciphertexts and public key as sent, the evaluator's results as
-    returned, the same read back by the scoring party, and the seconds of each step."""
+    """The scoring party's ciphertexts, public key and conjugation key as sent, the
+    evaluator's results as returned, the same read back by the scoring party, and the seconds
+    of each step."""
 
     sent: list[list[bytes]]
     public: bytes
+    conjugation: bytes
     back: list[list[bytes]]
     returned: list[list[Any]]
     seconds: dict[str, float] = field(default_factory=dict)
 
     @property
     def bytes_sent(self) -> int:
-        return len(self.public) + sum(len(data) for batch in self.sent for data in batch)
+        keys = len(self.public) + len(self.conjugation)
+        return keys + sum(len(data) for batch in self.sent for data in batch)
 
     @property
     def bytes_returned(self) -> int:
@@ -53,17 +56,22 @@ def round_trip(
         [dumped(item) for item in batch]
         for batch in scoring.encrypted_batches(keys, x, c, placed, alternative, live)
     ]
-    public = dumped(keys.public)
+    public, conjugation = dumped(keys.public), dumped(keys.conjugation)
     seconds["encrypt"] = time.perf_counter() - began
     began = time.perf_counter()
     context = scoring.seal_context(keys.setting)
-    key = loaded(scoring.PublicKey, context, public)
+    evaluation_keys = scoring.EvaluationKeys(
+        loaded(scoring.PublicKey, context, public),
+        loaded(scoring.ConjugationKey, context, conjugation),
+    )
     received = [[loaded(scoring.Ciphertext, context, data) for data in batch] for batch in sent]
     ratios = None if alternative is None else alternative.ratios
-    evaluated = scoring.evaluate(context, key, received, y, placed, keys.setting, rng, ratios, live)
+    evaluated = scoring.evaluate(
+        context, evaluation_keys, received, y, placed, keys.setting, rng, ratios, live
+    )
     back = [[dumped(item) for item in batch] for batch in evaluated]
     seconds["evaluate"] = time.perf_counter() - began
     returned = [
         [loaded(scoring.Ciphertext, keys.context, data) for data in batch] for batch in back
     ]
-    return RoundTrip(sent, public, back, returned, seconds)
+    return RoundTrip(sent, public, conjugation, back, returned, seconds)

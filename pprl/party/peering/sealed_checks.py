@@ -52,22 +52,28 @@ def header_refusal(
             f"{len(widths)} kernel widths (each within {KERNEL_WIDTHS[0]:g}..{KERNEL_WIDTHS[1]:g}) "
             f"where the agreement has {wanted}",
         )
-    wrong = parameters_refusal(header.public_key, evaluation.ckks)
+    wrong = parameters_refusal(header.public_key, header.conjugation_key, evaluation.ckks)
     return None if wrong is None else (pb.BAD_CIPHERTEXT, wrong)
 
 
-def parameters_refusal(public: bytes, ckks: CkksSetting) -> str | None:
-    """Why a public key is not one under the agreed parameters, or None: SEAL loads it only
-    for the same ring and modulus chain (their parameters' id) and with every coefficient
-    reduced. The scale and level of each ciphertext are checked as it is evaluated."""
+def parameters_refusal(public: bytes, conjugation: bytes, ckks: CkksSetting) -> str | None:
+    """Why a public key or a conjugation key is not one under the agreed parameters, or None:
+    SEAL loads each only for the same ring and modulus chain (their parameters' id) and with
+    every coefficient reduced, and the conjugation key must hold that Galois element alone.
+    The scale and level of each ciphertext are checked as it is evaluated."""
     from pprl.files.sealed_bytes import loaded
     from pprl.protocol.sealed import scoring
 
+    context = scoring.seal_context(ckks)
     try:
-        loaded(scoring.PublicKey, scoring.seal_context(ckks), public)
+        loaded(scoring.PublicKey, context, public)
     except ValueError:
         return "the public key is not one under the agreed ring and modulus chain"
-    return None
+    try:
+        conjugation_keys = loaded(scoring.ConjugationKey, context, conjugation)
+    except ValueError:
+        return "the conjugation key is not one under the agreed ring and modulus chain"
+    return scoring.conjugation_refusal(conjugation_keys, ckks)
 
 
 def received_batches(

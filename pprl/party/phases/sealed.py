@@ -193,6 +193,7 @@ def match(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
             run_id,
             digest,
             dumped(keys.public),
+            dumped(keys.conjugation),
             placed,
             shape.coordinates,
             session.candidates_sha256(pairs),
@@ -282,7 +283,8 @@ class ScoreShape:
     """Ciphertexts per batch the scoring party sends and per round the evaluator returns:
     both parties derive them from the agreement, one through this class."""
 
-    coordinates: int  # x's coordinates and the constant, then the alternative's columns
+    # Ciphertexts: x's columns and the constant, then the alternative's, two a ciphertext.
+    coordinates: int
     returned: int  # one per threshold, then the alternative's score
 
 
@@ -298,9 +300,9 @@ def _scoring_layout(
     entry first) and the shape of its stream, as the scorer and the evaluator both derive
     them: of the `entries` mapping entries' coordinates (the projected vectors' or the
     agreed random features', each with its missing indicator) those `live`
-    (linear_form.Peer.live), then the constant."""
+    (linear_form.Peer.live), then the constant, two a ciphertext."""
     extra = entries + 1 if alternative else 0
-    coordinates = int(np.count_nonzero(live)) + 1 + extra
+    coordinates = ckks.ciphertexts(int(np.count_nonzero(live)) + 1 + extra)
     shape = ScoreShape(coordinates, len(ckks.thresholds) + int(alternative))
     placed = session.score_layout(pairs, ckks, shape.coordinates, returned=shape.returned)
     if hidden:
@@ -365,6 +367,7 @@ def evaluated(
     ctx: RunContext,
     evaluation: Evaluation,
     public: bytes,
+    conjugation: bytes,
     batches: Iterator[tuple[int, list[bytes]]],
     ratios: np.ndarray | None = None,
     widths: np.ndarray | None = None,
@@ -376,14 +379,17 @@ def evaluated(
     from pprl.protocol.sealed import scoring
 
     context = scoring.seal_context(evaluation.ckks)
-    key = loaded(scoring.PublicKey, context, public)
+    keys = scoring.EvaluationKeys(
+        loaded(scoring.PublicKey, context, public),
+        loaded(scoring.ConjugationKey, context, conjugation),
+    )
     y = evaluation.y(widths)
     rng = ctx.randomness.generator(SEALED_SCORES)
     for batch, received in batches:
         ciphertexts = [loaded(scoring.Ciphertext, context, data) for data in received]
         results = scoring.evaluated_batch(
             context,
-            key,
+            keys,
             batch,
             ciphertexts,
             y,

@@ -78,8 +78,9 @@ class PhaseWork(RunContext):
         self,
         evaluation: sealed.Evaluation,
         public: bytes,
+        conjugation: bytes,
         batches: Iterator[tuple[int, list[bytes]]],
         ratios: np.ndarray | None = None,
         widths: np.ndarray | None = None,
     ) -> Iterator[tuple[int, list[bytes]]]:
-        return sealed.evaluated(self, evaluation, public, batches, ratios, widths)
+        return sealed.evaluated(self, evaluation, public, conjugation, batches, ratios, widths)

@@ -469,7 +469,9 @@ class PeerService(rpc.PeerServicer):
         try:
             ratios = np.array(header.alternative_ratios) if evaluation.alternative else None
             widths = np.array(header.kernel_widths) if evaluation.kernel_features else None
-            evaluating = self.work.evaluated(evaluation, header.public_key, batches, ratios, widths)
+            evaluating = self.work.evaluated(
+                evaluation, header.public_key, header.conjugation_key, batches, ratios, widths
+            )
             for batch, results in evaluating:
                 for index, data in enumerate(results):
                     reply = pb.SealedScores(

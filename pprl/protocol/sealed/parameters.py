@@ -6,7 +6,8 @@ homomorphic-encryption library.
 CKKS at N = 8192 (4,096 slots) with a 170-bit modulus chain (50, 60, 60): under the 218 bits
 the Homomorphic Encryption Standard (2018) allows N = 8192 for 128-bit security, and SEAL
 (built with that table, `sec_level` TC128) refuses a chain beyond it. The last prime is
-SEAL's special prime (never used: no key switching). The scoring party's vectors and the
+SEAL's special prime, used by the one key switch a round (the conjugation that sums a slot's
+two packed coordinates, `scoring`). The scoring party's vectors and the
 evaluator's are encoded at 2^30 each and the evaluator's per-pair factors at 2^20; their
 product (2^80) is rescaled once by the 60-bit prime, so the decrypted score r (s - t) sits at
 about 2^20 in the 50-bit prime, with room for |r (s - t)| up to 2^29. One level where the earlier
@@ -16,7 +17,9 @@ not multiplied by them. Measured (`tests/test_sealed_scoring.py`): at the larges
 computation's own error stays under 0.5, 2^5 below the flooding's deviation (it was about
 2^4 below), and a slot whose factor is 0 decrypts to the flooding alone. A fresh ciphertext
 has two primes, not three, and is sent seeded (`scoring`): 126 KB where it was 279 KB; an
-evaluated one is 118 KB (131 KB). A chain (40, 60, 60) would return 94 KB but leaves the
+evaluated one is 118 KB (131 KB). Each holds two coordinates, as a slot's real and imaginary
+parts (since 2026-11-28, later: half the ciphertexts), for one conjugation key (381 KB,
+seeded) sent with the public key. A chain (40, 60, 60) would return 94 KB but leaves the
 result at 2^10, where the rescaling's rounding (about 8) rivals the flooding: not taken.
 Blocking keys are blinded on X25519 (about 128-bit security; `blinding`).
 """
@@ -54,7 +57,13 @@ class CkksSetting:
     def slots(self) -> int:
         return self.poly_modulus_degree // 2
 
+    @staticmethod
+    def ciphertexts(columns: int) -> int:
+        """Ciphertexts a batch for `columns` coordinates: two a ciphertext, a slot's real and
+        imaginary parts (`scoring.packed`)."""
+        return (columns + 1) // 2
+
 
 # Every named parameter set a run may agree on (thresholds are agreed apart).
-CRYPTO: dict[str, CkksSetting] = {"ckks-8192-q170-x25519": CkksSetting()}
-DEFAULT_CRYPTO = "ckks-8192-q170-x25519"
+CRYPTO: dict[str, CkksSetting] = {"ckks-8192-q170-conj-x25519": CkksSetting()}
+DEFAULT_CRYPTO = "ckks-8192-q170-conj-x25519"

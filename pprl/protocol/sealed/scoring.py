@@ -3,11 +3,15 @@ seeing the other's vectors, with CKKS in Microsoft SEAL (through TenSEAL's `seal
 
 The score of the scoring party's classifier on pair (i, j) is linear in the peer's vector:
 s_ij = c_i + <x_i, y_j>, with x_i and c_i the scoring party's (its weights folded into its
-own vectors) and y_j the evaluator's. The scoring party encrypts x, coordinate by
-coordinate, and c as one more coordinate, under its own secret key, in the layout both
-derive from the candidate pairs (`layout`), and sends the ciphertexts seeded (the second
-polynomial as the seed SEAL drew it from: half the bytes) with its public key. The evaluator
-multiplies in its plaintext vectors (and 1 for the constant coordinate), sums, subtracts
+own vectors) and y_j the evaluator's. The scoring party encrypts x and c (one more
+coordinate) under its own secret key, in the layout both derive from the candidate pairs
+(`layout`), two coordinates a ciphertext: a CKKS slot holds a complex number, x_a + i x_b.
+It sends the ciphertexts seeded (the second polynomial as the seed SEAL drew it from: half
+the bytes) with its public key and a conjugation key. The evaluator multiplies each by its
+plaintext (y_a - i y_b) / 2, whose product's real part is (x_a y_a + x_b y_b) / 2, sums, and
+adds the sum's complex conjugate (one key switch a round, under the conjugation key), which
+leaves the score in the real part and cancels the imaginary, where the cross terms x_b y_a -
+x_a y_b would otherwise tell the scoring party more of y than its score. Then it subtracts
 each agreed threshold t_k, multiplies each pair's difference by its own random positive
 factor r_ijk (log-uniform), rescales once, adds a fresh public-key encryption of Gaussian
 noise in every slot's real and imaginary part (flooding, which also re-randomises the
@@ -40,13 +44,14 @@ from pprl.protocol.sealed.layout import Layout
 from pprl.protocol.sealed.linear_form import Alternative
 from pprl.protocol.sealed.parameters import CkksSetting
 
-__all__ = ["BucketCount", "Ciphertext", "CkksSetting", "PublicKey", "SecretKeys", "buckets"]
-__all__ += ["encrypted_batches", "evaluate", "evaluated_batch", "seal_context"]
-__all__ += ["secret_keys"]
+__all__ = ["BucketCount", "Ciphertext", "CkksSetting", "ConjugationKey", "EvaluationKeys"]
+__all__ += ["PublicKey", "SecretKeys", "buckets", "conjugation_refusal", "encrypted_batches"]
+__all__ += ["evaluate", "evaluated_batch", "packed", "seal_context", "secret_keys"]
 
-# What the evaluator loads a received ciphertext and key as (`pprl.files.sealed_bytes`).
+# What the evaluator loads a received ciphertext and keys as (`pprl.files.sealed_bytes`).
 Ciphertext = seal.Ciphertext
 PublicKey = seal.PublicKey
+ConjugationKey = seal.GaloisKeys
 
 
 def seal_context(setting: CkksSetting) -> Any:
@@ -66,21 +71,53 @@ def seal_context(setting: CkksSetting) -> Any:
 @dataclass(frozen=True)
 class SecretKeys:
     """The scoring party's keys for one run: the secret key never leaves it; the public key
-    goes to the evaluator, which needs it only to encrypt its flooding noise."""
+    and the conjugation key go to the evaluator, which needs them only to encrypt its
+    flooding noise and to conjugate its sums (`conjugation` is seeded, still to be saved)."""
 
     setting: CkksSetting
     context: Any
     secret: Any
     public: Any
+    conjugation: Any
+
+
+@dataclass(frozen=True)
+class EvaluationKeys:
+    """The scoring party's keys as the evaluator holds them."""
+
+    public: Any
+    conjugation: Any
+
+
+def _conjugation(setting: CkksSetting) -> int:
+    """SEAL's Galois element for complex conjugation: X -> X^(2N - 1)."""
+    return 2 * setting.poly_modulus_degree - 1
 
 
 def secret_keys(setting: CkksSetting) -> SecretKeys:
-    """Fresh keys under the agreed parameters."""
+    """Fresh keys under the agreed parameters, and the one key-switching key the evaluator
+    needs (conjugation; no rotation keys, so nothing else can be switched)."""
     context = seal_context(setting)
     generator = seal.KeyGenerator(context)
     public = seal.PublicKey()
     generator.create_public_key(public)
-    return SecretKeys(setting, context, generator.secret_key(), public)
+    conjugation = generator.create_galois_keys([_conjugation(setting)])
+    return SecretKeys(setting, context, generator.secret_key(), public, conjugation)
+
+
+def conjugation_refusal(keys: Any, setting: CkksSetting) -> str | None:
+    """Why a loaded key-switching key is not the conjugation key evaluation needs, or None."""
+    if keys.size() != 1 or not keys.has_key(_conjugation(setting)):
+        return "the conjugation key holds other Galois elements than conjugation alone"
+    return None
+
+
+def packed(columns: np.ndarray) -> np.ndarray:
+    """(rows, ceil(d / 2)) complex: columns 2k and 2k + 1 as one complex coordinate, the real
+    part and the imaginary (an odd last column alone, in the real part)."""
+    if columns.shape[1] % 2:
+        columns = np.concatenate([columns, np.zeros((len(columns), 1))], axis=1)
+    return columns[:, 0::2] + 1j * columns[:, 1::2]
 
 
 def encrypted_batches(
@@ -91,9 +128,9 @@ def encrypted_batches(
     alternative: Alternative | None = None,
     live: np.ndarray | None = None,
 ) -> Iterator[list[Any]]:
-    """Per batch, one ciphertext per coordinate of x (those `live`, Peer.live: the others
-    are zero on both sides) and one for c (then, with a movers' alternative, one per column
-    of its own): slot s holds the value of the own row the layout puts there. One batch at a
+    """Per batch, one ciphertext per two columns (`packed`) of x (those `live`, Peer.live:
+    the others are zero on both sides), then c (then, with a movers' alternative, its own
+    columns): slot s holds the values of the own row the layout puts there. One batch at a
     time, for a stream that need not hold them all; each ciphertext still to be saved,
     seeded (`pprl.files.sealed_bytes.dumped`)."""
     columns = np.concatenate([x if live is None else x[:, live], c[:, None]], axis=1)
@@ -104,7 +141,7 @@ def encrypted_batches(
     scale = 2.0**keys.setting.scale_bits
     for batch in range(layout.batches):
         rows = layout.rows[batch * layout.slots : (batch + 1) * layout.slots]
-        values = columns[rows]
+        values = packed(columns[rows])
         sealed = []
         for d in range(values.shape[1]):
             plain = seal.Plaintext()
@@ -115,7 +152,7 @@ def encrypted_batches(
 
 def evaluate(
     context: Any,
-    public: Any,
+    keys: EvaluationKeys,
     received: Sequence[Sequence[Any]],
     y: np.ndarray,
     layout: Layout,
@@ -128,7 +165,7 @@ def evaluate(
     Enc(r_ijk (c_i + <x_i, y_j> - t_k) + noise), each with its own random factor (then, with
     a movers' alternative, its score at 0 likewise)."""
     return [
-        evaluated_batch(context, public, batch, ciphertexts, y, layout, setting, rng, ratios, live)
+        evaluated_batch(context, keys, batch, ciphertexts, y, layout, setting, rng, ratios, live)
         for batch, ciphertexts in enumerate(received)
     ]
 
@@ -140,12 +177,14 @@ def plaintext_columns(
     per form: the first form's (y, then 1 for its constant, 0 for the alternative's columns)
     and, with `ratios`, the alternative's (each entry's vector scaled by its ratio, 0 for the
     first form's indicators and constant, then its own indicators and 1); of y's columns only
-    those `live`, as the scoring party encrypted them."""
+    those `live`, as the scoring party encrypted them; packed as its ciphertexts are, each
+    complex value conjugated and halved, so that a product's real part is the two columns'
+    products' sum over 2 (the conjugate added doubles it back)."""
     forms = _forms(y, ratios)
-    if live is None:
-        return forms
-    kept = np.concatenate([live, np.ones(forms[0].shape[1] - len(live), dtype=bool)])
-    return [form[:, kept] for form in forms]
+    if live is not None:
+        kept = np.concatenate([live, np.ones(forms[0].shape[1] - len(live), dtype=bool)])
+        forms = [form[:, kept] for form in forms]
+    return [np.conj(packed(form)) / 2 for form in forms]
 
 
 def _forms(y: np.ndarray, ratios: np.ndarray | None) -> list[np.ndarray]:
@@ -169,7 +208,7 @@ def _forms(y: np.ndarray, ratios: np.ndarray | None) -> list[np.ndarray]:
 
 def evaluated_batch(
     context: Any,
-    public: Any,
+    keys: EvaluationKeys,
     batch: int,
     ciphertexts: Sequence[Any],
     y: np.ndarray,
@@ -183,7 +222,12 @@ def evaluated_batch(
     ciphertexts (and the alternative's one per round after them), in that order. ValueError
     for a ciphertext that is not a fresh one of the agreed parameters (its level, size or
     scale)."""
-    forms = plaintext_columns(y, ratios, live)
+    span = slice(batch * layout.slots, (batch + 1) * layout.slots)
+    rounds = layout.batch_rounds(batch)
+    peered = layout.peers[:rounds, span]
+    # Only the evaluator's rows this batch meets, packed: a batch is a small share of y.
+    met = np.unique(peered[peered >= 0])
+    forms = plaintext_columns(y[met], ratios, live)
     if len(ciphertexts) != forms[0].shape[1]:
         agreed = forms[0].shape[1]
         raise ValueError(
@@ -196,15 +240,11 @@ def evaluated_batch(
             raise ValueError(
                 f"batch {batch}, ciphertext {index}: not a fresh one at the agreed scale"
             )
-    tools = _Tools(context, public, setting)
-    span = slice(batch * layout.slots, (batch + 1) * layout.slots)
-    rounds = layout.batch_rounds(batch)
+    tools = _Tools(context, keys, setting)
     results = []
-    for peers, ranked in zip(
-        layout.peers[:rounds, span], layout.ranked[:rounds, span], strict=True
-    ):
+    for peers, ranked in zip(peered, layout.ranked[:rounds, span], strict=True):
         present = peers >= 0
-        at = np.where(present, peers, 0)
+        at = np.searchsorted(met, np.where(present, peers, met[0]))
         first, *alternative = (tools.score(ciphertexts, columns[at]) for columns in forms)
         for k, threshold in enumerate(setting.thresholds):
             # Above 0, a bucket only where the pair is in conflict: elsewhere a factor of 0
@@ -217,15 +257,16 @@ def evaluated_batch(
 
 
 class _Tools:
-    """The evaluator's SEAL objects for one batch: an encoder, an evaluator and an encryptor
-    under the peer's public key."""
+    """The evaluator's SEAL objects for one batch: an encoder, an evaluator, an encryptor
+    under the peer's public key and its conjugation key."""
 
-    def __init__(self, context: Any, public: Any, setting: CkksSetting) -> None:
+    def __init__(self, context: Any, keys: EvaluationKeys, setting: CkksSetting) -> None:
         self.context = context
         self.setting = setting
         self.encoder = seal.CKKSEncoder(context)
         self.evaluator = seal.Evaluator(context)
-        self.encryptor = seal.Encryptor(context, public)
+        self.encryptor = seal.Encryptor(context, keys.public)
+        self.conjugation = keys.conjugation
 
     def _plain(self, values: Any, parms_id: Any, scale: float) -> Any:
         plain = seal.Plaintext()
@@ -233,8 +274,9 @@ class _Tools:
         return plain
 
     def score(self, ciphertexts: Sequence[Any], plain: np.ndarray) -> Any:
-        """sum_d Enc(v_d) * plain[:, d] over the columns that are not all 0 once encoded, not
-        rescaled (its scale is the two encodings' product). A column can be all but 0: an
+        """sum_d Enc(v_d) * plain[:, d] over the columns that are not all 0 once encoded, plus
+        its conjugate: the real part of the sum twice, the imaginary 0 (`plaintext_columns`);
+        not rescaled (its scale is the two encodings' product). A column can be all but 0: an
         exact entry's features are far below the encoding's precision for values far from
         its own (kernel_features.Exact), and a product by a zero plaintext is refused."""
         used = [d for d in range(plain.shape[1]) if np.any(plain[:, d])]
@@ -251,6 +293,9 @@ class _Tools:
                 total = product
             else:
                 self.evaluator.add_inplace(total, product)
+        conjugate = seal.Ciphertext()
+        self.evaluator.complex_conjugate(total, self.conjugation, conjugate)
+        self.evaluator.add_inplace(total, conjugate)
         return total
 
     def blinded(

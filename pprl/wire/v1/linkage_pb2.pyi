@@ -210,7 +210,7 @@ class SealedScores(_message.Message):
     def __init__(self, header: _Optional[_Union[ScoreHeader, _Mapping]] = ..., ciphertext: _Optional[_Union[Ciphertext, _Mapping]] = ...) -> None: ...
 
 class ScoreHeader(_message.Message):
-    __slots__ = ("run_id", "digest", "public_key", "batches", "coordinates", "candidates_sha256", "alternative_ratios", "kernel_widths")
+    __slots__ = ("run_id", "digest", "public_key", "batches", "coordinates", "candidates_sha256", "alternative_ratios", "kernel_widths", "conjugation_key")
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     DIGEST_FIELD_NUMBER: _ClassVar[int]
     PUBLIC_KEY_FIELD_NUMBER: _ClassVar[int]
@@ -219,6 +219,7 @@ class ScoreHeader(_message.Message):
     CANDIDATES_SHA256_FIELD_NUMBER: _ClassVar[int]
     ALTERNATIVE_RATIOS_FIELD_NUMBER: _ClassVar[int]
     KERNEL_WIDTHS_FIELD_NUMBER: _ClassVar[int]
+    CONJUGATION_KEY_FIELD_NUMBER: _ClassVar[int]
     run_id: str
     digest: str
     public_key: bytes
@@ -227,7 +228,8 @@ class ScoreHeader(_message.Message):
     candidates_sha256: bytes
     alternative_ratios: _containers.RepeatedScalarFieldContainer[float]
     kernel_widths: _containers.RepeatedScalarFieldContainer[float]
-    def __init__(self, run_id: _Optional[str] = ..., digest: _Optional[str] = ..., public_key: _Optional[bytes] = ..., batches: _Optional[int] = ..., coordinates: _Optional[int] = ..., candidates_sha256: _Optional[bytes] = ..., alternative_ratios: _Optional[_Iterable[float]] = ..., kernel_widths: _Optional[_Iterable[float]] = ...) -> None: ...
+    conjugation_key: bytes
+    def __init__(self, run_id: _Optional[str] = ..., digest: _Optional[str] = ..., public_key: _Optional[bytes] = ..., batches: _Optional[int] = ..., coordinates: _Optional[int] = ..., candidates_sha256: _Optional[bytes] = ..., alternative_ratios: _Optional[_Iterable[float]] = ..., kernel_widths: _Optional[_Iterable[float]] = ..., conjugation_key: _Optional[bytes] = ...) -> None: ...
 
 class Ciphertext(_message.Message):
     __slots__ = ("batch", "index", "data")
