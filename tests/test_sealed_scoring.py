@@ -55,11 +55,12 @@ def _scored_through_bytes(
 
 
 def _decrypted(keys: scoring.SecretKeys, ciphertext: Any) -> np.ndarray:
+    """A returned ciphertext's slots, complex: two thresholds' values, real and imaginary."""
     from tenseal import sealapi
 
     plain = sealapi.Plaintext()
     sealapi.Decryptor(keys.context, keys.secret).decrypt(ciphertext, plain)
-    return np.asarray(sealapi.CKKSEncoder(keys.context).decode_double(plain))
+    return np.asarray(sealapi.CKKSEncoder(keys.context).decode_complex(plain))
 
 
 def _bucketed(
@@ -250,7 +251,7 @@ def test_the_conjugation_key_holds_conjugation_alone(scored: dict) -> None:
 
 def test_decrypted_scores_are_blinded_by_wide_factors(scored: dict) -> None:
     placed, plain = scored["placed"], scored["plain"]
-    values = _decrypted(scored["keys"], scored["returned"][0][0])
+    values = _decrypted(scored["keys"], scored["returned"][0][0]).real
     index = placed.pair_of[0, : placed.slots]
     used = (index >= 0) & (np.abs(plain[np.maximum(index, 0)]) > 0.2)
     ratios = values[: len(index)][used] / plain[index[used]]
@@ -363,13 +364,16 @@ def test_only_pairs_in_conflict_are_told_their_bucket() -> None:
     assert np.array_equal(found[clear], told[clear])
     assert (found[in_conflict & clear] > 1).sum() > 20
     # What a slot above threshold 0 decrypts to where the pair is alone: noise of about 2^4,
-    # not r (s - t) with r >= 2^10.
-    per_round = len(setting.thresholds)
-    values = _decrypted(keys, returned[0][1])
+    # not r (s - t) with r >= 2^10. Two thresholds a ciphertext: 1.0 in the first's
+    # imaginary part, 2.0 and 4.0 in the second's parts.
+    assert len(returned[0]) == placed.batch_rounds(0) * 2
     index = placed.pair_of[0, : placed.slots]
     lone = (index >= 0) & ~placed.ranked[0, : placed.slots]
-    assert lone.sum() > 50 and per_round > 1
-    assert np.abs(values[: len(index)][lone]).max() < 2.0 ** (setting.flood_bits + 3)
+    assert lone.sum() > 50
+    first, second = (_decrypted(keys, returned[0][j])[: len(index)][lone] for j in (0, 1))
+    for part in (first.imag, second.real, second.imag):
+        assert np.abs(part).max() < 2.0 ** (setting.flood_bits + 3)
+    assert np.median(np.abs(first.real)) > 2.0 ** (setting.flood_bits + 3)  # the signs: r s
 
 
 def test_the_sign_alone_where_no_conflict_keeps_the_same_links() -> None:
@@ -408,7 +412,7 @@ def test_scores_within_the_safe_range_decrypt_exactly_at_the_largest_factor() ->
     placed = layout(pairs, setting.slots, 1)
     keys = scoring.secret_keys(setting)
     returned = _scored_through_bytes(keys, x, c, y, placed, setting, rng)["returned"]
-    back = _decrypted(keys, returned[0][0])
+    back = _decrypted(keys, returned[0][0]).real
     error = np.abs(back - values * 2.0**high)
     assert error.max() < 2.0 ** (agreed.flood_bits - 3)
     np.testing.assert_allclose(back / 2.0**high, values, rtol=1e-6, atol=1e-6)
@@ -474,12 +478,15 @@ def test_a_round_with_no_pair_in_conflict_returns_the_flooding_alone() -> None:
     c = rng.normal(size=n)
     pairs = np.stack([np.arange(n), np.arange(n)], axis=1)
     assert not conflicted(pairs).any()
-    setting = scoring.CkksSetting(thresholds=(0.0, 1.0))
+    # Thresholds 0 and 1 share the first ciphertext, 2 has the second to itself.
+    setting = scoring.CkksSetting(thresholds=(0.0, 1.0, 2.0))
     run = _bucketed(x, c, y, pairs, setting, rng)
     assert run["placed"].rounds == 1 and len(run["returned"][0]) == 2
     signs, noise = run["returned"][0]
     assert signs.parms_id() == noise.parms_id() and abs(signs.scale - noise.scale) < 1e-6
     assert np.abs(_decrypted(run["keys"], noise)).max() < 2.0 ** (setting.flood_bits + 3)
+    told = _decrypted(run["keys"], signs)[:n]
+    assert np.abs(told.imag).max() < 2.0 ** (setting.flood_bits + 3)
     clear = run["clear"]
     assert np.array_equal(run["found"][clear], np.minimum(run["expected"], 1)[clear])
 

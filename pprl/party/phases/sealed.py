@@ -285,7 +285,7 @@ class ScoreShape:
 
     # Ciphertexts: x's columns and the constant, then the alternative's, two a ciphertext.
     coordinates: int
-    returned: int  # one per threshold, then the alternative's score
+    returned: int  # one per two thresholds, then the alternative's score
 
 
 def _scoring_layout(
@@ -303,7 +303,7 @@ def _scoring_layout(
     (linear_form.Peer.live), then the constant, two a ciphertext."""
     extra = entries + 1 if alternative else 0
     coordinates = ckks.ciphertexts(int(np.count_nonzero(live)) + 1 + extra)
-    shape = ScoreShape(coordinates, len(ckks.thresholds) + int(alternative))
+    shape = ScoreShape(coordinates, ckks.threshold_ciphertexts + int(alternative))
     placed = session.score_layout(pairs, ckks, shape.coordinates, returned=shape.returned)
     if hidden:
         placed = hidden_join.every_slot_ranked(placed)

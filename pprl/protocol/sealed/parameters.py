@@ -63,6 +63,12 @@ class CkksSetting:
         imaginary parts (`scoring.packed`)."""
         return (columns + 1) // 2
 
+    @property
+    def threshold_ciphertexts(self) -> int:
+        """Ciphertexts a round returns for the thresholds: two thresholds a ciphertext, in a
+        slot's real and imaginary parts (`scoring`)."""
+        return self.ciphertexts(len(self.thresholds))
+
 
 # Every named parameter set a run may agree on (thresholds are agreed apart).
 CRYPTO: dict[str, CkksSetting] = {"ckks-8192-q170-conj-x25519": CkksSetting()}

@@ -15,7 +15,9 @@ x_a y_b would otherwise tell the scoring party more of y than its score. Then it
 each agreed threshold t_k, multiplies each pair's difference by its own random positive
 factor r_ijk (log-uniform), rescales once, adds a fresh public-key encryption of Gaussian
 noise in every slot's real and imaginary part (flooding, which also re-randomises the
-ciphertext) and returns one ciphertext per batch, round and threshold. The scoring party
+ciphertext) and returns one ciphertext per batch, round and two thresholds: the score is
+real, so a complex factor r_ijk + i r_ij(k+1) puts each threshold's blinded difference in a
+part of its own (`_Tools.blinded`). The scoring party
 decrypts r_ijk (s_ij - t_k) + e and keeps the signs: accept or not, and the score's bucket
 among the thresholds, which the one-to-one step needs on names (docs/sealed.md). Only for
 pairs in conflict (`layout.conflicted`): elsewhere the factor of every threshold but 0 is
@@ -218,8 +220,9 @@ def evaluated_batch(
     ratios: np.ndarray | None = None,
     live: np.ndarray | None = None,
 ) -> list[Any]:
-    """`evaluate` for one batch: its rounds (`layout.batch_rounds`) x thresholds
-    ciphertexts (and the alternative's one per round after them), in that order. ValueError
+    """`evaluate` for one batch: its rounds (`layout.batch_rounds`) x the thresholds'
+    ciphertexts, two thresholds each (and the alternative's one per round after them), in
+    that order. ValueError
     for a ciphertext that is not a fresh one of the agreed parameters (its level, size or
     scale)."""
     span = slice(batch * layout.slots, (batch + 1) * layout.slots)
@@ -246,13 +249,14 @@ def evaluated_batch(
         present = peers >= 0
         at = np.searchsorted(met, np.where(present, peers, met[0]))
         first, *alternative = (tools.score(ciphertexts, columns[at]) for columns in forms)
-        for k, threshold in enumerate(setting.thresholds):
-            # Above 0, a bucket only where the pair is in conflict: elsewhere a factor of 0
-            # leaves the flooding noise alone in the slot.
-            told = present if k == 0 else ranked
-            results.append(tools.blinded(first, threshold, told, rng))
+        # Above 0, a bucket only where the pair is in conflict: elsewhere a factor of 0 leaves
+        # the flooding noise alone in the slot's part.
+        told = [present] + [ranked] * (len(setting.thresholds) - 1)
+        for k in range(0, len(setting.thresholds), 2):
+            pair = slice(k, k + 2)
+            results.append(tools.blinded(first, setting.thresholds[pair], told[pair], rng))
         for score in alternative:
-            results.append(tools.blinded(score, 0.0, present, rng))
+            results.append(tools.blinded(score, (0.0,), [present], rng))
     return results
 
 
@@ -299,15 +303,25 @@ class _Tools:
         return total
 
     def blinded(
-        self, score: Any, threshold: float, told: np.ndarray, rng: np.random.Generator
+        self,
+        score: Any,
+        thresholds: Sequence[float],
+        told: Sequence[np.ndarray],
+        rng: np.random.Generator,
     ) -> Any:
-        """Enc(r (score - threshold) + noise), r log-uniform where `told`, 0 elsewhere."""
+        """Enc(r_a (score - t_a) + i r_b (score - t_b) + noise) for one or two thresholds (the
+        real part, then the imaginary), each r log-uniform where its `told`, 0 elsewhere. The
+        score is real in every slot (`score`), so the complex factor r_a + i r_b keeps the two
+        apart; each threshold's offset r t is subtracted after the rescale."""
         setting = self.setting
         low, high = setting.factor_bits
-        factors = np.where(told, 2.0 ** rng.uniform(low, high, len(told)), 0.0)
+        drawn = np.array([np.where(t, 2.0 ** rng.uniform(low, high, len(t)), 0.0) for t in told])
+        parts = np.array([1.0, 1j][: len(drawn)])[:, None]
+        factors = (parts * drawn).sum(axis=0)
+        offsets = (parts * np.asarray(thresholds)[:, None] * drawn).sum(axis=0)
         noise = _flood(rng, setting.slots, setting.flood_bits)
         factor_scale = 2.0**setting.factor_scale_bits
-        if not told.any():
+        if not np.any(factors):
             # Every factor 0: the product would be all zero, which SEAL refuses to return;
             # the flooding alone, at the level and scale the product would have had.
             data = self.context.get_context_data(score.parms_id())
@@ -315,11 +329,12 @@ class _Tools:
             parms_id = data.next_context_data().parms_id()
             return self._flooding(noise, parms_id, score.scale * factor_scale / dropped)
         shifted = seal.Ciphertext()
-        offset = self._plain(float(threshold), score.parms_id(), score.scale)
-        self.evaluator.sub_plain(score, offset, shifted)
         multiplier = self._plain(factors.tolist(), score.parms_id(), factor_scale)
-        self.evaluator.multiply_plain_inplace(shifted, multiplier)
+        self.evaluator.multiply_plain(score, multiplier, shifted)
         self.evaluator.rescale_to_next_inplace(shifted)
+        if np.any(offsets):
+            offset = self._plain(offsets.tolist(), shifted.parms_id(), shifted.scale)
+            self.evaluator.sub_plain_inplace(shifted, offset)
         self.evaluator.add_inplace(
             shifted, self._flooding(noise, shifted.parms_id(), shifted.scale)
         )
@@ -358,7 +373,8 @@ class BucketCount:
         self.last = keys.context.last_parms_id()
         self.count = np.zeros(pairs, dtype=np.int64)
         self.thresholds = len(keys.setting.thresholds)
-        self.per_round = self.thresholds + int(alternative)
+        self.packed = keys.setting.threshold_ciphertexts
+        self.per_round = self.packed + int(alternative)
 
     def add(self, batch: int, results: Sequence[Any]) -> None:
         """One batch's evaluated ciphertexts, in the evaluator's order. ValueError for a count
@@ -373,16 +389,18 @@ class BucketCount:
                 raise ValueError(f"batch {batch}, result {position} is not an evaluated score")
             plain = seal.Plaintext()
             self.decryptor.decrypt(ciphertext, plain)
-            values = np.asarray(self.encoder.decode_double(plain))
-            round_, k = divmod(position, self.per_round)
+            values = np.asarray(self.encoder.decode_complex(plain))
+            round_, j = divmod(position, self.per_round)
             index = layout.pair_of[round_, span]
-            used = index >= 0 if k in (0, thresholds) else layout.ranked[round_, span]
-            passed = values[: len(index)][used] > 0
-            if k < thresholds:
-                self.count[index[used]] += passed
-            else:
-                chosen = index[used][passed]
+            present, ranked = index >= 0, layout.ranked[round_, span]
+            if j == self.packed:  # the alternative's score, in the real part
+                chosen = index[present][values.real[: len(index)][present] > 0]
                 self.count[chosen] = np.maximum(self.count[chosen], 1)
+                continue
+            for k, part in zip((2 * j, 2 * j + 1), (values.real, values.imag), strict=True):
+                if k < thresholds:
+                    used = present if k == 0 else ranked
+                    self.count[index[used]] += part[: len(index)][used] > 0
 
 
 def buckets(

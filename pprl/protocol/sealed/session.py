@@ -343,9 +343,9 @@ def score_layout(
 ) -> Layout:
     """Where the scoring party's pairs ((its row, the evaluator's row)) sit in the slots, for
     `coordinates` ciphertexts a batch (the constant included; both parties know it: the
-    peer's vectors are as wide as its own) and `returned` a round (the thresholds, and the
+    peer's vectors are as wide as its own) and `returned` a round (two thresholds each, and the
     movers' alternative's score)."""
-    back = len(ckks.thresholds) if returned is None else returned
+    back = ckks.threshold_ciphertexts if returned is None else returned
     rounds = best_rounds(pairs, ckks.slots, coordinates, back)
     return layout(pairs, ckks.slots, rounds)
 
