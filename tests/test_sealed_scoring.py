@@ -246,7 +246,7 @@ def test_the_conjugation_key_holds_conjugation_alone(scored: dict) -> None:
         [2 * setting.poly_modulus_degree - 1, 3]
     )
     wider = loaded(scoring.ConjugationKey, context, dumped(rotations))
-    assert "other Galois elements" in scoring.conjugation_refusal(wider, setting)
+    assert "and no other" in scoring.conjugation_refusal(wider, setting)
 
 
 def test_decrypted_scores_are_blinded_by_wide_factors(scored: dict) -> None:

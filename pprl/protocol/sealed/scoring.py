@@ -110,7 +110,7 @@ def secret_keys(setting: CkksSetting) -> SecretKeys:
 def conjugation_refusal(keys: Any, setting: CkksSetting) -> str | None:
     """Why a loaded key-switching key is not the conjugation key evaluation needs, or None."""
     if keys.size() != 1 or not keys.has_key(_conjugation(setting)):
-        return "the conjugation key holds other Galois elements than conjugation alone"
+        return "the conjugation key must hold the conjugation element and no other"
     return None
 
 
