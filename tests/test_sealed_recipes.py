@@ -25,6 +25,39 @@ def test_rows_agreeing_on_every_part_share_the_key() -> None:
     assert [k.split("|")[0] for k in keys[3]] == ["recipe 0"]
 
 
+def test_keys_read_a_column_at_a_time_are_each_rows_own_reading() -> None:
+    """recipe_keys reads a recipe of one attribute a part a column at a time: the same keys,
+    in the same order, as reading each row through Recipe.read_values, blanks, swaps and
+    parts of several attributes included."""
+    import random
+
+    draw = random.Random(5)
+    names = ["Neumann", "neuman", "Smith", "smyth", "Ann", "", " ", "O'Brien"]
+    dates = ["19151111", "1915111", "", "20010203"]
+    columns = {
+        "given": [draw.choice(names) for _ in range(400)],
+        "surname": [draw.choice(names) for _ in range(400)],
+        "dob": [draw.choice(dates) for _ in range(400)],
+    }
+    written = (
+        "given:soundex+surname:soundex,~given:prefix+surname:prefix,dob+given|surname:soundex,"
+        "dob:year+surname:initial,~given+surname,?given:soundex+surname:exact"
+    )
+    recipes = parse_recipes(written, list(columns))
+    for first in (True, False):
+        keys = recipe_keys(columns, recipes, first=first)
+        for row in range(400):
+            expected = []
+            for number, recipe in enumerate(recipes):
+                if recipe.fallback:
+                    continue
+                found = recipe.read_values(lambda a, t, r=row: t.read(columns[a][r]))
+                expected += [f"recipe {number}|{value}" for value in found]
+            assert keys[row][: len(expected)] == expected
+            assert all(".1|" in k or ".2|" in k for k in keys[row][len(expected) :])
+    assert sum(map(len, keys)) > 400  # most rows hold keys
+
+
 def test_recipes_are_refused_by_name() -> None:
     with pytest.raises(SettingError, match="no attribute 'postcode'"):
         parse_recipes("dob+postcode", list(COLUMNS))

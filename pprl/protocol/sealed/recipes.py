@@ -179,30 +179,45 @@ def recipe_keys(
             read_columns[key] = [transform.read(v) for v in columns[attribute]]
         return read_columns[key]
 
-    def values(recipe: Recipe, row: int) -> list[str]:
-        return recipe.read_values(lambda a, t: column(a, t)[row])
-
     keys: list[list[str]] = [[] for _ in range(rows)]
     for number, recipe in enumerate(recipes):
         if recipe.fallback:
             continue
-        for row in range(rows):
-            keys[row] += [f"recipe {number}|{value}" for value in values(recipe, row)]
+        prefix = f"recipe {number}|"
+        for row_keys, found in zip(keys, _values(recipe, column, rows), strict=True):
+            row_keys.extend(prefix + value for value in found)
     keyless = [not row_keys for row_keys in keys]
     for number, recipe in enumerate(recipes):
         if not recipe.fallback:
             continue
         if first is None:
             raise ValueError("a fallback recipe's keys need the side they are sent from")
-        for row in range(rows):
+        for row, found in enumerate(_values(recipe, column, rows)):
             # The first tag: the first party's keyless rows probe every row of the second's;
             # the second tag the other way round.
             tags = [
                 tag for tag, probes in ((1, first), (2, not first)) if keyless[row] or not probes
             ]
-            found = values(recipe, row)
             keys[row] += [f"recipe {number}.{tag}|{value}" for tag in tags for value in found]
     return keys
+
+
+def _values(
+    recipe: Recipe, column: Callable[[str, Transform], list[str]], rows: int
+) -> list[list[str]]:
+    """Per row, `recipe`'s keys' values (Recipe.read_values). A recipe whose parts read one
+    attribute each, the common case, is read a column at a time: one key where every part has
+    a value, none otherwise; TRAIN's estimate derives keys for 40,000 rows."""
+    if any(len(names) > 1 for names, _ in recipe.parts):
+
+        def reader(row: int) -> Callable[[str, Transform], str]:
+            return lambda attribute, transform: column(attribute, transform)[row]
+
+        return [recipe.read_values(reader(row)) for row in range(rows)]
+    parts = [column(names[0], transform) for names, transform in recipe.parts]
+    order = sorted if recipe.unordered else list
+    rows_values = zip(*parts, strict=True)
+    return [["\x1f".join(order(values))] if all(values) else [] for values in rows_values]
 
 
 def most_keys(written: str) -> int:
