@@ -79,6 +79,19 @@ def test_middle_name_is_dropped_or_reduced_to_one_letter() -> None:
     assert all(copy[0::2] == ["WILLIAM", "SMITH"] for copy in draws("middle"))
 
 
+def test_a_phenomenon_without_options_leaves_the_others_their_weights() -> None:
+    """One error drawn by weight among the phenomena that apply: with nickname and middle at
+    1 : 3 and a date error at 10 on a record with no date, about a quarter nicknames and three
+    quarters middle names, and never a failure for the date's weight."""
+    model = ErrorModel.mixture("x", {"nickname": 1.0, "middle": 3.0, "date": 10.0}, {1: 1.0})
+    rng = np.random.default_rng(3)
+    copies = [model.corrupt(PERSON, rng, names=NAMES) for _ in range(4000)]
+    nicknamed = sum(copy[0] != "WILLIAM" for copy in copies)
+    middled = sum(copy[1] != "JAMES" for copy in copies)
+    assert nicknamed + middled == 4000
+    assert 0.22 < nicknamed / 4000 < 0.28
+
+
 def test_swap_exchanges_first_with_last_or_middle() -> None:
     seen = {tuple(copy) for copy in draws("swap")}
     assert seen == {("SMITH", "JAMES", "WILLIAM"), ("JAMES", "WILLIAM", "SMITH")}

@@ -662,21 +662,30 @@ class ErrorModel:
         raise ValueError(f"the errors of {self.name!r} keep cancelling out on {original!r}")
 
     def _one_error(self, record: _Record, rng: np.random.Generator) -> None:
-        """One phenomenon by weight among those with options, one option uniformly."""
-        found = [
-            (name, weight, options)
-            for name, weight in self.weights
-            if weight > 0 and (options := _PHENOMENA[name].options(record))
-        ]
-        if not found:
-            typo = _PHENOMENA["typo"].options(record)
-            if not typo:
-                raise ValueError(f"no error of {self.name!r} applies to {record.values!r}")
-            found = [("typo", 1.0, typo)]
-        weights = np.array([w for _, w, _ in found])
-        chosen = int(rng.choice(len(found), p=weights / weights.sum()))
-        name, _, options = found[chosen]
-        _PHENOMENA[name].apply(record, _pick(options, rng), rng)
+        """One phenomenon by weight among those with options, one option uniformly. Drawn by
+        weight among the phenomena left, one without options dropped and the draw repeated:
+        each then has the chance it has among those with options, and most records are asked
+        for one phenomenon's options, not all of them (TRAIN corrupts a copy of every own
+        record at four rates)."""
+        left = [(name, weight) for name, weight in self.weights if weight > 0]
+        while left:
+            drawn = rng.random() * sum(weight for _, weight in left)
+            chosen = len(left) - 1
+            for index, (_, weight) in enumerate(left):
+                drawn -= weight
+                if drawn < 0:
+                    chosen = index
+                    break
+            name = left[chosen][0]
+            options = _PHENOMENA[name].options(record)
+            if options:
+                _PHENOMENA[name].apply(record, _pick(options, rng), rng)
+                return
+            del left[chosen]
+        typo = _PHENOMENA["typo"].options(record)
+        if not typo:
+            raise ValueError(f"no error of {self.name!r} applies to {record.values!r}")
+        _PHENOMENA["typo"].apply(record, _pick(typo, rng), rng)
 
 
 def spread_edits(
