@@ -656,17 +656,24 @@ class ErrorModel:
             for _ in range(self.count(rng)):
                 if not any(record.values):  # blanked out: this draw is retried
                     break
-                self._one_error(record, rng)
+                if not self._one_error(record, rng):
+                    if record.values == original:
+                        # Errors never made records of these values out of their files'
+                        # own: no value is told, this message may travel.
+                        raise ValueError(
+                            f"no error of {self.name!r} applies to a record of kinds {kinds}"
+                        )
+                    break  # the earlier errors left nothing an error applies to: kept
             if record.values != original and any(record.values):
                 return record.values
-        raise ValueError(f"the errors of {self.name!r} keep cancelling out on {original!r}")
+        raise ValueError(f"the errors of {self.name!r} keep cancelling out on a record")
 
-    def _one_error(self, record: _Record, rng: np.random.Generator) -> None:
-        """One phenomenon by weight among those with options, one option uniformly. Drawn by
-        weight among the phenomena left, one without options dropped and the draw repeated:
-        each then has the chance it has among those with options, and most records are asked
-        for one phenomenon's options, not all of them (TRAIN corrupts a copy of every own
-        record at four rates)."""
+    def _one_error(self, record: _Record, rng: np.random.Generator) -> bool:
+        """One phenomenon by weight among those with options, one option uniformly; False when
+        none applies (nor a typo). Drawn by weight among the phenomena left, one without
+        options dropped and the draw repeated: each then has the chance it has among those with
+        options, and most records are asked for one phenomenon's options, not all of them
+        (TRAIN corrupts a copy of every own record at four rates)."""
         left = [(name, weight) for name, weight in self.weights if weight > 0]
         while left:
             drawn = rng.random() * sum(weight for _, weight in left)
@@ -680,12 +687,12 @@ class ErrorModel:
             options = _PHENOMENA[name].options(record)
             if options:
                 _PHENOMENA[name].apply(record, _pick(options, rng), rng)
-                return
+                return True
             del left[chosen]
         typo = _PHENOMENA["typo"].options(record)
-        if not typo:
-            raise ValueError(f"no error of {self.name!r} applies to {record.values!r}")
-        _PHENOMENA["typo"].apply(record, _pick(typo, rng), rng)
+        if typo:
+            _PHENOMENA["typo"].apply(record, _pick(typo, rng), rng)
+        return bool(typo)
 
 
 def spread_edits(
