@@ -25,6 +25,27 @@ def test_midway_shows_rate_and_time_left() -> None:
     assert 5.9 <= left <= 6.2  # 1,500 records to go at that rate
 
 
+def test_the_pace_is_read_from_when_the_count_began_not_from_the_phase_start() -> None:
+    """A phase that spends 50 s setting up before its first batch, then 1 batch in 2 s: 39
+    batches left at that pace is about 78 s, not the 1,000 s the phase's start would give."""
+    out = io.StringIO()
+    printer = _Printer(out)
+    phase_start = time.monotonic() - 52.0
+
+    def left() -> float:
+        last = out.getvalue().strip().splitlines()[-1]
+        return float(last.split("~")[1].split(" ")[0].replace(",", ""))
+
+    began = pb.AdvanceResponse(done=0, total=40, unit="batches", message="scoring")
+    printer.progress("alice", began, phase_start)  # the count's start, now
+    printer.counting[("alice", "batches", 40)] -= 2.0  # as if it began 2 s ago
+    printer.progress("alice", pb.AdvanceResponse(done=1, total=40, unit="batches"), phase_start)
+    assert 70 <= left() <= 90
+    # Another party's count, none seen at 0, is read from the phase's start.
+    printer.progress("bob", pb.AdvanceResponse(done=1, total=40, unit="batches"), phase_start)
+    assert left() > 1000
+
+
 def test_complete_shows_no_rate() -> None:
     assert _line(pb.AdvanceResponse(done=4, total=4, unit="mapping entries"), 1.0) == (
         "alice  4/4 mapping entries (100%)"
@@ -40,6 +61,9 @@ def test_rate_text_gives_the_rate_and_the_time_left() -> None:
     assert rate_text(500, 2000, 2.0, "records") == "250 records/s, ~6 s left"
     assert rate_text(3_000_000, 5_000_000, 1.5, "rows") == "2,000,000 rows/s, ~1 s left"
     assert rate_text(10, 1_000_000, 10.0, "rows") == "1 rows/s, ~999,990 s left"
+    # Slow units keep two significant figures, never "0 batches/s".
+    assert rate_text(1, 40, 1.5, "batches") == "0.67 batches/s, ~58 s left"
+    assert rate_text(7, 40, 2.0, "batches") == "3.5 batches/s, ~9 s left"
 
 
 def test_rate_text_drops_the_time_left_when_done_and_says_nothing_before_any_work() -> None:

@@ -67,6 +67,10 @@ class _Printer:
     def __init__(self, out: TextIO) -> None:
         self.out = out
         self.lock = threading.Lock()
+        # When each party's count of a unit stood at 0: the pace is read from there, not from
+        # the phase's start, whose setup (MATCH's keys and layout before its first batch) made
+        # the first estimates of the time left several times too long.
+        self.counting: dict[tuple[str, str, int], float] = {}
 
     def line(self, text: str) -> None:
         with self.lock:
@@ -77,11 +81,15 @@ class _Printer:
             self.line(f"      {name:<6} done in {event.seconds:.2f} s {event.message}".rstrip())
             return
         text = event.message
+        count = (name, event.unit, event.total)
+        if event.total and event.done == 0:
+            self.counting[count] = time.monotonic()
         if event.total and event.unit and not event.message:
             text = (
                 f"{event.done}/{event.total} {event.unit} ({100 * event.done / event.total:.0f}%)"
             )
-            rate = rate_text(event.done, event.total, time.monotonic() - started, event.unit)
+            since = self.counting.get(count, started)
+            rate = rate_text(event.done, event.total, time.monotonic() - since, event.unit)
             if rate and event.done < event.total:
                 text += f", {rate}"
         if text:
