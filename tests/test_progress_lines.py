@@ -25,25 +25,29 @@ def test_midway_shows_rate_and_time_left() -> None:
     assert 5.9 <= left <= 6.2  # 1,500 records to go at that rate
 
 
-def test_the_pace_is_read_from_when_the_count_began_not_from_the_phase_start() -> None:
-    """A phase that spends 50 s setting up before its first batch, then 1 batch in 2 s: 39
-    batches left at that pace is about 78 s, not the 1,000 s the phase's start would give."""
+def test_the_pace_is_read_from_the_first_unit_done_not_from_the_phase_start() -> None:
+    """A phase that spends 50 s setting up, then 10 s on its first batch (waiting for the
+    peer's own setup), then a batch every 2 s: after the third batch, 37 left at 2 s each is
+    about 74 s, not the 800 s the phase's start gives nor the 260 s the count's start does."""
     out = io.StringIO()
     printer = _Printer(out)
-    phase_start = time.monotonic() - 52.0
+    phase_start = time.monotonic() - 64.0
+    count = ("alice", "batches", 40, phase_start)
 
     def left() -> float:
         last = out.getvalue().strip().splitlines()[-1]
         return float(last.split("~")[1].split(" ")[0].replace(",", ""))
 
-    began = pb.AdvanceResponse(done=0, total=40, unit="batches", message="scoring")
-    printer.progress("alice", began, phase_start)  # the count's start, now
-    printer.counting[("alice", "batches", 40)] -= 2.0  # as if it began 2 s ago
+    printer.progress("alice", pb.AdvanceResponse(done=0, total=40, unit="batches"), phase_start)
+    printer.counting[count][0] = (time.monotonic() - 14.0, 0)  # counting began 14 s ago
     printer.progress("alice", pb.AdvanceResponse(done=1, total=40, unit="batches"), phase_start)
-    assert 70 <= left() <= 90
-    # Another party's count, none seen at 0, is read from the phase's start.
-    printer.progress("bob", pb.AdvanceResponse(done=1, total=40, unit="batches"), phase_start)
-    assert left() > 1000
+    assert 400 <= left() <= 600  # one batch in 14 s: the first estimate, from the count's start
+    printer.counting[count][1] = (time.monotonic() - 4.0, 1)  # the first batch came 4 s ago
+    printer.progress("alice", pb.AdvanceResponse(done=3, total=40, unit="batches"), phase_start)
+    assert 70 <= left() <= 78
+    # Another party's count, none seen at 0: read from the phase's start.
+    printer.progress("bob", pb.AdvanceResponse(done=3, total=40, unit="batches"), phase_start)
+    assert left() > 700
 
 
 def test_complete_shows_no_rate() -> None:

@@ -67,10 +67,12 @@ class _Printer:
     def __init__(self, out: TextIO) -> None:
         self.out = out
         self.lock = threading.Lock()
-        # When each party's count of a unit stood at 0: the pace is read from there, not from
-        # the phase's start, whose setup (MATCH's keys and layout before its first batch) made
-        # the first estimates of the time left several times too long.
-        self.counting: dict[tuple[str, str, int], float] = {}
+        # Per party and count, when it stood at 0 and when its first unit was done (with how
+        # many): the pace is read from the first unit on, else from 0, else from the phase's
+        # start. The phase's setup (MATCH's keys and layout) and a first batch that waits for
+        # the peer's own setup made estimates from the start several times too long (~700 s
+        # left for a minute's work at 50,000 a side).
+        self.counting: dict[tuple[str, str, int, float], list[tuple[float, int]]] = {}
 
     def line(self, text: str) -> None:
         with self.lock:
@@ -81,15 +83,20 @@ class _Printer:
             self.line(f"      {name:<6} done in {event.seconds:.2f} s {event.message}".rstrip())
             return
         text = event.message
-        count = (name, event.unit, event.total)
+        now = time.monotonic()
+        count = (name, event.unit, event.total, started)  # a phase's count, not a later one's
+        marks = self.counting.setdefault(count, [(started, 0)])
         if event.total and event.done == 0:
-            self.counting[count] = time.monotonic()
+            marks[:] = [(now, 0)]
+        elif event.total and len(marks) == 1:
+            marks.append((now, event.done))
         if event.total and event.unit and not event.message:
             text = (
                 f"{event.done}/{event.total} {event.unit} ({100 * event.done / event.total:.0f}%)"
             )
-            since = self.counting.get(count, started)
-            rate = rate_text(event.done, event.total, time.monotonic() - since, event.unit)
+            since, counted = marks[-1] if event.done > marks[-1][1] else marks[0]
+            done, total = event.done - counted, event.total - counted
+            rate = rate_text(done, total, now - since, event.unit)
             if rate and event.done < event.total:
                 text += f", {rate}"
         if text:
