@@ -28,7 +28,8 @@ def test_midway_shows_rate_and_time_left() -> None:
 def test_the_pace_is_read_from_the_first_unit_done_not_from_the_phase_start() -> None:
     """A phase that spends 50 s setting up, then 10 s on its first batch (waiting for the
     peer's own setup), then a batch every 2 s: after the third batch, 37 left at 2 s each is
-    about 74 s, not the 800 s the phase's start gives nor the 260 s the count's start does."""
+    about 74 s, not the 800 s the phase's start gives nor the 260 s the count's start does,
+    and nothing is told at the first batch, whose pace is the setup's."""
     out = io.StringIO()
     printer = _Printer(out)
     phase_start = time.monotonic() - 64.0
@@ -41,7 +42,8 @@ def test_the_pace_is_read_from_the_first_unit_done_not_from_the_phase_start() ->
     printer.progress("alice", pb.AdvanceResponse(done=0, total=40, unit="batches"), phase_start)
     printer.counting[count][0] = (time.monotonic() - 14.0, 0)  # counting began 14 s ago
     printer.progress("alice", pb.AdvanceResponse(done=1, total=40, unit="batches"), phase_start)
-    assert 400 <= left() <= 600  # one batch in 14 s: the first estimate, from the count's start
+    # One batch in 14 s would say ~546 s: no pace is told until the second.
+    assert out.getvalue().splitlines()[-1].strip() == "alice  1/40 batches (2%)"
     printer.counting[count][1] = (time.monotonic() - 4.0, 1)  # the first batch came 4 s ago
     printer.progress("alice", pb.AdvanceResponse(done=3, total=40, unit="batches"), phase_start)
     assert 70 <= left() <= 78

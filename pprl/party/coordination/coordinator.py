@@ -68,10 +68,10 @@ class _Printer:
         self.out = out
         self.lock = threading.Lock()
         # Per party and count, when it stood at 0 and when its first unit was done (with how
-        # many): the pace is read from the first unit on, else from 0, else from the phase's
-        # start. The phase's setup (MATCH's keys and layout) and a first batch that waits for
-        # the peer's own setup made estimates from the start several times too long (~700 s
-        # left for a minute's work at 50,000 a side).
+        # many): the pace is read from the first unit on, else from the phase's start (none is
+        # told at the first unit of a count seen at 0). The phase's setup (MATCH's keys and
+        # layout) and a first batch that waits for the peer's own setup made estimates from
+        # the start several times too long (~700 s left for a minute's work at 50,000 a side).
         self.counting: dict[tuple[str, str, int, float], list[tuple[float, int]]] = {}
 
     def line(self, text: str) -> None:
@@ -97,7 +97,9 @@ class _Printer:
             since, counted = marks[-1] if event.done > marks[-1][1] else marks[0]
             done, total = event.done - counted, event.total - counted
             rate = rate_text(done, total, now - since, event.unit)
-            if rate and event.done < event.total:
+            # A count seen at 0 tells no pace at its first unit, which waited on the setup.
+            first_unit = marks[0][0] != started and len(marks) == 2 and done == event.done
+            if rate and event.done < event.total and not first_unit:
                 text += f", {rate}"
         if text:
             self.line(f"      {name:<6} {text}")
