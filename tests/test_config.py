@@ -177,11 +177,13 @@ def test_defaults_when_optional_keys_are_omitted(tmp_path: Path) -> None:
     # join (names alone), and the Soundex codes and first letters of every two names as
     # blocking keys.
     codes = "first:soundex+middle:soundex,first:soundex+last:soundex,middle:soundex+last:soundex"
+    # Blanks agree in the first and last names' codes.
+    marked = "first:soundex+middle:soundex,=first:soundex+last:soundex,middle:soundex+last:soundex"
     assert config.method == MethodParams(
         feature="projected-cosine",
         release="projected",
         encoding="sealed",
-        sealed_keys=codes + "," + codes.replace(":soundex", ":prefix"),
+        sealed_keys=marked + "," + codes.replace(":soundex", ":prefix"),
         sealed_join="hidden",
     )
     assert not config.auto_noise
@@ -771,12 +773,14 @@ def test_the_readme_example_loads(tmp_path: Path) -> None:
     # Sealed linkage, the default, with the join and recipes its first, middle and last
     # names give.
     codes = "first:soundex+middle:soundex,first:soundex+last:soundex,middle:soundex+last:soundex"
+    # Blanks agree in the first and last names' codes.
+    marked = "first:soundex+middle:soundex,=first:soundex+last:soundex,middle:soundex+last:soundex"
     assert config.method == MethodParams(
         feature="projected-cosine",
         hard_negatives=0,
         release="projected",
         encoding="sealed",
-        sealed_keys=codes + "," + codes.replace(":soundex", ":prefix"),
+        sealed_keys=marked + "," + codes.replace(":soundex", ":prefix"),
         sealed_join="hidden",
     )
     assert config.scheduler is None

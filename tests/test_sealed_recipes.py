@@ -41,7 +41,8 @@ def test_keys_read_a_column_at_a_time_are_each_rows_own_reading() -> None:
     }
     written = (
         "given:soundex+surname:soundex,~given:prefix+surname:prefix,dob+given|surname:soundex,"
-        "dob:year+surname:initial,~given+surname,?given:soundex+surname:exact"
+        "dob:year+surname:initial,~given+surname,?given:soundex+surname:exact,"
+        "=given:soundex+surname:soundex,~=given:prefix+surname"
     )
     recipes = parse_recipes(written, list(columns))
     for first in (True, False):
@@ -80,6 +81,23 @@ def test_a_prefix_key_survives_what_changes_a_soundex_code() -> None:
     prefixes = recipe_keys(columns, parse_recipes("given:prefix+surname:prefix", list(columns)))
     assert prefixes[0] == prefixes[1] == prefixes[2] == ["recipe 0|KYN\x1fDOO"]
     assert prefixes[3] == prefixes[4] == ["recipe 0|KY\x1fDOO"]
+
+
+def test_a_suffix_key_survives_a_typo_in_the_first_letters() -> None:
+    """A typo among a name's first letters ("emma" and "imma", "ebert" and "bebert") changes
+    both its code and its prefix; the last three letters stay, read as a prefix is."""
+    columns = {
+        "given": ["emma", "imma", "EM-MA", "em"],
+        "surname": ["ebert", "bebert", "e bert", "ebert"],
+    }
+    for transform in ("soundex", "prefix"):
+        other = recipe_keys(
+            columns, parse_recipes(f"given:{transform}+surname:{transform}", ["given", "surname"])
+        )
+        assert other[0] != other[1]
+    suffixes = recipe_keys(columns, parse_recipes("given:suffix+surname:suffix", list(columns)))
+    assert suffixes[0] == suffixes[1] == suffixes[2] == ["recipe 0|MMA\x1fERT"]
+    assert suffixes[3] == ["recipe 0|EM\x1fERT"]
 
 
 def test_the_wider_keys_add_a_prefix_twin_of_each_soundex_recipe_only() -> None:
@@ -143,6 +161,31 @@ def test_an_unordered_recipe_gives_swapped_names_one_key_and_no_other() -> None:
     both = parse_recipes("given:exact,?~given:soundex+surname:soundex", list(columns))
     assert both[1].fallback and both[1].unordered
     assert both[1].text == "?~given:soundex+surname:soundex"
+
+
+def test_a_recipe_whose_blanks_agree_joins_rows_blank_alike_and_no_other() -> None:
+    """`=given:soundex+surname:soundex`: two rows whose given name is blank share the key
+    when their surnames' codes agree (the plain recipe gives them none), a blank never agrees
+    with a value, and a row blank in every part holds no key. Marks go in one order."""
+    columns = {
+        "given": ["", " ", "ann", "", ""],
+        "surname": ["smith", "SMYTH", "smith", "", "jones"],
+    }
+    plain = recipe_keys(columns, parse_recipes("given:soundex+surname:soundex", list(columns)))
+    recipes = parse_recipes("=given:soundex+surname:soundex", list(columns))
+    assert recipes[0].blanks and recipes[0].text == "=given:soundex+surname:soundex"
+    keys = [set(row) for row in recipe_keys(columns, recipes)]
+    assert not plain[0] and not plain[1]
+    assert keys[0] == keys[1] and len(keys[0]) == 1
+    assert not keys[0] & keys[2] and not keys[0] & keys[4]
+    assert keys[3] == set()
+    # In either order too: a blank given name and a blank surname around one code agree.
+    swapped = {"given": ["", "smith"], "surname": ["smith", ""]}
+    both = recipe_keys(swapped, parse_recipes("~=given:soundex+surname:soundex", list(swapped)))
+    assert set(both[0]) == set(both[1])
+    for wrong in ("=~given:soundex+surname:soundex", "==given+surname", "=?given+surname"):
+        with pytest.raises(SettingError, match="marks once each, in the order"):
+            parse_recipes(f"surname,{wrong}", list(columns))
 
 
 def test_a_fallback_joins_a_pair_only_through_a_row_no_other_recipe_keys() -> None:

@@ -41,7 +41,7 @@ def sealed(**method: Any) -> dict[str, Any]:
         ({"sealed_keys": ["first|nick:soundex"]}, "method.sealed_keys", "no attribute 'nick'"),
         ({"sealed_keys": ["first|first:soundex"]}, "method.sealed_keys", "named twice"),
         ({"sealed_keys": ["?first:soundex"]}, "method.sealed_keys", "only fallback"),
-        ({"sealed_keys": ["~?first:soundex", "last"]}, "method.sealed_keys", "write '?' before"),
+        ({"sealed_keys": ["~?first:soundex", "last"]}, "method.sealed_keys", "marks once each"),
         ({"sealed_thresholds": [1, 2]}, "method.sealed_thresholds", "must start at 0"),
         ({"sealed_thresholds": [0, 2, 1]}, "method.sealed_thresholds", "must rise"),
         ({"sealed_thresholds": ["a"]}, "method.sealed_thresholds", "list of numbers"),
@@ -70,11 +70,13 @@ def test_without_recipes_the_schema_gives_them_or_the_error_says_to(tmp_path: Pa
     # Every two names' codes (a middle name's with each other name's holds a changed name),
     # then the same pairs' first letters: names alone take the hidden join by default.
     codes = "first:soundex+middle:soundex,first:soundex+last:soundex,middle:soundex+last:soundex"
+    # Blanks agree in the first and last names' codes.
+    marked = "first:soundex+middle:soundex,=first:soundex+last:soundex,middle:soundex+last:soundex"
     assert method.sealed_join == "hidden"
-    assert method.sealed_keys == codes + "," + codes.replace(":soundex", ":prefix")
+    assert method.sealed_keys == marked + "," + codes.replace(":soundex", ":prefix")
     # By the keys' graph, named, the codes alone.
     data["method"]["sealed_join"] = "graph"
-    assert load_config(write(tmp_path, data)).method.sealed_keys == codes
+    assert load_config(write(tmp_path, data)).method.sealed_keys == marked
     data["method"]["sealed_join"] = "hiddenn"
     error = load_error(write(tmp_path, data))
     assert error.field == "method.sealed_join" and "graph, hidden" in str(error)
@@ -118,11 +120,13 @@ def test_a_kernel_model_is_the_default_beyond_names_or_where_training_swaps_them
     assert len(recipes) == 6
     assert {r for r in recipes if r.startswith("~")} == {
         "~first:soundex+middle:soundex",
-        "~first:soundex+last:soundex",
+        "~=first:soundex+last:soundex",
         "~first:prefix+middle:prefix",
         "~first:prefix+last:prefix",
     }
+    # Blanks agree in the first and last names' codes alone: a middle name is often blank.
     assert "middle:soundex+last:soundex" in recipes
+    assert "middle:prefix+last:prefix" in recipes
     # A register model without swaps keeps the names' order and the linear model.
     data["method"]["error_model"] = "variants"
     variants = load_config(write(tmp_path, data)).method
@@ -170,15 +174,15 @@ def test_the_default_recipes_follow_the_schema() -> None:
     names = {"given_name": "name", "surname": "name"}
     assert default_join(names) == "hidden" and default_join(kinds) == "graph"
     assert session.default_recipes(names, "one-error") == (
-        "given_name:soundex+surname:soundex,given_name:prefix+surname:prefix"
+        "=given_name:soundex+surname:soundex,given_name:prefix+surname:prefix"
     )
     assert session.default_recipes(names, "one-error", hidden=False) == (
-        "given_name:soundex+surname:soundex"
+        "=given_name:soundex+surname:soundex"
     )
     # Training that swaps names reads them in either order; the recipes beyond names keep
     # theirs (any name's code with the date already reads either field).
     assert session.default_recipes(names, "registers") == (
-        "~given_name:soundex+surname:soundex,~given_name:prefix+surname:prefix"
+        "~=given_name:soundex+surname:soundex,~given_name:prefix+surname:prefix"
     )
     assert "~" not in session.default_recipes(kinds, "registers")
 

@@ -13,7 +13,7 @@ from pprl.protocol.encodings.distances import Distances
 from pprl.protocol.errors import SettingError
 from pprl.protocol.gate import Attack
 from pprl.protocol.privacy.audit import AuditReport
-from pprl.protocol.sealed.recipes import FALLBACK, UNORDERED, is_unordered, written_recipes
+from pprl.protocol.sealed.recipes import BLANKS_AGREE, FALLBACK, UNORDERED, written_recipes
 
 if TYPE_CHECKING:
     from pprl.protocol.agreement import Agreement
@@ -79,10 +79,13 @@ class Sealed(Distances):
             "sealed: no vectors are sent (blinded blocking keys and encrypted vectors only; "
             f"docs/sealed.md); blocking keys: {written.replace(',', ', ')}"
         )
-        if any(fallback for _, (fallback, _) in written_recipes(written)):
+        meanings = [meaning for _, meaning in written_recipes(written)]
+        if any(meaning.fallback for meaning in meanings):
             said += f" ({FALLBACK}: only for rows that no other key finds)"
-        if any(is_unordered(r) for r, _ in written_recipes(written)):
+        if any(meaning.unordered for meaning in meanings):
             said += f" ({UNORDERED}: its parts in either order, so swapped names share it)"
+        if any(meaning.blanks for meaning in meanings):
+            said += f" ({BLANKS_AGREE}: a blank reads as a value, so rows blank alike share it)"
         features = agreement.method.kernel_features
         if not features:
             return said + "; model: linear in the distances"

@@ -24,25 +24,36 @@ direction: the first party (the lower identity) sends the first tag for its keyl
 and the second tag for every row, the second party the other way round. A pair joins when
 either of its rows is keyless, and the join tells only the keyless rows' neighbours, where
 the same recipe as an ordinary one would tell every row's (docs/sealed.md, "Fallback keys").
+
+A recipe written with a leading `=` (after any `?` and `~`) lets blanks agree: a blank part
+reads as a value of its own, so two rows blank in the same field share the key when their
+other parts agree, and a row blank in every part holds none. Why: on names alone a pair whose
+given name is blank on both sides holds no key otherwise, though the other name is the same
+(FEBRL4 names: 91 of the pairs the non-private linker links; docs/sealed.md, "Blank names").
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import jellyfish
 
 from pprl.protocol.errors import SettingError
 
-# Letters a prefix key reads: three keep a key shared by few people without a partner.
+# Letters a prefix or suffix key reads: three keep a key shared by few people without a
+# partner.
 PREFIX = 3
 # What a fallback recipe is written with, first.
 FALLBACK = "?"
 # What a recipe whose parts may come in either order is written with (after any FALLBACK).
 UNORDERED = "~"
+# What a recipe whose blanks agree is written with (after any FALLBACK and UNORDERED).
+BLANKS_AGREE = "="
+# A blank part's value in a recipe whose blanks agree: no transform reads a value to it.
+BLANK = "\x00"
 
 
 def _digits(value: str) -> str:
@@ -72,6 +83,10 @@ TRANSFORMS = {
         # The first three letters: survives the errors that change a Soundex code (a changed
         # consonant, a letter inserted late in the name), which fall mostly after them.
         Transform("prefix", lambda v: _letters(v)[:PREFIX]),
+        # The last three letters: survives a typo in a name's first letters, which changes
+        # both the code and the prefix (an option: it joins more look-alikes than either;
+        # docs/sealed.md, "Blank names").
+        Transform("suffix", lambda v: _letters(v)[-PREFIX:]),
         # A date's digits in year-month-day order (the canonical form), read in parts.
         Transform("year", lambda v: _digits(v)[:4] if len(_digits(v)) == 8 else ""),
         Transform("month-day", lambda v: _digits(v)[4:] if len(_digits(v)) == 8 else ""),
@@ -87,11 +102,13 @@ class Recipe:
     parts: tuple[tuple[tuple[str, ...], Transform], ...]
     fallback: bool = False  # only for rows no other recipe keys (the module's docstring)
     unordered: bool = False  # the parts' values as a set: a pair with them swapped shares it
+    blanks: bool = False  # a blank part reads as BLANK (the module's docstring)
 
     @property
     def text(self) -> str:
         written = "+".join(f"{'|'.join(a)}:{t.name}" for a, t in self.parts)
-        return (FALLBACK if self.fallback else "") + (UNORDERED if self.unordered else "") + written
+        marks = (FALLBACK, self.fallback), (UNORDERED, self.unordered), (BLANKS_AGREE, self.blanks)
+        return "".join(mark for mark, marked in marks if marked) + written
 
     @property
     def attributes(self) -> tuple[str, ...]:
@@ -102,19 +119,37 @@ class Recipe:
         as `read(a, t)`: one per combination of its parts' values, none when a part has no
         value."""
         each = [sorted({v for v in (read(a, t) for a in names) if v}) for names, t in self.parts]
+        if self.blanks:
+            if not any(each):
+                return []
+            each = [values or [BLANK] for values in each]
         combined = itertools.product(*each)
         if self.unordered:
             return sorted({"\x1f".join(sorted(values)) for values in combined})
         return ["\x1f".join(values) for values in combined]
 
 
-def is_unordered(written: str) -> bool:
-    """Whether a written recipe takes its parts in either order (`~`, after any `?`)."""
-    return written.removeprefix(FALLBACK).startswith(UNORDERED)
+# The marks a recipe may be written with, in the order they must come.
+MARKS = (FALLBACK, UNORDERED, BLANKS_AGREE)
 
 
-# A recipe as written: whether it is a fallback, and its parts (attributes, transform name).
-WrittenRecipe = tuple[bool, list[tuple[tuple[str, ...], str]]]
+@dataclass(frozen=True)
+class WrittenRecipe:
+    """A recipe as written: its marks and its parts (attributes, transform name), unchecked."""
+
+    fallback: bool
+    unordered: bool
+    blanks: bool
+    parts: list[tuple[tuple[str, ...], str]]
+
+
+def _marks(written: str) -> tuple[list[str], str]:
+    """The marks a written recipe opens with, in their order, and the rest."""
+    marks = []
+    while written[:1] in MARKS:
+        marks.append(written[0])
+        written = written[1:]
+    return marks, written
 
 
 def written_recipes(text: str) -> list[tuple[str, WrittenRecipe]]:
@@ -122,11 +157,13 @@ def written_recipes(text: str) -> list[tuple[str, WrittenRecipe]]:
     reader of the syntax, for parse_recipes, most_keys and the settings' own checks."""
     read = []
     for written in filter(None, (r.strip() for r in text.split(","))):
+        marks, rest = _marks(written)
         parts = []
-        for part in written.removeprefix(FALLBACK).removeprefix(UNORDERED).split("+"):
+        for part in rest.split("+"):
             either, _, name = part.partition(":")
             parts.append((tuple(either.split("|")), name or "exact"))
-        read.append((written, (written.startswith(FALLBACK), parts)))
+        meaning = WrittenRecipe(FALLBACK in marks, UNORDERED in marks, BLANKS_AGREE in marks, parts)
+        read.append((written, meaning))
     return read
 
 
@@ -134,11 +171,15 @@ def parse_recipes(text: str, attributes: Sequence[str]) -> tuple[Recipe, ...]:
     """Recipes separated by commas; each part an attribute the records have, with a known
     transform (default exact)."""
     recipes = []
-    for written, (fallback, written_parts) in written_recipes(text):
-        if written.startswith(UNORDERED + FALLBACK):
-            raise SettingError(f"key recipe {written!r}: write {FALLBACK!r} before {UNORDERED!r}")
+    for written, meaning in written_recipes(text):
+        marks = _marks(written)[0]
+        if marks != sorted(set(marks), key=MARKS.index):
+            raise SettingError(
+                f"key recipe {written!r}: write its marks once each, in the order "
+                f"{' '.join(repr(m) for m in MARKS)}"
+            )
         parts = []
-        for names, name in written_parts:
+        for names, name in meaning.parts:
             for attribute in names:
                 if attribute not in attributes:
                     raise SettingError(
@@ -154,7 +195,7 @@ def parse_recipes(text: str, attributes: Sequence[str]) -> tuple[Recipe, ...]:
                     f"(known: {', '.join(TRANSFORMS)})"
                 )
             parts.append((names, transform))
-        recipes.append(Recipe(tuple(parts), fallback, is_unordered(written)))
+        recipes.append(Recipe(tuple(parts), meaning.fallback, meaning.unordered, meaning.blanks))
     if not recipes:
         raise SettingError("no key recipe given")
     if all(recipe.fallback for recipe in recipes):
@@ -207,7 +248,8 @@ def _values(
 ) -> list[list[str]]:
     """Per row, `recipe`'s keys' values (Recipe.read_values). A recipe whose parts read one
     attribute each, the common case, is read a column at a time: one key where every part has
-    a value, none otherwise; TRAIN's estimate derives keys for 40,000 rows."""
+    a value (where blanks agree, any part: the others read BLANK), none otherwise; TRAIN's
+    estimate derives keys for 40,000 rows."""
     if any(len(names) > 1 for names, _ in recipe.parts):
 
         def reader(row: int) -> Callable[[str, Transform], str]:
@@ -216,7 +258,11 @@ def _values(
         return [recipe.read_values(reader(row)) for row in range(rows)]
     parts = [column(names[0], transform) for names, transform in recipe.parts]
     order = sorted if recipe.unordered else list
-    rows_values = zip(*parts, strict=True)
+    rows_values: Iterable[Sequence[str]] = zip(*parts, strict=True)
+    if recipe.blanks:
+        rows_values = (
+            [value or BLANK for value in values] if any(values) else [""] for values in rows_values
+        )
     return [["\x1f".join(order(values))] if all(values) else [] for values in rows_values]
 
 
@@ -225,8 +271,8 @@ def most_keys(written: str) -> int:
     alternatives multiplied, a fallback's twice. A peer's row holding more is not what the
     agreed recipes derive, and each key more is one more guess tested against the join."""
     return sum(
-        (2 if fallback else 1) * math.prod(len(names) for names, _ in parts)
-        for _, (fallback, parts) in written_recipes(written)
+        (2 if meaning.fallback else 1) * math.prod(len(names) for names, _ in meaning.parts)
+        for _, meaning in written_recipes(written)
     )
 
 
