@@ -260,7 +260,11 @@ def main() -> None:
             sent[evaluator_party] += run.bytes_returned
         score_seconds += time.perf_counter() - began
         scored += len(slots)
-        named_by = [buckets > 0, *(hidden_join.best_slots(own_rows, buckets, d) for d in levels)]
+        most = np.bincount(mine.rows, minlength=int(mine.rows.max(initial=-1)) + 1)
+        named_by = [
+            buckets > 0,
+            *(hidden_join.best_slots(own_rows, buckets, most, d) for d in levels),
+        ]
         for rule, named in zip(rules, named_by, strict=True):
             resolved[rule] += int(np.count_nonzero(named))
             accepted, best = hidden_join.accepted_pairs(

@@ -125,8 +125,40 @@ def test_the_layout_puts_one_entry_per_row_and_the_evaluator_fills_its_own_rows(
 def test_a_row_names_only_its_accepted_slots_in_its_best_bucket():
     own_rows = np.array([0, 0, 0, 1, 1, 2, 2])
     buckets = np.array([3, 5, 5, 0, 0, 2, 1])
-    assert hidden_join.best_slots(own_rows, buckets).tolist() == [0, 1, 1, 0, 0, 1, 0]
-    assert hidden_join.best_slots(own_rows, buckets, levels=2).tolist() == [1, 1, 1, 0, 0, 1, 1]
+    most = np.array([3, 3, 3])
+    assert hidden_join.best_slots(own_rows, buckets, most).tolist() == [0, 1, 1, 0, 0, 1, 0]
+    assert hidden_join.best_slots(own_rows, buckets, most, levels=2).tolist() == [
+        1,
+        1,
+        1,
+        0,
+        0,
+        1,
+        1,
+    ]
+    # No more than a row's entries: the first of its ties in the slots' order, so that an
+    # honest scorer never names more slots than the entries it sent (the evaluator's bound).
+    own_rows = np.array([1, 0, 1, 0, 1, 1])
+    buckets = np.array([4, 2, 4, 2, 4, 3])
+    named = hidden_join.best_slots(own_rows, buckets, np.array([2, 1]))
+    assert named.tolist() == [1, 1, 0, 1, 0, 0]
+    assert hidden_join.best_slots(own_rows, buckets, np.array([2, 1]), levels=1).tolist() == [
+        1,
+        1,
+        0,
+        1,
+        0,
+        0,
+    ]
+    # Loose keys: many slots an entry, few buckets, so ties; the rows never name more slots
+    # than the entries sent.
+    rng = np.random.default_rng(3)
+    entry_rows = rng.integers(0, 40, 120)
+    counts = rng.integers(0, 30, 120)
+    slots = hidden_join.slot_pairs(counts)
+    most = np.bincount(entry_rows, minlength=40)
+    ties = hidden_join.best_slots(entry_rows[slots[:, 0]], rng.integers(0, 3, len(slots)), most)
+    assert 0 < ties.sum() <= len(entry_rows)
     # A pair named in two slots (two shared keys) is one pair at its best bucket.
     pairs, best = hidden_join.accepted_pairs(
         np.array([0, 0, 1, 2]), np.array([4, 4, 4, 9]), np.array([2, 5, 1, 0])
@@ -144,7 +176,8 @@ def test_no_entries_or_no_shared_key_give_empty_slots_and_no_pairs():
     join = hidden_join.joined([b"a", b"b"], [[b"c"], []], rng)
     assert join.counts().tolist() == [0, 0]
     assert join.resolve(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)).shape == (0,)
-    assert hidden_join.best_slots(np.zeros(0, dtype=np.int64), np.zeros(0)).shape == (0,)
+    empty = np.zeros(0, dtype=np.int64)
+    assert hidden_join.best_slots(empty, np.zeros(0), empty).shape == (0,)
     pairs, best = hidden_join.accepted_pairs(
         np.array([0]),
         np.array([1]),
