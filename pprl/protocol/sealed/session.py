@@ -250,9 +250,9 @@ def default_recipes(kinds: Mapping[str, str], error_model: str, hidden: bool | N
         # names: 91 more of the non-private linker's pairs joined for 3% more slots, and the
         # people without a partner sharing a key of the peer's 12.1% -> 12.4%). Not with a
         # middle name, often blank, beside them: the blank middle's recipes then act as one
-        # name's key (the generated namesakes: 183 pairs more, but 22.6% -> 32.4% of those
-        # people sharing a key); nor in the prefixed twins (FEBRL4: 11 for 4% more slots;
-        # docs/sealed.md, "Blank names").
+        # name's key (the generated namesakes, the middle and last names' too: 99 pairs more,
+        # but 22.6% -> 32.4% of those people sharing a key, and no F1); nor in the prefixed
+        # twins (FEBRL4: 11 for 4% more slots; docs/sealed.md, "Blank names").
         swapped = UNORDERED if MODELS[error_model].swaps else ""
         codes = [
             (swapped if a == names[0] else "", f"{a}:soundex+{b}:soundex", [a, b] == pair)
