@@ -183,6 +183,11 @@ def test_a_recipe_whose_blanks_agree_joins_rows_blank_alike_and_no_other() -> No
     swapped = {"given": ["", "smith"], "surname": ["smith", ""]}
     both = recipe_keys(swapped, parse_recipes("~=given:soundex+surname:soundex", list(swapped)))
     assert set(both[0]) == set(both[1])
+    # Its prefixed twin does not let blanks agree, so the default names' keys need no wider.
+    default = parse_recipes(
+        "~=given:soundex+surname:soundex,~given:prefix+surname:prefix", list(columns)
+    )
+    assert with_prefixes(default) == tuple(r.text for r in default)
     for wrong in ("=~given:soundex+surname:soundex", "==given+surname", "=?given+surname"):
         with pytest.raises(SettingError, match="marks once each, in the order"):
             parse_recipes(f"surname,{wrong}", list(columns))

@@ -278,8 +278,11 @@ def most_keys(written: str) -> int:
 
 def prefixed(text: str) -> str:
     """A written recipe with each part read through a Soundex code read by its first letters
-    instead: the twin that holds a pair whose typo changed the code."""
-    return text.replace(":soundex", ":prefix")
+    instead: the twin that holds a pair whose typo changed the code. Blanks do not agree in
+    it (a blank first name with the surname's first letters joins more than its code does;
+    docs/sealed.md, "Blank names")."""
+    marks, rest = _marks(text)
+    return "".join(m for m in marks if m != BLANKS_AGREE) + rest.replace(":soundex", ":prefix")
 
 
 def with_prefixes(recipes: Sequence[Recipe]) -> tuple[str, ...]:
