@@ -190,7 +190,7 @@ def test_the_estimate_is_the_harmonic_mean_and_its_words_name_what_helps() -> No
     assert "reference set" in quiet and "min_expected_f1" in quiet
     # Sealed linkage says how many synthetic true pairs its keys join, and which keys join more.
     keyed = poor_linkage_words(quality, 0.9, noisy=False, keys_join=0.657)
-    assert "these join 65.7% of synthetic ones)" in keyed
+    assert "these join 65.7% of synthetic ones; looser keys give more away" in keyed
     wider = poor_linkage_words(quality, 0.9, False, 0.657, ("a:soundex+b:soundex", "a:prefix"))
     # As the configuration writes it: a TOML list of strings.
     assert 'sealed_keys = ["a:soundex+b:soundex", "a:prefix"] adds' in wider

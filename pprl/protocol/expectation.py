@@ -442,7 +442,8 @@ def poor_linkage_words(
             f"; sealed_keys = [{listed}] adds the names' first three letters, which join more "
             "and give more away, docs/sealed.md"
             if wider_keys
-            else ""
+            else "; looser keys give more away, and on names alone linked no better: "
+            'docs/sealed.md, "Completeness against leak on names alone"'
         )
         helps.append(
             f"blocking keys that join more true pairs ([method] sealed_keys: these join "
