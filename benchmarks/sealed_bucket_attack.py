@@ -78,7 +78,7 @@ from pprl.protocol import pipeline
 from pprl.protocol.linkage.matching import Matches, one_to_one
 from pprl.protocol.model import classifier
 from pprl.protocol.model.features import pair_features
-from pprl.protocol.sealed import linear_form, session
+from pprl.protocol.sealed import hidden_join, linear_form, session
 from pprl.protocol.sealed.layout import conflicted
 from pprl.protocol.sealed.parameters import CkksSetting
 from pprl.protocol.sealed.recipes import parse_recipes, recipe_keys
@@ -354,8 +354,17 @@ def main() -> None:
             if len(pairs)
             else np.zeros(0, dtype=np.int64)
         )
-        top = np.zeros(len(columns_a[names[0]]), dtype=np.int64)
-        np.maximum.at(top, pairs[:, 0], pair_buckets)
+        # No more slots a row than the entries it sent, the first of its ties in the
+        # evaluator's random order: a pair holds one slot per key it shares.
+        shared = [len(set(sent_a[i]) & set(sent_b[j])) for i, j in pairs.tolist()]
+        slot_pair = np.repeat(np.arange(len(pairs)), np.array(shared, dtype=np.int64))
+        slot_pair = slot_pair[np.random.default_rng(args.seed + 3).permutation(len(slot_pair))]
+        most = np.array([len(set(keys)) for keys in sent_a], dtype=np.int64)
+        named_slots = hidden_join.best_slots(
+            pairs[slot_pair, 0], pair_buckets[slot_pair], most, args.levels
+        )
+        named_pairs = np.zeros(len(pairs), dtype=bool)
+        named_pairs[slot_pair[named_slots]] = True
     first_pair = np.cumsum([0, *(len(found) for found in candidates_of)])
     sign_only = (0.0,)
     seen = np.zeros(len(bob.ids), dtype=bool)
@@ -374,8 +383,7 @@ def main() -> None:
         if args.hidden_join and revealed:
             # Only the slots her classifier accepts are resolved to Bob's row, each with the
             # entry's key: of the others she learns a count per key, never the row.
-            told = bucket(c[candidates] + x[candidates] @ y_b[j], thresholds)
-            named = (told > 0) & (told >= top[candidates] - args.levels)
+            named = named_pairs[first_pair[j] : first_pair[j + 1]]
             candidates = [i for i, yes in zip(candidates, named.tolist(), strict=True) if yes]
             revealed = {key for i in candidates for key in keys_a[i] if key in keys}
         if not revealed:

@@ -133,7 +133,7 @@ def sealed_words(built_in: bool) -> str:
         "with its own (6.8% of those without a partner)"
         if built_in
         else "Measured elsewhere, a peer holding a list of every person of both parties "
-        "re-identified 0.6% (FEBRL4, ten fields) to 6.0% (FEBRL4, two names) of the people "
+        "re-identified 0.6% (FEBRL4, ten fields) to 5.7% (FEBRL4, two names) of the people "
         "without a partner from what it received, and on names alone placed 10.9% (FEBRL4) "
         "to 20.4% (generated namesakes) of them in the file from the counts per key; "
         "benchmarks/sealed_bucket_attack.py and "
