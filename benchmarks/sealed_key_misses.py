@@ -70,6 +70,13 @@ def joined(
     return [bool(set(keys_a[i]) & set(keys_b[j])) for i, j in pairs]
 
 
+def f1_of(found: set[tuple[str, str]], truth: Iterable[tuple[str, str]]) -> float:
+    """F1 of `found` against the true pairs."""
+    true = set(truth)
+    hits = len(found & true)
+    return 2 * hits / (len(found) + len(true)) if found or true else 0.0
+
+
 def plain_links(inputs: SealedInputs) -> frozenset[tuple[str, str]]:
     """The pairs the reference release links without noise (every pair scored), under the
     schema's method otherwise: the non-private linker sealed linkage is measured against."""
@@ -125,11 +132,19 @@ def main() -> None:
         print(f"  {count:6,}  {pattern}{also}")
     # The issue's measure of the keys: of every pair the plain release links (false ones
     # too), the share the keys join, which a sealed run could then score.
-    kept = sum(joined(keys_a, keys_b, [(row_a[a], row_b[b]) for a, b in plain]))
+    plain_pairs = sorted(plain)
+    plain_joined = joined(keys_a, keys_b, [(row_a[a], row_b[b]) for a, b in plain_pairs])
+    kept = sum(plain_joined)
+    # The plain release's F1, and that of its links the keys join: what sealed linkage could
+    # reach on these keys if it linked as the plain release does.
+    f1_plain = f1_of(set(plain_pairs), inputs.truth)
+    kept_pairs = {p for p, shares in zip(plain_pairs, plain_joined, strict=True) if shares}
+    f1_joined = f1_of(kept_pairs, inputs.truth)
     if args.plain:
         print(
             f"the keys join {kept:,} of the {len(plain):,} pairs the plain release links "
-            f"({kept / max(len(plain), 1):.1%})"
+            f"({kept / max(len(plain), 1):.1%}); its F1 {f1_plain:.4f}, {f1_joined:.4f} on "
+            "those the keys join"
         )
     if args.json:
         result = {
@@ -143,6 +158,8 @@ def main() -> None:
                     "linked_by_the_plain_release": dict(linked.most_common()),
                     "plain_links": len(plain),
                     "plain_links_joined": kept,
+                    "plain_f1": f1_plain,
+                    "plain_f1_on_joined": f1_joined,
                 }
                 if args.plain
                 else {}

@@ -22,6 +22,10 @@ def test_a_missed_pair_is_told_by_how_each_attribute_differs() -> None:
     assert not misses.swapped(["SIENNA", "MUSOLINO"], ["SIENNA", "MUSOLINO"])
     assert not misses.swapped(["SIENNA", ""], ["", "SIENNA"])  # a blank is not a swap
     assert not misses.swapped(["A", "B", "C"], ["B", "A", "C"])  # two attributes only
+    # F1 of found pairs: 2 hits of 3 found against 4 true pairs.
+    truth = [("a1", "b1"), ("a2", "b2"), ("a3", "b3"), ("a4", "b4")]
+    assert misses.f1_of({("a1", "b1"), ("a2", "b2"), ("a1", "b9")}, truth) == 2 * 2 / 7
+    assert misses.f1_of(set(), truth) == 0.0
 
 
 def test_the_peers_links_are_its_accepted_pairs_one_to_one() -> None:
