@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from pprl.files.sealed_bytes import dumped, loaded
+from pprl.files.sealed_bytes import dumped, evaluation_keys, loaded
 from pprl.protocol.sealed import scoring
 from pprl.protocol.sealed.layout import Layout
 from pprl.protocol.sealed.linear_form import Alternative
@@ -60,14 +60,11 @@ def round_trip(
     seconds["encrypt"] = time.perf_counter() - began
     began = time.perf_counter()
     context = scoring.seal_context(keys.setting)
-    evaluation_keys = scoring.EvaluationKeys(
-        loaded(scoring.PublicKey, context, public),
-        loaded(scoring.ConjugationKey, context, conjugation),
-    )
+    held = evaluation_keys(context, public, conjugation)
     received = [[loaded(scoring.Ciphertext, context, data) for data in batch] for batch in sent]
     ratios = None if alternative is None else alternative.ratios
     evaluated = scoring.evaluate(
-        context, evaluation_keys, received, y, placed, keys.setting, rng, ratios, live
+        context, held, received, y, placed, keys.setting, rng, ratios, live
     )
     back = [[dumped(item) for item in batch] for batch in evaluated]
     seconds["evaluate"] = time.perf_counter() - began

@@ -14,7 +14,10 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pprl.protocol.sealed.scoring import EvaluationKeys
 
 # Memory-backed where there is one: each file lives for one save or load.
 _DIRECTORY = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
@@ -51,3 +54,23 @@ def loaded(kind: type, context: Any, data: bytes) -> Any:
         except Exception as error:  # SEAL raises several kinds for bytes that are not one
             raise ValueError(f"not a {kind.__name__} under the agreed parameters") from error
         return item
+
+
+def evaluation_keys(context: Any, public: bytes, conjugation: bytes) -> EvaluationKeys:
+    """The scoring party's public and conjugation keys as the evaluator holds them, loaded
+    under `context`: ValueError naming the key that is not one under its parameters."""
+    from pprl.protocol.sealed import scoring
+
+    try:
+        public_key = loaded(scoring.PublicKey, context, public)
+    except ValueError:
+        raise ValueError(
+            "the public key is not one under the agreed ring and modulus chain"
+        ) from None
+    try:
+        conjugation_key = loaded(scoring.ConjugationKey, context, conjugation)
+    except ValueError:
+        raise ValueError(
+            "the conjugation key is not one under the agreed ring and modulus chain"
+        ) from None
+    return scoring.EvaluationKeys(public_key, conjugation_key)

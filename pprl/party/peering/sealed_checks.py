@@ -61,19 +61,14 @@ def parameters_refusal(public: bytes, conjugation: bytes, ckks: CkksSetting) -> 
     SEAL loads each only for the same ring and modulus chain (their parameters' id) and with
     every coefficient reduced, and the conjugation key must hold that Galois element alone.
     The scale and level of each ciphertext are checked as it is evaluated."""
-    from pprl.files.sealed_bytes import loaded
+    from pprl.files.sealed_bytes import evaluation_keys
     from pprl.protocol.sealed import scoring
 
-    context = scoring.seal_context(ckks)
     try:
-        loaded(scoring.PublicKey, context, public)
-    except ValueError:
-        return "the public key is not one under the agreed ring and modulus chain"
-    try:
-        conjugation_keys = loaded(scoring.ConjugationKey, context, conjugation)
-    except ValueError:
-        return "the conjugation key is not one under the agreed ring and modulus chain"
-    return scoring.conjugation_refusal(conjugation_keys, ckks)
+        keys = evaluation_keys(scoring.seal_context(ckks), public, conjugation)
+    except ValueError as error:
+        return str(error)
+    return scoring.conjugation_refusal(keys.conjugation, ckks)
 
 
 def received_batches(

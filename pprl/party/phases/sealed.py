@@ -375,14 +375,11 @@ def evaluated(
     """Each received batch evaluated, in order, with secret factors and flooding; `ratios`:
     the peer's movers' alternative, when the agreement has one; `widths`: its kernel's, when
     the agreement has random features."""
-    from pprl.files.sealed_bytes import dumped, loaded
+    from pprl.files.sealed_bytes import dumped, evaluation_keys, loaded
     from pprl.protocol.sealed import scoring
 
     context = scoring.seal_context(evaluation.ckks)
-    keys = scoring.EvaluationKeys(
-        loaded(scoring.PublicKey, context, public),
-        loaded(scoring.ConjugationKey, context, conjugation),
-    )
+    keys = evaluation_keys(context, public, conjugation)
     y = evaluation.y(widths)
     rng = ctx.randomness.generator(SEALED_SCORES)
     for batch, received in batches:
