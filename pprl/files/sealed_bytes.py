@@ -61,16 +61,15 @@ def evaluation_keys(context: Any, public: bytes, conjugation: bytes) -> Evaluati
     under `context`: ValueError naming the key that is not one under its parameters."""
     from pprl.protocol.sealed import scoring
 
-    try:
-        public_key = loaded(scoring.PublicKey, context, public)
-    except ValueError:
-        raise ValueError(
-            "the public key is not one under the agreed ring and modulus chain"
-        ) from None
-    try:
-        conjugation_key = loaded(scoring.ConjugationKey, context, conjugation)
-    except ValueError:
-        raise ValueError(
-            "the conjugation key is not one under the agreed ring and modulus chain"
-        ) from None
-    return scoring.EvaluationKeys(public_key, conjugation_key)
+    held = []
+    for kind, name, data in (
+        (scoring.PublicKey, "public", public),
+        (scoring.ConjugationKey, "conjugation", conjugation),
+    ):
+        try:
+            held.append(loaded(kind, context, data))
+        except ValueError:
+            raise ValueError(
+                f"the {name} key is not one under the agreed ring and modulus chain"
+            ) from None
+    return scoring.EvaluationKeys(*held)
