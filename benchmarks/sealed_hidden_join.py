@@ -260,7 +260,7 @@ def main() -> None:
             sent[evaluator_party] += run.bytes_returned
         score_seconds += time.perf_counter() - began
         scored += len(slots)
-        most = np.bincount(mine.rows, minlength=int(mine.rows.max(initial=-1)) + 1)
+        most = np.bincount(mine.rows)  # entries a row
         named_by = [
             buckets > 0,
             *(hidden_join.best_slots(own_rows, buckets, most, d) for d in levels),

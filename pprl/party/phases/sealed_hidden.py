@@ -115,7 +115,7 @@ def resolved_matches(
     """The accepted pairs one to one: the rows' best slots named to the peer, resolved to its
     rows, each pair once at its best bucket. Returns them and how many slots were named."""
     own_rows = entry_rows[slots[:, 0]]
-    most = np.bincount(entry_rows, minlength=int(entry_rows.max(initial=-1)) + 1)
+    most = np.bincount(entry_rows)  # entries a row
     named = hidden_join.best_slots(own_rows, buckets, most)
     entry = slots[named, 0]
     starts = np.concatenate([[0], np.cumsum(counts)])

@@ -135,12 +135,23 @@ MARKS = (FALLBACK, UNORDERED, BLANKS_AGREE)
 
 @dataclass(frozen=True)
 class WrittenRecipe:
-    """A recipe as written: its marks and its parts (attributes, transform name), unchecked."""
+    """A recipe as written: its marks in their written order and its parts (attributes,
+    transform name), unchecked."""
 
-    fallback: bool
-    unordered: bool
-    blanks: bool
+    marks: tuple[str, ...]
     parts: list[tuple[tuple[str, ...], str]]
+
+    @property
+    def fallback(self) -> bool:
+        return FALLBACK in self.marks
+
+    @property
+    def unordered(self) -> bool:
+        return UNORDERED in self.marks
+
+    @property
+    def blanks(self) -> bool:
+        return BLANKS_AGREE in self.marks
 
 
 def _marks(written: str) -> tuple[list[str], str]:
@@ -162,8 +173,7 @@ def written_recipes(text: str) -> list[tuple[str, WrittenRecipe]]:
         for part in rest.split("+"):
             either, _, name = part.partition(":")
             parts.append((tuple(either.split("|")), name or "exact"))
-        meaning = WrittenRecipe(FALLBACK in marks, UNORDERED in marks, BLANKS_AGREE in marks, parts)
-        read.append((written, meaning))
+        read.append((written, WrittenRecipe(tuple(marks), parts)))
     return read
 
 
@@ -172,7 +182,7 @@ def parse_recipes(text: str, attributes: Sequence[str]) -> tuple[Recipe, ...]:
     transform (default exact)."""
     recipes = []
     for written, meaning in written_recipes(text):
-        marks = _marks(written)[0]
+        marks = list(meaning.marks)
         if marks != sorted(set(marks), key=MARKS.index):
             raise SettingError(
                 f"key recipe {written!r}: write its marks once each, in the order "
