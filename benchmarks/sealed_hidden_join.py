@@ -32,7 +32,8 @@ from pprl.protocol.method import method_params
 from pprl.protocol.metrics import linkage_quality
 from pprl.protocol.own_training import mover_groups
 from pprl.protocol.sealed import hidden_join, linear_form, scoring, session
-from pprl.protocol.sealed.blinding import Blinder, split
+from pprl.protocol.sealed.blinding import Blinder
+from pprl.protocol.sealed.recipes import group_size
 from pprl.protocol.sealed_exact import evaluator_plaintext
 from pprl.protocol.vectors.randomness import Randomness
 
@@ -205,8 +206,8 @@ def main() -> None:
     sent = {n: 0 for n in PARTIES}
     joins, own_entries = {}, {}
     for scorer, evaluator_party in (("alice", "bob"), ("bob", "alice")):
-        mine = hidden_join.entries(keys[scorer], rng)
-        _, values = session.blinded_rows(entry_blinder[scorer], context, [[k] for k in mine.keys])
+        mine = hidden_join.entries(keys[scorer], rng, group_size(recipes_text))
+        sizes, values = session.blinded_rows(entry_blinder[scorer], context, mine.keys)
         counts, rows_once = session.blinded_rows(
             row_blinder[evaluator_party], context, keys[evaluator_party]
         )
@@ -215,7 +216,7 @@ def main() -> None:
         sent[scorer] += len(values) + len(back)
         sent[evaluator_party] += len(rows_once) + 8 * len(mine)  # + the counts
         joins[scorer] = hidden_join.joined(
-            split(entries_twice, len(mine), "entries"),
+            session.grouped(sizes, entries_twice),
             session.grouped(counts, back),
             rng,
         )

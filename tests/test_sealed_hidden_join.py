@@ -11,6 +11,7 @@ from pprl.protocol.sealed.blinding import Blinder, split
 from pprl.protocol.sealed.layout import conflicted
 from pprl.protocol.sealed.linear_form import Alternative
 from pprl.protocol.sealed.parameters import DEFAULT_CRYPTO
+from pprl.protocol.sealed.recipes import group_size, parse_recipes, recipe_keys
 from pprl.protocol.sealed.session import DEFAULT_THRESHOLDS
 from pprl.protocol.sealed.shared_keys import shared_key_pairs
 
@@ -28,7 +29,7 @@ def test_entries_hold_each_rows_distinct_keys_once_in_an_order_that_hides_the_ro
     rows = [["a", "b", "a"], [], ["c"], ["a", "d"], *_rows(200, 2, 50, rng)]
     entries = hidden_join.entries(rows, np.random.default_rng(2))
     held = sorted(zip(entries.rows.tolist(), entries.keys, strict=True))
-    expected = sorted((r, k) for r, keys in enumerate(rows) for k in dict.fromkeys(keys))
+    expected = sorted((r, (k,)) for r, keys in enumerate(rows) for k in dict.fromkeys(keys))
     assert held == expected
     # Shuffled: the rows do not come in order, and the two keys of a row rarely sit together.
     assert not np.all(np.diff(entries.rows) >= 0)
@@ -36,18 +37,18 @@ def test_entries_hold_each_rows_distinct_keys_once_in_an_order_that_hides_the_ro
     assert together < len(entries) // 20
 
 
-def _blinded_join(own: list[list[str]], peer: list[list[str]], seed: int = 3):
+def _blinded_join(own: list[list[str]], peer: list[list[str]], seed: int = 3, group: int = 1):
     """The hidden join for `own`'s classifier, with `peer` evaluating, as the daemons make it:
     entries blinded by the scorer's entry scalar and the evaluator's row scalar; the
     evaluator's row keys by its row scalar, returned blinded by the scorer's entry scalar."""
     rng = np.random.default_rng(seed)
     entry_scalar, row_scalar = Blinder(), Blinder()
-    entries = hidden_join.entries(own, rng)
-    _, once = session.blinded_rows(entry_scalar, CONTEXT, [[k] for k in entries.keys])
+    entries = hidden_join.entries(own, rng, group)
+    sizes, once = session.blinded_rows(entry_scalar, CONTEXT, entries.keys)
     twice = session.reblinded(row_scalar, once, "entries")
     counts, rows_once = session.blinded_rows(row_scalar, CONTEXT, peer)
     rows_twice = session.grouped(counts, session.reblinded(entry_scalar, rows_once, "rows"))
-    join = hidden_join.joined(split(twice, len(entries), "entries"), rows_twice, rng)
+    join = hidden_join.joined(session.grouped(sizes, twice), rows_twice, rng)
     return entries, join
 
 
@@ -72,7 +73,8 @@ def test_the_evaluators_join_gives_every_pair_that_shares_a_key_once_per_key_sha
     assert np.array_equal(found, plain)
     # What the scorer is told: per entry, the evaluator's rows holding its key.
     for e in range(len(entries)):
-        holders = sum(entries.keys[e] in set(row) for row in peer)
+        (key,) = entries.keys[e]
+        holders = sum(key in set(row) for row in peer)
         assert join.counts()[e] == holders
 
 
@@ -192,3 +194,31 @@ def test_a_movers_alternative_follows_the_entries_rows():
     assert np.array_equal(taken.ratios, form.ratios)
     assert taken.indicator.tolist() == [[4, 5], [0, 1], [4, 5]]
     assert taken.constant.tolist() == [9, 7, 9]
+
+
+def test_a_grouped_entry_takes_one_slot_for_each_evaluator_row_holding_any_of_its_keys():
+    """One-edit neighbours give two rows with the same name every key of the group: as one
+    entry, padded to the agreed size with keys no row holds, the pair takes one slot, and a
+    row one edit away one slot too."""
+    written = "given:neighbours+surname:soundex,given:soundex+surname:soundex"
+    recipes = parse_recipes(written, ["given", "surname"])
+    group = group_size(written)
+    own = recipe_keys({"given": ["Maria", "Peter"], "surname": ["Lee", "Kay"]}, recipes)
+    peer = recipe_keys(
+        {"given": ["Maria", "Mario", "Marta", "Bert"], "surname": ["Lee", "Lee", "Lee", "Kay"]},
+        recipes,
+    )
+    entries, join = _blinded_join(own, peer, group=group)
+    assert sorted(len(keys) for keys in entries.keys) == [1, 1, group, group]
+    assert sum(key.startswith(hidden_join.PAD) for keys in entries.keys for key in keys) == (
+        2 * group - 6 - 6
+    )
+    slots = hidden_join.slot_pairs(join.counts())
+    pairs = sorted(
+        zip(entries.rows[slots[:, 0]].tolist(), join.rows[slots[:, 1]].tolist(), strict=True)
+    )
+    # Maria: Maria and Mario through the group (once each), Maria and Marta (M630 both) and
+    # Mario through the codes; Peter: nobody (Bert's code differs, neighbours too).
+    assert pairs == [(0, 0), (0, 0), (0, 1), (0, 1), (0, 2)]
+    with pytest.raises(ValueError, match="more than"):
+        hidden_join.entries(own, np.random.default_rng(1), group=3)

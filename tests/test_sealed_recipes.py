@@ -6,7 +6,15 @@ from __future__ import annotations
 import pytest
 
 from pprl.protocol.errors import SettingError
-from pprl.protocol.sealed.recipes import most_keys, parse_recipes, recipe_keys, with_prefixes
+from pprl.protocol.sealed.recipes import (
+    NEIGHBOUR_LETTERS,
+    entry_groups,
+    group_size,
+    most_keys,
+    parse_recipes,
+    recipe_keys,
+    with_prefixes,
+)
 
 COLUMNS = {
     "dob": ["19151111", "19151111", "", "1915111"],
@@ -227,3 +235,42 @@ def test_the_most_keys_a_row_can_hold_bound_what_a_peer_may_send() -> None:
     recipes = parse_recipes(written, list(columns))
     for first in (True, False):
         assert max(len(row) for row in recipe_keys(columns, recipes, first)) <= most_keys(written)
+
+
+def test_names_one_edit_apart_share_a_neighbours_key_wherever_the_edit_falls() -> None:
+    """A typo in a name's first letter changes its code and its first letters, so neither
+    the code's nor the prefix's recipe joins the pair; one-edit neighbours do, and names two
+    substitutions apart share none."""
+    recipes = parse_recipes("given:neighbours+surname:soundex", ["given", "surname"])
+    pairs = {
+        "substitution, first letter": ("Katherine", "Gatherine"),
+        "insertion": ("Jon", "John"),
+        "deletion, last letter": ("Michaela", "Michael"),
+        "transposition": ("Ahmed", "Ahemd"),
+        "case and spacing": (" maria", "MARIA"),
+    }
+    for kind, (a, b) in pairs.items():
+        keys = recipe_keys({"given": [a, b], "surname": ["Lee", "LEA"]}, recipes)
+        assert set(keys[0]) & set(keys[1]), kind
+    for a, b in (("Katherine", "Gatherina"), ("Jon", "Ian")):
+        keys = recipe_keys({"given": [a, b], "surname": ["Lee", "Lee"]}, recipes)
+        assert not set(keys[0]) & set(keys[1]), (a, b)
+    # The surname's code must agree too; a blank given name holds no key.
+    keys = recipe_keys({"given": ["Jon", "Jon", ""], "surname": ["Lee", "Kay", "Lee"]}, recipes)
+    assert not set(keys[0]) & set(keys[1]) and keys[2] == []
+    # A long name spreads over its first NEIGHBOUR_LETTERS letters only, the bound a peer's
+    # row is held to.
+    long = recipe_keys({"given": ["Bartholomewsonius"], "surname": ["Lee"]}, recipes)[0]
+    assert len(long) == NEIGHBOUR_LETTERS + 1 == most_keys("given:neighbours+surname:soundex")
+
+
+def test_a_rows_neighbours_keys_are_one_entry_padded_to_the_group_size() -> None:
+    written = "given:soundex+surname:soundex,given:neighbours+surname:soundex,given:exact"
+    recipes = parse_recipes(written, ["given", "surname"])
+    assert group_size(written) == NEIGHBOUR_LETTERS + 1 and group_size("given:exact") == 1
+    assert most_keys(written) == 1 + NEIGHBOUR_LETTERS + 1 + 1
+    keys = recipe_keys({"given": ["Anna", "Ann"], "surname": ["Lee", "Lee"]}, recipes)
+    groups = [entry_groups(row) for row in keys]
+    # Each row: its code's key alone, its exact name alone, its neighbours together.
+    assert [sorted(map(len, g)) for g in groups] == [[1, 1, 4], [1, 1, 3]]
+    assert all(len({k.split("|")[0] for k in g}) == 1 for row in groups for g in row)

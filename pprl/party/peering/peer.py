@@ -230,11 +230,12 @@ class PeerClient:
             )
         return sent
 
-    def send_entries(self, run_id: str, digest: str, values: bytes) -> int:
-        """Hidden join: the own key entries, blinded once, shuffled, one to a row; the peer
-        keeps them. Returns the bytes sent."""
-        entries = len(values) // 32
-        chunks = list(key_chunks(run_id, digest, np.ones(entries, dtype=np.int64), values))
+    def send_entries(self, run_id: str, digest: str, counts: np.ndarray, values: bytes) -> int:
+        """Hidden join: the own key entries, blinded once, shuffled, each a row of one value
+        or a grouped recipe's padded values (`counts`); the peer keeps them. Returns the
+        bytes sent."""
+        entries = len(counts)
+        chunks = list(key_chunks(run_id, digest, counts, values))
         try:
             receipt = self._stub.SendEntries(iter(chunks), timeout=self.timeout + len(values) / 1e5)
         except grpc.RpcError as error:

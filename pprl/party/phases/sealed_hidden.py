@@ -34,7 +34,7 @@ from pprl.protocol.linkage import reflection
 from pprl.protocol.linkage.matching import Matches
 from pprl.protocol.sealed import hidden_join, session
 from pprl.protocol.sealed.blinding import POINT_BYTES, Blinder, split
-from pprl.protocol.sealed.recipes import most_keys
+from pprl.protocol.sealed.recipes import group_size, most_keys
 from pprl.protocol.vectors.randomness import SEALED_JOIN
 from pprl.wire.v1 import linkage_pb2 as pb
 
@@ -44,14 +44,17 @@ def smash(ctx: RunContext, run_id: str, keys: Sequence[Sequence[str]], context: 
     in; written, not yet recorded (SMASH records everything once all is written). Returns
     how many entries."""
     rng = ctx.randomness.generator(SEALED_JOIN)
-    entries = hidden_join.entries(keys, rng)
+    group = group_size(ctx.agreement(run_id).method.sealed_keys)
+    entries = hidden_join.entries(keys, rng, group)
     blinder = Blinder()
-    _, values = session.blinded_rows(blinder, context, [[key] for key in entries.keys])
+    counts, values = session.blinded_rows(blinder, context, entries.keys)
     with atomic_file(ctx.store.artifact_path(run_id, ENTRY_SECRET)) as tmp:
         tmp.write_bytes(blinder.secret())
         tmp.chmod(0o600)
     with atomic_file(ctx.store.artifact_path(run_id, OWN_ENTRIES)) as tmp, tmp.open("wb") as out:
-        np.savez(out, rows=entries.rows, values=np.frombuffer(values, dtype=np.uint8))
+        np.savez(
+            out, rows=entries.rows, counts=counts, values=np.frombuffer(values, dtype=np.uint8)
+        )
     total = sum(len(row) for row in keys)
     with atomic_file(ctx.store.artifact_path(run_id, KEY_ORDER)) as tmp, tmp.open("wb") as out:
         np.save(out, rng.permutation(total))
@@ -64,10 +67,10 @@ def record_smash(ctx: RunContext, run_id: str, entries: int) -> None:
     ctx.store.record_artifact(run_id, OWN_ENTRIES, {"entries": entries})
 
 
-def own_entries(ctx: RunContext, run_id: str) -> tuple[np.ndarray, bytes]:
-    """(each entry's row, the entries blinded once)."""
+def own_entries(ctx: RunContext, run_id: str) -> tuple[np.ndarray, np.ndarray, bytes]:
+    """(each entry's row, each entry's values, the entries blinded once)."""
     with np.load(ctx.artifact(run_id, OWN_ENTRIES).path) as data:
-        return data["rows"], data["values"].tobytes()
+        return data["rows"], data["counts"], data["values"].tobytes()
 
 
 def exchange(
@@ -86,8 +89,8 @@ def exchange(
     in_rows: list[bytes] = [b""] * len(order)
     for position, row_key in enumerate(order.tolist()):
         in_rows[row_key] = returned[position]
-    _, entries = own_entries(ctx, run_id)
-    sent += peer.send_entries(run_id, digest, entries)
+    _, counts, entries = own_entries(ctx, run_id)
+    sent += peer.send_entries(run_id, digest, counts, entries)
     return b"".join(in_rows), sent
 
 
@@ -96,7 +99,7 @@ def match_slots(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(the slot pairs (entry, slot number) to score, each entry's own row, the counts): the
     peer's counts per entry, checked against the entries sent and its rows."""
-    rows, _ = own_entries(ctx, run_id)
+    rows, _, _ = own_entries(ctx, run_id)
     counts = peer.join_counts(run_id, digest, len(rows), ctx.peer_rows(run_id) or 0)
     return hidden_join.slot_pairs(counts), rows, counts
 
@@ -139,11 +142,18 @@ def check_bound(ctx: RunContext, run_id: str, count: int, what: str) -> None:
         )
 
 
-def keep_peer_entries(ctx: RunContext, run_id: str, values: bytes) -> int:
-    """The peer's entries blinded again with this party's row scalar and kept; a resend of
-    the same entries confirmed. Returns how many."""
-    count = len(values) // POINT_BYTES
-    check_bound(ctx, run_id, count, "entries")
+def keep_peer_entries(ctx: RunContext, run_id: str, counts: np.ndarray, values: bytes) -> int:
+    """The peer's entries (`counts`: each entry's values, one or the agreed group size)
+    blinded again with this party's row scalar and kept; a resend of the same entries
+    confirmed. Returns how many."""
+    count = len(counts)
+    group = group_size(ctx.agreement(run_id).method.sealed_keys)
+    if not np.isin(counts, (1, group)).all():
+        raise PhaseFailed(
+            f"entries refused: an entry of other than 1 or the agreed {group} values",
+            reason=pb.BAD_CIPHERTEXT,
+        )
+    check_bound(ctx, run_id, len(values) // POINT_BYTES, "entries' values")
     own = _read_flat(ctx, run_id, OWN_ENTRIES)
     theirs = np.frombuffer(values, np.uint8).reshape(-1, POINT_BYTES)
     if reflection.repeated_share([own], [theirs]) > reflection.NOISY_SHARE:
@@ -155,7 +165,9 @@ def keep_peer_entries(ctx: RunContext, run_id: str, values: bytes) -> int:
     again = session.reblinded(blinder, values, "the peer's entries")
     held = ctx.store.artifact(run_id, PEER_ENTRIES_TWICE, verify=False)
     if held is not None:
-        if _read_flat(ctx, run_id, PEER_ENTRIES_TWICE).tobytes() != again:
+        with np.load(held.path) as data:
+            same = np.array_equal(data["counts"], counts)
+        if not same or _read_flat(ctx, run_id, PEER_ENTRIES_TWICE).tobytes() != again:
             raise PhaseFailed(
                 "entries refused: this run already holds other entries from you",
                 reason=pb.ALREADY_RECEIVED,
@@ -164,7 +176,7 @@ def keep_peer_entries(ctx: RunContext, run_id: str, values: bytes) -> int:
 
     def write(path) -> None:
         with path.open("wb") as out:
-            np.savez(out, values=np.frombuffer(again, dtype=np.uint8))
+            np.savez(out, counts=counts, values=np.frombuffer(again, dtype=np.uint8))
 
     ctx.write_artifact(run_id, PEER_ENTRIES_TWICE, write, {"entries": count})
     return count
@@ -184,11 +196,12 @@ def peer_join(ctx: RunContext, run_id: str) -> hidden_join.Join:
             "the join is not possible yet: both parties' EXCHANGE must have run",
             reason=pb.OUT_OF_ORDER,
         )
-    entries = _read_flat(ctx, run_id, PEER_ENTRIES_TWICE)
+    with np.load(ctx.artifact(run_id, PEER_ENTRIES_TWICE).path) as data:
+        entries = session.grouped(data["counts"], data["values"].tobytes())
     with np.load(ctx.artifact(run_id, OWN_KEYS_TWICE).path) as data:
         own = session.grouped(data["counts"], data["values"].tobytes())
     rng = ctx.randomness.generator(SEALED_JOIN + " slots")
-    join = hidden_join.joined([row.tobytes() for row in entries], own, rng)
+    join = hidden_join.joined(entries, own, rng)
 
     def write(path) -> None:
         with path.open("wb") as out:

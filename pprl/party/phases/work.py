@@ -58,9 +58,9 @@ class PhaseWork(RunContext):
         """The peer's blinded keys, arriving during its EXCHANGE (pprl.party.phases.sealed)."""
         return sealed.reblind_for_peer(self, run_id, counts, values)
 
-    def keep_peer_entries(self, run_id: str, values: bytes) -> int:
+    def keep_peer_entries(self, run_id: str, counts: np.ndarray, values: bytes) -> int:
         """The peer's key entries, arriving during its EXCHANGE (hidden join)."""
-        return sealed_hidden.keep_peer_entries(self, run_id, values)
+        return sealed_hidden.keep_peer_entries(self, run_id, counts, values)
 
     def join_counts_for_peer(self, run_id: str) -> np.ndarray:
         """Per peer entry, this party's rows holding its key, during the peer's MATCH."""

@@ -348,9 +348,12 @@ class PeerService(rpc.PeerServicer):
             abort(context, grpc.StatusCode.INVALID_ARGUMENT, pb.BAD_CIPHERTEXT, "no entries sent")
         run = self._sealed_run(context, first.run_id, first.digest, Phase.MATCH)
         self._hidden_only(context, run)
-        chunks = self._key_chunks(context, caller, run, first, messages, one_a_row=True)
+        chunks = self._key_chunks(context, caller, run, first, messages)
+        counts = np.fromiter((n for c in chunks for n in c.counts), dtype=np.int64)
         with self._keys_kept(context, caller, "key entries"):
-            kept = self.work.keep_peer_entries(run.run_id, b"".join(c.values for c in chunks))
+            kept = self.work.keep_peer_entries(
+                run.run_id, counts, b"".join(c.values for c in chunks)
+            )
         log.info("kept %s's %d key entries for run %s", caller, kept, run.run_id)
         return pb.EntriesReceipt(entries=kept)
 
@@ -402,24 +405,19 @@ class PeerService(rpc.PeerServicer):
         run: Run,
         first: pb.BlindedKeys,
         messages: Iterator[pb.BlindedKeys],
-        one_a_row: bool = False,
     ) -> list[pb.BlindedKeys]:
-        """A stream of keys, each chunk checked against the run and the rows before it; with
-        `one_a_row`, keys sent one to a row (the hidden join's entries). Under the hidden join
-        keys come one to a message, so the rows allowed are the records' times the keys a
-        record can have."""
+        """A stream of keys, each chunk checked against the run and the rows before it. Under
+        the hidden join keys come one to a message (and entries one or a group to a row:
+        sealed_hidden.keep_peer_entries checks their sizes), so the rows allowed are the
+        records' times the keys a record can have."""
         method = self.work.agreement(run.run_id).method
         limit = self.config.max_peer_records
         if method.join.hidden:
             limit *= most_keys(method.sealed_keys)
-        chunks = []
         try:
-            for chunk in received_keys(
-                itertools.chain([first], messages), run.run_id, first.digest, limit
-            ):
-                if one_a_row and any(count != 1 for count in chunk.counts):
-                    raise TransferError("entries come one to a row")
-                chunks.append(chunk)
+            chunks = list(
+                received_keys(itertools.chain([first], messages), run.run_id, first.digest, limit)
+            )
         except StreamTimeout as error:
             abort(context, grpc.StatusCode.DEADLINE_EXCEEDED, pb.TIMED_OUT, f"keys: {error}")
         except TransferError as error:

@@ -7,8 +7,9 @@ and see which of the peer's rows share which keys with which of their own: a par
 peer row's key matches into a person, which is what the list-of-people attack measures. Here,
 for one party's classifier (the scorer's), with the peer as the evaluator:
 
-1. The scorer sends one entry per distinct key of each row, blinded once with its entry
-   scalar, in a secret random order and without its row (`entries`). The evaluator sends its
+1. The scorer sends one entry per distinct key of each row (a grouped recipe's keys of a row
+   as one entry, padded: recipes.entry_groups), blinded once with its entry scalar, in a
+   secret random order and without its row (`entries`). The evaluator sends its
    rows' keys blinded once with its row scalar, one to a message in a secret order of its own
    (so that neither their rows nor a row's number of keys show); the scorer blinds them again
    with its entry scalar and returns them in order. The evaluator blinds the scorer's entries again
@@ -39,24 +40,41 @@ from dataclasses import dataclass
 import numpy as np
 
 from pprl.protocol.sealed.layout import Layout
+from pprl.protocol.sealed.recipes import GROUPED, entry_groups
+
+# What begins a padding key: no recipe's key does (recipes.recipe_keys tags each "recipe").
+PAD = "pad|"
 
 
 @dataclass(frozen=True)
 class Entries:
-    """The scoring party's entries, in the order it sends them: entry e is a key of row
-    `rows[e]`. Only the scorer holds `rows`."""
+    """The scoring party's entries, in the order it sends them: entry e holds the keys
+    `keys[e]` of row `rows[e]` (one key, or a grouped recipe's keys padded to the agreed
+    size: recipes.entry_groups). Only the scorer holds `rows`."""
 
     rows: np.ndarray  # (E,) own row of each entry
-    keys: list[str]  # (E,) each entry's key, before blinding
+    keys: list[tuple[str, ...]]  # (E,) each entry's keys, before blinding
 
     def __len__(self) -> int:
         return len(self.keys)
 
 
-def entries(keys_by_row: Sequence[Sequence[str]], rng: np.random.Generator) -> Entries:
-    """One entry per distinct key of each row, shuffled: the order says nothing of the rows."""
-    rows = [row for row, keys in enumerate(keys_by_row) for _ in dict.fromkeys(keys)]
-    keys = [key for keys in keys_by_row for key in dict.fromkeys(keys)]
+def entries(
+    keys_by_row: Sequence[Sequence[str]], rng: np.random.Generator, group: int = 1
+) -> Entries:
+    """One entry per key of each row, a grouped recipe's keys of a row one entry padded to
+    `group` keys with keys no row holds (recipes.group_size); shuffled: the order says
+    nothing of the rows, and an entry's size nothing of its name."""
+    rows, keys = [], []
+    for row, row_keys in enumerate(keys_by_row):
+        for found in entry_groups(row_keys):
+            if found[0].split("|", 1)[0].endswith(GROUPED):
+                if len(found) > group:
+                    raise ValueError(f"a grouped entry of {len(found)} keys, more than {group}")
+                pads = [PAD + rng.bytes(16).hex() for _ in range(group - len(found))]
+                found = (*found, *pads)
+            rows.append(row)
+            keys.append(found)
     order = rng.permutation(len(keys))
     return Entries(np.asarray(rows, dtype=np.int64)[order], [keys[i] for i in order.tolist()])
 
@@ -87,15 +105,24 @@ class Join:
 
 
 def joined(
-    peer_entries: Sequence[bytes], own_rows: Sequence[Sequence[bytes]], rng: np.random.Generator
+    peer_entries: Sequence[Sequence[bytes]],
+    own_rows: Sequence[Sequence[bytes]],
+    rng: np.random.Generator,
 ) -> Join:
     """The evaluator's join of the scorer's doubly blinded entries with its own rows' doubly
-    blinded keys (both under the scorer's entry scalar and its own row scalar)."""
+    blinded keys (both under the scorer's entry scalar and its own row scalar): an entry's
+    rows are those holding any of its values, each once."""
     rows_of: defaultdict[bytes, list[int]] = defaultdict(list)
     for row, keys in enumerate(own_rows):
         for key in dict.fromkeys(keys):
             rows_of[key].append(row)
-    parts = [rng.permutation(rows_of.get(value, [])) for value in peer_entries]
+
+    def rows(values: Sequence[bytes]) -> list[int]:
+        if len(values) == 1:
+            return rows_of.get(values[0], [])
+        return sorted({row for value in values for row in rows_of.get(value, [])})
+
+    parts = [rng.permutation(rows(values)) for values in peer_entries]
     counts = np.fromiter((len(p) for p in parts), dtype=np.int64, count=len(parts))
     starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     rows = np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, dtype=np.int64)

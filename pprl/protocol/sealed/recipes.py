@@ -25,6 +25,15 @@ and the second tag for every row, the second party the other way round. A pair j
 either of its rows is keyless, and the join tells only the keyless rows' neighbours, where
 the same recipe as an ordinary one would tell every row's (docs/sealed.md, "Fallback keys").
 
+A part read through `neighbours` reads a name as itself and as each of its one-letter
+deletions (its first NEIGHBOUR_LETTERS letters): two names one edit apart share one of them,
+wherever the edit falls, so `given_name:neighbours+surname:soundex` joins a pair whose given
+name has a typo in its first letters (which changes both its code and its prefix) while its
+surname's code agrees. A row holds one key per deletion, and two rows with the same name
+share them all; so under the hidden join a row's keys of such a recipe travel as one entry
+(`entry_groups`), padded to the recipe's most keys, and the evaluator fills one slot per row
+of its that holds any of them (docs/sealed.md, "Names one edit apart").
+
 A recipe written with a leading `=` (after any `?` and `~`) lets blanks agree: a blank part
 reads as a value of its own, so two rows blank in the same field share the key when their
 other parts agree, and a row blank in every part holds none. Why: on names alone a pair whose
@@ -54,6 +63,11 @@ UNORDERED = "~"
 BLANKS_AGREE = "="
 # A blank part's value in a recipe whose blanks agree: no transform reads a value to it.
 BLANK = "\x00"
+# Letters of a name its one-edit neighbours are read from: a longer name's deletions past
+# them would add keys a row without finding more pairs (both sides read the same letters).
+NEIGHBOUR_LETTERS = 12
+# What ends the tag of a recipe whose keys of one row travel as one entry (`entry_groups`).
+GROUPED = "*"
 
 
 def _digits(value: str) -> str:
@@ -64,12 +78,29 @@ def _letters(value: str) -> str:
     return "".join(ch for ch in value.upper() if ch.isalpha())
 
 
+def _one_edit(value: str) -> tuple[str, ...]:
+    """A name and each of its one-letter deletions: two names one substitution, insertion or
+    deletion apart share at least one."""
+    return tuple(sorted({value, *(value[:i] + value[i + 1 :] for i in range(len(value)))}))
+
+
 @dataclass(frozen=True)
 class Transform:
-    """How one part of a recipe reads a value; "" means the part is missing."""
+    """How one part of a recipe reads a value; "" means the part is missing. `spread`, where
+    set, turns the read value into several (each a key of its own)."""
 
     name: str
     read: Callable[[str], str]
+    spread: Callable[[str], tuple[str, ...]] | None = None
+
+    @property
+    def most(self) -> int:
+        """The most values one read value spreads to."""
+        return NEIGHBOUR_LETTERS + 1 if self.spread else 1
+
+    def values(self, value: str) -> tuple[str, ...]:
+        """What a read value stands for: itself, or its spread."""
+        return self.spread(value) if self.spread and value else (value,)
 
 
 TRANSFORMS = {
@@ -87,6 +118,10 @@ TRANSFORMS = {
         # both the code and the prefix (an option: it joins more look-alikes than either;
         # docs/sealed.md, "Blank names").
         Transform("suffix", lambda v: _letters(v)[-PREFIX:]),
+        # A name and its one-letter deletions (its first NEIGHBOUR_LETTERS letters): a typo
+        # anywhere, even in the first letter, leaves one shared (docs/sealed.md, "Names one
+        # edit apart").
+        Transform("neighbours", lambda v: _letters(v)[:NEIGHBOUR_LETTERS], _one_edit),
         # A date's digits in year-month-day order (the canonical form), read in parts.
         Transform("year", lambda v: _digits(v)[:4] if len(_digits(v)) == 8 else ""),
         Transform("month-day", lambda v: _digits(v)[4:] if len(_digits(v)) == 8 else ""),
@@ -114,11 +149,20 @@ class Recipe:
     def attributes(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(a for names, _ in self.parts for a in names))
 
+    @property
+    def grouped(self) -> bool:
+        """Whether a row's keys of this recipe travel as one entry under the hidden join: a
+        part spreads, so two rows sharing one key mostly share several (`entry_groups`)."""
+        return any(t.spread for _, t in self.parts)
+
     def read_values(self, read: Callable[[str, Transform], str]) -> list[str]:
         """One row's keys' values under this recipe, each part's value of attribute a read
-        as `read(a, t)`: one per combination of its parts' values, none when a part has no
-        value."""
-        each = [sorted({v for v in (read(a, t) for a in names) if v}) for names, t in self.parts]
+        as `read(a, t)`: one per combination of its parts' values (a spreading part's each
+        value), none when a part has no value."""
+        each = [
+            sorted({x for v in (read(a, t) for a in names) if v for x in t.values(v)})
+            for names, t in self.parts
+        ]
         if self.blanks:
             if not any(each):
                 return []
@@ -234,7 +278,7 @@ def recipe_keys(
     for number, recipe in enumerate(recipes):
         if recipe.fallback:
             continue
-        prefix = f"recipe {number}|"
+        prefix = f"recipe {number}{GROUPED if recipe.grouped else ''}|"
         for row_keys, found in zip(keys, _values(recipe, column, rows), strict=True):
             row_keys.extend(prefix + value for value in found)
     keyless = [not row_keys for row_keys in keys]
@@ -249,7 +293,10 @@ def recipe_keys(
             tags = [
                 tag for tag, probes in ((1, first), (2, not first)) if keyless[row] or not probes
             ]
-            keys[row] += [f"recipe {number}.{tag}|{value}" for tag in tags for value in found]
+            grouped = GROUPED if recipe.grouped else ""
+            keys[row] += [
+                f"recipe {number}.{tag}{grouped}|{value}" for tag in tags for value in found
+            ]
     return keys
 
 
@@ -260,7 +307,7 @@ def _values(
     attribute each, the common case, is read a column at a time: one key where every part has
     a value (where blanks agree, any part: the others read BLANK), none otherwise; TRAIN's
     estimate derives keys for 40,000 rows."""
-    if any(len(names) > 1 for names, _ in recipe.parts):
+    if recipe.grouped or any(len(names) > 1 for names, _ in recipe.parts):
 
         def reader(row: int) -> Callable[[str, Transform], str]:
             return lambda attribute, transform: column(attribute, transform)[row]
@@ -276,14 +323,49 @@ def _values(
     return [["\x1f".join(order(values))] if all(values) else [] for values in rows_values]
 
 
+def _most_values(meaning: WrittenRecipe) -> int:
+    """The most keys one row holds under one recipe as written: its parts' alternatives and
+    spreads multiplied (an unknown transform, refused elsewhere, counts one)."""
+    return math.prod(
+        len(names) * (TRANSFORMS[name].most if name in TRANSFORMS else 1)
+        for names, name in meaning.parts
+    )
+
+
 def most_keys(written: str) -> int:
     """The most keys one row can hold under recipes written so: each recipe's parts'
-    alternatives multiplied, a fallback's twice. A peer's row holding more is not what the
-    agreed recipes derive, and each key more is one more guess tested against the join."""
+    alternatives and spreads multiplied, a fallback's twice. A peer's row holding more is not
+    what the agreed recipes derive, and each key more is one more guess tested against the
+    join."""
     return sum(
-        (2 if meaning.fallback else 1) * math.prod(len(names) for names, _ in meaning.parts)
+        (2 if meaning.fallback else 1) * _most_values(meaning)
         for _, meaning in written_recipes(written)
     )
+
+
+def group_size(written: str) -> int:
+    """How many values each grouped entry holds under the hidden join: the most keys a row
+    holds under any grouped recipe (a spreading part), 1 when none is. Every group is padded
+    to it, so that an entry's size tells nothing of the name behind it."""
+    return max(
+        (
+            _most_values(meaning)
+            for _, meaning in written_recipes(written)
+            if any(TRANSFORMS.get(name, TRANSFORMS["exact"]).spread for _, name in meaning.parts)
+        ),
+        default=1,
+    )
+
+
+def entry_groups(keys: Sequence[str]) -> list[tuple[str, ...]]:
+    """One row's keys as the hidden join's entries: a key alone, or a grouped recipe's keys
+    together (their tag ends in GROUPED). Two rows one edit apart share one key of such a
+    recipe and two with the same name all of them; as one entry the pair takes one slot."""
+    groups: dict[str, list[str]] = {}
+    for key in dict.fromkeys(keys):
+        tag = key.split("|", 1)[0]
+        groups.setdefault(tag if tag.endswith(GROUPED) else key, []).append(key)
+    return [tuple(group) for group in groups.values()]
 
 
 def prefixed(text: str) -> str:
