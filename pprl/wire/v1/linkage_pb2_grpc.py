@@ -123,9 +123,11 @@ class PeerServicer:
 
     def SendEntries(self, request_iterator, context):
         """Sealed linkage with the hidden join (sealed_join = "hidden"): the sender's key entries,
-        one per key of each row, blinded once by the sender, shuffled and without their rows
-        (each chunk's counts are all 1); the receiver blinds them again with its row scalar and
-        keeps them, returning only how many it kept: only it can join them with its own rows.
+        one per key of each row (a grouped recipe's keys of a row as one entry, padded to the
+        agreed group size), blinded once by the sender, shuffled and without their rows (each
+        chunk's counts are each entry's values: 1 or the group size); the receiver blinds them
+        again with its row scalar and keeps them, returning only how many entries it kept: only
+        it can join them with its own rows (an entry's rows: those holding any of its values).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
