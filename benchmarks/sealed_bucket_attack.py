@@ -81,7 +81,7 @@ from pprl.protocol.model.features import pair_features
 from pprl.protocol.sealed import hidden_join, linear_form, session
 from pprl.protocol.sealed.layout import conflicted
 from pprl.protocol.sealed.parameters import CkksSetting
-from pprl.protocol.sealed.recipes import parse_recipes, recipe_keys
+from pprl.protocol.sealed.recipes import entry_groups, parse_recipes, recipe_keys
 from pprl.protocol.sealed_exact import evaluator_plaintext
 from pprl.protocol.vectors.randomness import Randomness
 
@@ -356,10 +356,16 @@ def main() -> None:
         )
         # No more slots a row than the entries it sent, the first of its ties in the
         # evaluator's random order: a pair holds one slot per key it shares.
-        shared = [len(set(sent_a[i]) & set(sent_b[j])) for i, j in pairs.tolist()]
+        # A grouped recipe's keys of a row are one entry (recipes.entry_groups): one slot
+        # for a pair however many of them it shares.
+        groups_a = [entry_groups(keys) for keys in sent_a]
+        shared = [
+            sum(not set(group).isdisjoint(sent_b[j]) for group in groups_a[i])
+            for i, j in pairs.tolist()
+        ]
         slot_pair = np.repeat(np.arange(len(pairs)), np.array(shared, dtype=np.int64))
         slot_pair = slot_pair[np.random.default_rng(args.seed + 3).permutation(len(slot_pair))]
-        most = np.array([len(set(keys)) for keys in sent_a], dtype=np.int64)
+        most = np.array([len(groups) for groups in groups_a], dtype=np.int64)
         named_slots = hidden_join.best_slots(
             pairs[slot_pair, 0], pair_buckets[slot_pair], most, args.levels
         )
@@ -385,13 +391,30 @@ def main() -> None:
             # entry's key: of the others she learns a count per key, never the row.
             named = named_pairs[first_pair[j] : first_pair[j + 1]]
             candidates = [i for i, yes in zip(candidates, named.tolist(), strict=True) if yes]
-            revealed = {key for i in candidates for key in keys_a[i] if key in keys}
+            # Each named slot tells its entry: a key, or a group of which she learns only
+            # that the row holds one (whoever holds any of it stays).
+            revealed_groups = {
+                group
+                for i in candidates
+                for group in groups_a[i]
+                if not set(group).isdisjoint(keys)
+            }
+            revealed = {key for group in revealed_groups for key in group}
         if not revealed:
             continue
         seen[j] = True
         if args.hidden_join:
             # Bob's keys travel flat and shuffled: no key count of his row either.
-            left = np.array(sorted(set.intersection(*(people_of_key[k] for k in revealed))))
+            left = np.array(
+                sorted(
+                    set.intersection(
+                        *(
+                            set().union(*(people_of_key[k] for k in group))
+                            for group in revealed_groups
+                        )
+                    )
+                )
+            )
         elif args.decoys:
             # A row's own keys always join; decoys only add. So the people left are those
             # whose keys Alice holds are all among the ones she saw joined (none at all

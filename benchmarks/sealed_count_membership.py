@@ -2,17 +2,19 @@
 measured.
 
 Under the hidden join (pprl.protocol.sealed.hidden_join) the scorer, Alice, learns per entry
-(one of her own keys) how many of Bob's rows hold that key. Her attack: a list of people
-that holds everyone of both files and some people in neither. For each listed person not in
-her own file, the keys she also holds are the ones whose counts speak of them: of the
-c_k of Bob's rows holding key k, her own partners account for some (she knows her links; here
-all of her true partners, the most she could know), and the rest, r_k, are among the m_k
-listed people outside her file who hold k. A person is a member with probability at most
-r_k / m_k for each of their visible keys, so she scores each by the smallest of those
-(0: certainly not in Bob's file; 1: certainly in it) and people with no visible key at the
-prior. Reported: how well the score tells Bob's people without a partner from the people
-in neither file among those who hold one of her keys (AUC, 0.5 is chance; of the others the
-counts say nothing), and the shares decided with certainty either way.
+(one of her own keys, or a grouped recipe's keys of one of her rows: recipes.entry_groups)
+how many of Bob's rows hold that key (any of the group's keys). Below, "key" is such an
+entry's key set, so a group counts as one key held by whoever holds any of its keys. Her
+attack: a list of people that holds everyone of both files and some people in neither. For
+each listed person not in her own file, the keys she also holds are the ones whose counts
+speak of them: of the c_k of Bob's rows holding key k, her own partners account for some
+(she knows her links; here all of her true partners, the most she could know), and the rest,
+r_k, are among the m_k listed people outside her file who hold k. A person is a member with
+probability at most r_k / m_k for each of their visible keys, so she scores each by the
+smallest of those (0: certainly not in Bob's file; 1: certainly in it) and people with no
+visible key at the prior. Reported: how well the score tells Bob's people without a partner
+from the people in neither file among those who hold one of her keys (AUC, 0.5 is chance; of
+the others the counts say nothing), and the shares decided with certainty either way.
 
 The people are split from the true pairs: `--bob-only` of them lose Alice's record (Bob's
 people without a partner, the members at risk), `--absent` lose both records and stay on the
@@ -34,30 +36,52 @@ import numpy as np
 from sklearn.metrics import roc_auc_score
 
 from pprl.bench.in_process import add_table_arguments, run_command, sealed_inputs
-from pprl.protocol.sealed.recipes import recipe_keys
+from pprl.protocol.sealed.recipes import entry_groups, recipe_keys
+
+# An entry as the attack sees it: its keys (one, or a grouped recipe's keys of one row).
+Entry = frozenset[str]
 
 
 def rows_of(columns: Mapping[str, Sequence[str]], rows: Sequence[int]) -> dict[str, list[str]]:
     return {name: [values[i] for i in rows] for name, values in columns.items()}
 
 
+def entries_of(alice_keys: list[list[str]]) -> set[Entry]:
+    """Alice's distinct entries (two rows with the same keys send equal ones)."""
+    return {frozenset(group) for keys in alice_keys for group in entry_groups(keys)}
+
+
+class Holders:
+    """Which of Alice's entries a row's keys meet: an entry holds a row when the row holds
+    any of its keys."""
+
+    def __init__(self, entries: set[Entry]) -> None:
+        self.entries = entries
+        self._by_key: defaultdict[str, set[Entry]] = defaultdict(set)
+        for entry in entries:
+            for key in entry:
+                self._by_key[key].add(entry)
+
+    def met(self, keys: Sequence[str]) -> set[Entry]:
+        return set().union(*(self._by_key.get(key, set()) for key in keys))
+
+
 def counts_told(
-    alice_keys: list[list[str]], bob_keys: list[list[str]], padding: Mapping[str, int]
-) -> Counter[str]:
-    """Per key Alice holds, the count she is told: Bob's rows holding it, plus the dummy
-    slots the evaluator would add for that key's value (`padding`, the same for every entry
-    of the value, so that her entries of one key cannot be averaged)."""
-    held = {key for keys in alice_keys for key in keys}
-    counts = Counter(key for keys in bob_keys for key in set(keys) if key in held)
-    for key in held:
-        counts[key] += padding.get(key, 0)
+    holders: Holders, bob_keys: list[list[str]], padding: Mapping[Entry, int]
+) -> Counter[Entry]:
+    """Per entry Alice holds, the count she is told: Bob's rows holding it, plus the dummy
+    slots the evaluator would add for that entry's value (`padding`, the same for every
+    entry of the value, so that her entries of one key cannot be averaged)."""
+    counts = Counter(entry for keys in bob_keys for entry in holders.met(keys))
+    for entry in holders.entries:
+        counts[entry] += padding.get(entry, 0)
     return counts
 
 
 def membership_scores(
-    alice_keys: list[list[str]],
+    holders: Holders,
     alice_partnered_keys: list[list[str]],
-    counts: Mapping[str, int],
+    counts: Mapping[Entry, int],
     candidate_keys: list[list[str]],
     prior: float,
     padding_mean: float = 0.0,
@@ -67,24 +91,20 @@ def membership_scores(
     (module docstring), with the padding's mean taken off and clipped to [0, 1]; `prior`
     without such a key. `alice_partnered_keys`: the keys of Bob's rows she has linked (her
     partners), which the counts include."""
-    held = {key for keys in alice_keys for key in keys}
-    known = Counter(key for keys in alice_partnered_keys for key in set(keys) if key in held)
-    listed: defaultdict[str, int] = defaultdict(int)
-    for keys in candidate_keys:
-        for key in set(keys) & held:
-            listed[key] += 1
+    known = Counter(entry for keys in alice_partnered_keys for entry in holders.met(keys))
+    visible_of = [holders.met(keys) for keys in candidate_keys]
+    listed = Counter(entry for visible in visible_of for entry in visible)
     scores = np.full(len(candidate_keys), prior)
-    for p, keys in enumerate(candidate_keys):
-        visible = set(keys) & held
+    for p, visible in enumerate(visible_of):
         if visible:
             rest = min((counts[k] - known[k] - padding_mean) / listed[k] for k in visible)
             scores[p] = min(max(rest, 0.0), 1.0)
     return scores
 
 
-def dummy_padding(keys: list[list[str]], mean: float, rng: np.random.Generator) -> dict[str, int]:
-    """Geometric dummy counts of the given mean (0: none), one per distinct key."""
-    distinct = sorted({key for row in keys for key in row})
+def dummy_padding(entries: set[Entry], mean: float, rng: np.random.Generator) -> dict[Entry, int]:
+    """Geometric dummy counts of the given mean (0: none), one per distinct entry."""
+    distinct = sorted(entries, key=sorted)
     if mean <= 0:
         return {}
     drawn = rng.geometric(1.0 / (1.0 + mean), size=len(distinct)) - 1
@@ -136,15 +156,16 @@ def main() -> None:
     members = recipe_keys(rows_of(bob.attributes, [row_b[b] for _, b in bob_only]), recipes, False)
     others = recipe_keys(rows_of(alice.attributes, [row_a[a] for a, _ in absent]), recipes, False)
     prior = len(members) / max(1, len(members) + len(others))
-    padding = dummy_padding(alice_keys, args.padding, rng)
-    counts = counts_told(alice_keys, bob_keys, padding)
-    scores = membership_scores(alice_keys, partners, counts, members + others, prior, args.padding)
+    holders = Holders(entries_of(alice_keys))
+    padding = dummy_padding(holders.entries, args.padding, rng)
+    counts = counts_told(holders, bob_keys, padding)
+    scores = membership_scores(holders, partners, counts, members + others, prior, args.padding)
     truth = np.r_[np.ones(len(members)), np.zeros(len(others))]
-    seen = np.array([bool(set(keys) & set(counts)) for keys in members + others])
+    seen = np.array([bool(holders.met(keys)) for keys in members + others])
     # The slots Alice's entries take, real and dummy: what padding costs.
-    entries = [key for keys in alice_keys for key in set(keys)]
-    real = sum(counts[key] - padding.get(key, 0) for key in entries)
-    dummy = sum(padding.get(key, 0) for key in entries)
+    entries = [frozenset(group) for keys in alice_keys for group in entry_groups(keys)]
+    real = sum(counts[entry] - padding.get(entry, 0) for entry in entries)
+    dummy = sum(padding.get(entry, 0) for entry in entries)
     result = {
         "command": run_command(args),
         "recipes": inputs.recipes,

@@ -55,23 +55,39 @@ def test_the_counts_tell_membership_where_a_key_is_shared() -> None:
     is certainly not (her partner accounts for a's count); one with no key of hers stays at
     the prior."""
     alice = [["a"], ["b"]]
+    holders = membership.Holders(membership.entries_of(alice))
     partners = [["a"]]
     bob = [["a"], ["b"]]
     candidates = [["b"], ["a"], ["z"]]
-    counts = membership.counts_told(alice, bob, {})
-    scores = membership.membership_scores(alice, partners, counts, candidates, prior=0.4)
+    counts = membership.counts_told(holders, bob, {})
+    scores = membership.membership_scores(holders, partners, counts, candidates, prior=0.4)
     np.testing.assert_allclose(scores, [1.0, 0.0, 0.4])
     # Two candidates share b and only one of them is Bob's: a half each.
-    halves = membership.membership_scores(alice, partners, counts, [["b"], ["b", "z"]], 0.4)
+    halves = membership.membership_scores(holders, partners, counts, [["b"], ["b", "z"]], 0.4)
     np.testing.assert_allclose(halves, [0.5, 0.5])
     # Dummy slots add to every entry of a value alike, and the attacker takes their mean off.
-    padded = membership.counts_told(alice, bob, {"a": 2, "b": 0})
-    assert (padded["a"], padded["b"]) == (3, 1)
-    blurred = membership.membership_scores(alice, partners, padded, candidates, 0.4, 1.0)
+    a, b = frozenset("a"), frozenset("b")
+    padded = membership.counts_told(holders, bob, {a: 2, b: 0})
+    assert (padded[a], padded[b]) == (3, 1)
+    blurred = membership.membership_scores(holders, partners, padded, candidates, 0.4, 1.0)
     np.testing.assert_allclose(blurred, [0.0, 1.0, 0.4])  # this draw misleads both ways
-    drawn = membership.dummy_padding([["a", "b"], ["c"]], 2.0, np.random.default_rng(0))
-    assert set(drawn) == {"a", "b", "c"} and min(drawn.values()) >= 0
-    assert membership.dummy_padding([["a"]], 0.0, np.random.default_rng(0)) == {}
+    drawn = membership.dummy_padding({a, b, frozenset("c")}, 2.0, np.random.default_rng(0))
+    assert set(drawn) == {a, b, frozenset("c")} and min(drawn.values()) >= 0
+    assert membership.dummy_padding({a}, 0.0, np.random.default_rng(0)) == {}
+
+
+def test_a_grouped_entry_is_told_one_count_for_the_rows_holding_any_of_its_keys() -> None:
+    """Alice's one row with a grouped recipe's keys g1, g2 (tag ending in *): Bob holds one
+    row with g1, one with g2 and one with both; she is told 3 for the entry, not 2 and 2, and
+    a listed person holding only g2 shares the entry with the two others who hold one of it."""
+    g1, g2 = "recipe 0*|A", "recipe 0*|B"
+    holders = membership.Holders(membership.entries_of([[g1, g2, "recipe 1|c"]]))
+    assert sorted(map(len, holders.entries)) == [1, 2]
+    counts = membership.counts_told(holders, [[g1], [g2], [g1, g2], ["recipe 1|c"]], {})
+    assert counts[frozenset([g1, g2])] == 3 and counts[frozenset(["recipe 1|c"])] == 1
+    # Of the 3 rows holding the entry, her partner accounts for one: 2 among the 2 listed.
+    scores = membership.membership_scores(holders, [[g1]], counts, [[g2], [g1, "x"]], 0.5)
+    np.testing.assert_allclose(scores, [1.0, 1.0])
 
 
 def test_the_decrypted_magnitudes_keep_the_truth_and_drop_far_scores() -> None:

@@ -117,12 +117,12 @@ def joined(
         for key in dict.fromkeys(keys):
             rows_of[key].append(row)
 
-    def rows(values: Sequence[bytes]) -> list[int]:
+    def holding(values: Sequence[bytes]) -> list[int]:
         if len(values) == 1:
             return rows_of.get(values[0], [])
         return sorted({row for value in values for row in rows_of.get(value, [])})
 
-    parts = [rng.permutation(rows(values)) for values in peer_entries]
+    parts = [rng.permutation(holding(values)) for values in peer_entries]
     counts = np.fromiter((len(p) for p in parts), dtype=np.int64, count=len(parts))
     starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     rows = np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, dtype=np.int64)
