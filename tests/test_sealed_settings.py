@@ -73,7 +73,10 @@ def test_without_recipes_the_schema_gives_them_or_the_error_says_to(tmp_path: Pa
     # Blanks agree in the first and last names' codes.
     marked = "first:soundex+middle:soundex,=first:soundex+last:soundex,middle:soundex+last:soundex"
     assert method.sealed_join == "hidden"
-    assert method.sealed_keys == marked + "," + codes.replace(":soundex", ":prefix")
+    # And the first and last names one edit apart, each with the other's code.
+    neighbours = "first:neighbours+last:soundex,first:soundex+last:neighbours"
+    prefixes = codes.replace(":soundex", ":prefix")
+    assert method.sealed_keys == f"{marked},{prefixes},{neighbours}"
     # By the keys' graph, named, the codes alone.
     data["method"]["sealed_join"] = "graph"
     assert load_config(write(tmp_path, data)).method.sealed_keys == marked
@@ -117,7 +120,7 @@ def test_a_kernel_model_is_the_default_beyond_names_or_where_training_swaps_them
     assert registers.sealed_kernel_features == session.KERNEL_FEATURES_NAMES == 64
     recipes = registers.sealed_keys.split(",")
     # Those with the first name, which a swap moves; the middle and last names' in order.
-    assert len(recipes) == 6
+    assert len(recipes) == 8
     assert {r for r in recipes if r.startswith("~")} == {
         "~first:soundex+middle:soundex",
         "~=first:soundex+last:soundex",
@@ -127,6 +130,8 @@ def test_a_kernel_model_is_the_default_beyond_names_or_where_training_swaps_them
     # Blanks agree in the first and last names' codes alone: a middle name is often blank.
     assert "middle:soundex+last:soundex" in recipes
     assert "middle:prefix+last:prefix" in recipes
+    # The first and last names one edit apart, each with the other's code.
+    assert recipes[-2:] == ["first:neighbours+last:soundex", "first:soundex+last:neighbours"]
     # A register model without swaps keeps the names' order and the linear model.
     data["method"]["error_model"] = "variants"
     variants = load_config(write(tmp_path, data)).method
@@ -170,11 +175,13 @@ def test_the_default_recipes_follow_the_schema() -> None:
     keyed = session.default_recipes(kinds | {"ssn": "identifier"}, "registers").split(",")
     assert not any(":prefix" in recipe for recipe in keyed)
     # Names alone take the hidden join by default, and with it both names' first letters
-    # besides their codes; by the keys' graph the prefixes would leak more (docs/sealed.md).
+    # besides their codes, and each name one edit apart with the other's code; by the keys'
+    # graph these would leak more (docs/sealed.md).
     names = {"given_name": "name", "surname": "name"}
     assert default_join(names) == "hidden" and default_join(kinds) == "graph"
+    neighbours = "given_name:neighbours+surname:soundex,given_name:soundex+surname:neighbours"
     assert session.default_recipes(names, "one-error") == (
-        "=given_name:soundex+surname:soundex,given_name:prefix+surname:prefix"
+        f"=given_name:soundex+surname:soundex,given_name:prefix+surname:prefix,{neighbours}"
     )
     assert session.default_recipes(names, "one-error", hidden=False) == (
         "=given_name:soundex+surname:soundex"
@@ -182,7 +189,7 @@ def test_the_default_recipes_follow_the_schema() -> None:
     # Training that swaps names reads them in either order; the recipes beyond names keep
     # theirs (any name's code with the date already reads either field).
     assert session.default_recipes(names, "registers") == (
-        "~=given_name:soundex+surname:soundex,~given_name:prefix+surname:prefix"
+        f"~=given_name:soundex+surname:soundex,~given_name:prefix+surname:prefix,{neighbours}"
     )
     assert "~" not in session.default_recipes(kinds, "registers")
 
