@@ -28,6 +28,9 @@ from pprl.protocol.data.reference import DEFAULT_MAPPING, REGISTER_MAPPING
 from pprl.protocol.errors import InputError
 from pprl.protocol.method import MethodParams, method_params
 
+# The default recipes end with the first and last names one edit apart (docs/sealed.md).
+NEIGHBOURS = "first:neighbours+last:soundex,first:soundex+last:neighbours"
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -183,7 +186,7 @@ def test_defaults_when_optional_keys_are_omitted(tmp_path: Path) -> None:
         feature="projected-cosine",
         release="projected",
         encoding="sealed",
-        sealed_keys=marked + "," + codes.replace(":soundex", ":prefix"),
+        sealed_keys=marked + "," + codes.replace(":soundex", ":prefix") + "," + NEIGHBOURS,
         sealed_join="hidden",
     )
     assert not config.auto_noise
@@ -780,7 +783,7 @@ def test_the_readme_example_loads(tmp_path: Path) -> None:
         hard_negatives=0,
         release="projected",
         encoding="sealed",
-        sealed_keys=marked + "," + codes.replace(":soundex", ":prefix"),
+        sealed_keys=marked + "," + codes.replace(":soundex", ":prefix") + "," + NEIGHBOURS,
         sealed_join="hidden",
     )
     assert config.scheduler is None
