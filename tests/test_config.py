@@ -28,8 +28,9 @@ from pprl.protocol.data.reference import DEFAULT_MAPPING, REGISTER_MAPPING
 from pprl.protocol.errors import InputError
 from pprl.protocol.method import MethodParams, method_params
 
-# The default recipes end with the first and last names one edit apart (docs/sealed.md).
-NEIGHBOURS = "first:neighbours+last:soundex,first:soundex+last:neighbours"
+# The default recipes end with the first and last names' first letters and the two names one
+# edit apart (docs/sealed.md).
+NEIGHBOURS = "first:prefix+last:prefix,first:neighbours+last:soundex,first:soundex+last:neighbours"
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -177,16 +178,14 @@ def test_defaults_when_optional_keys_are_omitted(tmp_path: Path) -> None:
     assert config.attributes == ("first", "middle", "last")
     assert config.mapping == DEFAULT_MAPPING
     # Sealed linkage: no noise, the projected vectors it scores under encryption, the hidden
-    # join (names alone), and the Soundex codes and first letters of every two names as
-    # blocking keys.
-    codes = "first:soundex+middle:soundex,first:soundex+last:soundex,middle:soundex+last:soundex"
+    # join (names alone), and the Soundex codes of every two names as blocking keys.
     # Blanks agree in the first and last names' codes.
     marked = "first:soundex+middle:soundex,=first:soundex+last:soundex,middle:soundex+last:soundex"
     assert config.method == MethodParams(
         feature="projected-cosine",
         release="projected",
         encoding="sealed",
-        sealed_keys=marked + "," + codes.replace(":soundex", ":prefix") + "," + NEIGHBOURS,
+        sealed_keys=marked + "," + NEIGHBOURS,
         sealed_join="hidden",
     )
     assert not config.auto_noise
@@ -775,7 +774,6 @@ def test_the_readme_example_loads(tmp_path: Path) -> None:
     assert not config.auto_noise
     # Sealed linkage, the default, with the join and recipes its first, middle and last
     # names give.
-    codes = "first:soundex+middle:soundex,first:soundex+last:soundex,middle:soundex+last:soundex"
     # Blanks agree in the first and last names' codes.
     marked = "first:soundex+middle:soundex,=first:soundex+last:soundex,middle:soundex+last:soundex"
     assert config.method == MethodParams(
@@ -783,7 +781,7 @@ def test_the_readme_example_loads(tmp_path: Path) -> None:
         hard_negatives=0,
         release="projected",
         encoding="sealed",
-        sealed_keys=marked + "," + codes.replace(":soundex", ":prefix") + "," + NEIGHBOURS,
+        sealed_keys=marked + "," + NEIGHBOURS,
         sealed_join="hidden",
     )
     assert config.scheduler is None

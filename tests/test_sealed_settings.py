@@ -67,16 +67,15 @@ def test_without_recipes_the_schema_gives_them_or_the_error_says_to(tmp_path: Pa
     data = sealed()
     del data["method"]["sealed_keys"]
     method = load_config(write(tmp_path, data)).method
-    # Every two names' codes (a middle name's with each other name's holds a changed name),
-    # then the same pairs' first letters: names alone take the hidden join by default.
-    codes = "first:soundex+middle:soundex,first:soundex+last:soundex,middle:soundex+last:soundex"
+    # Every two names' codes (a middle name's with each other name's holds a changed name):
+    # names alone take the hidden join by default.
     # Blanks agree in the first and last names' codes.
     marked = "first:soundex+middle:soundex,=first:soundex+last:soundex,middle:soundex+last:soundex"
     assert method.sealed_join == "hidden"
-    # And the first and last names one edit apart, each with the other's code.
+    # Then the first and last names' first letters, and the two names one edit apart, each
+    # with the other's code.
     neighbours = "first:neighbours+last:soundex,first:soundex+last:neighbours"
-    prefixes = codes.replace(":soundex", ":prefix")
-    assert method.sealed_keys == f"{marked},{prefixes},{neighbours}"
+    assert method.sealed_keys == f"{marked},first:prefix+last:prefix,{neighbours}"
     # By the keys' graph, named, the codes alone.
     data["method"]["sealed_join"] = "graph"
     assert load_config(write(tmp_path, data)).method.sealed_keys == marked
@@ -120,16 +119,17 @@ def test_a_kernel_model_is_the_default_beyond_names_or_where_training_swaps_them
     assert registers.sealed_kernel_features == session.KERNEL_FEATURES_NAMES == 64
     recipes = registers.sealed_keys.split(",")
     # Those with the first name, which a swap moves; the middle and last names' in order.
-    assert len(recipes) == 8
+    assert len(recipes) == 6
     assert {r for r in recipes if r.startswith("~")} == {
         "~first:soundex+middle:soundex",
         "~=first:soundex+last:soundex",
-        "~first:prefix+middle:prefix",
         "~first:prefix+last:prefix",
     }
     # Blanks agree in the first and last names' codes alone: a middle name is often blank.
+    # Only the first and last names' first letters: beside the names one edit apart the
+    # middle name's add nothing.
     assert "middle:soundex+last:soundex" in recipes
-    assert "middle:prefix+last:prefix" in recipes
+    assert not any(":prefix" in r and "middle" in r for r in recipes)
     # The first and last names one edit apart, each with the other's code.
     assert recipes[-2:] == ["first:neighbours+last:soundex", "first:soundex+last:neighbours"]
     # A register model without swaps keeps the names' order and the linear model.

@@ -262,13 +262,17 @@ def default_recipes(kinds: Mapping[str, str], error_model: str, hidden: bool | N
             f"{marks}{BLANKS_AGREE if blanks else ''}{parts}" for marks, parts, blanks in codes
         ]
         if default_join(kinds) == HIDDEN.name if hidden is None else hidden:
-            recipes += [prefixed(marks + parts) for marks, parts, _ in codes]
-            # The first and last names one edit apart (a typo anywhere, the first letter
-            # too, which changes both the code and the prefix) with the other's code: under
-            # the hidden join a row's such keys are one entry, so a pair takes one slot for
-            # each (recipes.entry_groups). Through two daemons F1 0.8365 -> 0.8422 on FEBRL4
-            # names, 0.8297 -> 0.8517 on the generated namesakes, 0.8552 -> 0.9121 on the
-            # European registers' names; docs/sealed.md, "Names one edit apart".
+            # The first and last names' first letters, and the two names one edit apart (a
+            # typo anywhere, the first letter too, which changes both the code and the
+            # prefix) with the other's code: under the hidden join a row's such keys are one
+            # entry, so a pair takes one slot for each (recipes.entry_groups). Through two
+            # daemons, medians of 3: FEBRL4 names 0.8359 -> 0.8442, the European registers'
+            # names 0.8520 -> 0.9107; docs/sealed.md, "Names one edit apart". With them the
+            # middle name's first letters add nothing (the generated namesakes in one process
+            # 0.8534 either way, 28,310 slots against 37,366; at 50,000 a side 369,000 slots a
+            # direction against 516,000 for the recipes before), so only the first and last
+            # names' are read.
+            recipes += [prefixed(marks + parts) for marks, parts, first_last in codes if first_last]
             first, last = pair
             recipes += [f"{first}:neighbours+{last}:soundex", f"{first}:soundex+{last}:neighbours"]
     if not recipes:
