@@ -130,12 +130,12 @@ def sealed_words(built_in: bool) -> str:
         "received: on names alone only the peer joins the keys (the hidden join), and each "
         "party learns the peer row of only its rows' best pairs. How many of its rows hold "
         "each of your keys still tells it who is in your file among the people sharing a key "
-        "with its own (7.0% of those without a partner)"
+        "with its own (4.4% of those without a partner)"
         if built_in
         else "Measured elsewhere, a peer holding a list of every person of both parties "
         "re-identified 0.6% (FEBRL4, ten fields) to 6.1% (FEBRL4, two names) of the people "
         "without a partner from what it received, and on names alone placed 11.5% (FEBRL4) "
-        "to 20.7% (generated namesakes) of them in the file from the counts per key; "
+        "to 16.0% (generated namesakes) of them in the file from the counts per key; "
         "benchmarks/sealed_bucket_attack.py and "
         "sealed_count_membership.py measure it on your records"
     )
