@@ -30,6 +30,7 @@ from pprl.party.storage.state import run_dir
 from pprl.protocol.model.classifier import Model
 from pprl.protocol.sealed import scoring, session
 from pprl.protocol.sealed.parameters import DEFAULT_CRYPTO, CkksSetting
+from pprl.protocol.sealed.recipes import NEIGHBOUR_LETTERS, group_size
 from pprl.protocol.sealed.session import DEFAULT_THRESHOLDS
 from pprl.wire.v1 import linkage_pb2 as pb
 from tests.conftest import coordinate, coordinate_summary, stub_as, tensor_stream
@@ -286,8 +287,13 @@ def test_keys_that_join_few_true_pairs_stop_the_run_before_anything_is_sent(depl
         assert not list(party.state_dir.rglob(PEER_KEYS_TWICE))
 
 
+# Beside RECIPES, a grouped recipe: a row's first names one edit apart travel as one entry.
+NEIGHBOURS = "first:neighbours+last:soundex"
+
+
 def test_two_daemons_link_by_the_hidden_join_and_neither_holds_the_keys_graph(deploy):
-    deployment = deploy(size=300, overlap=0.9, configure=_sealed(join="hidden"))
+    recipes = [*RECIPES, NEIGHBOURS]
+    deployment = deploy(size=300, overlap=0.9, configure=_sealed(recipes, join="hidden"))
     result, summary = coordinate_summary(deployment)
     assert result.returncode == 0, result.stderr
     assert (
@@ -311,6 +317,13 @@ def test_two_daemons_link_by_the_hidden_join_and_neither_holds_the_keys_graph(de
         with np.load(state / PEER_JOIN) as data:
             slots = len(data["rows"])
             assert len(data["starts"]) - 1 == len(np.load(states[peer] / OWN_ENTRIES)["rows"])
+        # The peer's entries: one value each, or a row's neighbours padded to the group size,
+        # one such entry a row with a first name (recipes.entry_groups).
+        with np.load(state / PEER_ENTRIES_TWICE) as data:
+            sizes = data["counts"]
+        group = group_size(",".join(recipes))
+        assert set(sizes.tolist()) == {1, group} and group == NEIGHBOUR_LETTERS + 1
+        assert np.count_nonzero(sizes == group) == 300
         with np.load(states[peer] / OWN_MATCHES) as data:
             matched = len(data["own"])
         assert 0 < matched <= slots
