@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pprl.protocol.sealed.layout import Layout
-from pprl.protocol.sealed.recipes import GROUPED, entry_groups
+from pprl.protocol.sealed.recipes import entry_groups, grouped_key
 
 # What begins a padding key: no recipe's key does (recipes.recipe_keys tags each "recipe").
 PAD = "pad|"
@@ -68,7 +68,7 @@ def entries(
     rows, keys = [], []
     for row, row_keys in enumerate(keys_by_row):
         for found in entry_groups(row_keys):
-            if found[0].split("|", 1)[0].endswith(GROUPED):
+            if grouped_key(found[0]):
                 if len(found) > group:
                     raise ValueError(f"a grouped entry of {len(found)} keys, more than {group}")
                 pads = [PAD + rng.bytes(16).hex() for _ in range(group - len(found))]

@@ -92,11 +92,7 @@ class Transform:
     name: str
     read: Callable[[str], str]
     spread: Callable[[str], tuple[str, ...]] | None = None
-
-    @property
-    def most(self) -> int:
-        """The most values one read value spreads to."""
-        return NEIGHBOUR_LETTERS + 1 if self.spread else 1
+    most: int = 1  # the most values one read value spreads to
 
     def values(self, value: str) -> tuple[str, ...]:
         """What a read value stands for: itself, or its spread."""
@@ -121,7 +117,12 @@ TRANSFORMS = {
         # A name and its one-letter deletions (its first NEIGHBOUR_LETTERS letters): a typo
         # anywhere, even in the first letter, leaves one shared (docs/sealed.md, "Names one
         # edit apart").
-        Transform("neighbours", lambda v: _letters(v)[:NEIGHBOUR_LETTERS], _one_edit),
+        Transform(
+            "neighbours",
+            lambda v: _letters(v)[:NEIGHBOUR_LETTERS],
+            _one_edit,
+            NEIGHBOUR_LETTERS + 1,
+        ),
         # A date's digits in year-month-day order (the canonical form), read in parts.
         Transform("year", lambda v: _digits(v)[:4] if len(_digits(v)) == 8 else ""),
         Transform("month-day", lambda v: _digits(v)[4:] if len(_digits(v)) == 8 else ""),
@@ -351,20 +352,24 @@ def group_size(written: str) -> int:
         (
             _most_values(meaning)
             for _, meaning in written_recipes(written)
-            if any(TRANSFORMS.get(name, TRANSFORMS["exact"]).spread for _, name in meaning.parts)
+            if any(name in TRANSFORMS and TRANSFORMS[name].spread for _, name in meaning.parts)
         ),
         default=1,
     )
 
 
+def grouped_key(key: str) -> bool:
+    """Whether a key (recipe_keys') is a grouped recipe's: its tag ends in GROUPED."""
+    return key.split("|", 1)[0].endswith(GROUPED)
+
+
 def entry_groups(keys: Sequence[str]) -> list[tuple[str, ...]]:
     """One row's keys as the hidden join's entries: a key alone, or a grouped recipe's keys
-    together (their tag ends in GROUPED). Two rows one edit apart share one key of such a
-    recipe and two with the same name all of them; as one entry the pair takes one slot."""
+    together. Two rows one edit apart share one key of such a recipe and two with the same
+    name all of them; as one entry the pair takes one slot."""
     groups: dict[str, list[str]] = {}
     for key in dict.fromkeys(keys):
-        tag = key.split("|", 1)[0]
-        groups.setdefault(tag if tag.endswith(GROUPED) else key, []).append(key)
+        groups.setdefault(key.split("|", 1)[0] if grouped_key(key) else key, []).append(key)
     return [tuple(group) for group in groups.values()]
 
 
