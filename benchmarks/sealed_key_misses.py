@@ -5,7 +5,13 @@ design shows here: a pair whose only evidence is one attribute exact would need 
 attribute alone, the key whose join gives the most away (docs/sealed.md).
 
     python benchmarks/sealed_key_misses.py --records-a A.csv --records-b B.csv \\
-        --truth T.csv --reference REF.csv --schema SCHEMA.toml [--recipes R] --json out.json
+        --truth T.csv --reference REF.csv --schema SCHEMA.toml [--recipes R] [--plain] \\
+        [--per-recipe] --json out.json
+
+With `--per-recipe` it also reports, for each recipe alone and for all together, the true
+pairs it joins, the pairs the plain release links that it joins (with `--plain`), and the
+candidate pairs it makes with their share of all pairs (what scoring them would cost): the
+issue asks for completeness and the share of pairs kept per key and together.
 """
 
 from __future__ import annotations
@@ -27,7 +33,8 @@ from pprl.bench.in_process import (
 )
 from pprl.protocol.agreement import Agreement
 from pprl.protocol.method import method_params
-from pprl.protocol.sealed.recipes import recipe_keys
+from pprl.protocol.sealed.recipes import Recipe, recipe_keys
+from pprl.protocol.sealed.shared_keys import shared_key_pairs
 
 # At most this many edits between two values of an attribute count as a typo, more as a
 # replaced value.
@@ -77,6 +84,46 @@ def f1_of(found: set[tuple[str, str]], truth: Iterable[tuple[str, str]]) -> floa
     return 2 * hits / (len(found) + len(true)) if found or true else 0.0
 
 
+def per_recipe(
+    inputs: SealedInputs,
+    recipes: Sequence[Recipe],
+    truth: Sequence[Pair],
+    plain: Sequence[Pair],
+) -> list[dict[str, object]]:
+    """Per recipe alone (a fallback one with the others, which decide the rows it keys), then
+    all together: true pairs and plain links joined, candidate pairs and their share of all
+    pairs. Pairs are (row of A, row of B)."""
+    alice, bob = inputs.tables["alice"], inputs.tables["bob"]
+    everything = len(alice.ids) * len(bob.ids)
+    chosen = [
+        (recipe.text, [r for r in recipes if r is recipe or (recipe.fallback and not r.fallback)])
+        for recipe in recipes
+    ]
+    rows = []
+    for label, subset in [*chosen, ("all together", list(recipes))]:
+        keys_a = recipe_keys(alice.attributes, subset, first=True)
+        keys_b = recipe_keys(bob.attributes, subset, first=False)
+        if label != "all together" and any(r.fallback for r in subset):
+            # Only the fallback's own keys: the others' are there to say which rows it keys.
+            tag = f"recipe {subset.index(next(r for r in subset if r.fallback))}."
+            keys_a = [[k for k in keys if k.startswith(tag)] for keys in keys_a]
+            keys_b = [[k for k in keys if k.startswith(tag)] for keys in keys_b]
+        encode = lambda rows_keys: [[k.encode() for k in keys] for keys in rows_keys]  # noqa: E731
+        candidates = len(shared_key_pairs(encode(keys_a), encode(keys_b)))
+        rows.append(
+            {
+                "recipe": label,
+                "true_pairs_joined": sum(joined(keys_a, keys_b, truth)) / max(len(truth), 1),
+                "plain_links_joined": (
+                    sum(joined(keys_a, keys_b, plain)) / len(plain) if plain else None
+                ),
+                "candidate_pairs": candidates,
+                "share_of_all_pairs": candidates / max(everything, 1),
+            }
+        )
+    return rows
+
+
 def plain_links(inputs: SealedInputs) -> frozenset[tuple[str, str]]:
     """The pairs the reference release links without noise (every pair scored), under the
     schema's method otherwise: the non-private linker sealed linkage is measured against."""
@@ -97,6 +144,11 @@ def main() -> None:
         action="store_true",
         help="also link the files by the reference release without noise (every pair scored, "
         "the schema's method otherwise) and count, per kind of miss, the pairs it links",
+    )
+    parser.add_argument(
+        "--per-recipe",
+        action="store_true",
+        help="also report each recipe alone and all together: pairs joined and candidates",
     )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
@@ -146,6 +198,24 @@ def main() -> None:
             f"({kept / max(len(plain), 1):.1%}); its F1 {f1_plain:.4f}, {f1_joined:.4f} on "
             "those the keys join"
         )
+    recipe_rows = (
+        per_recipe(
+            inputs,
+            recipes,
+            [(row_a[a], row_b[b]) for a, b in truth],
+            [(row_a[a], row_b[b]) for a, b in plain_pairs],
+        )
+        if args.per_recipe
+        else []
+    )
+    for row in recipe_rows:
+        plain_share = row["plain_links_joined"]
+        also = f", {plain_share:.1%} of the plain links" if plain_share is not None else ""
+        print(
+            f"  {row['recipe']}: {row['true_pairs_joined']:.1%} of the true pairs{also}; "
+            f"{row['candidate_pairs']:,} candidate pairs ({row['share_of_all_pairs']:.4%} "
+            "of all pairs)"
+        )
     if args.json:
         result = {
             "command": run_command(args),
@@ -153,6 +223,7 @@ def main() -> None:
             "true_pairs": pairs,
             "joined": sum(truth_joined),
             "missed": dict(patterns.most_common()),
+            **({"per_recipe": recipe_rows} if recipe_rows else {}),
             **(
                 {
                     "linked_by_the_plain_release": dict(linked.most_common()),

@@ -4,9 +4,12 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 
 from pprl.protocol.model.classifier import Model
+from pprl.protocol.sealed.recipes import parse_recipes
 from tests.scripts import benchmark_script
 
 misses = benchmark_script("sealed_key_misses")
@@ -46,6 +49,32 @@ def test_the_peers_links_are_its_accepted_pairs_one_to_one() -> None:
 
 
 membership = benchmark_script("sealed_count_membership")
+
+
+def test_each_recipe_alone_and_all_together_report_what_they_join_and_cost() -> None:
+    """Alice: Katherine Lee, Jon Kay; Bob: Gatherine Lee (a first-letter typo), Jon Kay, Ann
+    Kay. The codes' recipe joins Jon's pair only (Gatherine's code differs, and Ann's); the
+    neighbours' joins both true pairs and nothing else."""
+    table = lambda ids, given, surname: SimpleNamespace(  # noqa: E731
+        ids=ids, attributes={"given": given, "surname": surname}
+    )
+    inputs = SimpleNamespace(
+        tables={
+            "alice": table(["a1", "a2"], ["Katherine", "Jon"], ["Lee", "Kay"]),
+            "bob": table(["b1", "b2", "b3"], ["Gatherine", "Jon", "Ann"], ["Lee", "Kay", "Kay"]),
+        }
+    )
+    recipes = parse_recipes(
+        "given:soundex+surname:soundex,given:neighbours+surname:soundex", ["given", "surname"]
+    )
+    truth = [(0, 0), (1, 1)]
+    rows = misses.per_recipe(inputs, recipes, truth, [(1, 1)])
+    assert [r["recipe"] for r in rows] == [*(r.text for r in recipes), "all together"]
+    codes, neighbours, together = rows
+    assert (codes["true_pairs_joined"], codes["candidate_pairs"]) == (0.5, 1)
+    assert (neighbours["true_pairs_joined"], neighbours["candidate_pairs"]) == (1.0, 2)
+    assert together["plain_links_joined"] == 1.0
+    assert together["share_of_all_pairs"] == 2 / 6
 
 
 def test_the_counts_tell_membership_where_a_key_is_shared() -> None:
