@@ -165,9 +165,9 @@ def keep_peer_entries(ctx: RunContext, run_id: str, counts: np.ndarray, values: 
     again = session.reblinded(blinder, values, "the peer's entries")
     held = ctx.store.artifact(run_id, PEER_ENTRIES_TWICE, verify=False)
     if held is not None:
-        with np.load(held.path) as data:
-            same = np.array_equal(data["counts"], counts)
-        if not same or _read_flat(ctx, run_id, PEER_ENTRIES_TWICE).tobytes() != again:
+        with np.load(ctx.artifact(run_id, PEER_ENTRIES_TWICE).path) as data:
+            same = np.array_equal(data["counts"], counts) and data["values"].tobytes() == again
+        if not same:
             raise PhaseFailed(
                 "entries refused: this run already holds other entries from you",
                 reason=pb.ALREADY_RECEIVED,

@@ -259,7 +259,8 @@ def default_recipes(kinds: Mapping[str, str], error_model: str, hidden: bool | N
             for a, b in itertools.combinations(names, 2)
         ]
         recipes += [
-            f"{marks}{BLANKS_AGREE if blanks else ''}{parts}" for marks, parts, blanks in codes
+            f"{marks}{BLANKS_AGREE if first_last else ''}{parts}"
+            for marks, parts, first_last in codes
         ]
         if default_join(kinds) == HIDDEN.name if hidden is None else hidden:
             # The first and last names' first letters, and the two names one edit apart (a
