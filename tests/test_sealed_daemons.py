@@ -30,7 +30,7 @@ from pprl.party.storage.state import run_dir
 from pprl.protocol.model.classifier import Model
 from pprl.protocol.sealed import scoring, session
 from pprl.protocol.sealed.parameters import DEFAULT_CRYPTO, CkksSetting
-from pprl.protocol.sealed.recipes import NEIGHBOUR_LETTERS, group_size
+from pprl.protocol.sealed.recipes import NEIGHBOUR_LETTERS, group_size, most_keys
 from pprl.protocol.sealed.session import DEFAULT_THRESHOLDS
 from pprl.wire.v1 import linkage_pb2 as pb
 from tests.conftest import coordinate, coordinate_summary, stub_as, tensor_stream
@@ -338,8 +338,9 @@ def test_two_daemons_link_by_the_hidden_join_and_neither_holds_the_keys_graph(de
         assert not mine & theirs
 
 
-# Keys on one name each: many of the peer's rows share each, more slots than entries.
-LOOSE = ["first:soundex", "last:soundex"]
+# Keys on one name each: many of the peer's rows share each, more slots than entries; and a
+# grouped recipe, whose entries are agreed to hold 1 or its group's values.
+LOOSE = ["first:soundex", "last:soundex", NEIGHBOURS]
 
 
 @pytest.fixture
@@ -357,9 +358,15 @@ def test_bad_entries_and_named_slots_are_refused_with_their_reason(exchanged_hid
     with np.load(state / OWN_ENTRIES) as data:
         own_entries = data["values"].tobytes()
     point = bytes([9]) + bytes(31)
-    bound = 120 * len(LOOSE)  # Bob's declared rows times the keys a row can have
+    # Bob's declared rows times the keys a row can have (a grouped recipe's padded group).
+    bound = 120 * most_keys(",".join(LOOSE))
+    group = group_size(",".join(LOOSE))
     entries = {
         "grouped in rows": (_keys(run_id, digest, [2], point * 2), pb.BAD_CIPHERTEXT),
+        "a group short of the agreed size": (
+            _keys(run_id, digest, [group - 1], point * (group - 1)),
+            pb.BAD_CIPHERTEXT,
+        ),
         "more than the rows' keys": (
             _keys(run_id, digest, [1] * (bound + 1), point * (bound + 1)),
             pb.BAD_CIPHERTEXT,
