@@ -10,11 +10,23 @@ each listed person not in her own file, the keys she also holds are the ones who
 speak of them: of the c_k of Bob's rows holding key k, her own partners account for some
 (she knows her links; here all of her true partners, the most she could know), and the rest,
 r_k, are among the m_k listed people outside her file who hold k. A person is a member with
-probability at most r_k / m_k for each of their visible keys, so she scores each by the
-smallest of those (0: certainly not in Bob's file; 1: certainly in it) and people with no
-visible key at the prior. Reported: how well the score tells Bob's people without a partner
-from the people in neither file among those who hold one of her keys (AUC, 0.5 is chance; of
-the others the counts say nothing), and the shares decided with certainty either way.
+probability r_k / m_k given each of their visible keys: a key with r_k = 0 says certainly
+not in Bob's file, one with r_k = m_k certainly in it, and otherwise she scores them by the
+smallest share; people with no visible key at the prior. Reported: how well the score tells
+Bob's people without a partner from the people in neither file among those who hold one of
+her keys (AUC, 0.5 is chance; of the others the counts say nothing), and the shares decided
+with certainty either way.
+
+The other direction tells her more: as the evaluator of Bob's classifier she receives his
+entries (one per key of each of his rows, a grouped recipe's keys of a row as one entry) and
+joins them with her own rows' keys, so of each entry she learns which of her own key values
+it holds, not only how many of her rows: for a grouped entry, which one-edit neighbours of
+her names (with the other name's code) his name has. Her evaluator's attack runs the same
+rule with an entry's signature (the set of her key values it holds) in place of her own
+entry: of the Bob rows whose entries show signature s, her partners account for some, and
+the rest are among the listed people whose entries would show s. Both views are reported,
+and the two together (each person's two scores combined as one view's shares are). Dummy
+slots (`--padding`) blur only the counts: the evaluator's view does not pass through them.
 
 The people are split from the true pairs: `--bob-only` of them lose Alice's record (Bob's
 people without a partner, the members at risk), `--absent` lose both records and stay on the
@@ -30,7 +42,9 @@ import argparse
 import json
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 from sklearn.metrics import roc_auc_score
@@ -51,9 +65,16 @@ def entries_of(alice_keys: list[list[str]]) -> set[Entry]:
     return {frozenset(group) for keys in alice_keys for group in entry_groups(keys)}
 
 
+class View(Protocol):
+    """What one direction of the hidden join shows Alice of a row's keys: the visible units
+    its keys meet, each told her as a count of Bob's rows."""
+
+    def met(self, keys: Sequence[str]) -> set[Entry]: ...
+
+
 class Holders:
-    """Which of Alice's entries a row's keys meet: an entry holds a row when the row holds
-    any of its keys."""
+    """The scorer's view: which of Alice's entries a row's keys meet (an entry holds a row
+    when the row holds any of its keys); she is told each entry's count of Bob's rows."""
 
     def __init__(self, entries: set[Entry]) -> None:
         self.entries = entries
@@ -66,20 +87,34 @@ class Holders:
         return set().union(*(self._by_key.get(key, set()) for key in keys))
 
 
+class Signatures:
+    """The evaluator's view: of each of Bob's entries, the set of Alice's own key values it
+    holds (its signature; empty, it tells her nothing of whose it is). A row meets the
+    signatures of its entries, and she sees how many of Bob's rows show each."""
+
+    def __init__(self, alice_keys: list[list[str]]) -> None:
+        self.own = {key for keys in alice_keys for key in keys}
+
+    def met(self, keys: Sequence[str]) -> set[Entry]:
+        signatures = (frozenset(group) & self.own for group in entry_groups(keys))
+        return {signature for signature in signatures if signature}
+
+
 def counts_told(
-    holders: Holders, bob_keys: list[list[str]], padding: Mapping[Entry, int]
+    view: View, bob_keys: list[list[str]], padding: Mapping[Entry, int]
 ) -> Counter[Entry]:
-    """Per entry Alice holds, the count she is told: Bob's rows holding it, plus the dummy
-    slots the evaluator would add for that entry's value (`padding`, the same for every
-    entry of the value, so that her entries of one key cannot be averaged)."""
-    counts = Counter(entry for keys in bob_keys for entry in holders.met(keys))
-    for entry in holders.entries:
-        counts[entry] += padding.get(entry, 0)
+    """Per unit of the view, the count Alice is told: Bob's rows meeting it, plus for the
+    scorer's view the dummy slots the evaluator would add for that entry's value (`padding`,
+    the same for every entry of the value, so that her entries of one key cannot be
+    averaged)."""
+    counts = Counter(entry for keys in bob_keys for entry in view.met(keys))
+    for entry, dummies in padding.items():
+        counts[entry] += dummies
     return counts
 
 
 def membership_scores(
-    holders: Holders,
+    view: View,
     alice_partnered_keys: list[list[str]],
     counts: Mapping[Entry, int],
     candidate_keys: list[list[str]],
@@ -87,19 +122,58 @@ def membership_scores(
     padding_mean: float = 0.0,
 ) -> np.ndarray:
     """Per candidate (a listed person outside Alice's file), the most Alice's counts allow
-    for their being in Bob's file: the smallest r_k / m_k over the keys she also holds
-    (module docstring), with the padding's mean taken off and clipped to [0, 1]; `prior`
-    without such a key. `alice_partnered_keys`: the keys of Bob's rows she has linked (her
-    partners), which the counts include."""
-    known = Counter(entry for keys in alice_partnered_keys for entry in holders.met(keys))
-    visible_of = [holders.met(keys) for keys in candidate_keys]
+    for their being in Bob's file: the shares r_k / m_k of the units of the view the
+    candidate meets (module docstring), the padding's mean taken off, `combined`; `prior`
+    without such a unit. `alice_partnered_keys`: the keys of Bob's rows she
+    has linked (her partners), which the counts include."""
+    known = Counter(entry for keys in alice_partnered_keys for entry in view.met(keys))
+    visible_of = [view.met(keys) for keys in candidate_keys]
     listed = Counter(entry for visible in visible_of for entry in visible)
     scores = np.full(len(candidate_keys), prior)
     for p, visible in enumerate(visible_of):
         if visible:
-            rest = min((counts[k] - known[k] - padding_mean) / listed[k] for k in visible)
-            scores[p] = min(max(rest, 0.0), 1.0)
+            shares = [(counts[k] - known[k] - padding_mean) / listed[k] for k in visible]
+            scores[p] = combined(shares)
     return scores
+
+
+def combined(shares: Sequence[float]) -> float:
+    """One score from several shares r / m of one person: a share of 0 says no listed
+    holder of that unit is Bob's, one of 1 that every one is, so either decides (without
+    padding they cannot disagree); otherwise the smallest, clipped to [0, 1]."""
+    if min(shares) <= 0.0:
+        return 0.0
+    if max(shares) >= 1.0:
+        return 1.0
+    return float(min(shares))
+
+
+@dataclass(frozen=True)
+class Guess:
+    """One view's membership scores of the candidates, and which of them it speaks of."""
+
+    scores: np.ndarray
+    seen: np.ndarray
+
+    def together(self, other: Guess) -> Guess:
+        """Both views at once: each person's two scores combined as one view's shares are
+        (`combined`) where both speak, the one that speaks where only one does."""
+        scores = [
+            combined([a, b]) if sa and sb else (a if sa else b)
+            for a, b, sa, sb in zip(self.scores, other.scores, self.seen, other.seen, strict=True)
+        ]
+        return Guess(np.array(scores), self.seen | other.seen)
+
+    def summary(self, truth: np.ndarray, members: int) -> dict[str, float]:
+        return {
+            # Among the people it speaks of: of the others it says nothing.
+            "auc": float(roc_auc_score(truth[self.seen], self.scores[self.seen])),
+            "members_with_a_visible_key": float(self.seen[:members].mean()),
+            "non_members_with_a_visible_key": float(self.seen[members:].mean()),
+            # Without padding these are certain; with it, the attacker's best guess.
+            "members_at_1": float((self.scores[:members] >= 1.0).mean()),
+            "non_members_at_0": float((self.scores[members:] <= 0.0).mean()),
+        }
 
 
 def dummy_padding(entries: set[Entry], mean: float, rng: np.random.Generator) -> dict[Entry, int]:
@@ -159,9 +233,19 @@ def main() -> None:
     holders = Holders(entries_of(alice_keys))
     padding = dummy_padding(holders.entries, args.padding, rng)
     counts = counts_told(holders, bob_keys, padding)
-    scores = membership_scores(holders, partners, counts, members + others, prior, args.padding)
+    candidates = members + others
     truth = np.r_[np.ones(len(members)), np.zeros(len(others))]
-    seen = np.array([bool(holders.met(keys)) for keys in members + others])
+    scorer = Guess(
+        membership_scores(holders, partners, counts, candidates, prior, args.padding),
+        np.array([bool(holders.met(keys)) for keys in candidates]),
+    )
+    signatures = Signatures(alice_keys)
+    evaluator = Guess(
+        membership_scores(
+            signatures, partners, counts_told(signatures, bob_keys, {}), candidates, prior
+        ),
+        np.array([bool(signatures.met(keys)) for keys in candidates]),
+    )
     # The slots Alice's entries take, real and dummy: what padding costs.
     entries = [frozenset(group) for keys in alice_keys for group in entry_groups(keys)]
     real = sum(counts[entry] - padding.get(entry, 0) for entry in entries)
@@ -171,26 +255,27 @@ def main() -> None:
         "recipes": inputs.recipes,
         "bob_only": len(members),
         "absent": len(others),
-        # Among the people who hold a key of hers: of the others the counts say nothing.
-        "auc": float(roc_auc_score(truth[seen], scores[seen])),
-        "members_with_a_visible_key": float(seen[: len(members)].mean()),
-        "non_members_with_a_visible_key": float(seen[len(members) :].mean()),
-        # Without padding these are certain; with it, the attacker's best guess.
-        "members_at_1": float((scores[: len(members)] >= 1.0).mean()),
-        "non_members_at_0": float((scores[len(members) :] <= 0.0).mean()),
+        # The scorer's view (the counts) at the top, as before the evaluator's was measured.
+        **scorer.summary(truth, len(members)),
         "slots": real,
         "dummy_slots": dummy,
+        "evaluator": evaluator.summary(truth, len(members)),
+        "both": scorer.together(evaluator).summary(truth, len(members)),
     }
-    print(
-        f"{len(members):,} of Bob's people without a partner against {len(others):,} in neither "
-        f"file: AUC {result['auc']:.3f} among those holding a key of hers (0.5 is chance; "
-        f"they are "
-        f"{result['members_with_a_visible_key']:.1%} and "
-        f"{result['non_members_with_a_visible_key']:.1%}); scored 1: "
-        f"{result['members_at_1']:.1%} of the members, scored 0: "
-        f"{result['non_members_at_0']:.1%} of the others (certain without padding); "
-        f"{real:,} slots and {dummy:,} dummy ones"
-    )
+    for name, view in (
+        ("counts", result),
+        ("evaluator", result["evaluator"]),
+        ("both", result["both"]),
+    ):
+        print(
+            f"{name}: {len(members):,} of Bob's people without a partner against "
+            f"{len(others):,} in neither file: AUC {view['auc']:.3f} among those it speaks of "
+            f"(0.5 is chance; they are {view['members_with_a_visible_key']:.1%} and "
+            f"{view['non_members_with_a_visible_key']:.1%}); scored 1: "
+            f"{view['members_at_1']:.1%} of the members, scored 0: "
+            f"{view['non_members_at_0']:.1%} of the others (certain without padding)"
+        )
+    print(f"{real:,} slots and {dummy:,} dummy ones")
     if args.json:
         args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
 

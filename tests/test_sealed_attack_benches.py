@@ -119,6 +119,49 @@ def test_a_grouped_entry_is_told_one_count_for_the_rows_holding_any_of_its_keys(
     np.testing.assert_allclose(scores, [1.0, 1.0])
 
 
+def test_a_share_of_one_or_none_decides_whatever_the_other_keys_say() -> None:
+    """Bob's rows hold keys b (one member) and c (held by three listed people, one of them
+    his): a candidate holding both is certainly his (b's share is 1) though c's is a third,
+    and one holding c and a (a's count all her partner's) is certainly not."""
+    holders = membership.Holders(membership.entries_of([["a"], ["b"], ["c"]]))
+    counts = membership.counts_told(holders, [["a"], ["b", "c"]], {})
+    scores = membership.membership_scores(
+        holders, [["a"]], counts, [["b", "c"], ["c", "a"], ["c"]], prior=0.3
+    )
+    np.testing.assert_allclose(scores, [1.0, 0.0, 1 / 3])
+    assert membership.combined([0.5, 0.25]) == 0.25
+
+
+def test_the_evaluator_sees_which_of_her_keys_a_grouped_entry_holds() -> None:
+    """Alice's one row sends the grouped keys g1, g2 as one entry. Bob holds her partner
+    (g1) and one person without a partner (g2); the list adds someone in neither file with
+    g1. Her entry's count (2, her partner one of them) leaves both candidates at a half; as
+    the evaluator of Bob's entries she sees one entry holding g1 (her partner's) and one
+    holding g2, which decides both."""
+    g1, g2 = "recipe 0*|A", "recipe 0*|B"
+    alice = [[g1, g2]]
+    bob = [[g1, "recipe 0*|C"], [g2, "recipe 0*|D"]]
+    partners, candidates = [bob[0]], [bob[1], [g1, "recipe 0*|E"]]
+    holders = membership.Holders(membership.entries_of(alice))
+    counts = membership.counts_told(holders, bob, {})
+    by_counts = membership.membership_scores(holders, partners, counts, candidates, 0.5)
+    np.testing.assert_allclose(by_counts, [0.5, 0.5])
+    signatures = membership.Signatures(alice)
+    assert signatures.met(bob[1]) == {frozenset([g2])}
+    assert signatures.met(["recipe 0*|Z", "recipe 1|z"]) == set()
+    told = membership.counts_told(signatures, bob, {})
+    as_evaluator = membership.membership_scores(signatures, partners, told, candidates, 0.5)
+    np.testing.assert_allclose(as_evaluator, [1.0, 0.0])
+    # Together: each person's scores combined; one view alone speaks where the other is
+    # silent.
+    seen = np.array([True, True, False])
+    counted = membership.Guess(np.array([0.5, 0.5, 0.5]), seen)
+    evaluated = membership.Guess(np.array([1.0, 0.0, 0.7]), np.array([True, True, True]))
+    both = counted.together(evaluated)
+    np.testing.assert_allclose(both.scores, [1.0, 0.0, 0.7])
+    assert both.seen.all()
+
+
 def test_the_decrypted_magnitudes_keep_the_truth_and_drop_far_scores() -> None:
     """A pair told every threshold: r (s - t) for s = -5 bounds |s - t| within the factors'
     8 bits, so a person whose score is -5 stays, one at -4 (within the bits) may, and one at
