@@ -81,7 +81,7 @@ from pprl.protocol.model.features import pair_features
 from pprl.protocol.sealed import hidden_join, linear_form, session
 from pprl.protocol.sealed.layout import conflicted
 from pprl.protocol.sealed.parameters import CkksSetting
-from pprl.protocol.sealed.recipes import entry_groups, parse_recipes, recipe_keys
+from pprl.protocol.sealed.recipes import entry_groups, fallback_key, parse_recipes, recipe_keys
 from pprl.protocol.sealed_exact import evaluator_plaintext
 from pprl.protocol.vectors.randomness import Randomness
 
@@ -360,14 +360,19 @@ def main() -> None:
         # for a pair however many of them it shares.
         groups_a = [entry_groups(keys) for keys in sent_a]
         shared = [
-            sum(not set(group).isdisjoint(sent_b[j]) for group in groups_a[i])
+            [group for group in groups_a[i] if not set(group).isdisjoint(sent_b[j])]
             for i, j in pairs.tolist()
         ]
-        slot_pair = np.repeat(np.arange(len(pairs)), np.array(shared, dtype=np.int64))
-        slot_pair = slot_pair[np.random.default_rng(args.seed + 3).permutation(len(slot_pair))]
+        slot_pair = np.repeat(np.arange(len(pairs)), np.array(list(map(len, shared)), dtype=int))
+        # A slot of a fallback key is named only by a row no other key found accepted.
+        slot_fallback = np.array(
+            [fallback_key(group[0]) for groups in shared for group in groups], dtype=bool
+        )
+        order = np.random.default_rng(args.seed + 3).permutation(len(slot_pair))
+        slot_pair, slot_fallback = slot_pair[order], slot_fallback[order]
         most = np.array([len(groups) for groups in groups_a], dtype=np.int64)
         named_slots = hidden_join.best_slots(
-            pairs[slot_pair, 0], pair_buckets[slot_pair], most, args.levels
+            pairs[slot_pair, 0], pair_buckets[slot_pair], most, args.levels, slot_fallback
         )
         named_pairs = np.zeros(len(pairs), dtype=bool)
         named_pairs[slot_pair[named_slots]] = True

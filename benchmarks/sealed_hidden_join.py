@@ -264,7 +264,10 @@ def main() -> None:
         most = np.bincount(mine.rows)  # entries a row
         named_by = [
             buckets > 0,
-            *(hidden_join.best_slots(own_rows, buckets, most, d) for d in levels),
+            *(
+                hidden_join.best_slots(own_rows, buckets, most, d, mine.fallback[slots[:, 0]])
+                for d in levels
+            ),
         ]
         for rule, named in zip(rules, named_by, strict=True):
             resolved[rule] += int(np.count_nonzero(named))

@@ -124,6 +124,28 @@ def test_the_layout_puts_one_entry_per_row_and_the_evaluator_fills_its_own_rows(
     assert np.array_equal(theirs.rows, placed.rows)
 
 
+def test_a_row_names_a_fallback_slot_only_when_no_other_key_found_it_a_pair():
+    """Row 0 holds an accepted ordinary slot (bucket 2) and a fallback slot in a higher
+    bucket (5): scored on fewer values, the fallback one would outrank its partner, so it
+    names the ordinary one. Row 1 has only a rejected ordinary slot: it names its best
+    fallback slot. Without the flags the rule is as before."""
+    own_rows = np.array([0, 0, 1, 1, 1])
+    buckets = np.array([2, 5, 0, 3, 1])
+    fallback = np.array([False, True, False, True, True])
+    most = np.array([2, 3])
+    named = hidden_join.best_slots(own_rows, buckets, most, fallback=fallback)
+    assert named.tolist() == [1, 0, 0, 1, 0]
+    assert hidden_join.best_slots(own_rows, buckets, most).tolist() == [0, 1, 0, 1, 0]
+
+
+def test_an_entry_knows_whether_it_is_a_fallback_key():
+    found = hidden_join.entries(
+        [["recipe 0|a", "recipe 1.2|b"], ["recipe 1.1|c"]], np.random.default_rng(0)
+    )
+    flags = {keys[0]: flag for keys, flag in zip(found.keys, found.fallback, strict=True)}
+    assert flags == {"recipe 0|a": False, "recipe 1.2|b": True, "recipe 1.1|c": True}
+
+
 def test_a_row_names_only_its_accepted_slots_in_its_best_bucket():
     own_rows = np.array([0, 0, 0, 1, 1, 2, 2])
     buckets = np.array([3, 5, 5, 0, 0, 2, 1])

@@ -9,6 +9,7 @@ from pprl.protocol.errors import SettingError
 from pprl.protocol.sealed.recipes import (
     NEIGHBOUR_LETTERS,
     entry_groups,
+    fallback_key,
     group_size,
     most_keys,
     parse_recipes,
@@ -226,6 +227,29 @@ def test_a_fallback_joins_a_pair_only_through_a_row_no_other_recipe_keys() -> No
         recipe_keys(blank, recipes)
     with pytest.raises(SettingError, match="only fallback"):
         parse_recipes("?given:soundex+surname:soundex", list(COLUMNS))
+
+
+def test_a_row_keyed_only_where_its_blanks_agree_probes_by_a_fallback() -> None:
+    """`=given:soundex+surname:soundex` gives a row with a blank given name a key (its blank
+    agrees with another's), but from no value it holds beyond the surname: it still probes
+    the peer by `?surname:soundex`, and so finds the peer's row whose given name is present;
+    a row keyed from both names does not probe."""
+    recipes = parse_recipes("=given:soundex+surname:soundex,?surname:soundex", list(COLUMNS))
+    blank = {"dob": [""], "given": [""], "surname": ["neumann"]}
+    named = {"dob": [""], "given": ["michaela"], "surname": ["neumann"]}
+    other = {"dob": [""], "given": ["mike"], "surname": ["neumann"]}
+    ours = recipe_keys(blank, recipes, first=True)[0]
+    theirs = recipe_keys(named, recipes, first=False)[0]
+    assert len(ours) == 3  # the blanks' key, the probe and the target
+    shared = set(ours) & set(theirs)
+    assert len(shared) == 1 and fallback_key(shared.pop())
+    # Two rows with both names present hold their key and a target only: the surname alone
+    # joins neither way.
+    assert len(recipe_keys(named, recipes, first=True)[0]) == 2
+    assert not set(recipe_keys(named, recipes, True)[0]) & set(
+        recipe_keys(other, recipes, False)[0]
+    )
+    assert not set(recipe_keys(other, recipes, True)[0]) & set(theirs)
 
 
 def test_the_most_keys_a_row_can_hold_bound_what_a_peer_may_send() -> None:

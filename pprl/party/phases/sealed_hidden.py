@@ -53,7 +53,11 @@ def smash(ctx: RunContext, run_id: str, keys: Sequence[Sequence[str]], context: 
         tmp.chmod(0o600)
     with atomic_file(ctx.store.artifact_path(run_id, OWN_ENTRIES)) as tmp, tmp.open("wb") as out:
         np.savez(
-            out, rows=entries.rows, counts=counts, values=np.frombuffer(values, dtype=np.uint8)
+            out,
+            rows=entries.rows,
+            counts=counts,
+            values=np.frombuffer(values, dtype=np.uint8),
+            fallback=entries.fallback,
         )
     total = sum(len(row) for row in keys)
     with atomic_file(ctx.store.artifact_path(run_id, KEY_ORDER)) as tmp, tmp.open("wb") as out:
@@ -71,6 +75,13 @@ def own_entries(ctx: RunContext, run_id: str) -> tuple[np.ndarray, np.ndarray, b
     """(each entry's row, each entry's values, the entries blinded once)."""
     with np.load(ctx.artifact(run_id, OWN_ENTRIES).path) as data:
         return data["rows"], data["counts"], data["values"].tobytes()
+
+
+def own_fallback(ctx: RunContext, run_id: str) -> np.ndarray:
+    """(entries,) whether each own entry is a fallback recipe's key (hidden_join.best_slots
+    names its slots only for a row no other key found accepted)."""
+    with np.load(ctx.artifact(run_id, OWN_ENTRIES).path) as data:
+        return data["fallback"]
 
 
 def exchange(
@@ -119,7 +130,8 @@ def resolved_matches(
     rows, each pair once at its best bucket. Returns them and how many slots were named."""
     own_rows = entry_rows[slots[:, 0]]
     most = np.bincount(entry_rows)  # entries a row
-    named = hidden_join.best_slots(own_rows, buckets, most)
+    fallback = own_fallback(ctx, run_id)[slots[:, 0]]
+    named = hidden_join.best_slots(own_rows, buckets, most, fallback=fallback)
     entry = slots[named, 0]
     starts = np.concatenate([[0], np.cumsum(counts)])
     within = slots[named, 1] - starts[entry]

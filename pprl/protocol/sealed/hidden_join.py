@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pprl.protocol.sealed.layout import Layout
-from pprl.protocol.sealed.recipes import entry_groups, grouped_key
+from pprl.protocol.sealed.recipes import entry_groups, fallback_key, grouped_key
 
 # What begins a padding key: no recipe's key does (recipes.recipe_keys tags each "recipe").
 PAD = "pad|"
@@ -54,6 +54,11 @@ class Entries:
 
     rows: np.ndarray  # (E,) own row of each entry
     keys: list[tuple[str, ...]]  # (E,) each entry's keys, before blinding
+
+    @property
+    def fallback(self) -> np.ndarray:
+        """(E,) whether each entry is a fallback recipe's key (recipes.fallback_key)."""
+        return np.array([fallback_key(keys[0]) for keys in self.keys], dtype=bool)
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -167,7 +172,11 @@ def accepted_pairs(
 
 
 def best_slots(
-    own_rows: np.ndarray, buckets: np.ndarray, most: np.ndarray, levels: int = 0
+    own_rows: np.ndarray,
+    buckets: np.ndarray,
+    most: np.ndarray,
+    levels: int = 0,
+    fallback: np.ndarray | None = None,
 ) -> np.ndarray:
     """(slots,) the slots the scorer names for resolution: accepted, and within `levels`
     buckets of the highest its own row reached. Naming every accepted slot would tell it the
@@ -179,6 +188,12 @@ def best_slots(
     outnumber them (FEBRL4 names, one name's code a key: 11,152 named for 9,840 entries)."""
     if not len(buckets):
         return np.zeros(0, dtype=bool)
+    if fallback is not None:
+        # A row that a key of its own values found accepted names none of its fallback
+        # slots: scored on fewer values, a fallback slot can outrank the row's partner.
+        found = np.zeros(int(own_rows.max()) + 1, dtype=bool)
+        found[own_rows[(buckets > 0) & ~fallback]] = True
+        buckets = np.where(fallback & found[own_rows], 0, buckets)
     top = np.zeros(int(own_rows.max()) + 1, dtype=np.int64)
     np.maximum.at(top, own_rows, buckets.astype(np.int64))
     best = np.flatnonzero((buckets > 0) & (buckets >= top[own_rows] - levels))

@@ -282,7 +282,9 @@ def recipe_keys(
         prefix = f"recipe {number}{GROUPED if recipe.grouped else ''}|"
         for row_keys, found in zip(keys, _values(recipe, column, rows), strict=True):
             row_keys.extend(prefix + value for value in found)
-    keyless = [not row_keys for row_keys in keys]
+    # A row keyed only where its blanks agree holds no key from a value it has: a fallback
+    # looks for its partner by what it does hold (a given name blank: its surname's code).
+    keyless = [all(BLANK in key for key in row_keys) for row_keys in keys]
     for number, recipe in enumerate(recipes):
         if not recipe.fallback:
             continue
@@ -361,6 +363,11 @@ def group_size(written: str) -> int:
 def grouped_key(key: str) -> bool:
     """Whether a key (recipe_keys') is a grouped recipe's: its tag ends in GROUPED."""
     return key.split("|", 1)[0].endswith(GROUPED)
+
+
+def fallback_key(key: str) -> bool:
+    """Whether a key (recipe_keys') is a fallback recipe's: its tag names the direction."""
+    return "." in key.split("|", 1)[0]
 
 
 def entry_groups(keys: Sequence[str]) -> list[tuple[str, ...]]:
