@@ -18,8 +18,8 @@ fields the same key, at the cost of joining "A B" with "B A" (FEBRL4 names: a no
 linker links 257 of the 295 swapped pairs no ordered key joins; docs/sealed.md).
 
 A recipe written with a leading `?` is a fallback: only a row that no other recipe gives a
-key (its date of birth blank, say) looks for the peer's rows with it, and the peer's rows are
-found by it whatever their other keys. So each side holds it twice, under two tags, one per
+key (its date of birth blank, say), or a key only where its blanks agree (below), looks for
+the peer's rows with it, and the peer's rows are found by it whatever their other keys. So each side holds it twice, under two tags, one per
 direction: the first party (the lower identity) sends the first tag for its keyless rows only
 and the second tag for every row, the second party the other way round. A pair joins when
 either of its rows is keyless, and the join tells only the keyless rows' neighbours, where
