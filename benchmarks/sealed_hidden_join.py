@@ -262,12 +262,10 @@ def main() -> None:
         score_seconds += time.perf_counter() - began
         scored += len(slots)
         most = np.bincount(mine.rows)  # entries a row
+        fallback = mine.fallback[slots[:, 0]]
         named_by = [
             buckets > 0,
-            *(
-                hidden_join.best_slots(own_rows, buckets, most, d, mine.fallback[slots[:, 0]])
-                for d in levels
-            ),
+            *(hidden_join.best_slots(own_rows, buckets, most, d, fallback) for d in levels),
         ]
         for rule, named in zip(rules, named_by, strict=True):
             resolved[rule] += int(np.count_nonzero(named))

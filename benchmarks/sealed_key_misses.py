@@ -33,7 +33,7 @@ from pprl.bench.in_process import (
 )
 from pprl.protocol.agreement import Agreement
 from pprl.protocol.method import method_params
-from pprl.protocol.sealed.recipes import Recipe, recipe_keys
+from pprl.protocol.sealed.recipes import Recipe, fallback_key, recipe_keys
 from pprl.protocol.sealed.shared_keys import shared_key_pairs
 
 # At most this many edits between two values of an attribute count as a typo, more as a
@@ -105,9 +105,8 @@ def per_recipe(
         keys_b = recipe_keys(bob.attributes, subset, first=False)
         if label != "all together" and any(r.fallback for r in subset):
             # Only the fallback's own keys: the others' are there to say which rows it keys.
-            tag = f"recipe {subset.index(next(r for r in subset if r.fallback))}."
-            keys_a = [[k for k in keys if k.startswith(tag)] for keys in keys_a]
-            keys_b = [[k for k in keys if k.startswith(tag)] for keys in keys_b]
+            keys_a = [[k for k in keys if fallback_key(k)] for keys in keys_a]
+            keys_b = [[k for k in keys if fallback_key(k)] for keys in keys_b]
         encode = lambda rows_keys: [[k.encode() for k in keys] for keys in rows_keys]  # noqa: E731
         candidates = len(shared_key_pairs(encode(keys_a), encode(keys_b)))
         rows.append(

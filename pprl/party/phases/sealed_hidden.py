@@ -71,17 +71,12 @@ def record_smash(ctx: RunContext, run_id: str, entries: int) -> None:
     ctx.store.record_artifact(run_id, OWN_ENTRIES, {"entries": entries})
 
 
-def own_entries(ctx: RunContext, run_id: str) -> tuple[np.ndarray, np.ndarray, bytes]:
-    """(each entry's row, each entry's values, the entries blinded once)."""
+def own_entries(ctx: RunContext, run_id: str, *names: str) -> tuple[np.ndarray, ...]:
+    """The named arrays of this party's entries, read alone from one load: "rows" (each
+    entry's row), "counts" (its values), "values" (the entries blinded once, flat bytes),
+    "fallback" (whether it is a fallback recipe's key)."""
     with np.load(ctx.artifact(run_id, OWN_ENTRIES).path) as data:
-        return data["rows"], data["counts"], data["values"].tobytes()
-
-
-def own_fallback(ctx: RunContext, run_id: str) -> np.ndarray:
-    """(entries,) whether each own entry is a fallback recipe's key (hidden_join.best_slots
-    names its slots only for a row no other key found accepted)."""
-    with np.load(ctx.artifact(run_id, OWN_ENTRIES).path) as data:
-        return data["fallback"]
+        return tuple(data[name] for name in names)
 
 
 def exchange(
@@ -100,8 +95,8 @@ def exchange(
     in_rows: list[bytes] = [b""] * len(order)
     for position, row_key in enumerate(order.tolist()):
         in_rows[row_key] = returned[position]
-    _, counts, entries = own_entries(ctx, run_id)
-    sent += peer.send_entries(run_id, digest, counts, entries)
+    counts, entries = own_entries(ctx, run_id, "counts", "values")
+    sent += peer.send_entries(run_id, digest, counts, entries.tobytes())
     return b"".join(in_rows), sent
 
 
@@ -110,7 +105,7 @@ def match_slots(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(the slot pairs (entry, slot number) to score, each entry's own row, the counts): the
     peer's counts per entry, checked against the entries sent and its rows."""
-    rows, _, _ = own_entries(ctx, run_id)
+    (rows,) = own_entries(ctx, run_id, "rows")
     counts = peer.join_counts(run_id, digest, len(rows), ctx.peer_rows(run_id) or 0)
     return hidden_join.slot_pairs(counts), rows, counts
 
@@ -130,7 +125,9 @@ def resolved_matches(
     rows, each pair once at its best bucket. Returns them and how many slots were named."""
     own_rows = entry_rows[slots[:, 0]]
     most = np.bincount(entry_rows)  # entries a row
-    fallback = own_fallback(ctx, run_id)[slots[:, 0]]
+    # A fallback key's slots are named only by a row no other key found accepted.
+    (fallback,) = own_entries(ctx, run_id, "fallback")
+    fallback = fallback[slots[:, 0]]
     named = hidden_join.best_slots(own_rows, buckets, most, fallback=fallback)
     entry = slots[named, 0]
     starts = np.concatenate([[0], np.cumsum(counts)])

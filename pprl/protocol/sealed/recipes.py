@@ -19,11 +19,12 @@ linker links 257 of the 295 swapped pairs no ordered key joins; docs/sealed.md).
 
 A recipe written with a leading `?` is a fallback: only a row that no other recipe gives a
 key (its date of birth blank, say), or a key only where its blanks agree (below), looks for
-the peer's rows with it, and the peer's rows are found by it whatever their other keys. So each side holds it twice, under two tags, one per
-direction: the first party (the lower identity) sends the first tag for its keyless rows only
-and the second tag for every row, the second party the other way round. A pair joins when
-either of its rows is keyless, and the join tells only the keyless rows' neighbours, where
-the same recipe as an ordinary one would tell every row's (docs/sealed.md, "Fallback keys").
+the peer's rows with it, and the peer's rows are found by it whatever their other keys. So
+each side holds it twice, under two tags, one per direction: the first party (the lower
+identity) sends the first tag for its keyless rows only and the second tag for every row,
+the second party the other way round. A pair joins when either of its rows is keyless, and
+the join tells only the keyless rows' neighbours, where the same recipe as an ordinary one
+would tell every row's (docs/sealed.md, "Fallback keys").
 
 A part read through `neighbours` reads a name as itself and as each of its one-letter
 deletions (its first NEIGHBOUR_LETTERS letters): two names one edit apart share one of them,
