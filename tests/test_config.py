@@ -27,6 +27,7 @@ from pprl.protocol.data.kinds import Attribute
 from pprl.protocol.data.reference import DEFAULT_MAPPING, REGISTER_MAPPING
 from pprl.protocol.errors import InputError
 from pprl.protocol.method import MethodParams, method_params
+from pprl.protocol.model.features import RAW_JOINS
 
 # The default recipes end with the first and last names' first letters and the two names one
 # edit apart (docs/sealed.md).
@@ -182,7 +183,7 @@ def test_defaults_when_optional_keys_are_omitted(tmp_path: Path) -> None:
     # Blanks agree in the first and last names' codes.
     marked = "first:soundex+middle:soundex,=first:soundex+last:soundex,middle:soundex+last:soundex"
     assert config.method == MethodParams(
-        feature="projected-cosine",
+        feature=RAW_JOINS,
         release="projected",
         encoding="sealed",
         sealed_keys=marked + "," + NEIGHBOURS,
@@ -469,7 +470,7 @@ def test_register_training_without_a_mapping_gets_the_combined_and_initial_entri
     [
         ({"negatives_per_positive": 2, "hard_negatives": 3}, "hard_negatives", "must not exceed"),
         # Checked once, by the method itself, and named at the file's key.
-        ({"feature": "cosine", "release": "projected"}, "release", '"projected-cosine" uses'),
+        ({"feature": "cosine", "release": "projected"}, "release", '-raw-joins" use'),
         ({"hard_negatives": -1}, "hard_negatives", "whole number >= 0"),
         ({"mover_odds": -1}, "mover_odds", "number >= 0"),
         ({"mover_odds": "high"}, "mover_odds", "number >= 0"),
@@ -777,7 +778,7 @@ def test_the_readme_example_loads(tmp_path: Path) -> None:
     # Blanks agree in the first and last names' codes.
     marked = "first:soundex+middle:soundex,=first:soundex+last:soundex,middle:soundex+last:soundex"
     assert config.method == MethodParams(
-        feature="projected-cosine",
+        feature=RAW_JOINS,
         hard_negatives=0,
         release="projected",
         encoding="sealed",
@@ -806,7 +807,7 @@ def test_the_readme_documents_every_known_key_and_each_of_them_loads(tmp_path: P
     # Sealed linkage takes its own keys, and none of the noise, Bloom or scheduler settings.
     sealed = _without(f"{NOISE_KEYS}|bloom_\\w+|scheduler", text)
     method = load_config(write(tmp_path, sealed)).method
-    assert (method.encoding, method.feature, method.saturation) == ("sealed", "projected-cosine", 0)
+    assert (method.encoding, method.feature, method.saturation) == ("sealed", RAW_JOINS, 0)
     assert method.sealed_keys == "first:soundex+last:soundex,first:initial+last"
     # The Bloom release replaces the noise settings and projects nothing: it loads without
     # them, the rest without it.

@@ -50,7 +50,7 @@ def sealed(**method: Any) -> dict[str, Any]:
         ({"sealed_kernel_features": 1.5}, "method.sealed_kernel_features", "whole number >= 0"),
         ({"sealed_kernel_features": 5000}, "method.sealed_kernel_features", "from 0"),
         ({"saturation": 0.25}, "method.saturation", "needs saturation = 0.0"),
-        ({"feature": "cosine"}, "method.feature", "needs feature = 'projected-cosine'"),
+        ({"feature": "cosine"}, "method.feature", "needs feature = 'projected-cosine-raw-joins'"),
         # Refused here: an rbf model used to fail at MATCH, after the keys had gone out.
         ({"classifier": "rbf"}, "method.classifier", "classifier must be linear or logistic"),
     ],

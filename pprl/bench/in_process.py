@@ -30,7 +30,7 @@ from pprl.protocol.gate import calibrate_noise, gate_sample
 from pprl.protocol.linkage.released import Released
 from pprl.protocol.method import method_params
 from pprl.protocol.metrics import Quality, linkage_quality
-from pprl.protocol.model.features import unit_vectors
+from pprl.protocol.model.features import RAW_JOINS, unit_vectors
 from pprl.protocol.privacy.audit import Dictionary
 from pprl.protocol.sealed.recipes import Recipe, parse_recipes
 from pprl.protocol.sealed.session import default_kernel_features, default_recipes
@@ -178,11 +178,12 @@ def sealed_recipes(read: SchemaTables, given: str = "") -> str:
 def sealed_agreement(
     read: SchemaTables, reference: ReferenceSet, *, caps: bool, kernel: tuple[str, int] = ("", 0)
 ) -> Agreement:
-    """A schema's method as sealed linkage scores it: no noise, the projected vectors, and
-    either the schema's caps or none (the linear form sealed scoring evaluates holds none).
+    """A schema's method as sealed linkage scores it: no noise, the projected vectors (a joined
+    entry's read raw, features.RAW_JOINS), and either the schema's caps or none (the linear
+    form sealed scoring evaluates holds none).
     `kernel` (recipes, random features an entry), when it has features, agrees sealed linkage
     itself with a kernel model (sealed_kernel_features), so that training gives one."""
-    changes: dict[str, Any] = {"noise_sigma": 0.0, "feature": "projected-cosine"}
+    changes: dict[str, Any] = {"noise_sigma": 0.0, "feature": RAW_JOINS}
     if not caps:
         changes["saturation"] = 0.0
     # A schema written for the daemon's sealed mode: its encoding and recipes are what these

@@ -24,7 +24,7 @@ from pprl.protocol.method import (
     description_digest,
     reference_sha256,
 )
-from pprl.protocol.model.features import Standardise
+from pprl.protocol.model.features import PROJECTED, RAW_JOINS, Standardise
 from pprl.protocol.privacy import noise
 from pprl.protocol.progress import Progress
 from pprl.protocol.vectors.bloom import BloomKey
@@ -36,6 +36,7 @@ from pprl.protocol.vectors.release import (
     Release,
     length_constants,
     projected_release,
+    raw_joins,
     reference_statistics,
     standardise,
 )
@@ -115,7 +116,7 @@ class Agreement:
         statistics, and the SVD projected features need), so that every agreement derived
         from this one by with_noise shares them instead of computing them again."""
         computed = [self.statistics]
-        if self.method.feature == "projected-cosine":
+        if self.method.feature in PROJECTED:
             computed.append(self._components)
 
     @cached_property
@@ -204,8 +205,11 @@ class Agreement:
             grids = [release for release in self.releases if isinstance(release, ProjectedRelease)]
             centre = np.stack([-grid.low / grid.step for grid in grids]).astype(np.float32)
             scale = np.stack([1.0 / grid.step for grid in grids]).astype(np.float32)
-            return Standardise(centre, scale, None, self._length_constants())
-        if self.method.feature != "projected-cosine":
+            constant = self._length_constants()
+            if self.method.feature == RAW_JOINS:
+                centre, constant = raw_joins(self.mapping, grids, centre, constant)
+            return Standardise(centre, scale, None, constant)
+        if self.method.feature not in PROJECTED:
             return standardise(self.statistics, self.mapping, self.release, self.method.feature)
         return standardise(
             self._components,

@@ -20,7 +20,7 @@ from pprl.protocol.encodings import ENCODINGS, PAPER_ENCODING, Encoding, encodin
 from pprl.protocol.errors import SettingError
 from pprl.protocol.linkage.matching import ASSIGNMENTS, GREEDY, OPTIMAL
 from pprl.protocol.model.classifier import CLASS_WEIGHTS, DEFAULT_C, TRAINERS, check_saturation
-from pprl.protocol.model.features import FEATURES
+from pprl.protocol.model.features import FEATURES, PROJECTED
 from pprl.protocol.sealed.joins import DEFAULT_JOIN, Join, join_named
 from pprl.protocol.sealed.session import (
     DEFAULT_CRYPTO,
@@ -240,12 +240,12 @@ def method_params(
     encoding.check(noise_sigma, rest.get("soft_top_k", 0), rest)
     release = rest.pop("release", None)
     if release is None:
-        release = "projected" if feature == "projected-cosine" else defaults.release
+        release = "projected" if feature in PROJECTED else defaults.release
     if release not in RELEASES:
         raise SettingError(f"unknown release {release!r}; expected one of {', '.join(RELEASES)}")
-    if release == "projected" and feature != "projected-cosine":
+    if release == "projected" and feature not in PROJECTED:
         raise SettingError(
-            f'"projected" sends only what feature "projected-cosine" uses, not {feature!r}',
+            f'"projected" sends only what features {_quoted(PROJECTED)} use, not {feature!r}',
             setting="release",
         )
     if hard_negatives > negatives:
@@ -258,9 +258,9 @@ def method_params(
         raise SettingError(
             f"must be a whole number >= 0, got {components!r}", setting="projected_components"
         )
-    if components and feature != "projected-cosine":
+    if components and feature not in PROJECTED:
         raise SettingError(
-            f'only feature "projected-cosine" keeps components, not {feature!r}',
+            f"only features {_quoted(PROJECTED)} keep components, not {feature!r}",
             setting="projected_components",
         )
     return MethodParams(
@@ -300,6 +300,10 @@ def default_assignment(error_model: str, noisy: bool = False) -> str:
     accepted pairs per record with equal or close scores, and the total score chooses among
     them better than first-come (docs/results.md, docs/privacy.md)."""
     return GREEDY if error_model == ONE_ERROR and not noisy else OPTIMAL
+
+
+def _quoted(names: Sequence[str]) -> str:
+    return " and ".join(f'"{name}"' for name in names)
 
 
 def agreement_description(

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pprl.protocol.encodings.distances import Distances
 from pprl.protocol.errors import SettingError
 from pprl.protocol.gate import Attack
+from pprl.protocol.model.features import RAW_JOINS
 from pprl.protocol.privacy.audit import AuditReport
 from pprl.protocol.sealed.recipes import BLANKS_AGREE, FALLBACK, UNORDERED, written_recipes
 
@@ -42,9 +43,11 @@ class Sealed(Distances):
     settings = SEALED_KEYS
     refused_keys = ("noise_sigma", "attack_success", "soft_top_k")
     # What the linear forms that sealed scoring evaluates need: the projected vectors and no
-    # caps (pprl.protocol.sealed.linear_form; a movers' alternative is a second form).
+    # caps (pprl.protocol.sealed.linear_form; a movers' alternative is a second form). An
+    # entry joining several attributes is read about as its raw cosine (RAW_JOINS,
+    # release.raw_reading), which it links better by.
     fixed: ClassVar[Mapping[str, Any]] = {
-        "feature": "projected-cosine",
+        "feature": RAW_JOINS,
         "release": "projected",
         "saturation": 0.0,
     }

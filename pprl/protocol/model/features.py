@@ -15,8 +15,13 @@ import numpy as np
 
 # The paper's cosine, then variants that survive noise on the released distances
 # (docs/privacy.md): centred on the reference set's mean distances, also scaled by their
-# spread, or centred and projected onto the reference set's leading components.
-FEATURES = ("cosine", "centred-cosine", "standardised-cosine", "projected-cosine")
+# spread, or centred and projected onto the reference set's leading components; the last
+# with an entry that joins several attributes read about as its raw cosine instead
+# (RAW_JOINS, sealed linkage's: release.raw_reading).
+RAW_JOINS = "projected-cosine-raw-joins"
+FEATURES = ("cosine", "centred-cosine", "standardised-cosine", "projected-cosine", RAW_JOINS)
+# The features read from the reference set's leading components.
+PROJECTED = ("projected-cosine", RAW_JOINS)
 # The released code of every coordinate of a missing value; distances are clamped below it.
 MISSING_CODE = 255
 # Per mapping entry: cosine distance, missing on exactly one side, missing on both.
