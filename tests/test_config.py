@@ -31,7 +31,10 @@ from pprl.protocol.model.features import RAW_JOINS
 
 # The default recipes end with the first and last names' first letters and the two names one
 # edit apart (docs/sealed.md).
-NEIGHBOURS = "first:prefix+last:prefix,first:neighbours+last:soundex,first:soundex+last:neighbours"
+NEIGHBOURS = (
+    "first:prefix+last:prefix,first:neighbours+last:soundex,first:soundex+last:neighbours,"
+    "middle:soundex+last:neighbours"
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -72,9 +72,11 @@ def test_without_recipes_the_schema_gives_them_or_the_error_says_to(tmp_path: Pa
     # Blanks agree in the first and last names' codes.
     marked = "first:soundex+middle:soundex,=first:soundex+last:soundex,middle:soundex+last:soundex"
     assert method.sealed_join == "hidden"
-    # Then the first and last names' first letters, and the two names one edit apart, each
-    # with the other's code.
-    neighbours = "first:neighbours+last:soundex,first:soundex+last:neighbours"
+    # Then the first and last names' first letters, the two names one edit apart, each
+    # with the other's code, and the last name one edit apart with the middle name's code.
+    neighbours = (
+        "first:neighbours+last:soundex,first:soundex+last:neighbours,middle:soundex+last:neighbours"
+    )
     assert method.sealed_keys == f"{marked},first:prefix+last:prefix,{neighbours}"
     # By the keys' graph, named, the codes alone.
     data["method"]["sealed_join"] = "graph"
@@ -119,7 +121,7 @@ def test_a_kernel_model_is_the_default_beyond_names_or_where_training_swaps_them
     assert registers.sealed_kernel_features == session.KERNEL_FEATURES_NAMES == 64
     recipes = registers.sealed_keys.split(",")
     # Those with the first name, which a swap moves; the middle and last names' in order.
-    assert len(recipes) == 6
+    assert len(recipes) == 7
     assert {r for r in recipes if r.startswith("~")} == {
         "~first:soundex+middle:soundex",
         "~=first:soundex+last:soundex",
@@ -130,8 +132,14 @@ def test_a_kernel_model_is_the_default_beyond_names_or_where_training_swaps_them
     # middle name's add nothing.
     assert "middle:soundex+last:soundex" in recipes
     assert not any(":prefix" in r and "middle" in r for r in recipes)
-    # The first and last names one edit apart, each with the other's code.
-    assert recipes[-2:] == ["first:neighbours+last:soundex", "first:soundex+last:neighbours"]
+    # The first and last names one edit apart, each with the other's code, and the last
+    # name one edit apart with the middle name's code (not the first name with it).
+    assert recipes[-3:] == [
+        "first:neighbours+last:soundex",
+        "first:soundex+last:neighbours",
+        "middle:soundex+last:neighbours",
+    ]
+    assert "first:neighbours+middle:soundex" not in recipes
     # A register model without swaps keeps the names' order and the linear model.
     data["method"]["error_model"] = "variants"
     variants = load_config(write(tmp_path, data)).method

@@ -431,8 +431,8 @@ def raw_reading(centre: np.ndarray, basis: np.ndarray) -> tuple[np.ndarray, floa
 
     Why: on an entry that joins several attributes (given name and surname as one), the
     kernel model on raw cosines links better than on centred ones, while one attribute's
-    entries link worse raw (FEBRL4 names, in one process, three training draws: 0.8522
-    against 0.8441 with the joined entry read raw, the single names raw too 0.8440 against
+    entries link worse raw (FEBRL4 names, in one process, three training draws: 0.8538
+    against 0.8441 with the joined entry read so, the single names raw 0.8440 against
     0.8471 on one draw; the European registers' names, both raw, 0.8995 and 0.9012 against
     0.9069; docs/sealed.md, "The joined entry read raw")."""
     shift = np.asarray(centre, dtype=np.float64) @ basis
