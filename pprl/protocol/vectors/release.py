@@ -41,7 +41,7 @@ from typing import Protocol
 import numpy as np
 import scipy.linalg
 
-from pprl.protocol.data.combined import parts
+from pprl.protocol.data.combined import is_combined
 from pprl.protocol.data.distances import Metric
 from pprl.protocol.data.kinds import DEFAULT_KIND, kind_distances
 from pprl.protocol.errors import SettingError
@@ -416,7 +416,7 @@ def standardise(
         constant = None
     if feature == RAW_JOINS:
         for m, (attribute, column) in enumerate(mapping):
-            if len(parts(attribute)) > 1:  # read from zero: its raw vector, on the basis
+            if is_combined(attribute):  # read from zero: its raw vector, on the basis
                 _, rest = raw_reading(statistics.centre[column], statistics.components[column])
                 centre[m] = release.offset
                 constant = _with_constant(constant, len(mapping), m, rest / release.step)
@@ -451,7 +451,7 @@ def raw_joins(
     coordinates plus the centre's, and the centre's rest as its constant coordinate."""
     centre = centre.copy()
     for m, ((attribute, _), grid) in enumerate(zip(mapping, grids, strict=True)):
-        if len(parts(attribute)) > 1:
+        if is_combined(attribute):
             shift, rest = raw_reading(grid.centre, grid.basis)
             centre[m] = -(grid.low + shift) / grid.step
             constant = _with_constant(constant, len(mapping), m, rest)
