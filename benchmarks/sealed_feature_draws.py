@@ -22,35 +22,30 @@ import numpy as np
 
 from pprl.bench.in_process import (
     SealedInputs,
+    SealedParties,
     add_table_arguments,
-    released_units,
     run_command,
     schema_kernel_features,
     sealed_inputs,
+    sealed_parties,
 )
-from pprl.protocol import pipeline
 from pprl.protocol.agreement import Agreement
-from pprl.protocol.linkage.released import Released
 from pprl.protocol.method import method_params
 from pprl.protocol.metrics import linkage_quality
-from pprl.protocol.model.classifier import Model
 from pprl.protocol.sealed import linear_form, session
 from pprl.protocol.sealed.kernel_features import RandomFeatures
 from pprl.protocol.sealed.shared_keys import shared_key_pairs
 from pprl.protocol.sealed_exact import evaluator_plaintext
-from pprl.protocol.vectors.randomness import Randomness
 
 PARTIES = ("alice", "bob")
 
 
 @dataclass(frozen=True)
 class Draw:
-    """One training draw of both parties: their release, unit vectors and models, and the
-    pairs the keys join (rows in the parties' release orders)."""
+    """One training draw of both parties and the pairs the keys join (rows in the parties'
+    release orders)."""
 
-    released: dict[str, Released]
-    units: dict[str, np.ndarray]
-    models: dict[str, Model]
+    parties: SealedParties
     pairs: np.ndarray
 
 
@@ -60,14 +55,14 @@ def f1_of(agreement: Agreement, inputs: SealedInputs, draw: Draw, count: int, la
     in a run."""
     digest = agreement.digest()
     ckks = session.setting(agreement.method.sealed_crypto, agreement.method.sealed_thresholds)
-    units, kept = draw.units, {}
+    units, models, kept = draw.parties.units, draw.parties.models, {}
     for name, peer, own in (("alice", "bob", draw.pairs), ("bob", "alice", draw.pairs[:, ::-1])):
-        agreed = evaluator_plaintext(agreement, draw.models[name], digest).kernel
+        agreed = evaluator_plaintext(agreement, models[name], digest).kernel
         if agreed is None:
             raise SystemExit("the schema's model is linear: no random features to measure")
         kernel = RandomFeatures(agreed.widths, count, f"{digest}|{label}", agreed.exact)
         evaluator = linear_form.Peer(kernel)
-        x, c = linear_form.scorer_part(draw.models[name], units[name], evaluator)
+        x, c = linear_form.scorer_part(models[name], units[name], evaluator)
         own_y = linear_form.evaluator_part(units[name], evaluator)
         entries = units[name].shape[1]
         x, c, _ = linear_form.scaled_forms(x, c, None, own_y, entries, evaluator)
@@ -78,7 +73,7 @@ def f1_of(agreement: Agreement, inputs: SealedInputs, draw: Draw, count: int, la
         kept[name] = set(zip(found.rows_a.tolist(), found.rows_b.tolist(), strict=True))
     both = kept["alice"] & {(j, i) for i, j in kept["bob"]}
     ids_a, ids_b = inputs.tables["alice"].ids, inputs.tables["bob"].ids
-    oa, ob = draw.released["alice"].order, draw.released["bob"].order
+    oa, ob = (draw.parties.released[name].order for name in PARTIES)
     return linkage_quality({(ids_a[oa[i]], ids_b[ob[j]]) for i, j in both}, inputs.truth).f1
 
 
@@ -103,25 +98,11 @@ def main() -> None:
     agreement = Agreement(
         inputs.reference, read.mapping, method_params(**settings), read.kinds, read.scales
     )
-    recipes = session.recipes(inputs.recipes, list(tables["alice"].attributes))
     results: dict[str, Any] = {"recipes": inputs.recipes, "features": count, "rows": []}
     for seed in (int(v) for v in args.seeds.split(",") if v):
-        randomness = {name: Randomness(seed, name) for name in PARTIES}
-        released, units = released_units(agreement, tables, randomness)
-        models = {
-            name: pipeline.train(agreement, tables[name].attributes, randomness[name])[0]
-            for name in PARTIES
-        }
-        keys = {
-            name: [
-                [key.encode() for key in row]
-                for row in session.row_keys(
-                    recipes, tables[name].attributes, released[name].order, first=name == "alice"
-                )
-            ]
-            for name in PARTIES
-        }
-        draw = Draw(released, units, models, shared_key_pairs(keys["alice"], keys["bob"]))
+        parties = sealed_parties(agreement, tables, inputs.recipes, seed)
+        keys = [[[key.encode() for key in row] for row in parties.keys[name]] for name in PARTIES]
+        draw = Draw(parties, shared_key_pairs(*keys))
         by_draw = [f1_of(agreement, inputs, draw, count, f"draw {d}") for d in range(args.draws)]
         many = f1_of(agreement, inputs, draw, args.many, "many")
         row = {

@@ -20,13 +20,12 @@ import numpy as np
 
 from pprl.bench.in_process import (
     add_table_arguments,
-    released_units,
     run_command,
     schema_kernel_features,
     sealed_inputs,
+    sealed_parties,
 )
 from pprl.bench.sealed_round_trip import round_trip
-from pprl.protocol import pipeline
 from pprl.protocol.agreement import Agreement
 from pprl.protocol.method import method_params
 from pprl.protocol.metrics import linkage_quality
@@ -35,7 +34,6 @@ from pprl.protocol.sealed import hidden_join, linear_form, scoring, session
 from pprl.protocol.sealed.blinding import Blinder
 from pprl.protocol.sealed.recipes import group_size
 from pprl.protocol.sealed_exact import evaluator_plaintext
-from pprl.protocol.vectors.randomness import Randomness
 
 PARTIES = ("alice", "bob")
 
@@ -116,19 +114,8 @@ def main() -> None:
     if mover_groups(agreement):
         raise SystemExit("a movers' alternative is not measured here")
     digest = agreement.digest()
-    randomness = {name: Randomness(args.seed, name) for name in PARTIES}
-    released, units = released_units(agreement, tables, randomness)
-    models = {
-        name: pipeline.train(agreement, tables[name].attributes, randomness[name])[0]
-        for name in PARTIES
-    }
-    recipes = session.recipes(recipes_text, list(tables["alice"].attributes))
-    keys = {
-        name: session.row_keys(
-            recipes, tables[name].attributes, released[name].order, first=name == "alice"
-        )
-        for name in PARTIES
-    }
+    parties = sealed_parties(agreement, tables, recipes_text, args.seed)
+    released, units, models, keys = parties.released, parties.units, parties.models, parties.keys
     ckks = session.setting(agreement.method.sealed_crypto, agreement.method.sealed_thresholds)
     context = session.key_context(digest, "benchmark run")
     rng = np.random.default_rng(args.seed)

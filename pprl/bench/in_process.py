@@ -30,8 +30,10 @@ from pprl.protocol.gate import calibrate_noise, gate_sample
 from pprl.protocol.linkage.released import Released
 from pprl.protocol.method import method_params
 from pprl.protocol.metrics import Quality, linkage_quality
+from pprl.protocol.model.classifier import Model
 from pprl.protocol.model.features import RAW_JOINS, unit_vectors
 from pprl.protocol.privacy.audit import Dictionary
+from pprl.protocol.sealed import session
 from pprl.protocol.sealed.recipes import Recipe, parse_recipes
 from pprl.protocol.sealed.session import default_kernel_features, default_recipes
 from pprl.protocol.vectors.randomness import Randomness
@@ -263,6 +265,37 @@ def released_units(
     }
     units = {n: unit_vectors(r.tensor, agreement.standardise) for n, r in released.items()}
     return released, units
+
+
+@dataclass(frozen=True)
+class SealedParties:
+    """Both parties of an in-process sealed run at one training draw, keyed "alice" and
+    "bob": their releases (in their secret row orders), unit vectors, trained models and each
+    released row's blocking keys."""
+
+    released: dict[str, Released]
+    units: dict[str, np.ndarray]
+    models: dict[str, Model]
+    keys: dict[str, list[list[str]]]
+
+
+def sealed_parties(
+    agreement: Agreement, tables: Mapping[str, RecordTable], recipes: str, seed: int
+) -> SealedParties:
+    """What each party holds before EXCHANGE, as its daemon would make it from `seed`'s
+    draws: the set-up every in-process sealed benchmark starts from."""
+    randomness = {name: Randomness(seed, name) for name in tables}
+    released, units = released_units(agreement, tables, randomness)
+    models = {
+        name: pipeline.train(agreement, table.attributes, randomness[name])[0]
+        for name, table in tables.items()
+    }
+    chosen = session.recipes(recipes, list(tables["alice"].attributes))
+    keys = {
+        name: session.row_keys(chosen, table.attributes, released[name].order, name == "alice")
+        for name, table in tables.items()
+    }
+    return SealedParties(released, units, models, keys)
 
 
 def noise_free_units(agreement: Agreement, columns: Mapping[str, Sequence[str]]) -> np.ndarray:
