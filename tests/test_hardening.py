@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import grpc
 import numpy as np
@@ -347,3 +348,48 @@ def test_temporary_files_a_kill_left_behind_are_removed_at_start(deploy):
     assert finished["run_id"] == run_id
     assert not leftover.exists()
     assert _linkage(deployment, run_id).count("\n") > 1
+
+
+def _signals(proc: Path, field: str) -> set[int]:
+    """The signals a /proc status line (SigBlk, SigCgt: a hexadecimal mask) holds."""
+    for line in (proc / "status").read_text().splitlines():
+        if line.startswith(f"{field}:"):
+            mask = int(line.split()[1], 16)
+            return {number + 1 for number in range(64) if mask >> number & 1}
+    raise AssertionError(f"no {field} in {proc}/status")
+
+
+def test_a_daemon_stops_on_sigterm_however_many_arrive(deploy):
+    """A burst of SIGTERMs (a shell's `kill %1` beside a supervisor's, say) stops the daemon
+    like one: a Python handler that set an Event once deadlocked the daemon when a second
+    signal landed while it woke from the first (a daemon left running by the README's
+    walk-through). Each burst right after the daemon starts listening, three times."""
+    deployment = deploy(size=RECORDS)
+    log = deployment.parties["alice"].log
+    for _ in range(3):
+        stop_daemon(deployment, "alice")
+        listening = log.read_text(encoding="utf-8").count("listening on")
+        process = start_daemon(deployment, "alice")
+        deadline = time.monotonic() + 60
+        while log.read_text(encoding="utf-8").count("listening on") == listening:
+            assert process.poll() is None and time.monotonic() < deadline, "never listened"
+            time.sleep(0.05)
+        # No thread takes a stop signal asynchronously: every other thread blocks them, and
+        # the main thread waits for them in sigwait (which unblocks them while it waits),
+        # with no Python handler to deadlock.
+        for task in Path(f"/proc/{process.pid}/task").iterdir():
+            if task.name != str(process.pid):
+                assert {signal.SIGTERM, signal.SIGINT} <= _signals(task, "SigBlk"), task
+        # (Python's own SIGINT handler stays installed, never run while the signal is
+        # blocked and waited for.)
+        assert signal.SIGTERM not in _signals(Path(f"/proc/{process.pid}"), "SigCgt")
+        for _ in range(200):
+            process.send_signal(signal.SIGTERM)
+        try:
+            assert process.wait(timeout=30) == 0
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+        deployment.processes.pop("alice", None)
+    assert log.read_text(encoding="utf-8").count("alice shutting down") >= 3

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import signal
-import threading
 from concurrent import futures
 from dataclasses import dataclass
 
@@ -98,14 +97,21 @@ def build_server(config: PartyConfig) -> Served:
     return Served(server, port, store, peers, checks)
 
 
+# The signals that stop a daemon.
+STOPS = frozenset({signal.SIGTERM, signal.SIGINT})
+
+
 def serve(config: PartyConfig) -> None:
-    """Serve until SIGTERM or SIGINT, then finish in-flight RPCs for a few seconds."""
+    """Serve until SIGTERM or SIGINT, then finish in-flight RPCs for a few seconds.
+
+    The stop signals are blocked before any thread starts (threads inherit the mask) and
+    taken by sigwait in this thread: a Python handler that set an Event deadlocked when a
+    signal landed while this thread held the Event's lock, waking from the first (a daemon
+    left running after a second SIGTERM, its stack in Event.set inside Event.wait)."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, STOPS)
     limit_malloc_arenas()
     threadsafe_ast.install()
     served = build_server(config)
-    stop = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
     served.server.start()
     log.info(
         "%s listening on %s (mutual TLS; %s %s; coordinator %s)",
@@ -115,7 +121,7 @@ def serve(config: PartyConfig) -> None:
         ", ".join(f"{p.identity} at {p.address}" for p in config.peers),
         config.coordinator_identity,
     )
-    stop.wait()
+    signal.sigwait(STOPS)
     log.info("%s shutting down", config.identity)
     served.health.enter_graceful_shutdown()  # NOT_SERVING while in-flight calls finish
     served.server.stop(grace=5).wait()
