@@ -233,8 +233,11 @@ def main() -> None:
     f1_plain = f1_of(set(plain_pairs), inputs.truth)
     kept_pairs = {p for p, shares in zip(plain_pairs, plain_joined, strict=True) if shares}
     f1_joined = f1_of(kept_pairs, inputs.truth)
-    scored = shared_key_pairs(encoded(keys_a), encoded(keys_b))
-    f1_scoring_joined = plain_on_keys(inputs, scored) if args.plain else 0.0
+    f1_scoring_joined = (
+        plain_on_keys(inputs, shared_key_pairs(encoded(keys_a), encoded(keys_b)))
+        if args.plain
+        else 0.0
+    )
     if args.plain:
         print(
             f"the keys join {kept:,} of the {len(plain):,} pairs the plain release links "
