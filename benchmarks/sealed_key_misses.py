@@ -30,13 +30,12 @@ from pprl.bench.in_process import (
     add_table_arguments,
     link_tables,
     noise_free_units,
+    plain_agreement,
     run_command,
     sealed_inputs,
 )
 from pprl.protocol import pipeline
-from pprl.protocol.agreement import Agreement
 from pprl.protocol.linkage import matching
-from pprl.protocol.method import method_params
 from pprl.protocol.model.features import pair_features
 from pprl.protocol.sealed.recipes import Recipe, fallback_key, recipe_keys
 from pprl.protocol.sealed.shared_keys import shared_key_pairs
@@ -133,19 +132,10 @@ def per_recipe(
     return rows
 
 
-def plain_agreement(inputs: SealedInputs) -> Agreement:
-    """The reference release without noise, under the schema's method otherwise: the
-    non-private linker sealed linkage is measured against."""
-    read = inputs.read
-    own = {k: v for k, v in read.method.items() if k != "encoding" and not k.startswith("sealed_")}
-    method = method_params(**{**own, "noise_sigma": 0.0})
-    return Agreement(inputs.reference, read.mapping, method, read.kinds, read.scales)
-
-
 def plain_links(inputs: SealedInputs) -> frozenset[tuple[str, str]]:
     """The pairs the non-private linker links, every pair scored."""
     tables = (inputs.tables["alice"], inputs.tables["bob"])
-    return link_tables(tables, inputs.truth, plain_agreement(inputs)).found
+    return link_tables(tables, inputs.truth, plain_agreement(inputs.read, inputs.reference)).found
 
 
 def plain_on_keys(inputs: SealedInputs, pairs: np.ndarray, seed: int = 1) -> float:
@@ -155,7 +145,7 @@ def plain_on_keys(inputs: SealedInputs, pairs: np.ndarray, seed: int = 1) -> flo
     pair ruled out; this is the linker on the pairs sealed linkage scores, so that what
     scoring under encryption loses shows apart from what the keys lose (a fallback key's
     pairs are scored as any other's here)."""
-    agreement = plain_agreement(inputs)
+    agreement = plain_agreement(inputs.read, inputs.reference)
     tables = inputs.tables
     units = {n: noise_free_units(agreement, t.attributes) for n, t in tables.items()}
     kept = {}

@@ -202,6 +202,14 @@ def sealed_agreement(
     return Agreement(reference, read.mapping, method, read.kinds, read.scales)
 
 
+def plain_agreement(read: SchemaTables, reference: ReferenceSet) -> Agreement:
+    """The reference release without noise, under the schema's method otherwise: the
+    non-private linker sealed linkage is measured against (every pair scored, gate off)."""
+    own = {k: v for k, v in read.method.items() if k != "encoding" and not k.startswith("sealed_")}
+    method = method_params(**{**own, "noise_sigma": 0.0})
+    return Agreement(reference, read.mapping, method, read.kinds, read.scales)
+
+
 def gate_sigmas(
     agreement: Agreement,
     parties: Mapping[str, Mapping[str, Sequence[str]]],
