@@ -293,7 +293,7 @@ def main() -> None:
     own_y = linear_form.evaluator_part(units_a, evaluator)
     entries = units_a.shape[1]
     alternative = linear_form.alternative_part(model, units_a, evaluator)
-    x, c, alternative = linear_form.scaled_forms(x, c, alternative, own_y, entries, evaluator)
+    x, c, alternative = linear_form.scaled_forms(x, c, alternative, own_y, entries)
     second = None if alternative is None else alternative.linear(x, entries)
     units_b = noise_free_units(agreement, columns_b)
     units_p = noise_free_units(agreement, columns_p)

@@ -65,7 +65,7 @@ def f1_of(agreement: Agreement, inputs: SealedInputs, draw: Draw, count: int, la
         x, c = linear_form.scorer_part(models[name], units[name], evaluator)
         own_y = linear_form.evaluator_part(units[name], evaluator)
         entries = units[name].shape[1]
-        x, c, _ = linear_form.scaled_forms(x, c, None, own_y, entries, evaluator)
+        x, c, _ = linear_form.scaled_forms(x, c, None, own_y, entries)
         y = linear_form.evaluator_part(units[peer], evaluator)
         scores = c[own[:, 0]] + np.einsum("ij,ij->i", x[own[:, 0]], y[own[:, 1]])
         buckets = np.searchsorted(np.asarray(ckks.thresholds), scores, side="left")

@@ -124,7 +124,7 @@ def main() -> None:
         evaluator = evaluator_plaintext(agreement, models[name], digest)
         x, c = linear_form.scorer_part(models[name], units[name], evaluator)
         own_y = linear_form.evaluator_part(units[name], evaluator)
-        x, c, _ = linear_form.scaled_forms(x, c, None, own_y, units[name].shape[1], evaluator)
+        x, c, _ = linear_form.scaled_forms(x, c, None, own_y, units[name].shape[1])
         forms[name] = (x, c, evaluator)
         # The columns encrypted: an initial entry's exact features, not D (sealed_exact).
         lives[name] = evaluator.live(*units[name].shape[1:])

@@ -181,7 +181,7 @@ def _scaled_parts(
     evaluator = evaluator_plaintext(agreement, model, agreement.digest())
     x, c = linear_form.scorer_part(model, unit, evaluator)
     own_y = linear_form.evaluator_part(unit, evaluator)
-    factor = linear_form.score_scale(x, c, own_y, unit.shape[1], evaluator.length)
+    factor = linear_form.score_scale(x, c, own_y, unit.shape[1])
     return evaluator, x * factor, c * factor, factor
 
 

@@ -11,7 +11,7 @@ from pprl.protocol.errors import SettingError
 from pprl.protocol.model.classifier import Model, with_alternatives
 from pprl.protocol.model.features import pair_features
 from pprl.protocol.sealed import linear_form
-from pprl.protocol.sealed.kernel_features import Exact
+from pprl.protocol.sealed.kernel_features import LENGTH, Exact, RandomFeatures
 from pprl.protocol.sealed.keys import KeySetting, row_keys
 
 
@@ -87,7 +87,7 @@ def test_the_scaled_form_accepts_down_to_its_margin_below_the_boundary() -> None
     raw = c[:, None] + x @ y.T
     identity = linear_form.identity_score(x, c, own_y)
     assert identity > 0
-    sx, sc, _ = linear_form.scaled_forms(x, c, None, own_y, entries, peer)
+    sx, sc, _ = linear_form.scaled_forms(x, c, None, own_y, entries)
     scaled = sc[:, None] + sx @ y.T
     low = -linear_form.ACCEPT_MARGIN * identity
     assert ((raw > low) & (raw < 0)).any()  # pairs the margin lets in
@@ -158,12 +158,38 @@ def test_a_kernel_models_form_is_its_decision_through_the_random_features() -> N
     exact = model.decision(pair_features(a[i.ravel()], b[j.ravel()])).reshape(40, 30)
     assert np.abs(sealed - exact).max() < 1.0 and np.abs(sealed - exact).mean() < 0.25
     assert np.abs(np.diagonal(sealed[:10, :10]) - np.diagonal(exact[:10, :10])).max() < 0.5
-    assert np.abs(sealed).max() <= linear_form.score_bound(x, c, entries, peer.length)
+    assert np.abs(sealed).max() <= linear_form.score_bound(x, c, entries)
     # The same seed draws the same features; another seed others.
     again = linear_form.peer_of(model, count, "digest")
     assert again.kernel is not None and np.array_equal(again.kernel.map(a), za)
     other = linear_form.peer_of(model, count, "another digest")
     assert other.kernel is not None and not np.array_equal(other.kernel.map(a), za)
+
+
+def test_random_features_are_a_cosine_and_a_sine_of_each_frequency_of_length_one() -> None:
+    """Each present value's features have length exactly LENGTH (1), the scores' bound; a
+    frequency's cosine and sine square to 2 / D together; a missing value's are zero; over
+    many draws z(u) . z(v) averages to the kernel exp(-d / width); an odd count is refused."""
+    rng = np.random.default_rng(8)
+    widths = np.array([0.1, 0.3])
+    u, v = _units(rng, 60, 2, 8), _units(rng, 60, 2, 8)
+    z = RandomFeatures(widths, 64, "digest").map(u)
+    present = np.linalg.norm(u, axis=2) > 0
+    np.testing.assert_allclose(np.linalg.norm(z, axis=2)[present], LENGTH, rtol=1e-9)
+    assert LENGTH == 1.0 and not z[~present].any()
+    np.testing.assert_allclose((z[..., :32] ** 2 + z[..., 32:] ** 2)[present], 2 / 64, rtol=1e-9)
+    both = present & (np.linalg.norm(v, axis=2) > 0)
+    kernel = np.exp(-(1.0 - np.einsum("imd,imd->im", u, v)) / widths)
+    mean = np.mean(
+        [
+            np.einsum("imd,imd->im", f.map(u), f.map(v))
+            for f in (RandomFeatures(widths, 64, f"draw {k}") for k in range(300))
+        ],
+        axis=0,
+    )
+    assert np.abs(mean - kernel)[both].max() < 0.03
+    with pytest.raises(ValueError, match="odd"):
+        RandomFeatures(widths, 63, "digest").map(u)
 
 
 def test_a_kernel_model_needs_agreed_random_features() -> None:

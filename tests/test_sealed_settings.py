@@ -12,9 +12,11 @@ import numpy as np
 import pytest
 
 from pprl.party.config import load_config
-from pprl.protocol.method import method_params
+from pprl.protocol.data.reference import ReferenceSet
+from pprl.protocol.method import agreement_description, method_params
 from pprl.protocol.sealed import session
 from pprl.protocol.sealed.joins import default_join
+from pprl.protocol.sealed.kernel_features import FEATURE_MAP
 from pprl.protocol.sealed.parameters import DEFAULT_CRYPTO
 from pprl.protocol.sealed.session import DEFAULT_THRESHOLDS
 from tests.test_config import load_error, minimal, write
@@ -49,6 +51,7 @@ def sealed(**method: Any) -> dict[str, Any]:
         ({"sealed_kernel_features": -1}, "method.sealed_kernel_features", "whole number >= 0"),
         ({"sealed_kernel_features": 1.5}, "method.sealed_kernel_features", "whole number >= 0"),
         ({"sealed_kernel_features": 5000}, "method.sealed_kernel_features", "from 0"),
+        ({"sealed_kernel_features": 63}, "method.sealed_kernel_features", "an even whole number"),
         ({"saturation": 0.25}, "method.saturation", "needs saturation = 0.0"),
         ({"feature": "cosine"}, "method.feature", "needs feature = 'projected-cosine-raw-joins'"),
         # Refused here: an rbf model used to fail at MATCH, after the keys had gone out.
@@ -231,6 +234,21 @@ def test_the_digest_covers_the_recipes_thresholds_and_parameters() -> None:
     assert len(digests) == 4
     # Another encoding's description holds none of them: earlier digests stay what they were.
     assert not any(key.startswith("sealed_") for key in method_params().to_dict())
+
+
+def test_the_digest_says_how_random_features_are_made_only_when_they_are() -> None:
+    """A pprl that made the kernel's random features otherwise would score other numbers with
+    the same parameters: the description names the map, and only with random features, so
+    every other digest stays what it was."""
+    reference = ReferenceSet("ref.csv", {"first": ["ANN", "BOB"], "last": ["LEE", "KAY"]})
+    mapping = [("first", "first"), ("last", "last")]
+    with_features = method_params(
+        encoding="sealed", sealed_keys="first+last", sealed_kernel_features=64
+    )
+    described = agreement_description(reference, mapping, with_features)
+    assert described["kernel_features"] == FEATURE_MAP
+    linear = method_params(encoding="sealed", sealed_keys="first+last", sealed_kernel_features=0)
+    assert "kernel_features" not in agreement_description(reference, mapping, linear)
 
 
 def test_ties_break_the_same_way_on_both_sides() -> None:

@@ -22,6 +22,7 @@ from pprl.protocol.linkage.matching import ASSIGNMENTS, GREEDY, OPTIMAL
 from pprl.protocol.model.classifier import CLASS_WEIGHTS, DEFAULT_C, TRAINERS, check_saturation
 from pprl.protocol.model.features import FEATURES, PROJECTED
 from pprl.protocol.sealed.joins import DEFAULT_JOIN, Join, join_named
+from pprl.protocol.sealed.kernel_features import FEATURE_MAP
 from pprl.protocol.sealed.session import (
     DEFAULT_CRYPTO,
     DEFAULT_KERNEL_FEATURES,
@@ -331,6 +332,10 @@ def agreement_description(
         "params": params.to_dict(),
         "version": DESCRIPTION_VERSION,
     }
+    if params.kernel_features:
+        # How the random features are made: a party whose pprl makes them otherwise would
+        # score other numbers, so its digest differs (absent without them: other digests stay).
+        description["kernel_features"] = FEATURE_MAP
     given = scales or {}
     if mapped_scales := {a: float(given[a]) for a, _ in mapping if a in given}:
         description["scales"] = mapped_scales

@@ -157,7 +157,7 @@ def match(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     entries = units.shape[1]
     live = evaluator.live(entries, units.shape[2])
     placed, shape = _scoring_layout(pairs, ckks, entries, live, alternative is not None, hidden)
-    x, c, alternative = linear_form.scaled_forms(x, c, alternative, own_y, entries, evaluator)
+    x, c, alternative = linear_form.scaled_forms(x, c, alternative, own_y, entries)
     n_own, n_peer = len(x), ctx.peer_rows(run_id) or 0
     if hidden:
         # The layout's rows are the entries: each one's row's forms.

@@ -40,7 +40,7 @@ import numpy as np
 from pprl.protocol.errors import SettingError
 from pprl.protocol.model.classifier import Model, full_weights
 from pprl.protocol.model.features import missing_units, pair_features
-from pprl.protocol.sealed.kernel_features import LENGTH, Exact, RandomFeatures, live
+from pprl.protocol.sealed.kernel_features import Exact, RandomFeatures, live
 
 Part = tuple[np.ndarray, float]
 
@@ -51,11 +51,6 @@ class Peer:
     model linear in the distances, or their random features (`kernel`) for a kernel model."""
 
     kernel: RandomFeatures | None = None
-
-    @property
-    def length(self) -> float:
-        """The largest length of an entry's part of y (vector and missing indicator)."""
-        return 1.0 if self.kernel is None else LENGTH
 
     def vectors(self, unit: np.ndarray) -> np.ndarray:
         """(n, M, width) float64: what the evaluator multiplies in per entry."""
@@ -223,16 +218,16 @@ ACCEPT_MARGIN = 0.2
 _RANGE_ROWS = 1000
 
 
-def score_bound(x: np.ndarray, c: np.ndarray, entries: int, length: float = 1.0) -> float:
+def score_bound(x: np.ndarray, c: np.ndarray, entries: int) -> float:
     """The largest |c_i + <x_i, y>| over every row i and every peer vector y: per entry, the
     peer's part (q_m, b_m) is a unit vector with a 0 indicator or a zero vector with a 1, of
-    length 1 either way (random features: up to `length`, Peer.length), so
-    |<x_i, y>| <= length sum_m |x_im| (Cauchy-Schwarz per entry). Far above what real vectors
+    length 1 either way (random features too: kernel_features.LENGTH), so
+    |<x_i, y>| <= sum_m |x_im| (Cauchy-Schwarz per entry). Far above what real vectors
     give (38 where pairs of generated records reach 10): a ceiling."""
     if not len(x):
         return 0.0
     blocks = x.reshape(len(x), entries, -1)
-    return float(np.max(np.abs(c) + length * np.linalg.norm(blocks, axis=2).sum(axis=1)))
+    return float(np.max(np.abs(c) + np.linalg.norm(blocks, axis=2).sum(axis=1)))
 
 
 def score_range(x: np.ndarray, c: np.ndarray, own_y: np.ndarray) -> float:
@@ -264,9 +259,7 @@ def lowest_accepted(model: Model, own_units: np.ndarray, rows: int = 65536) -> f
     return -margin(identity)
 
 
-def score_scale(
-    x: np.ndarray, c: np.ndarray, own_y: np.ndarray, entries: int, length: float = 1.0
-) -> float:
+def score_scale(x: np.ndarray, c: np.ndarray, own_y: np.ndarray, entries: int) -> float:
     """The positive factor a scoring party multiplies its (x, c) by before encrypting: its
     median identity score c_i + <x_i, y_i> (own_y: its own records' evaluator part) to
     SCALE_TARGET, no further than keeps the scores of its own pairs within SAFE_SCORE (and
@@ -277,7 +270,7 @@ def score_scale(
     scale = SCALE_TARGET / identity if identity > 0 else 1.0
     for limit, reach in (
         (SAFE_SCORE, score_range(x, c, own_y)),
-        (2 * SAFE_SCORE, score_bound(x, c, entries, length)),
+        (2 * SAFE_SCORE, score_bound(x, c, entries)),
     ):
         if reach > 0:
             scale = min(scale, limit / reach)
@@ -290,7 +283,6 @@ def scaled_forms(
     alternative: Alternative | None,
     own_y: np.ndarray,
     entries: int,
-    peer: Peer,
 ) -> tuple[np.ndarray, np.ndarray, Alternative | None]:
     """(x, c) and the movers' alternative as the scoring party encrypts them: both forms times
     one positive factor, the lower of the two `score_scale`s, so that each stays within the
@@ -300,10 +292,10 @@ def scaled_forms(
     score below its boundary, and the scale keeps the raised scores in range."""
     shift = margin(identity_score(x, c, own_y))
     c = c + shift
-    scale = score_scale(x, c, own_y, entries, peer.length)
+    scale = score_scale(x, c, own_y, entries)
     if alternative is not None:
         alternative = alternative.shifted(shift)
         second = alternative.linear(x, entries)
-        scale = min(scale, score_scale(*second, own_y, entries, peer.length))
+        scale = min(scale, score_scale(*second, own_y, entries))
         alternative = alternative.scaled(scale)
     return x * scale, c * scale, alternative

@@ -113,10 +113,11 @@ def check_settings(settings: Mapping[str, Any]) -> None:
         not isinstance(features, int)
         or isinstance(features, bool)
         or not 0 <= features <= MAX_KERNEL_FEATURES
+        or features % 2
     ):
         raise SettingError(
-            f"must be a whole number from 0 (a model linear in the distances) to "
-            f"{MAX_KERNEL_FEATURES}, got {features!r}",
+            f"must be an even whole number (a cosine and a sine a frequency) from 0 (a model "
+            f"linear in the distances) to {MAX_KERNEL_FEATURES}, got {features!r}",
             setting="sealed_kernel_features",
         )
     join_named(str(settings.get("sealed_join", DEFAULT_JOIN)))
