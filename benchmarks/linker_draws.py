@@ -31,7 +31,7 @@ from pprl.party.local import read_truth
 
 
 def seeds_of(text: str) -> list[int]:
-    """ "1-9" or "1,4,7" (or both, "1-3,8") as the seeds they name, in order."""
+    """The seeds a text names, in order: a range "1-9", a list "1,4,7", or both "1-3,8"."""
     seeds: list[int] = []
     for part in filter(None, text.split(",")):
         first, _, last = part.partition("-")
