@@ -61,8 +61,13 @@ def main() -> None:
         outcomes.append(outcome)
         q = outcome.quality
         rows.append(
-            {"seed": seed, "precision": q.precision, "recall": q.recall, "f1": q.f1}
-            | {"seconds": round(outcome.seconds, 1)}
+            {
+                "seed": seed,
+                "precision": q.precision,
+                "recall": q.recall,
+                "f1": q.f1,
+                "seconds": round(outcome.seconds, 1),
+            }
         )
         print(f"seed {seed}: P {q.precision:.4f} R {q.recall:.4f} F1 {q.f1:.4f}", flush=True)
     total = summary(outcomes)

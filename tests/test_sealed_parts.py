@@ -11,7 +11,7 @@ from pprl.protocol.errors import SettingError
 from pprl.protocol.model.classifier import Model, with_alternatives
 from pprl.protocol.model.features import pair_features
 from pprl.protocol.sealed import linear_form
-from pprl.protocol.sealed.kernel_features import LENGTH, Exact, RandomFeatures
+from pprl.protocol.sealed.kernel_features import Exact, RandomFeatures
 from pprl.protocol.sealed.keys import KeySetting, row_keys
 
 
@@ -167,7 +167,7 @@ def test_a_kernel_models_form_is_its_decision_through_the_random_features() -> N
 
 
 def test_random_features_are_a_cosine_and_a_sine_of_each_frequency_of_length_one() -> None:
-    """Each present value's features have length exactly LENGTH (1), the scores' bound; a
+    """Each present value's features have length exactly 1, the scores' bound; a
     frequency's cosine and sine square to 2 / D together; a missing value's are zero; over
     many draws z(u) . z(v) averages to the kernel exp(-d / width); an odd count is refused."""
     rng = np.random.default_rng(8)
@@ -175,8 +175,8 @@ def test_random_features_are_a_cosine_and_a_sine_of_each_frequency_of_length_one
     u, v = _units(rng, 60, 2, 8), _units(rng, 60, 2, 8)
     z = RandomFeatures(widths, 64, "digest").map(u)
     present = np.linalg.norm(u, axis=2) > 0
-    np.testing.assert_allclose(np.linalg.norm(z, axis=2)[present], LENGTH, rtol=1e-9)
-    assert LENGTH == 1.0 and not z[~present].any()
+    np.testing.assert_allclose(np.linalg.norm(z, axis=2)[present], 1.0, rtol=1e-9)
+    assert not z[~present].any()
     np.testing.assert_allclose((z[..., :32] ** 2 + z[..., 32:] ** 2)[present], 2 / 64, rtol=1e-9)
     both = present & (np.linalg.norm(v, axis=2) > 0)
     kernel = np.exp(-(1.0 - np.einsum("imd,imd->im", u, v)) / widths)
@@ -189,7 +189,7 @@ def test_random_features_are_a_cosine_and_a_sine_of_each_frequency_of_length_one
     )
     assert np.abs(mean - kernel)[both].max() < 0.03
     with pytest.raises(ValueError, match="odd"):
-        RandomFeatures(widths, 63, "digest").map(u)
+        RandomFeatures(widths, 63, "digest")
 
 
 def test_a_kernel_model_needs_agreed_random_features() -> None:

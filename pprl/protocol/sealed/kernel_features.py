@@ -9,8 +9,9 @@ peer's plaintext z(v): the linear form sealed scoring already evaluates, with D 
 an entry instead of the projected k. A cosine and a sine per frequency, rather than D cosines
 with random phases, leave out the phases' own noise (cos(w (u + v) + 2 b)), so the estimate
 varies less at the same D (Sutherland and Schneider, 2015), and |z(u)| is exactly 1, which
-bounds the scores more tightly (`LENGTH`). Measured at D = 64 over 15 feature draws for each
-of three training draws (FEBRL4 names, the keys' pairs scored in the clear): median F1
+bounds the scores more tightly (linear_form.score_bound). Measured at D = 64 over 15 feature
+draws for each of three training draws (FEBRL4 names, the keys' pairs scored in the clear):
+median F1
 0.8534, 0.8536, 0.8538 against 0.8526, 0.8534, 0.8537 with random phases; the generated
 namesakes (9 draws) 0.8606, 0.8597, 0.8609 against 0.8607, 0.8579, 0.8602 (docs/sealed.md,
 "A cosine and a sine a frequency"). The frequencies' directions are drawn orthogonal in
@@ -41,10 +42,6 @@ import numpy as np
 
 from pprl.protocol.model.features import missing_units
 
-# |z(u)| of an entry: sqrt(2 / D) times the length of D / 2 (cos, sin) pairs, exactly 1, as a
-# unit vector's (an exact entry's features, a projection of a kernel of 1 on the diagonal, at
-# most 1): linear_form.score_bound holds for either kind of model.
-LENGTH = 1.0
 # What the digest says of how the features are made (method.agreement_description): a party
 # whose pprl made them otherwise would score other numbers, so AGREE must tell them apart.
 FEATURE_MAP = "orthogonal frequencies, a cosine and a sine each"
@@ -84,7 +81,9 @@ def usable(exact: tuple[Exact, ...], count: int) -> tuple[Exact, ...]:
 class RandomFeatures:
     """`count` random features per entry (count / 2 frequencies, count even) for the kernels
     of `widths` (M,), drawn from `seed` (the agreement digest); the `exact` entries (those
-    `usable`) by their values instead."""
+    `usable`) by their values instead. Each entry's z(u) has length exactly 1 (sqrt(2 / D)
+    times D / 2 pairs cos^2 + sin^2), as a unit vector has, and an exact entry's at most 1
+    (a projection of a kernel of 1 on the diagonal): linear_form.score_bound relies on it."""
 
     widths: np.ndarray
     count: int
@@ -94,6 +93,10 @@ class RandomFeatures:
     _drawn: dict[int, tuple[np.ndarray, ...]] = field(
         default_factory=dict, compare=False, repr=False
     )
+
+    def __post_init__(self) -> None:
+        if self.count % 2:
+            raise ValueError(f"random features come in (cos, sin) pairs: {self.count} is odd")
 
     def map(self, unit: np.ndarray) -> np.ndarray:
         """(n, M, k) unit vectors -> (n, M, count) float64 features; a missing value's (a zero
@@ -120,8 +123,6 @@ class RandomFeatures:
         kernel width, drawn from the seed; every party gets these, and each is drawn once."""
         if width in self._drawn:
             return self._drawn[width]
-        if self.count % 2:
-            raise ValueError(f"random features come in (cos, sin) pairs: {self.count} is odd")
         digest = hashlib.sha256(_CONTEXT + self.seed.encode()).digest()
         rng = np.random.default_rng(int.from_bytes(digest[:16], "big"))
         self._drawn[width] = tuple(

@@ -221,7 +221,7 @@ _RANGE_ROWS = 1000
 def score_bound(x: np.ndarray, c: np.ndarray, entries: int) -> float:
     """The largest |c_i + <x_i, y>| over every row i and every peer vector y: per entry, the
     peer's part (q_m, b_m) is a unit vector with a 0 indicator or a zero vector with a 1, of
-    length 1 either way (random features too: kernel_features.LENGTH), so
+    length 1 either way (random features too: kernel_features.RandomFeatures), so
     |<x_i, y>| <= sum_m |x_im| (Cauchy-Schwarz per entry). Far above what real vectors
     give (38 where pairs of generated records reach 10): a ceiling."""
     if not len(x):
