@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from pprl.bench.sealed_round_trip import round_trip
-from pprl.files.sealed_bytes import dumped, loaded
+from pprl.files.sealed_bytes import dumped, loaded, loaded_ciphertext
 from pprl.protocol.linkage.matching import ASSIGNMENTS
 from pprl.protocol.sealed import linear_form, scoring, session
 from pprl.protocol.sealed.layout import (
@@ -307,7 +307,7 @@ def test_a_wrong_ciphertext_count_is_refused(scored: dict) -> None:
     setting = scored["setting"]
     context = scoring.seal_context(setting)
     key = _evaluation_keys(context, scored)
-    received = [[loaded(scoring.Ciphertext, context, data) for data in b] for b in scored["sent"]]
+    received = [[loaded_ciphertext(context, data) for data in b] for b in scored["sent"]]
     rng = np.random.default_rng(0)
     args = (scored["y"], scored["placed"], setting, rng)
     # 12 columns and the constant, two a ciphertext.
@@ -321,7 +321,7 @@ def test_a_wrong_ciphertext_count_is_refused(scored: dict) -> None:
     with pytest.raises(ValueError, match="batch 0, ciphertext 0: not a fresh one"):
         scoring.evaluate(context, key, wrong, *args)
     with pytest.raises(ValueError, match="not a Ciphertext"):
-        loaded(scoring.Ciphertext, context, b"junk" + scored["sent"][0][0][4:])
+        loaded_ciphertext(context, b"junk" + scored["sent"][0][0][4:])
 
 
 def seal_plain(keys: scoring.SecretKeys, slots: int, scale: float) -> Any:

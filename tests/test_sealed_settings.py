@@ -17,7 +17,7 @@ from pprl.protocol.method import agreement_description, method_params
 from pprl.protocol.sealed import session
 from pprl.protocol.sealed.joins import default_join
 from pprl.protocol.sealed.kernel_features import FEATURE_MAP
-from pprl.protocol.sealed.parameters import DEFAULT_CRYPTO
+from pprl.protocol.sealed.parameters import CIPHERTEXT_FORM, DEFAULT_CRYPTO
 from pprl.protocol.sealed.session import DEFAULT_THRESHOLDS
 from tests.test_config import load_error, minimal, write
 
@@ -249,6 +249,18 @@ def test_the_digest_says_how_random_features_are_made_only_when_they_are() -> No
     assert described["kernel_features"] == FEATURE_MAP
     linear = method_params(encoding="sealed", sealed_keys="first+last", sealed_kernel_features=0)
     assert "kernel_features" not in agreement_description(reference, mapping, linear)
+
+
+def test_the_digest_says_how_ciphertexts_are_written_only_when_sealed() -> None:
+    """A party that wrote its ciphertexts as SEAL compresses them could not be read by one that
+    packs their coefficients: the sealed description names the form, so the two fail AGREE;
+    a description of another encoding, and its digest, stay what they were."""
+    reference = ReferenceSet("ref.csv", {"first": ["ANN", "BOB"], "last": ["LEE", "KAY"]})
+    mapping = [("first", "first"), ("last", "last")]
+    sealed = method_params(encoding="sealed", sealed_keys="first+last")
+    assert agreement_description(reference, mapping, sealed)["ciphertexts"] == CIPHERTEXT_FORM
+    reference_release = method_params(encoding="reference")
+    assert "ciphertexts" not in agreement_description(reference, mapping, reference_release)
 
 
 def test_ties_break_the_same_way_on_both_sides() -> None:

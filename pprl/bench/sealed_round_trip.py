@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from pprl.files.sealed_bytes import dumped, evaluation_keys, loaded
+from pprl.files.sealed_bytes import dumped, dumped_ciphertext, evaluation_keys, loaded_ciphertext
 from pprl.protocol.sealed import scoring
 from pprl.protocol.sealed.layout import Layout
 from pprl.protocol.sealed.linear_form import Alternative
@@ -53,7 +53,7 @@ def round_trip(
     seconds = {}
     began = time.perf_counter()
     sent = [
-        [dumped(item) for item in batch]
+        [dumped_ciphertext(item, keys.context) for item in batch]
         for batch in scoring.encrypted_batches(keys, x, c, placed, alternative, live)
     ]
     public, conjugation = dumped(keys.public), dumped(keys.conjugation)
@@ -61,14 +61,12 @@ def round_trip(
     began = time.perf_counter()
     context = scoring.seal_context(keys.setting)
     held = evaluation_keys(context, public, conjugation)
-    received = [[loaded(scoring.Ciphertext, context, data) for data in batch] for batch in sent]
+    received = [[loaded_ciphertext(context, data) for data in batch] for batch in sent]
     ratios = None if alternative is None else alternative.ratios
     evaluated = scoring.evaluate(
         context, held, received, y, placed, keys.setting, rng, ratios, live
     )
-    back = [[dumped(item) for item in batch] for batch in evaluated]
+    back = [[dumped_ciphertext(item, context) for item in batch] for batch in evaluated]
     seconds["evaluate"] = time.perf_counter() - began
-    returned = [
-        [loaded(scoring.Ciphertext, keys.context, data) for data in batch] for batch in back
-    ]
+    returned = [[loaded_ciphertext(keys.context, data) for data in batch] for batch in back]
     return RoundTrip(sent, public, conjugation, back, returned, seconds)

@@ -4,7 +4,9 @@ temporary file (in memory where the system has /dev/shm) that is removed at once
 
 Only through `sealapi` does SEAL save a ciphertext encrypted under the secret key in its
 seeded form: the second polynomial as the seed it was drawn from, half the bytes of one
-encrypted under the public key (pprl/protocol/sealed/scoring.py).
+encrypted under the public key (pprl/protocol/sealed/scoring.py). A ciphertext goes on the
+wire with its coefficients packed at their primes' widths (`packed_ciphertexts`): 10-13% fewer
+bytes than SEAL's own compressed form.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from pprl.files import packed_ciphertexts
 
 if TYPE_CHECKING:
     from pprl.protocol.sealed.scoring import EvaluationKeys
@@ -54,6 +58,30 @@ def loaded(kind: type, context: Any, data: bytes) -> Any:
         except Exception as error:  # SEAL raises several kinds for bytes that are not one
             raise ValueError(f"not a {kind.__name__} under the agreed parameters") from error
         return item
+
+
+def dumped_ciphertext(item: Any, context: Any) -> bytes:
+    """The bytes the wire carries for a ciphertext (or a seeded one still to be saved) under
+    `context`: SEAL's, with the coefficients packed (`packed_ciphertexts`)."""
+    return packed_ciphertexts.packed(dumped(item), _widths(context))
+
+
+def loaded_ciphertext(context: Any, data: bytes) -> Any:
+    """A ciphertext from the bytes `dumped_ciphertext` made: ValueError when they are not one
+    under the context's parameters (the packing's shape checked here, the rest by SEAL)."""
+    degree = context.key_context_data().parms().poly_modulus_degree()
+    try:
+        saved = packed_ciphertexts.unpacked(data, _widths(context), degree)
+    except ValueError as error:
+        raise ValueError("not a Ciphertext under the agreed parameters") from error
+    from pprl.protocol.sealed.scoring import Ciphertext
+
+    return loaded(Ciphertext, context, saved)
+
+
+def _widths(context: Any) -> list[int]:
+    """The bits of each prime of the context's chain, first to last."""
+    return [prime.bit_count() for prime in context.key_context_data().parms().coeff_modulus()]
 
 
 def evaluation_keys(context: Any, public: bytes, conjugation: bytes) -> EvaluationKeys:

@@ -23,6 +23,7 @@ from pprl.protocol.model.classifier import CLASS_WEIGHTS, DEFAULT_C, TRAINERS, c
 from pprl.protocol.model.features import FEATURES, PROJECTED
 from pprl.protocol.sealed.joins import DEFAULT_JOIN, Join, join_named
 from pprl.protocol.sealed.kernel_features import FEATURE_MAP
+from pprl.protocol.sealed.parameters import CIPHERTEXT_FORM
 from pprl.protocol.sealed.session import (
     DEFAULT_CRYPTO,
     DEFAULT_KERNEL_FEATURES,
@@ -336,6 +337,10 @@ def agreement_description(
         # How the random features are made: a party whose pprl makes them otherwise would
         # score other numbers, so its digest differs (absent without them: other digests stay).
         description["kernel_features"] = FEATURE_MAP
+    encoding = ENCODINGS.get(params.encoding)
+    if encoding is not None and encoding.sealed:
+        # How ciphertexts are written: a party writing them otherwise fails AGREE, not MATCH.
+        description["ciphertexts"] = CIPHERTEXT_FORM
     given = scales or {}
     if mapped_scales := {a: float(given[a]) for a, _ in mapping if a in given}:
         description["scales"] = mapped_scales

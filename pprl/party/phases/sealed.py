@@ -175,18 +175,18 @@ def match(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
             f"them under encryption with {peer.peer}"
         )
     progress(0, placed.batches, "batches", said)
-    from pprl.files.sealed_bytes import dumped, loaded
+    from pprl.files.sealed_bytes import dumped, dumped_ciphertext, loaded_ciphertext
     from pprl.protocol.sealed import scoring
 
     keys = scoring.secret_keys(ckks)
     outgoing = (
-        [dumped(ciphertext) for ciphertext in batch]
+        [dumped_ciphertext(ciphertext, keys.context) for ciphertext in batch]
         for batch in scoring.encrypted_batches(keys, x, c, placed, alternative, live)
     )
     counted = scoring.BucketCount(keys, placed, len(pairs), alternative is not None)
 
     def consume(batch: int, data: list[bytes]) -> None:
-        counted.add(batch, [loaded(scoring.Ciphertext, keys.context, one) for one in data])
+        counted.add(batch, [loaded_ciphertext(keys.context, one) for one in data])
 
     try:
         sent = peer.evaluate_scores(
@@ -375,7 +375,7 @@ def evaluated(
     """Each received batch evaluated, in order, with secret factors and flooding; `ratios`:
     the peer's movers' alternative, when the agreement has one; `widths`: its kernel's, when
     the agreement has random features."""
-    from pprl.files.sealed_bytes import dumped, evaluation_keys, loaded
+    from pprl.files.sealed_bytes import dumped_ciphertext, evaluation_keys, loaded_ciphertext
     from pprl.protocol.sealed import scoring
 
     context = scoring.seal_context(evaluation.ckks)
@@ -383,7 +383,7 @@ def evaluated(
     y = evaluation.y(widths)
     rng = ctx.randomness.generator(SEALED_SCORES)
     for batch, received in batches:
-        ciphertexts = [loaded(scoring.Ciphertext, context, data) for data in received]
+        ciphertexts = [loaded_ciphertext(context, data) for data in received]
         results = scoring.evaluated_batch(
             context,
             keys,
@@ -396,7 +396,7 @@ def evaluated(
             ratios,
             evaluation.live,
         )
-        yield batch, [dumped(result) for result in results]
+        yield batch, [dumped_ciphertext(result, context) for result in results]
 
 
 # -- shared ---------------------------------------------------------------------------------

@@ -22,6 +22,11 @@ parts (since 2026-11-28, later: half the ciphertexts), for one conjugation key (
 seeded) sent with the public key. A chain (40, 60, 60) would return 94 KB but leaves the
 result at 2^10, where the rescaling's rounding (about 8) rivals the flooding: not taken.
 Blocking keys are blinded on X25519 (about 128-bit security; `blinding`).
+
+On the wire a ciphertext is now SEAL's save with its coefficients packed at their primes'
+widths (`pprl.files.packed_ciphertexts`): 113 KB fresh where SEAL's compressed save is 126 KB,
+103 KB evaluated where it is 118 KB. The form is named in the agreement (`CIPHERTEXT_FORM`),
+so a party that sends SEAL's compressed form instead fails AGREE rather than MATCH.
 """
 
 from __future__ import annotations
@@ -69,6 +74,9 @@ class CkksSetting:
         slot's real and imaginary parts (`scoring`)."""
         return self.ciphertexts(len(self.thresholds))
 
+
+# How a ciphertext is written on the wire; the agreement digest covers it in sealed mode.
+CIPHERTEXT_FORM = "SEAL 4 save, coefficients packed at their primes' bit widths"
 
 # Every named parameter set a run may agree on (thresholds are agreed apart).
 CRYPTO: dict[str, CkksSetting] = {"ckks-8192-q170-conj-x25519": CkksSetting()}

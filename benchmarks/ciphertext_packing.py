@@ -1,0 +1,96 @@
+"""Ciphertexts on the wire as SEAL saves them (zstd) against with their coefficients packed at
+their primes' widths (pprl.files.packed_ciphertexts), in one run on the same ciphertexts:
+bytes, and the milliseconds to write and read one, medians.
+
+The ciphertexts are those encrypted scoring makes at the agreed parameters: the scoring
+party's fresh ones (seeded) and the evaluator's results, from one scoring of `--pairs` random
+candidate pairs among `--size` rows a side at `--width` coordinates a row.
+
+    python benchmarks/ciphertext_packing.py --size 2000 --pairs 20000 --width 64 --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pprl.bench.in_process import run_command
+from pprl.bench.sealed_round_trip import round_trip
+from pprl.files.sealed_bytes import dumped, dumped_ciphertext, loaded, loaded_ciphertext
+from pprl.protocol.sealed import scoring
+from pprl.protocol.sealed.layout import best_rounds, layout
+
+
+def _median_ms(step: Callable[[Any], Any], items: list[Any]) -> float:
+    """The median milliseconds `step` takes on one of `items`."""
+    times = []
+    for item in items:
+        began = time.perf_counter()
+        step(item)
+        times.append(1e3 * (time.perf_counter() - began))
+    return statistics.median(times)
+
+
+def _compared(kind: str, objects: list[Any], context: Any) -> dict[str, Any]:
+    """Bytes and medians of both forms for `objects`, written and read under `context`."""
+    saved = [dumped(item) for item in objects]
+    sent = [dumped_ciphertext(item, context) for item in objects]
+    row = {
+        "ciphertexts": len(objects),
+        "bytes_seal": sum(map(len, saved)),
+        "bytes_packed": sum(map(len, sent)),
+        "write_ms_seal": _median_ms(dumped, objects),
+        "write_ms_packed": _median_ms(lambda item: dumped_ciphertext(item, context), objects),
+        "read_ms_seal": _median_ms(lambda data: loaded(scoring.Ciphertext, context, data), saved),
+        "read_ms_packed": _median_ms(lambda data: loaded_ciphertext(context, data), sent),
+    }
+    row["saved"] = 1 - row["bytes_packed"] / row["bytes_seal"]
+    print(
+        f"{kind}: {len(objects)} ciphertexts, {row['bytes_seal'] / len(objects) / 1e3:.1f} KB "
+        f"as SEAL saves them, {row['bytes_packed'] / len(objects) / 1e3:.1f} KB packed "
+        f"({row['saved']:.1%} fewer); write {row['write_ms_seal']:.2f} / "
+        f"{row['write_ms_packed']:.2f} ms, read {row['read_ms_seal']:.2f} / "
+        f"{row['read_ms_packed']:.2f} ms",
+        flush=True,
+    )
+    return row
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--size", type=int, default=2000, help="rows a side")
+    parser.add_argument("--pairs", type=int, default=20_000, help="candidate pairs drawn")
+    parser.add_argument("--width", type=int, default=64, help="coordinates a row")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    rng = np.random.default_rng(args.seed)
+    x = rng.normal(size=(args.size, args.width)) / np.sqrt(args.width)
+    y = rng.normal(size=(args.size, args.width)) / np.sqrt(args.width)
+    c = rng.normal(size=args.size) * 0.3
+    pairs = np.unique(rng.integers(0, args.size, size=(args.pairs, 2)), axis=0)
+    setting = scoring.CkksSetting()
+    placed = layout(pairs, setting.slots, best_rounds(pairs, setting.slots))
+    keys = scoring.secret_keys(setting)
+    fresh = [item for batch in scoring.encrypted_batches(keys, x, c, placed) for item in batch]
+    evaluated = [
+        item for batch in round_trip(keys, x, c, y, placed, rng).returned for item in batch
+    ]
+    results = {
+        "command": run_command(args),
+        "fresh": _compared("fresh (seeded)", fresh, keys.context),
+        "evaluated": _compared("evaluated", evaluated, keys.context),
+    }
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,131 @@
+"""A SEAL ciphertext's bytes with each coefficient in as many bits as its prime has.
+
+SEAL saves each coefficient of a ciphertext in a 64-bit word and compresses the whole with
+zstd, which cannot see that a coefficient modulo a 50-bit prime leaves 14 bits of its word
+zero: a fresh ciphertext at the agreed chain (primes of 50 and 60 bits, seeded) saves as
+126 KB where its coefficients hold 113 KB, an evaluated one (one 50-bit prime, two
+polynomials) as 118 KB where they hold 102 KB. This form keeps SEAL's own bytes, uncompressed,
+around the coefficients and packs only the coefficients, at each prime's bit width; unpacking
+restores SEAL's bytes exactly, and SEAL then loads and checks them as it would any (the
+parameters' id, every coefficient against its prime, the seed). Nothing in it is
+cryptographic: the same numbers, written without the zero bits.
+
+SEAL's ciphertext save (version 4): a 16-byte header (magic, header size, version,
+compression, the total size), then the members: the parameters' id (32 bytes), whether in NTT
+form (1), the polynomials, the ring degree and the primes (8 each), the scale and the
+correction factor (8 each); then the coefficient array, itself a 16-byte header and a count
+(8) before count words, polynomial by polynomial, prime by prime; then, for a seeded
+ciphertext, the seed of its second polynomial.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Sequence
+
+import numpy as np
+import zstandard
+
+_MAGIC = b"\x5e\xa1"
+_HEADER = 16
+_COMPRESSION = 5  # offset of the compression mode in the header
+_NONE, _ZLIB, _ZSTD = 0, 1, 2
+_POLYNOMIALS = _HEADER + 33  # offset of the members' polynomial count, ring degree, primes
+_COUNT = _HEADER + 73 + 16  # offset of the coefficient array's count
+_PREFIX = _COUNT + 8  # SEAL's bytes before the first coefficient
+# A seeded ciphertext's seed, saved with its own header, is 81 bytes; anything much longer
+# after the coefficients is not a ciphertext of these parameters.
+_MOST_AFTER = 256
+
+
+def packed(saved: bytes, widths: Sequence[int]) -> bytes:
+    """`saved` (SEAL's bytes of a ciphertext) with its coefficients packed; `widths` the bits
+    of the chain's primes, first to last (a ciphertext with k primes uses the first k)."""
+    raw = _uncompressed(saved)
+    stored, degree, primes = _shape(raw)
+    count = stored * primes * degree
+    if primes > len(widths):
+        raise ValueError("a ciphertext with more primes than the chain has")
+    end = _PREFIX + 8 * count
+    words = np.frombuffer(raw, dtype="<u8", count=count, offset=_PREFIX)
+    blocks = words.reshape(stored, primes, degree)
+    parts = [raw[:_PREFIX]]
+    for prime in range(primes):
+        parts.append(_packed_words(blocks[:, prime, :].reshape(-1), widths[prime]))
+    parts.append(raw[end:])
+    return b"".join(parts)
+
+
+def unpacked(data: bytes, widths: Sequence[int], degree: int) -> bytes:
+    """SEAL's bytes (uncompressed) of a ciphertext `packed` sent: ValueError when `data`
+    cannot be one at a ring of `degree` and a chain of these primes' `widths`."""
+    if len(data) < _PREFIX or data[:2] != _MAGIC or data[_COMPRESSION] != _NONE:
+        raise ValueError("not a packed ciphertext")
+    stored, held_degree, primes = _shape(data)
+    if held_degree != degree or not 1 <= primes <= len(widths):
+        raise ValueError("a ciphertext of another ring or chain")
+    if stored not in (1, 2):
+        raise ValueError("a ciphertext of neither one nor two stored polynomials")
+    lengths = [stored * degree * widths[prime] // 8 for prime in range(primes)]
+    end = _PREFIX + sum(lengths)
+    if not 0 <= len(data) - end <= _MOST_AFTER:
+        raise ValueError("a packed ciphertext of the wrong length")
+    blocks = np.empty((stored, primes, degree), dtype="<u8")
+    start = _PREFIX
+    for prime, length in enumerate(lengths):
+        chunk = data[start : start + length]
+        blocks[:, prime, :] = _unpacked_words(chunk, widths[prime]).reshape(stored, degree)
+        start += length
+    return data[:_PREFIX] + blocks.tobytes() + data[end:]
+
+
+def _uncompressed(saved: bytes) -> bytes:
+    """SEAL's bytes with the compression undone and the header saying so."""
+    if len(saved) < _HEADER or saved[:2] != _MAGIC:
+        raise ValueError("not SEAL's bytes")
+    mode, body = saved[_COMPRESSION], saved[_HEADER:]
+    if mode == _ZSTD:
+        body = zstandard.ZstdDecompressor().decompressobj().decompress(body)
+    elif mode != _NONE:
+        raise ValueError(f"SEAL's compression mode {mode} is not read here")
+    size = struct.pack("<Q", _HEADER + len(body))
+    return saved[:_COMPRESSION] + bytes([_NONE]) + saved[_COMPRESSION + 1 : 8] + size + body
+
+
+def _shape(raw: bytes) -> tuple[int, int, int]:
+    """(stored polynomials, ring degree, primes) from SEAL's bytes, checked against the
+    coefficient count."""
+    size, degree, primes = struct.unpack_from("<QQQ", raw, _POLYNOMIALS)
+    (count,) = struct.unpack_from("<Q", raw, _COUNT)
+    if degree == 0 or primes == 0 or count % (degree * primes):
+        raise ValueError("a coefficient count that does not fit the ciphertext's shape")
+    stored = count // (degree * primes)
+    if stored not in (size, size // 2) or size > 3:
+        raise ValueError("a coefficient count that does not fit the ciphertext's shape")
+    return stored, degree, primes
+
+
+def _packed_words(words: np.ndarray, width: int) -> bytes:
+    """The low `width` bits of each word: its whole low bytes, word after word, then the
+    bits left over of each (little-endian bit order)."""
+    if np.any(words >> np.uint64(width)):
+        raise ValueError(f"a coefficient wider than its prime's {width} bits")
+    whole, rest = divmod(width, 8)
+    octets = words.view(np.uint8).reshape(-1, 8)
+    bits = np.unpackbits(octets[:, whole : whole + 1], axis=1, bitorder="little")[:, :rest]
+    return octets[:, :whole].tobytes() + np.packbits(bits, bitorder="little").tobytes()
+
+
+def _unpacked_words(chunk: bytes, width: int) -> np.ndarray:
+    """The words `_packed_words` packed."""
+    whole, rest = divmod(width, 8)
+    count = len(chunk) * 8 // width
+    octets = np.zeros((count, 8), dtype=np.uint8)
+    octets[:, :whole] = np.frombuffer(chunk, dtype=np.uint8, count=count * whole).reshape(
+        count, whole
+    )
+    if rest:
+        packed_bits = np.frombuffer(chunk, dtype=np.uint8, offset=count * whole)
+        bits = np.unpackbits(packed_bits, bitorder="little")[: count * rest]
+        octets[:, whole] = np.packbits(bits.reshape(count, rest), axis=1, bitorder="little")[:, 0]
+    return octets.reshape(-1).view("<u8")
