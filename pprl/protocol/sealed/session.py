@@ -77,7 +77,8 @@ KERNEL_FEATURES_BEYOND_NAMES = 48
 # 0.8261, 0.8254 / 0.8278, 0.8292; 50,000 a side 0.7912 / 0.7942 for 1.70 / 2.18 GB). With
 # a cosine and a sine a frequency (kernel_features) 48 link as 64 at 5,000 a side in one
 # process, but 50,000 a side 0.8221 / 0.8268 for 0.92 / 1.09 GB the larger party (docs/sealed.md,
-# "A cosine and a sine a frequency"). An initial's entry takes 26 of them, exactly
+# "A cosine and a sine a frequency"; 64 send 0.99 GB since ciphertexts are packed, "Coefficients
+# packed at their primes' widths"). An initial's entry takes 26 of them, exactly
 # (pprl.protocol.sealed_exact).
 KERNEL_FEATURES_NAMES = 64
 # More than this many an entry is refused: the scoring party's ciphertexts grow with it.
