@@ -11,13 +11,13 @@ are what each party sends: its blinded keys and its re-blinding of the peer's.
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import time
 from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric import ec
 
+from pprl.bench.result_file import write_result
 from pprl.protocol.sealed.blinding import POINT_BYTES, Blinder, hashed
 from pprl.protocol.sealed.shared_keys import shared_key_pairs
 
@@ -112,7 +112,7 @@ def main() -> None:
         result["p256_us_per_key"] = p256_microseconds(flat["alice"][:2000])
         print(f"P-256 through the same library: {result['p256_us_per_key']:.0f} us/key")
     if args.json:
-        args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        write_result(args.json, result)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,6 @@ holds (pprl.bench.clk_attack), on the same records.
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 from typing import Any
@@ -34,7 +33,7 @@ from pprl.bench.clk_attack import attack_clks
 from pprl.bench.grid import machine
 from pprl.bench.in_process import add_table_arguments, link_tables, schema_tables
 from pprl.bench.peer import ALL_FIELDS, NAME_FIELDS, Records, read_records, run_peer
-from pprl.files.atomic import write_text_atomic
+from pprl.bench.result_file import write_result
 from pprl.files.reference import load_reference
 from pprl.party.local import read_truth
 from pprl.protocol import pipeline
@@ -231,7 +230,7 @@ def main() -> None:
             + f" {terms.get('tau', '-'):>7} {terms.get('epsilon', '-'):>8}"
         )
     if args.json:
-        write_text_atomic(args.json, json.dumps(result, indent=2) + "\n")
+        write_result(args.json, result)
 
 
 if __name__ == "__main__":

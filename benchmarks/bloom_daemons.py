@@ -9,7 +9,6 @@ has no noise yet), so the two differ only in what is released and how pairs are 
 from __future__ import annotations
 
 import argparse
-import json
 import secrets
 import tempfile
 import time
@@ -17,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from pprl.bench.grid import machine
-from pprl.files.atomic import write_text_atomic
+from pprl.bench.result_file import write_result
 from pprl.party.local import (
     Deployment,
     Privacy,
@@ -93,7 +92,7 @@ def main() -> None:
             "machine": machine(),
             "rows": rows,
         }
-        write_text_atomic(args.json, json.dumps(document, indent=2) + "\n")
+        write_result(args.json, document)
 
 
 if __name__ == "__main__":

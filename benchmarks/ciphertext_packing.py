@@ -12,7 +12,6 @@ candidate pairs among `--size` rows a side at `--width` coordinates a row.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import time
 from collections.abc import Callable
@@ -22,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from pprl.bench.in_process import run_command
+from pprl.bench.result_file import write_result
 from pprl.bench.sealed_round_trip import round_trip
 from pprl.files.sealed_bytes import dumped, dumped_ciphertext, loaded, loaded_ciphertext
 from pprl.protocol.sealed import scoring
@@ -89,7 +89,7 @@ def main() -> None:
         "evaluated": _compared("evaluated", evaluated, keys.context),
     }
     if args.json:
-        args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+        write_result(args.json, results)
 
 
 if __name__ == "__main__":

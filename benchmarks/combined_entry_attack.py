@@ -15,11 +15,11 @@ cut to their commonest names and the records' own, for both attackers.
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 import numpy as np
 
+from pprl.bench.result_file import write_result
 from pprl.protocol.agreement import Agreement
 from pprl.protocol.data import synthetic
 from pprl.protocol.data.reference import ReferenceSet
@@ -119,7 +119,7 @@ def main() -> None:
         )
     if args.json:
         command = {k: (v.name if isinstance(v, Path) else v) for k, v in vars(args).items()}
-        args.json.write_text(json.dumps({"command": command, "rows": rows}, indent=2) + "\n")
+        write_result(args.json, {"command": command, "rows": rows})
 
 
 if __name__ == "__main__":

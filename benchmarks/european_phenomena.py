@@ -32,6 +32,7 @@ from typing import Any
 
 from pprl.bench import european_registers
 from pprl.bench.in_process import link_tables, method_choices
+from pprl.bench.result_file import write_result
 from pprl.files.records import load_records
 from pprl.files.reference import load_reference
 from pprl.party.config import records_schema
@@ -224,7 +225,7 @@ def main() -> None:
                     )
                     print(added, json.dumps(results["systems"][added]), flush=True)
     if args.json:
-        args.json.write_text(json.dumps(results, indent=2) + "\n")
+        write_result(args.json, results)
 
 
 if __name__ == "__main__":

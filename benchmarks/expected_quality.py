@@ -11,12 +11,12 @@ links (MATCH's; pprl.protocol.expectation).
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 from typing import Any
 
 from pprl.bench.in_process import add_table_arguments, gate_sigmas, run_command, schema_tables
+from pprl.bench.result_file import write_result
 from pprl.files.reference import load_reference
 from pprl.party.local import read_truth
 from pprl.protocol import pipeline
@@ -130,7 +130,7 @@ def main() -> None:
             flush=True,
         )
     if args.json:
-        args.json.write_text(json.dumps(results, indent=2, default=str) + "\n", encoding="utf-8")
+        write_result(args.json, results)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,6 @@ decoder's; both are printed with the agreed linkage's F1 at that noise.
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ import numpy as np
 from pprl.bench.bayes_decoder import bayes_reidentified
 from pprl.bench.data import read_reference
 from pprl.bench.in_process import gate_sigmas
+from pprl.bench.result_file import write_result
 from pprl.protocol import pipeline
 from pprl.protocol.agreement import Agreement
 from pprl.protocol.data import synthetic
@@ -114,7 +114,7 @@ def main() -> None:
     if args.json:
         if args.reference:
             out["command"]["reference"] = Path(args.reference).name
-        args.json.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+        write_result(args.json, out)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,6 @@ configuration" compares the median of sealed runs with this median, not with one
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,6 +25,7 @@ from pprl.bench.in_process import (
     run_command,
     schema_tables,
 )
+from pprl.bench.result_file import write_result
 from pprl.files.reference import load_reference
 from pprl.party.local import read_truth
 
@@ -77,7 +77,7 @@ def main() -> None:
     )
     if args.json:
         result = {"command": run_command(args), "draws": rows, **total}
-        args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        write_result(args.json, result)
 
 
 if __name__ == "__main__":

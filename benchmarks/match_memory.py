@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from pprl.bench.in_process import add_table_arguments, run_command, schema_tables
+from pprl.bench.result_file import write_result
 from pprl.files.reference import load_reference
 from pprl.protocol import pipeline
 from pprl.protocol.agreement import Agreement
@@ -90,7 +91,7 @@ def main() -> None:
         print(json.dumps(row), flush=True)
     if args.json:
         result = {"command": run_command(args), "own_rows": len(own), "rows": rows}
-        args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        write_result(args.json, result)
 
 
 if __name__ == "__main__":

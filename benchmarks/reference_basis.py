@@ -10,13 +10,13 @@ bases are (1 - |cosine| per direction, largest over the directions).
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import time
 from pathlib import Path
 
 import numpy as np
 
+from pprl.bench.result_file import write_result
 from pprl.protocol.data.kinds import kind_distances
 from pprl.protocol.data.synthetic import default_reference
 from pprl.protocol.vectors.release import kept_components, leading_directions
@@ -56,7 +56,7 @@ def main() -> None:
         }
         print(column, out["columns"][column])
     if args.json:
-        args.json.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+        write_result(args.json, out)
 
 
 if __name__ == "__main__":

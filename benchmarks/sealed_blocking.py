@@ -16,7 +16,6 @@ all pairs that are candidates (what scoring under encryption would cost).
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -25,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from pprl.bench.in_process import add_table_arguments, run_command, schema_tables
+from pprl.bench.result_file import write_result
 from pprl.files.reference import load_reference
 from pprl.party.local import read_truth
 from pprl.protocol import pipeline
@@ -199,7 +199,7 @@ def main() -> None:
                 flush=True,
             )
     if args.json:
-        args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+        write_result(args.json, results)
 
 
 if __name__ == "__main__":

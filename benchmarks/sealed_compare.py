@@ -33,7 +33,7 @@ from typing import Any
 from pprl.bench.grid import machine
 from pprl.bench.in_process import run_command, schema_error_model, schema_kernel_features
 from pprl.bench.peer import run_peer
-from pprl.files.atomic import write_text_atomic
+from pprl.bench.result_file import write_result
 from pprl.party.local import (
     Deployment,
     Privacy,
@@ -199,7 +199,7 @@ def main() -> None:
     if "anonlink" not in systems:
         if args.json:
             document = {"command": run_command(args), "machine": machine(), "rows": rows}
-            write_text_atomic(args.json, json.dumps(document, indent=2, default=str) + "\n")
+            write_result(args.json, document)
         return
     began = time.perf_counter()
     peer = run_peer(args.records_a, args.records_b, read_truth(args.truth), attributes)
@@ -217,7 +217,7 @@ def main() -> None:
     )
     if args.json:
         document = {"command": run_command(args), "machine": machine(), "rows": rows}
-        write_text_atomic(args.json, json.dumps(document, indent=2, default=str) + "\n")
+        write_result(args.json, document)
 
 
 if __name__ == "__main__":

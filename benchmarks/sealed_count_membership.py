@@ -39,7 +39,6 @@ list only (Alice's version of them), the rest stay in both files.
 from __future__ import annotations
 
 import argparse
-import json
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -50,6 +49,7 @@ import numpy as np
 from sklearn.metrics import roc_auc_score
 
 from pprl.bench.in_process import add_table_arguments, run_command, sealed_inputs
+from pprl.bench.result_file import write_result
 from pprl.protocol.sealed.recipes import entry_groups, recipe_keys
 
 # An entry as the attack sees it: its keys (one, or a grouped recipe's keys of one row).
@@ -277,7 +277,7 @@ def main() -> None:
         )
     print(f"{real:,} slots and {dummy:,} dummy ones")
     if args.json:
-        args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        write_result(args.json, result)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,6 @@ candidates that lose none would), and links as a party could from what it would 
 from __future__ import annotations
 
 import argparse
-import json
 import random
 from collections import Counter
 from collections.abc import Iterable
@@ -30,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from pprl.bench.in_process import add_table_arguments, run_command, schema_tables, sealed_agreement
+from pprl.bench.result_file import write_result
 from pprl.files.reference import load_reference
 from pprl.party.local import read_truth
 from pprl.protocol import pipeline
@@ -127,7 +127,7 @@ def main() -> None:
         report(f"greedy on {count}-threshold buckets, intersected", kept_a & flipped(kept_b))
     if args.json:
         result = {"command": run_command(args), "rows": rows}
-        args.json.write_text(json.dumps(result, indent=2, default=str) + "\n", encoding="utf-8")
+        write_result(args.json, result)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,6 @@ buckets, the two intersected: the graph join, buckets from the scaled scores in 
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +28,7 @@ from pprl.bench.in_process import (
     sealed_inputs,
     sealed_parties,
 )
+from pprl.bench.result_file import write_result
 from pprl.protocol.agreement import Agreement
 from pprl.protocol.method import method_params
 from pprl.protocol.metrics import linkage_quality
@@ -121,7 +121,7 @@ def main() -> None:
         )
     if args.json:
         results["command"] = run_command(args)
-        args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+        write_result(args.json, results)
 
 
 if __name__ == "__main__":

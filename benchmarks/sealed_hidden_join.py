@@ -11,7 +11,6 @@ seconds of the keys and of the scoring, and the bytes each party sends, for both
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from pprl.bench.in_process import (
     sealed_inputs,
     sealed_parties,
 )
+from pprl.bench.result_file import write_result
 from pprl.bench.sealed_round_trip import round_trip
 from pprl.protocol.agreement import Agreement
 from pprl.protocol.method import method_params
@@ -279,7 +279,7 @@ def main() -> None:
         )
     if args.json:
         results["command"] = run_command(args)
-        args.json.write_text(json.dumps(results, indent=2, default=str) + "\n", encoding="utf-8")
+        write_result(args.json, results)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,6 @@ truth; an attacker's enumeration of dates or postcodes holds at least as much).
 from __future__ import annotations
 
 import argparse
-import json
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -33,6 +32,7 @@ from pprl.bench.in_process import (
     sealed_agreement,
     without_partners,
 )
+from pprl.bench.result_file import write_result
 from pprl.files.reference import load_reference
 from pprl.party.local import read_truth
 from pprl.protocol.sealed.keys import KeySetting, row_keys
@@ -161,7 +161,7 @@ def main() -> None:
         )
     if args.json:
         results["command"] = run_command(args)
-        args.json.write_text(json.dumps(results, indent=2, default=str) + "\n", encoding="utf-8")
+        write_result(args.json, results)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,6 @@ issue asks for completeness and the share of pairs kept per key and together.
 from __future__ import annotations
 
 import argparse
-import json
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -34,6 +33,7 @@ from pprl.bench.in_process import (
     run_command,
     sealed_inputs,
 )
+from pprl.bench.result_file import write_result
 from pprl.protocol import pipeline
 from pprl.protocol.linkage import matching
 from pprl.protocol.model.features import pair_features
@@ -273,7 +273,7 @@ def main() -> None:
                 else {}
             ),
         }
-        args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        write_result(args.json, result)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,6 @@ caps) and at the method's defaults for the schema.
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from pprl.bench.in_process import add_table_arguments, run_command, schema_tables, sealed_agreement
+from pprl.bench.result_file import write_result
 from pprl.bench.sealed_round_trip import round_trip
 from pprl.files.reference import load_reference
 from pprl.party.local import read_truth
@@ -212,7 +212,7 @@ def greedy(pairs: np.ndarray, bucket: np.ndarray, tie: np.ndarray) -> np.ndarray
 
 def write(args: argparse.Namespace, results: dict[str, Any]) -> None:
     results["command"] = run_command(args)
-    args.json.write_text(json.dumps(results, indent=2, default=str) + "\n", encoding="utf-8")
+    write_result(args.json, results)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,6 @@ It also reports how many true pairs the candidates hold: the ceiling of every mo
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +30,7 @@ from pprl.bench.in_process import (
     run_command,
     sealed_inputs,
 )
+from pprl.bench.result_file import write_result
 from pprl.protocol import own_training, pipeline
 from pprl.protocol.agreement import Agreement
 from pprl.protocol.linkage.matching import Matches, one_to_one
@@ -166,7 +166,7 @@ def main() -> None:
         measured(f"kernel, {count} random features", kernel, _sealed_scores)
     if args.json:
         result = {"command": run_command(args), "rows": rows}
-        args.json.write_text(json.dumps(result, indent=2, default=str) + "\n", encoding="utf-8")
+        write_result(args.json, result)
 
 
 def _agreement(reference: Any, read: Any, settings: Mapping[str, Any], count: int) -> Agreement:

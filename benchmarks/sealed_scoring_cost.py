@@ -13,12 +13,12 @@ measured so far keep on FEBRL4's ten fields).
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 
 import numpy as np
 
+from pprl.bench.result_file import write_result
 from pprl.bench.sealed_round_trip import round_trip
 from pprl.protocol.sealed import scoring
 from pprl.protocol.sealed.layout import best_rounds, layout
@@ -77,7 +77,7 @@ def main() -> None:
         flush=True,
     )
     if args.json:
-        args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        write_result(args.json, result)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,6 @@ Each party then links one-to-one greedily by its own scores, and the two are int
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +40,7 @@ from pprl.bench.in_process import (
     schema_tables,
     sealed_agreement,
 )
+from pprl.bench.result_file import write_result
 from pprl.files.reference import load_reference
 from pprl.party.local import read_truth
 from pprl.protocol import own_training
@@ -213,7 +213,7 @@ def main() -> None:
         print(f"{shown:<48} P {q.precision:.4f} R {q.recall:.4f} F1 {q.f1:.4f}", flush=True)
     if args.json:
         result = {"command": run_command(args), "rows": rows}
-        args.json.write_text(json.dumps(result, indent=2, default=str) + "\n", encoding="utf-8")
+        write_result(args.json, result)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ without noise.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import tempfile
@@ -21,6 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from pprl.bench.result_file import write_result
 from pprl.party.config import DEFAULT_REIDENTIFICATION_LIMIT
 from pprl.party.coordination.sessions import Session
 from pprl.party.local import (
@@ -132,7 +132,7 @@ def main() -> None:
         )
     print(f"session of {len(three['pairs'])} pairs: {three['seconds']:.1f} s")
     if args.json:
-        args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        write_result(args.json, result)
 
 
 if __name__ == "__main__":
