@@ -12,7 +12,7 @@ import grpc
 import numpy as np
 import pytest
 
-from pprl.files.sealed_bytes import dumped
+from pprl.files.sealed_bytes import dumped, dumped_ciphertext, loaded_ciphertext
 from pprl.party.local import Deployment, evaluate, read_truth
 from pprl.party.reasons import reason_of
 from pprl.party.storage.artifacts import (
@@ -201,12 +201,33 @@ def _rotating_keys(ckks: CkksSetting) -> Any:
     return generator.create_galois_keys([2 * ckks.poly_modulus_degree - 1, 3])
 
 
+def _fresh_ciphertext(ckks: CkksSetting) -> tuple[Any, Any]:
+    """A fresh seeded ciphertext at the agreed parameters, and the context it is under."""
+    from tenseal import sealapi
+
+    keys = scoring.secret_keys(ckks)
+    plain = sealapi.Plaintext()
+    sealapi.CKKSEncoder(keys.context).encode([0.5] * ckks.slots, 2.0**ckks.scale_bits, plain)
+    return sealapi.Encryptor(keys.context, keys.secret).encrypt_symmetric(plain), keys.context
+
+
+def _batch(header: pb.ScoreHeader, data: list[bytes]) -> list[pb.SealedScores]:
+    """The header, then batch 0's ciphertexts in order."""
+    return [pb.SealedScores(header=header)] + [
+        pb.SealedScores(ciphertext=pb.Ciphertext(batch=0, index=i, data=one))
+        for i, one in enumerate(data)
+    ]
+
+
 def test_bad_encrypted_scores_are_refused_with_their_reason(exchanged):
     deployment, run_id, digest = exchanged
     header, coordinates = _score_header(deployment, run_id, digest)
     assert header.batches == 1
     other = CkksSetting(coeff_mod_bit_sizes=(60, 40, 40, 60))
     junk = pb.SealedScores(ciphertext=pb.Ciphertext(batch=0, index=0, data=b"not a ciphertext"))
+    fresh, context = _fresh_ciphertext(CkksSetting())
+    packed = dumped_ciphertext(fresh, context)
+    assert loaded_ciphertext(context, packed) is not None  # whole, it reads
 
     def changed(**fields) -> pb.SealedScores:
         copy = pb.ScoreHeader()
@@ -241,8 +262,19 @@ def test_bad_encrypted_scores_are_refused_with_their_reason(exchanged):
             [changed(conjugation_key=dumped(_rotating_keys(CkksSetting())))],
             pb.BAD_CIPHERTEXT,
         ),
+        # In order, so that reading them is what refuses them.
         "unreadable ciphertexts": (
-            [pb.SealedScores(header=header)] + [junk] * coordinates,
+            _batch(header, [b"not a ciphertext"] * coordinates),
+            pb.BAD_CIPHERTEXT,
+        ),
+        # A party writing ciphertexts as SEAL compresses them, not packed (a party on earlier
+        # code, were its digest to pass), and packed ones cut short.
+        "ciphertexts as SEAL saves them": (
+            _batch(header, [dumped(fresh)] * coordinates),
+            pb.BAD_CIPHERTEXT,
+        ),
+        "packed ciphertexts cut short": (
+            _batch(header, [packed[:-8]] * coordinates),
             pb.BAD_CIPHERTEXT,
         ),
         "out of order": (
