@@ -29,7 +29,7 @@ import zstandard
 _MAGIC = b"\x5e\xa1"
 _HEADER = 16
 _COMPRESSION = 5  # offset of the compression mode in the header
-_NONE, _ZLIB, _ZSTD = 0, 1, 2
+_NONE, _ZSTD = 0, 2  # SEAL's compression modes: none, zstd (zlib, 1, is not read here)
 _POLYNOMIALS = _HEADER + 33  # offset of the members' polynomial count, ring degree, primes
 _COUNT = _HEADER + 73 + 16  # offset of the coefficient array's count
 _PREFIX = _COUNT + 8  # SEAL's bytes before the first coefficient
