@@ -11,18 +11,16 @@ candidate pairs among `--size` rows a side at `--width` coordinates a row.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from pprl.bench.in_process import run_command
 from pprl.bench.result_file import write_result
-from pprl.bench.sealed_round_trip import round_trip
+from pprl.bench.sealed_round_trip import random_scoring, round_trip, scoring_arguments
 from pprl.files.sealed_bytes import dumped, dumped_ciphertext, loaded, loaded_ciphertext
 from pprl.protocol.sealed import scoring
 from pprl.protocol.sealed.layout import best_rounds, layout
@@ -64,18 +62,9 @@ def _compared(kind: str, objects: list[Any], context: Any) -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--size", type=int, default=2000, help="rows a side")
-    parser.add_argument("--pairs", type=int, default=20_000, help="candidate pairs drawn")
-    parser.add_argument("--width", type=int, default=64, help="coordinates a row")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--json", type=Path)
-    args = parser.parse_args()
+    args = scoring_arguments(__doc__.split("\n\n")[0], 2000, 20_000).parse_args()
     rng = np.random.default_rng(args.seed)
-    x = rng.normal(size=(args.size, args.width)) / np.sqrt(args.width)
-    y = rng.normal(size=(args.size, args.width)) / np.sqrt(args.width)
-    c = rng.normal(size=args.size) * 0.3
-    pairs = np.unique(rng.integers(0, args.size, size=(args.pairs, 2)), axis=0)
+    x, y, c, pairs = random_scoring(args.size, args.pairs, args.width, rng)
     setting = scoring.CkksSetting()
     placed = layout(pairs, setting.slots, best_rounds(pairs, setting.slots))
     keys = scoring.secret_keys(setting)

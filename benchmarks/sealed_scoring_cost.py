@@ -12,32 +12,20 @@ measured so far keep on FEBRL4's ten fields).
 
 from __future__ import annotations
 
-import argparse
 import time
-from pathlib import Path
 
 import numpy as np
 
 from pprl.bench.result_file import write_result
-from pprl.bench.sealed_round_trip import round_trip
+from pprl.bench.sealed_round_trip import random_scoring, round_trip, scoring_arguments
 from pprl.protocol.sealed import scoring
 from pprl.protocol.sealed.layout import best_rounds, layout
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--size", type=int, default=5000, help="rows a side")
-    parser.add_argument("--pairs", type=int, default=100_000, help="candidate pairs drawn")
-    parser.add_argument("--width", type=int, default=64, help="coordinates a row")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--json", type=Path)
-    args = parser.parse_args()
+    args = scoring_arguments(__doc__.split("\n\n")[0], 5000, 100_000).parse_args()
     rng = np.random.default_rng(args.seed)
-    x = rng.normal(size=(args.size, args.width)) / np.sqrt(args.width)
-    y = rng.normal(size=(args.size, args.width)) / np.sqrt(args.width)
-    c = rng.normal(size=args.size) * 0.3
-    drawn = rng.integers(0, args.size, size=(args.pairs, 2))
-    pairs = np.unique(drawn, axis=0)
+    x, y, c, pairs = random_scoring(args.size, args.pairs, args.width, rng)
     setting = scoring.CkksSetting()
     rounds = best_rounds(pairs, setting.slots)
     placed = layout(pairs, setting.slots, rounds)

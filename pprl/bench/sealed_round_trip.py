@@ -3,8 +3,10 @@ wire carries: what the benchmarks time and count, and what the tests check."""
 
 from __future__ import annotations
 
+import argparse
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -70,3 +72,26 @@ def round_trip(
     seconds["evaluate"] = time.perf_counter() - began
     returned = [[loaded_ciphertext(keys.context, data) for data in batch] for batch in back]
     return RoundTrip(sent, public, conjugation, back, returned, seconds)
+
+
+def scoring_arguments(description: str, size: int, pairs: int) -> argparse.ArgumentParser:
+    """The command line of a benchmark on `random_scoring`'s problem, with its defaults."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--size", type=int, default=size, help="rows a side")
+    parser.add_argument("--pairs", type=int, default=pairs, help="candidate pairs drawn")
+    parser.add_argument("--width", type=int, default=64, help="coordinates a row")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--json", type=Path)
+    return parser
+
+
+def random_scoring(
+    size: int, pairs: int, width: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """What the scoring benchmarks score: the scoring party's x and c and the evaluator's y,
+    `size` rows a side of `width` unit-scale coordinates, and `pairs` candidate pairs drawn
+    at random (repeats dropped)."""
+    x = rng.normal(size=(size, width)) / np.sqrt(width)
+    y = rng.normal(size=(size, width)) / np.sqrt(width)
+    c = rng.normal(size=size) * 0.3
+    return x, y, c, np.unique(rng.integers(0, size, size=(pairs, 2)), axis=0)
