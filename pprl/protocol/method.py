@@ -149,11 +149,16 @@ class MethodParams:
         return join_named(self.sealed_join)
 
     @property
+    def sealed(self) -> bool:
+        """Whether the agreed encoding is sealed linkage."""
+        encoding = ENCODINGS.get(self.encoding)  # the digest takes any fields, known or not
+        return encoding is not None and encoding.sealed
+
+    @property
     def kernel_features(self) -> int:
         """Random features per entry when the agreed encoding scores a kernel model under
         encryption; 0 when the model is linear in the distances."""
-        encoding = ENCODINGS.get(self.encoding)
-        return self.sealed_kernel_features if encoding is not None and encoding.sealed else 0
+        return self.sealed_kernel_features if self.sealed else 0
 
     @property
     def keyed(self) -> bool:
@@ -337,8 +342,7 @@ def agreement_description(
         # How the random features are made: a party whose pprl makes them otherwise would
         # score other numbers, so its digest differs (absent without them: other digests stay).
         description["kernel_features"] = FEATURE_MAP
-    encoding = ENCODINGS.get(params.encoding)
-    if encoding is not None and encoding.sealed:
+    if params.sealed:
         # How ciphertexts are written: a party writing them otherwise fails AGREE, not MATCH.
         description["ciphertexts"] = CIPHERTEXT_FORM
     given = scales or {}
