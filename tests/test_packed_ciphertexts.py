@@ -47,12 +47,14 @@ def _decoded(keys: scoring.SecretKeys, ciphertext: Any) -> np.ndarray:
 
 def test_seal_bytes_come_back_exactly_and_decrypt_alike(made: dict) -> None:
     keys = made["keys"]
-    for name in ("fresh", "last"):
+    for name, seeded in (("fresh", True), ("last", False)):
         saved = dumped(made[name])
         sent = dumped_ciphertext(made[name], keys.context)
-        back = loaded_ciphertext(keys.context, sent)
+        back = loaded_ciphertext(keys.context, sent, seeded=seeded)
         assert dumped(back) == dumped(loaded(scoring.Ciphertext, keys.context, saved))
-    back = loaded_ciphertext(keys.context, dumped_ciphertext(made["fresh"], keys.context))
+    back = loaded_ciphertext(
+        keys.context, dumped_ciphertext(made["fresh"], keys.context), seeded=True
+    )
     assert np.abs(_decoded(keys, back) - made["values"]).max() < 1e-5
 
 
@@ -81,11 +83,25 @@ def test_bytes_that_are_not_a_packed_ciphertext_are_refused(made: dict) -> None:
     ]
     for data in refused:
         with pytest.raises(ValueError, match="not a Ciphertext"):
-            loaded_ciphertext(keys.context, data)
+            loaded_ciphertext(keys.context, data, seeded=True)
     with pytest.raises(ValueError, match="another ring"):
-        packed_ciphertexts.unpacked(sent, WIDTHS, DEGREE // 2)
+        packed_ciphertexts.unpacked(sent, WIDTHS, DEGREE // 2, 1)
     with pytest.raises(ValueError, match="another ring or chain"):
-        packed_ciphertexts.unpacked(sent, WIDTHS[:1], DEGREE)
+        packed_ciphertexts.unpacked(sent, WIDTHS[:1], DEGREE, 1)
+
+
+def test_each_kind_must_store_its_own_polynomials(made: dict) -> None:
+    """A fresh ciphertext is read only seeded (one polynomial stored, the other SEAL's from
+    the seed), an evaluated one only whole: each refused as the other."""
+    keys = made["keys"]
+    fresh = dumped_ciphertext(made["fresh"], keys.context)
+    last = dumped_ciphertext(made["last"], keys.context)
+    with pytest.raises(ValueError, match="not a Ciphertext"):
+        loaded_ciphertext(keys.context, fresh, seeded=False)
+    with pytest.raises(ValueError, match="not a Ciphertext"):
+        loaded_ciphertext(keys.context, last, seeded=True)
+    with pytest.raises(ValueError, match="2 stored polynomials where 1 were due"):
+        packed_ciphertexts.unpacked(last, WIDTHS, DEGREE, 1)
 
 
 def test_a_coefficient_beyond_its_prime_is_refused_by_seal(made: dict) -> None:
@@ -97,7 +113,7 @@ def test_a_coefficient_beyond_its_prime_is_refused_by_seal(made: dict) -> None:
     sent[start : start + 6] = b"\xff" * 6
     sent[start + DEGREE * 6] |= 0b11  # the first coefficient's two bits left over
     with pytest.raises(ValueError, match="not a Ciphertext"):
-        loaded_ciphertext(keys.context, bytes(sent))
+        loaded_ciphertext(keys.context, bytes(sent), seeded=True)
 
 
 def test_a_shape_that_does_not_fit_its_count_is_refused(made: dict) -> None:
@@ -105,6 +121,6 @@ def test_a_shape_that_does_not_fit_its_count_is_refused(made: dict) -> None:
     sent = bytearray(dumped_ciphertext(made["last"], keys.context))
     struct.pack_into("<Q", sent, 16 + 33 + 16, 3)  # three primes claimed, one held
     with pytest.raises(ValueError, match="does not fit"):
-        packed_ciphertexts.unpacked(bytes(sent), WIDTHS, DEGREE)
+        packed_ciphertexts.unpacked(bytes(sent), WIDTHS, DEGREE, 2)
     with pytest.raises(ValueError, match="wider than its prime"):
         packed_ciphertexts.packed(dumped(made["fresh"]), [40, 60, 60])

@@ -201,14 +201,19 @@ def _rotating_keys(ckks: CkksSetting) -> Any:
     return generator.create_galois_keys([2 * ckks.poly_modulus_degree - 1, 3])
 
 
-def _fresh_ciphertext(ckks: CkksSetting) -> tuple[Any, Any]:
-    """A fresh seeded ciphertext at the agreed parameters, and the context it is under."""
+def _fresh_ciphertexts(ckks: CkksSetting) -> tuple[Any, Any, Any]:
+    """A fresh ciphertext at the agreed parameters, seeded as a scoring party sends it, the
+    same values encrypted under the public key (two polynomials, none from a seed), and the
+    context they are under."""
     from tenseal import sealapi
 
     keys = scoring.secret_keys(ckks)
     plain = sealapi.Plaintext()
     sealapi.CKKSEncoder(keys.context).encode([0.5] * ckks.slots, 2.0**ckks.scale_bits, plain)
-    return sealapi.Encryptor(keys.context, keys.secret).encrypt_symmetric(plain), keys.context
+    seeded = sealapi.Encryptor(keys.context, keys.secret).encrypt_symmetric(plain)
+    whole = sealapi.Ciphertext()
+    sealapi.Encryptor(keys.context, keys.public).encrypt(plain, whole)
+    return seeded, whole, keys.context
 
 
 def _batch(header: pb.ScoreHeader, data: list[bytes]) -> list[pb.SealedScores]:
@@ -225,9 +230,9 @@ def test_bad_encrypted_scores_are_refused_with_their_reason(exchanged):
     assert header.batches == 1
     other = CkksSetting(coeff_mod_bit_sizes=(60, 40, 40, 60))
     junk = pb.SealedScores(ciphertext=pb.Ciphertext(batch=0, index=0, data=b"not a ciphertext"))
-    fresh, context = _fresh_ciphertext(CkksSetting())
+    fresh, unseeded, context = _fresh_ciphertexts(CkksSetting())
     packed = dumped_ciphertext(fresh, context)
-    assert loaded_ciphertext(context, packed) is not None  # whole, it reads
+    assert loaded_ciphertext(context, packed, seeded=True) is not None  # whole, it reads
 
     def changed(**fields) -> pb.SealedScores:
         copy = pb.ScoreHeader()
@@ -275,6 +280,12 @@ def test_bad_encrypted_scores_are_refused_with_their_reason(exchanged):
         ),
         "packed ciphertexts cut short": (
             _batch(header, [packed[:-8]] * coordinates),
+            pb.BAD_CIPHERTEXT,
+        ),
+        # Both polynomials sent, the second not SEAL's from a seed: the sender could have
+        # chosen it (pprl.bench.crafted_keys_attack).
+        "ciphertexts not seeded": (
+            _batch(header, [dumped_ciphertext(unseeded, context)] * coordinates),
             pb.BAD_CIPHERTEXT,
         ),
         "out of order": (

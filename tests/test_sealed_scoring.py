@@ -307,7 +307,9 @@ def test_a_wrong_ciphertext_count_is_refused(scored: dict) -> None:
     setting = scored["setting"]
     context = scoring.seal_context(setting)
     key = _evaluation_keys(context, scored)
-    received = [[loaded_ciphertext(context, data) for data in b] for b in scored["sent"]]
+    received = [
+        [loaded_ciphertext(context, data, seeded=True) for data in b] for b in scored["sent"]
+    ]
     rng = np.random.default_rng(0)
     args = (scored["y"], scored["placed"], setting, rng)
     # 12 columns and the constant, two a ciphertext.
@@ -321,7 +323,7 @@ def test_a_wrong_ciphertext_count_is_refused(scored: dict) -> None:
     with pytest.raises(ValueError, match="batch 0, ciphertext 0: not a fresh one"):
         scoring.evaluate(context, key, wrong, *args)
     with pytest.raises(ValueError, match="not a Ciphertext"):
-        loaded_ciphertext(context, b"junk" + scored["sent"][0][0][4:])
+        loaded_ciphertext(context, b"junk" + scored["sent"][0][0][4:], seeded=True)
 
 
 def seal_plain(keys: scoring.SecretKeys, slots: int, scale: float) -> Any:

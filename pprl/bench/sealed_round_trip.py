@@ -63,14 +63,16 @@ def round_trip(
     began = time.perf_counter()
     context = scoring.seal_context(keys.setting)
     held = evaluation_keys(context, public, conjugation)
-    received = [[loaded_ciphertext(context, data) for data in batch] for batch in sent]
+    received = [[loaded_ciphertext(context, data, seeded=True) for data in batch] for batch in sent]
     ratios = None if alternative is None else alternative.ratios
     evaluated = scoring.evaluate(
         context, held, received, y, placed, keys.setting, rng, ratios, live
     )
     back = [[dumped_ciphertext(item, context) for item in batch] for batch in evaluated]
     seconds["evaluate"] = time.perf_counter() - began
-    returned = [[loaded_ciphertext(keys.context, data) for data in batch] for batch in back]
+    returned = [
+        [loaded_ciphertext(keys.context, data, seeded=False) for data in batch] for batch in back
+    ]
     return RoundTrip(sent, public, conjugation, back, returned, seconds)
 
 

@@ -41,7 +41,7 @@ _MOST_AFTER = 256
 def packed(saved: bytes, widths: Sequence[int]) -> bytes:
     """`saved` (SEAL's bytes of a ciphertext) with its coefficients packed; `widths` the bits
     of the chain's primes, first to last (a ciphertext with k primes uses the first k)."""
-    raw = _uncompressed(saved)
+    raw = uncompressed(saved)
     stored, degree, primes = _shape(raw)
     count = stored * primes * degree
     if primes > len(widths):
@@ -56,16 +56,17 @@ def packed(saved: bytes, widths: Sequence[int]) -> bytes:
     return b"".join(parts)
 
 
-def unpacked(data: bytes, widths: Sequence[int], degree: int) -> bytes:
+def unpacked(data: bytes, widths: Sequence[int], degree: int, stored: int) -> bytes:
     """SEAL's bytes (uncompressed) of a ciphertext `packed` sent: ValueError when `data`
-    cannot be one at a ring of `degree` and a chain of these primes' `widths`."""
+    cannot be one at a ring of `degree` and a chain of these primes' `widths` that stores
+    `stored` polynomials (1: seeded, its second expanded by SEAL from the seed after it)."""
     if len(data) < _PREFIX or data[:2] != _MAGIC or data[_COMPRESSION] != _NONE:
         raise ValueError("not a packed ciphertext")
-    stored, held_degree, primes = _shape(data)
+    held, held_degree, primes = _shape(data)
     if held_degree != degree or not 1 <= primes <= len(widths):
         raise ValueError("a ciphertext of another ring or chain")
-    if stored not in (1, 2):
-        raise ValueError("a ciphertext of neither one nor two stored polynomials")
+    if held != stored:
+        raise ValueError(f"a ciphertext of {held} stored polynomials where {stored} were due")
     lengths = [stored * degree * widths[prime] // 8 for prime in range(primes)]
     end = _PREFIX + sum(lengths)
     if not 0 <= len(data) - end <= _MOST_AFTER:
@@ -79,8 +80,9 @@ def unpacked(data: bytes, widths: Sequence[int], degree: int) -> bytes:
     return data[:_PREFIX] + blocks.tobytes() + data[end:]
 
 
-def _uncompressed(saved: bytes) -> bytes:
-    """SEAL's bytes with the compression undone and the header saying so."""
+def uncompressed(saved: bytes) -> bytes:
+    """SEAL's bytes with the compression undone and the header saying so (the same bytes
+    when they were not compressed)."""
     if len(saved) < _HEADER or saved[:2] != _MAGIC:
         raise ValueError("not SEAL's bytes")
     mode, body = saved[_COMPRESSION], saved[_HEADER:]
@@ -90,6 +92,29 @@ def _uncompressed(saved: bytes) -> bytes:
         raise ValueError(f"SEAL's compression mode {mode} is not read here")
     size = struct.pack("<Q", _HEADER + len(body))
     return saved[:_COMPRESSION] + bytes([_NONE]) + saved[_COMPRESSION + 1 : 8] + size + body
+
+
+def coefficients(saved: bytes, at: int = 0) -> np.ndarray:
+    """(stored polynomials, primes, degree) the coefficients of the ciphertext, or key saved
+    as one, whose save begins at `at` in SEAL's bytes `saved` (a key set's keys lie within
+    it): for a tool that reads or writes one word by word (`pprl.bench.crafted_keys_attack`)."""
+    raw = uncompressed(saved)
+    stored, degree, primes = _shape(raw[at:])
+    count = stored * primes * degree
+    words = np.frombuffer(raw, dtype="<u8", count=count, offset=at + _PREFIX)
+    return words.reshape(stored, primes, degree).copy()
+
+
+def with_coefficients(saved: bytes, words: np.ndarray, at: int = 0) -> bytes:
+    """SEAL's bytes of `saved`, uncompressed, with the coefficients of the save at `at`
+    replaced by `words` (of the shape `coefficients` gives)."""
+    raw = bytearray(uncompressed(saved))
+    stored, degree, primes = _shape(bytes(raw[at:]))
+    if words.shape != (stored, primes, degree):
+        raise ValueError("coefficients of another shape than the save holds")
+    start = at + _PREFIX
+    raw[start : start + words.nbytes] = words.astype("<u8").tobytes()
+    return bytes(raw)
 
 
 def _shape(raw: bytes) -> tuple[int, int, int]:

@@ -7,6 +7,12 @@ seeded form: the second polynomial as the seed it was drawn from, half the bytes
 encrypted under the public key (pprl/protocol/sealed/scoring.py). A ciphertext goes on the
 wire with its coefficients packed at their primes' widths (`packed_ciphertexts`): 10-13% fewer
 bytes than SEAL's own compressed form.
+
+The evaluator reads a fresh ciphertext only in that seeded form. With a second polynomial of
+its own choosing and a public and a conjugation key crafted to match (near zero), a scoring
+party reads the evaluator's plaintext coordinates out of the returned ciphertexts, flooding
+or not (`pprl.bench.crafted_keys_attack`); drawn by SEAL from a seed, that polynomial is
+pseudo-random and the attack does not apply.
 """
 
 from __future__ import annotations
@@ -66,12 +72,15 @@ def dumped_ciphertext(item: Any, context: Any) -> bytes:
     return packed_ciphertexts.packed(dumped(item), _widths(context))
 
 
-def loaded_ciphertext(context: Any, data: bytes) -> Any:
+def loaded_ciphertext(context: Any, data: bytes, *, seeded: bool) -> Any:
     """A ciphertext from the bytes `dumped_ciphertext` made: ValueError when they are not one
-    under the context's parameters (the packing's shape checked here, the rest by SEAL)."""
+    under the context's parameters (the packing's shape checked here, the rest by SEAL).
+    `seeded`: a fresh one from the scoring party, which must store one polynomial and the
+    seed of its second (SEAL draws that polynomial from the seed, so its sender cannot
+    choose it); else an evaluated one, two polynomials."""
     degree = context.key_context_data().parms().poly_modulus_degree()
     try:
-        saved = packed_ciphertexts.unpacked(data, _widths(context), degree)
+        saved = packed_ciphertexts.unpacked(data, _widths(context), degree, 1 if seeded else 2)
     except ValueError as error:
         raise ValueError("not a Ciphertext under the agreed parameters") from error
     from pprl.protocol.sealed.scoring import Ciphertext

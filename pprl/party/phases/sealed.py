@@ -186,7 +186,7 @@ def match(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     counted = scoring.BucketCount(keys, placed, len(pairs), alternative is not None)
 
     def consume(batch: int, data: list[bytes]) -> None:
-        counted.add(batch, [loaded_ciphertext(keys.context, one) for one in data])
+        counted.add(batch, [loaded_ciphertext(keys.context, one, seeded=False) for one in data])
 
     try:
         sent = peer.evaluate_scores(
@@ -383,7 +383,7 @@ def evaluated(
     y = evaluation.y(widths)
     rng = ctx.randomness.generator(SEALED_SCORES)
     for batch, received in batches:
-        ciphertexts = [loaded_ciphertext(context, data) for data in received]
+        ciphertexts = [loaded_ciphertext(context, data, seeded=True) for data in received]
         results = scoring.evaluated_batch(
             context,
             keys,

@@ -1,0 +1,54 @@
+"""A scoring party that crafts its fresh ciphertexts' second polynomial, its public key and its
+conjugation key reads the evaluator's plaintext coordinates out of the returned ciphertexts,
+flooding or not; the evaluator now reads fresh ciphertexts only seeded, which refuses them,
+and seeded ones under the same crafted keys read nothing."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pprl.bench.crafted_keys_attack import attack
+from pprl.files import packed_ciphertexts
+from pprl.files.sealed_bytes import dumped, loaded
+from pprl.protocol.sealed import scoring
+
+# A small problem: 1,500 rows a side, 2,500 candidate pairs (some rows with one candidate, so
+# some pairs in no conflict), the evaluator's rows 16 coordinates.
+SIZE, PAIRS, WIDTH = 1500, 2500, 16
+
+
+def test_crafted_ciphertexts_and_keys_read_the_evaluators_coordinates() -> None:
+    read, refused = attack(SIZE, PAIRS, WIDTH, seeded=False, rng=np.random.default_rng(3))
+    assert read.pairs_in_no_conflict > 50 and read.pairs_in_conflict > 500
+    # Each pair's targeted coordinate: its angle to a millionth of a radian where only
+    # threshold 0's factor is drawn, the coordinate itself to 1% where every factor is.
+    assert read.angle_error_median < 1e-5
+    assert read.relative_error_median < 0.01
+    assert refused  # the evaluator's reading of fresh ciphertexts
+
+
+def test_seeded_ciphertexts_read_nothing_under_the_same_crafted_keys() -> None:
+    read, refused = attack(SIZE, PAIRS, WIDTH, seeded=True, rng=np.random.default_rng(3))
+    assert not refused
+    # A guess's angle is off by pi / 2 on the median, its coordinate by its whole size.
+    assert read.angle_error_median > 1.0
+    assert read.relative_error_median > 0.5
+
+
+def test_coefficients_rewritten_as_they_were_give_the_same_ciphertext() -> None:
+    from tenseal import sealapi
+
+    setting = scoring.CkksSetting()
+    keys = scoring.secret_keys(setting)
+    plain = sealapi.Plaintext()
+    sealapi.CKKSEncoder(keys.context).encode([0.25] * setting.slots, 2.0**30, plain)
+    whole = sealapi.Ciphertext()
+    sealapi.Encryptor(keys.context, keys.public).encrypt(plain, whole)
+    saved = dumped(whole)
+    words = packed_ciphertexts.coefficients(saved)
+    assert words.shape == (2, 2, setting.poly_modulus_degree)
+    again = packed_ciphertexts.with_coefficients(saved, words)
+    assert dumped(loaded(scoring.Ciphertext, keys.context, again)) == dumped(whole)
+    with pytest.raises(ValueError, match="another shape"):
+        packed_ciphertexts.with_coefficients(saved, words[:1])
