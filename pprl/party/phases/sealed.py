@@ -137,7 +137,7 @@ def match(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     hidden = method.join.hidden
     if hidden:
         # Slots (entry, slot number): the pairs each entry's key joins, rows unknown here.
-        pairs, entry_rows, counts = sealed_hidden.match_slots(ctx, run_id, peer, digest)
+        pairs, entry_rows, counts, checks = sealed_hidden.match_slots(ctx, run_id, peer, digest)
     else:
         pairs = _candidates(ctx, run_id)
     ckks = session.setting(method.sealed_crypto, method.sealed_thresholds)
@@ -160,13 +160,14 @@ def match(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     x, c, alternative = linear_form.scaled_forms(x, c, alternative, own_y, entries)
     n_own, n_peer = len(x), ctx.peer_rows(run_id) or 0
     if hidden:
-        # The layout's rows are the entries: each one's row's forms.
-        x, c = x[entry_rows], c[entry_rows]
-        if alternative is not None:
-            alternative = alternative.taken(entry_rows)
+        # The layout's rows are the entries: each one's row's forms, a check's its own.
+        scores = hidden_join.check_scores(checks, ckks.thresholds)
+        x, c, alternative = hidden_join.check_forms(x, c, alternative, entry_rows, scores)
+        held = int(np.count_nonzero(checks[pairs[:, 0]] >= 0))
         said = (
             f"{peer.peer} joins this party's key entries with its rows: {len(pairs):,} slots "
-            f"(a pair once per key it shares); scoring them under encryption"
+            f"(a pair once per key it shares; {held:,} of them checks of its results); "
+            "scoring them under encryption"
         )
     else:
         share = len(pairs) / max(1, n_own * n_peer)
@@ -210,6 +211,14 @@ def match(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
         ) from None
     ctx.store.add_counter(run_id, "bytes_sent", sent)
     buckets = counted.count
+    if hidden:
+        try:
+            buckets = hidden_join.checked(pairs[:, 0], checks, buckets)
+        except ValueError as error:
+            raise PhaseFailed(
+                f"{peer.peer}'s scores fail this party's checks, so nothing is named: {error}",
+                reason=pb.BAD_CIPHERTEXT,
+            ) from None
     accepted = int(np.count_nonzero(buckets > 0))
     if hidden:
         found, named = sealed_hidden.resolved_matches(

@@ -44,8 +44,10 @@ def smash(ctx: RunContext, run_id: str, keys: Sequence[Sequence[str]], context: 
     in; written, not yet recorded (SMASH records everything once all is written). Returns
     how many entries."""
     rng = ctx.randomness.generator(SEALED_JOIN)
-    group = group_size(ctx.agreement(run_id).method.sealed_keys)
-    entries = hidden_join.entries(keys, rng, group)
+    method = ctx.agreement(run_id).method
+    group = group_size(method.sealed_keys)
+    buckets = len(session.setting(method.sealed_crypto, method.sealed_thresholds).thresholds) + 1
+    entries = hidden_join.with_checks(hidden_join.entries(keys, rng, group), buckets, rng)
     blinder = Blinder()
     counts, values = session.blinded_rows(blinder, context, entries.keys)
     with atomic_file(ctx.store.artifact_path(run_id, ENTRY_SECRET)) as tmp:
@@ -58,6 +60,7 @@ def smash(ctx: RunContext, run_id: str, keys: Sequence[Sequence[str]], context: 
             counts=counts,
             values=np.frombuffer(values, dtype=np.uint8),
             fallback=entries.fallback,
+            checks=entries.check_buckets,
         )
     total = sum(len(row) for row in keys)
     with atomic_file(ctx.store.artifact_path(run_id, KEY_ORDER)) as tmp, tmp.open("wb") as out:
@@ -74,7 +77,8 @@ def record_smash(ctx: RunContext, run_id: str, entries: int) -> None:
 def own_entries(ctx: RunContext, run_id: str, *names: str) -> tuple[np.ndarray, ...]:
     """The named arrays of this party's entries, read alone from one load: "rows" (each
     entry's row), "counts" (its values), "values" (the entries blinded once, flat bytes),
-    "fallback" (whether it is a fallback recipe's key)."""
+    "fallback" (whether it is a fallback recipe's key), "checks" (the bucket a check entry's
+    slots must decrypt to, -1 for the others)."""
     with np.load(ctx.artifact(run_id, OWN_ENTRIES).path) as data:
         return tuple(data[name] for name in names)
 
@@ -102,12 +106,13 @@ def exchange(
 
 def match_slots(
     ctx: RunContext, run_id: str, peer: PeerClient, digest: str
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(the slot pairs (entry, slot number) to score, each entry's own row, the counts): the
-    peer's counts per entry, checked against the entries sent and its rows."""
-    (rows,) = own_entries(ctx, run_id, "rows")
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(the slot pairs (entry, slot number) to score, each entry's own row, the counts, each
+    entry's check bucket or -1): the peer's counts per entry, checked against the entries
+    sent and its rows."""
+    rows, checks = own_entries(ctx, run_id, "rows", "checks")
     counts = peer.join_counts(run_id, digest, len(rows), ctx.peer_rows(run_id) or 0)
-    return hidden_join.slot_pairs(counts), rows, counts
+    return hidden_join.slot_pairs(counts), rows, counts, checks
 
 
 def resolved_matches(

@@ -26,6 +26,11 @@ for one party's classifier (the scorer's), with the peer as the evaluator:
    pair that shares two keys is scored once per key (`accepted_pairs` keeps its highest
    bucket).
 
+Before it names any, the scorer checks the evaluator: a few of its entries were scored on a
+constant of its choosing instead of a vector (`with_checks`), so their slots must decrypt to
+buckets only it knows (`checked`). An evaluator returning anything but its computation, to
+read the scorer's key in what the scorer names, fails them.
+
 Each party uses two scalars, one for its entries and one for its rows, so the values of the
 two directions cannot be matched with each other.
 """
@@ -33,6 +38,7 @@ two directions cannot be matched with each other.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -40,20 +46,36 @@ from dataclasses import dataclass
 import numpy as np
 
 from pprl.protocol.sealed.layout import Layout
+from pprl.protocol.sealed.linear_form import Alternative
 from pprl.protocol.sealed.recipes import entry_groups, fallback_key, grouped_key
 
 # What begins a padding key: no recipe's key does (recipes.recipe_keys tags each "recipe").
 PAD = "pad|"
 
 
+# Of a scorer's entries, the share made checks (`with_checks`), and at least this many.
+CHECK_SHARE = 0.0025
+CHECK_LEAST = 32
+
+
 @dataclass(frozen=True)
 class Entries:
     """The scoring party's entries, in the order it sends them: entry e holds the keys
     `keys[e]` of row `rows[e]` (one key, or a grouped recipe's keys padded to the agreed
-    size: recipes.entry_groups). Only the scorer holds `rows`."""
+    size: recipes.entry_groups). Only the scorer holds `rows` and `checks`."""
 
     rows: np.ndarray  # (E,) own row of each entry
     keys: list[tuple[str, ...]]  # (E,) each entry's keys, before blinding
+    # (E,) for an entry made a check (`with_checks`), the bucket its slots must decrypt to;
+    # -1 for the others. None: no checks.
+    checks: np.ndarray | None = None
+
+    @property
+    def check_buckets(self) -> np.ndarray:
+        """(E,) each entry's check bucket, -1 where it is none."""
+        if self.checks is None:
+            return np.full(len(self.keys), -1, dtype=np.int64)
+        return self.checks
 
     @property
     def fallback(self) -> np.ndarray:
@@ -82,6 +104,71 @@ def entries(
             keys.append(found)
     order = rng.permutation(len(keys))
     return Entries(np.asarray(rows, dtype=np.int64)[order], [keys[i] for i in order.tolist()])
+
+
+def with_checks(entries: Entries, buckets: int, rng: np.random.Generator) -> Entries:
+    """`entries` with some made checks of the evaluator: CHECK_SHARE of them (at least
+    CHECK_LEAST), each of a row that has another entry, drawn at random. A check entry's key
+    travels as any other (it is one of the row's keys, so the evaluator cannot tell it
+    apart), but its slots are scored on no vector: the scorer encrypts zeros and a constant
+    in the middle of a bucket it draws from the `buckets` (`check_forms`), so that every
+    slot of it must decrypt to that bucket whatever the evaluator's rows. An evaluator that
+    returns anything but its computation in a share f of the slots misses a check in about
+    that share of the check slots (`checked`). The row loses the pairs only that key joins."""
+    rows = entries.rows
+    per_row = np.bincount(rows) if len(rows) else np.zeros(0, dtype=np.int64)
+    eligible = np.flatnonzero(per_row[rows] >= 2) if len(rows) else np.zeros(0, dtype=np.int64)
+    count = min(len(eligible), max(CHECK_LEAST, math.ceil(CHECK_SHARE * len(rows))))
+    checks = np.full(len(rows), -1, dtype=np.int64)
+    chosen = rng.choice(eligible, size=count, replace=False)
+    checks[chosen] = rng.integers(0, buckets, size=count)
+    return dataclasses.replace(entries, checks=checks)
+
+
+def check_scores(checks: np.ndarray, thresholds: Sequence[float]) -> np.ndarray:
+    """(E,) the constant a check entry's slots are scored on: the middle of its bucket
+    (bucket b passes the b lowest thresholds; below the lowest, and above the highest, by
+    half the gap next to it); NaN for the other entries."""
+    edges = np.asarray(thresholds, dtype=np.float64)
+    gap = float(np.diff(edges).min()) if len(edges) > 1 else 1.0
+    middles = np.concatenate(
+        [[edges[0] - gap / 2], (edges[:-1] + edges[1:]) / 2, [edges[-1] + gap / 2]]
+    )
+    return np.where(checks >= 0, middles[np.maximum(checks, 0)], np.nan)
+
+
+def check_forms(
+    x: np.ndarray,
+    c: np.ndarray,
+    alternative: Alternative | None,
+    rows: np.ndarray,
+    scores: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, Alternative | None]:
+    """Each entry's forms (the layout's rows are the entries): its row's, or for a check
+    entry (`scores` not NaN) zeros and its score as the constant, in both forms."""
+    check = ~np.isnan(scores)
+    x, c = x[rows].copy(), c[rows].copy()
+    x[check], c[check] = 0.0, scores[check]
+    if alternative is not None:
+        alternative = alternative.taken(rows)
+        alternative.indicator[check] = 0.0
+        alternative.constant[check] = scores[check]
+    return x, c, alternative
+
+
+def checked(slot_entries: np.ndarray, checks: np.ndarray, buckets: np.ndarray) -> np.ndarray:
+    """The slots' buckets with the check slots' set to 0 (never named, never linked);
+    ValueError when a check slot decrypted to another bucket than its entry's, naming how
+    many of how many (the evaluator returned something other than its computation)."""
+    due = checks[slot_entries]
+    held = due >= 0
+    wrong = held & (buckets != due)
+    if wrong.any():
+        raise ValueError(
+            f"{int(wrong.sum()):,} of the {int(held.sum()):,} slots this party can check "
+            "decrypt to another bucket than they must"
+        )
+    return np.where(held, 0, buckets)
 
 
 @dataclass(frozen=True)
