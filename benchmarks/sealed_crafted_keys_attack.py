@@ -2,8 +2,8 @@
 public key (zeros) and its conjugation key, against the evaluator: how closely it reads the
 evaluator's plaintext coordinates out of the returned ciphertexts, before the evaluator
 required seeded ciphertexts (the crafted ones handed to the evaluation) and with seeded ones
-under the same crafted keys; and whether the evaluator's reading refuses what was sent
-(pprl.bench.crafted_keys_attack).
+under the same crafted keys; and whether the evaluator's reading refuses the ciphertexts and
+the conjugation key sent (pprl.bench.crafted_keys_attack).
 
     python benchmarks/sealed_crafted_keys_attack.py --size 5000 --pairs 20000 --width 64 \
         --json docs/results/sealed_crafted_keys_attack.json
@@ -27,7 +27,7 @@ def main() -> None:
     for name, seeded in (("crafted_ciphertexts", False), ("seeded_ciphertexts", True)):
         rng = np.random.default_rng(args.seed)
         read, refused = attack(args.size, args.pairs, args.width, seeded, rng)
-        results[name] = {**dataclasses.asdict(read), "refused_by_the_evaluator": refused}
+        results[name] = {**dataclasses.asdict(read), "refused": dataclasses.asdict(refused)}
         print(
             f"{name}: refused {refused}; {read.pairs_in_no_conflict} pairs in no conflict, "
             f"angle error median {read.angle_error_median:.2g} rad; {read.pairs_in_conflict} "

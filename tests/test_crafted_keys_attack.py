@@ -1,7 +1,7 @@
 """A scoring party that crafts its fresh ciphertexts' second polynomial, its public key and its
 conjugation key reads the evaluator's plaintext coordinates out of the returned ciphertexts,
-flooding or not; the evaluator now reads fresh ciphertexts only seeded, which refuses them,
-and seeded ones under the same crafted keys read nothing."""
+flooding or not; the evaluator now reads fresh ciphertexts and the conjugation key only
+seeded, which refuses them, and seeded ciphertexts under the same crafted keys read nothing."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from pprl.bench.crafted_keys_attack import attack
 from pprl.files import packed_ciphertexts
-from pprl.files.sealed_bytes import dumped, loaded
+from pprl.files.sealed_bytes import dumped, evaluation_keys, loaded
 from pprl.protocol.sealed import scoring
 
 # A small problem: 1,500 rows a side, 2,500 candidate pairs (some rows with one candidate, so
@@ -25,15 +25,28 @@ def test_crafted_ciphertexts_and_keys_read_the_evaluators_coordinates() -> None:
     # threshold 0's factor is drawn, the coordinate itself to 1% where every factor is.
     assert read.angle_error_median < 1e-5
     assert read.relative_error_median < 0.01
-    assert refused  # the evaluator's reading of fresh ciphertexts
+    assert refused.ciphertexts and refused.conjugation_key  # as the evaluator reads them
 
 
 def test_seeded_ciphertexts_read_nothing_under_the_same_crafted_keys() -> None:
     read, refused = attack(SIZE, PAIRS, WIDTH, seeded=True, rng=np.random.default_rng(3))
-    assert not refused
+    assert not refused.ciphertexts and refused.conjugation_key
     # A guess's angle is off by pi / 2 on the median, its coordinate by its whole size.
     assert read.angle_error_median > 1.0
     assert read.relative_error_median > 0.5
+
+
+def test_a_key_sets_keys_are_found_and_an_honest_conjugation_key_is_seeded() -> None:
+    setting = scoring.CkksSetting()
+    keys = scoring.secret_keys(setting)
+    saved = dumped(keys.conjugation)  # as the scorer sends it
+    offsets = packed_ciphertexts.key_set_offsets(saved)
+    assert len(offsets) == 2  # one key a data prime of the chain
+    assert [packed_ciphertexts.stored_polynomials(saved, at) for at in offsets] == [1, 1]
+    context = scoring.seal_context(setting)
+    assert evaluation_keys(context, dumped(keys.public), saved) is not None
+    with pytest.raises(ValueError, match="shorter than its counts"):
+        packed_ciphertexts.key_set_offsets(saved[: len(saved) // 2])
 
 
 def test_coefficients_rewritten_as_they_were_give_the_same_ciphertext() -> None:

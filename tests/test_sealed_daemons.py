@@ -201,6 +201,18 @@ def _rotating_keys(ckks: CkksSetting) -> Any:
     return generator.create_galois_keys([2 * ckks.poly_modulus_degree - 1, 3])
 
 
+def _unseeded_conjugation_key(ckks: CkksSetting) -> Any:
+    """The conjugation key alone, its parts stored whole: not as SEAL sends it seeded."""
+    from tenseal import sealapi
+
+    keys = scoring.secret_keys(ckks)
+    whole = sealapi.GaloisKeys()
+    sealapi.KeyGenerator(keys.context, keys.secret).create_galois_keys(
+        [2 * ckks.poly_modulus_degree - 1], whole
+    )
+    return whole
+
+
 def _fresh_ciphertexts(ckks: CkksSetting) -> tuple[Any, Any, Any]:
     """A fresh ciphertext at the agreed parameters, seeded as a scoring party sends it, the
     same values encrypted under the public key (two polynomials, none from a seed), and the
@@ -265,6 +277,11 @@ def test_bad_encrypted_scores_are_refused_with_their_reason(exchanged):
         ),
         "a key that also rotates": (
             [changed(conjugation_key=dumped(_rotating_keys(CkksSetting())))],
+            pb.BAD_CIPHERTEXT,
+        ),
+        # Its second parts not SEAL's from seeds: the sender could have chosen them.
+        "a conjugation key not seeded": (
+            [changed(conjugation_key=dumped(_unseeded_conjugation_key(CkksSetting())))],
             pb.BAD_CIPHERTEXT,
         ),
         # In order, so that reading them is what refuses them.

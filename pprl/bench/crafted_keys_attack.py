@@ -24,28 +24,33 @@ gives the coordinate's direction (for a kernel's cosine and sine of a frequency,
 
 A fresh ciphertext sent seeded holds c0 and a seed from which SEAL draws c1 on loading, so
 its sender cannot choose c1: the evaluator reads fresh ciphertexts only in that form
-(`pprl.files.sealed_bytes.loaded_ciphertext`). The same crafted keys with seeded ciphertexts
-leave the returned c1 a sum of products with pseudo-random polynomials, and the reading above
-gives noise. (c0 is the sender's to choose either way; crafting it is crafting the vectors it
-encrypts, which the evaluator's blinding and flooding answer as for any vectors.)
+(`pprl.files.sealed_bytes.loaded_ciphertext`), and the conjugation key too, whose second
+parts SEAL then draws likewise (`evaluation_keys`; a public key cannot be sent seeded).
+Seeded ciphertexts, even under the same crafted keys handed over, leave the returned c1 a
+sum of products with pseudo-random polynomials, and the reading above gives noise. (c0 is
+the sender's to choose either way; crafting it is crafting the vectors it encrypts, which
+the evaluator's blinding and flooding answer as for any vectors.)
 """
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from pprl.files import packed_ciphertexts
-from pprl.files.sealed_bytes import dumped, dumped_ciphertext, loaded, loaded_ciphertext
+from pprl.files.sealed_bytes import (
+    dumped,
+    dumped_ciphertext,
+    evaluation_keys,
+    loaded,
+    loaded_ciphertext,
+)
 from pprl.protocol.sealed import scoring, session
 from pprl.protocol.sealed.layout import Layout, best_rounds, layout
 from pprl.protocol.sealed.parameters import DEFAULT_CRYPTO
 from pprl.protocol.sealed.session import DEFAULT_THRESHOLDS
-
-_KEY_SET_HEADER = 16 + 32 + 8  # a key set's SEAL header, parameters' id and its key count
 
 
 @dataclass(frozen=True)
@@ -62,9 +67,9 @@ class Reading:
     relative_error_95: float
 
 
-def crafted_keys(context: Any) -> scoring.EvaluationKeys:
-    """A public key of zeros and a conjugation key whose parts are (0, 1), as the evaluator
-    holds them: SEAL loads both, since every coefficient lies below its prime."""
+def crafted_keys(context: Any) -> tuple[bytes, bytes]:
+    """SEAL's bytes of a public key of zeros and of a conjugation key whose parts are (0, 1),
+    neither seeded: SEAL loads both, since every coefficient lies below its prime."""
     from tenseal import sealapi
 
     generator = sealapi.KeyGenerator(context)
@@ -73,11 +78,10 @@ def crafted_keys(context: Any) -> scoring.EvaluationKeys:
     conjugation = sealapi.GaloisKeys()
     element = 2 * context.key_context_data().parms().poly_modulus_degree() - 1
     generator.create_galois_keys([element], conjugation)
-    zero_public = _rewritten(dumped(public), [0], second=0)
-    switching = _rewritten(dumped(conjugation), _key_offsets(dumped(conjugation)), second=1)
-    return scoring.EvaluationKeys(
-        loaded(scoring.PublicKey, context, zero_public),
-        loaded(scoring.ConjugationKey, context, switching),
+    saved = dumped(conjugation)
+    return (
+        _rewritten(dumped(public), [0], second=0),
+        _rewritten(saved, packed_ciphertexts.key_set_offsets(saved), second=1),
     )
 
 
@@ -153,16 +157,23 @@ def reading(
     )
 
 
+@dataclass(frozen=True)
+class Refusals:
+    """What the evaluator's reading refuses of what the attack sends (the attack itself hands
+    everything to the evaluation as SEAL reads any, as the evaluator did before)."""
+
+    ciphertexts: bool
+    conjugation_key: bool
+
+
 def attack(
     size: int, pairs: int, width: int, seeded: bool, rng: np.random.Generator
-) -> tuple[Reading, bool]:
+) -> tuple[Reading, Refusals]:
     """The attack on a random problem: `size` rows a side, `pairs` candidate pairs, the
     evaluator's rows `width` coordinates (a kernel's cosine and sine of `width` / 2 random
     phases), the default parameters and thresholds. `seeded`: the crafted ciphertexts
     replaced by seeded ones of zeros, read as the evaluator reads them. Returns the reading,
-    and whether the evaluator's reading refuses the ciphertexts sent (the crafted ones are
-    handed to the evaluation as SEAL reads any, as the evaluator did before it asked for a
-    seed)."""
+    and what the evaluator's reading refuses."""
     ckks = session.setting(DEFAULT_CRYPTO, DEFAULT_THRESHOLDS)
     keys = scoring.secret_keys(ckks)
     drawn = np.unique(rng.integers(0, size, size=(pairs, 2)), axis=0)
@@ -180,8 +191,23 @@ def attack(
     else:
         received = crafted_ciphertexts(keys, placed, ckks.ciphertexts(width + 1), target=0)
         sent = [[dumped_ciphertext(item, context) for item in batch] for batch in received]
-    returned = scoring.evaluate(context, crafted_keys(context), received, y, placed, ckks, rng)
-    return reading(context, ckks, placed, returned, y, target=0), _refused(context, sent)
+    public, conjugation = crafted_keys(context)
+    held = scoring.EvaluationKeys(
+        loaded(scoring.PublicKey, context, public),
+        loaded(scoring.ConjugationKey, context, conjugation),
+    )
+    returned = scoring.evaluate(context, held, received, y, placed, ckks, rng)
+    refused = Refusals(_refused(context, sent), _keys_refused(context, public, conjugation))
+    return reading(context, ckks, placed, returned, y, target=0), refused
+
+
+def _keys_refused(context: Any, public: bytes, conjugation: bytes) -> bool:
+    """Whether the evaluator's reading of the scorer's keys refuses them."""
+    try:
+        evaluation_keys(context, public, conjugation)
+    except ValueError:
+        return True
+    return False
 
 
 def _refused(context: Any, sent: list[list[bytes]]) -> bool:
@@ -208,23 +234,6 @@ def _part(context: Any, ciphertext: Any, which: int) -> np.ndarray:
     plain = sealapi.Plaintext()
     sealapi.Decryptor(context, sealapi.KeyGenerator(context).secret_key()).decrypt(lone, plain)
     return np.asarray(sealapi.CKKSEncoder(context).decode_complex(plain))
-
-
-def _key_offsets(saved: bytes) -> list[int]:
-    """Where each key of a key set (a conjugation key) begins in SEAL's uncompressed bytes:
-    after the set's header, its parameters' id and its count, each slot's count of keys and
-    the keys, each saved as a ciphertext is."""
-    raw = packed_ciphertexts.uncompressed(saved)
-    (slots,) = struct.unpack_from("<Q", raw, _KEY_SET_HEADER - 8)
-    at, offsets = _KEY_SET_HEADER, []
-    for _ in range(slots):
-        (keys,) = struct.unpack_from("<Q", raw, at)
-        at += 8
-        for _ in range(keys):
-            offsets.append(at)
-            (size,) = struct.unpack_from("<Q", raw, at + 8)
-            at += size
-    return offsets
 
 
 def _rewritten(saved: bytes, offsets: list[int], second: int) -> bytes:

@@ -117,6 +117,36 @@ def with_coefficients(saved: bytes, words: np.ndarray, at: int = 0) -> bytes:
     return bytes(raw)
 
 
+def key_set_offsets(saved: bytes) -> list[int]:
+    """Where each key of a SEAL key set (a Galois key set) begins in its uncompressed bytes,
+    each saved as a ciphertext is: after the set's header, its parameters' id and its count
+    of slots, each slot's count of keys, then those keys."""
+    raw = uncompressed(saved)
+    at = _HEADER + 32 + 8
+    if len(raw) < at:
+        raise ValueError("not a key set")
+    (slots,) = struct.unpack_from("<Q", raw, at - 8)
+    offsets = []
+    for _ in range(slots):
+        if at + 8 > len(raw):
+            raise ValueError("a key set shorter than its counts")
+        (keys,) = struct.unpack_from("<Q", raw, at)
+        at += 8
+        for _ in range(keys):
+            if at + _HEADER > len(raw) or raw[at : at + 2] != _MAGIC:
+                raise ValueError("a key set shorter than its counts")
+            offsets.append(at)
+            (size,) = struct.unpack_from("<Q", raw, at + 8)
+            at += size
+    return offsets
+
+
+def stored_polynomials(saved: bytes, at: int = 0) -> int:
+    """How many polynomials the ciphertext (or key saved as one) at `at` stores: one for a
+    seeded one, whose second SEAL draws from the seed after it."""
+    return _shape(uncompressed(saved)[at:])[0]
+
+
 def _shape(raw: bytes) -> tuple[int, int, int]:
     """(stored polynomials, ring degree, primes) from SEAL's bytes, checked against the
     coefficient count."""

@@ -109,4 +109,16 @@ def evaluation_keys(context: Any, public: bytes, conjugation: bytes) -> Evaluati
             raise ValueError(
                 f"the {name} key is not one under the agreed ring and modulus chain"
             ) from None
+    if not _seeded_key_set(conjugation):
+        raise ValueError("the conjugation key must be sent seeded, as SEAL makes it")
     return scoring.EvaluationKeys(*held)
+
+
+def _seeded_key_set(saved: bytes) -> bool:
+    """Whether every key of a key set SEAL loaded stores one polynomial and a seed: its
+    second polynomials are then SEAL's from seeds, which the sender cannot choose
+    (`pprl.bench.crafted_keys_attack` chose them)."""
+    offsets = packed_ciphertexts.key_set_offsets(saved)
+    return bool(offsets) and all(
+        packed_ciphertexts.stored_polynomials(saved, at) == 1 for at in offsets
+    )
