@@ -137,6 +137,8 @@ def key_set_offsets(saved: bytes) -> list[int]:
                 raise ValueError("a key set shorter than its counts")
             offsets.append(at)
             (size,) = struct.unpack_from("<Q", raw, at + 8)
+            if size < _PREFIX:
+                raise ValueError("a key in a key set shorter than a key")
             at += size
     return offsets
 

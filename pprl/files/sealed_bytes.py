@@ -8,10 +8,11 @@ encrypted under the public key (pprl/protocol/sealed/scoring.py). A ciphertext g
 wire with its coefficients packed at their primes' widths (`packed_ciphertexts`): 10-13% fewer
 bytes than SEAL's own compressed form.
 
-The evaluator reads a fresh ciphertext only in that seeded form. With a second polynomial of
-its own choosing and a public and a conjugation key crafted to match (near zero), a scoring
-party reads the evaluator's plaintext coordinates out of the returned ciphertexts, flooding
-or not (`pprl.bench.crafted_keys_attack`); drawn by SEAL from a seed, that polynomial is
+The evaluator reads a fresh ciphertext, and the conjugation key, only in that seeded form
+(`loaded_ciphertext`, `evaluation_keys`). With a second polynomial of its own choosing and a
+public and a conjugation key crafted to match (near zero), a scoring party reads the
+evaluator's plaintext coordinates out of the returned ciphertexts, flooding or not
+(`pprl.bench.crafted_keys_attack`); drawn by SEAL from a seed, that polynomial is
 pseudo-random and the attack does not apply.
 """
 

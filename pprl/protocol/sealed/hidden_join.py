@@ -147,7 +147,7 @@ def check_forms(
     """Each entry's forms (the layout's rows are the entries): its row's, or for a check
     entry (`scores` not NaN) zeros and its score as the constant, in both forms."""
     check = ~np.isnan(scores)
-    x, c = x[rows].copy(), c[rows].copy()
+    x, c = x[rows], c[rows]  # copies: the rows are taken by index
     x[check], c[check] = 0.0, scores[check]
     if alternative is not None:
         alternative = alternative.taken(rows)
