@@ -126,6 +126,7 @@ def reading(
     (no secret key needed), each against the truth."""
     truth = y[:, 2 * target] + 1j * y[:, 2 * target + 1]
     per_round = setting.threshold_ciphertexts
+    parts = _Parts(context)
     angles: list[np.ndarray] = []
     relative: list[np.ndarray] = []
     for batch, results in enumerate(returned):
@@ -133,17 +134,19 @@ def reading(
         for round_ in range(placed.batch_rounds(batch)):
             peers, ranked = placed.peers[round_, span], placed.ranked[round_, span]
             present = peers >= 0
-            first = _part(context, results[round_ * per_round], 1)[: len(peers)]
+            (first,) = parts.read(results[round_ * per_round], 1)
+            first = first[: len(peers)]
             alone = present & ~ranked
             read = np.angle(np.conj(first[alone]))  # r_0 > 0: the angle of y_a + i y_b
             angles.append(np.abs(np.angle(np.exp(1j * (read - np.angle(truth[peers[alone]]))))))
             if per_round < 2:
                 continue
             both = present & ranked
-            offsets = _part(context, results[round_ * per_round + 1], 0)[: len(peers)]
+            offsets, product = (
+                part[: len(peers)] for part in parts.read(results[round_ * per_round + 1], 0, 1)
+            )
             low, high = setting.thresholds[2:4]  # both above 0: each factor times it
             factors = -(offsets.real / low + 1j * offsets.imag / high)
-            product = _part(context, results[round_ * per_round + 1], 1)[: len(peers)]
             coordinate = 2 * np.conj(product[both] / factors[both])
             wanted = truth[peers[both]]
             relative.append(np.abs(coordinate - wanted) / np.abs(wanted))
@@ -221,19 +224,32 @@ def _refused(context: Any, sent: list[list[bytes]]) -> bool:
     return False
 
 
-def _part(context: Any, ciphertext: Any, which: int) -> np.ndarray:
-    """Polynomial `which` of a returned ciphertext decoded as a plaintext at its scale: as a
-    ciphertext (part, 0), which any secret key decrypts to its first polynomial."""
-    from tenseal import sealapi
+class _Parts:
+    """The polynomials of returned ciphertexts, each decoded as a plaintext at its
+    ciphertext's scale: as a ciphertext (part, 0), which any secret key decrypts to it."""
 
-    saved = dumped(ciphertext)
-    words = packed_ciphertexts.coefficients(saved)
-    alone = np.zeros_like(words)
-    alone[0] = words[which]
-    lone = loaded(scoring.Ciphertext, context, packed_ciphertexts.with_coefficients(saved, alone))
-    plain = sealapi.Plaintext()
-    sealapi.Decryptor(context, sealapi.KeyGenerator(context).secret_key()).decrypt(lone, plain)
-    return np.asarray(sealapi.CKKSEncoder(context).decode_complex(plain))
+    def __init__(self, context: Any) -> None:
+        from tenseal import sealapi
+
+        self.context = context
+        self.decryptor = sealapi.Decryptor(context, sealapi.KeyGenerator(context).secret_key())
+        self.encoder = sealapi.CKKSEncoder(context)
+
+    def read(self, ciphertext: Any, *which: int) -> list[np.ndarray]:
+        """Polynomials `which` (0: c0, 1: c1) of `ciphertext`, decoded."""
+        from tenseal import sealapi
+
+        saved = dumped(ciphertext)
+        words = packed_ciphertexts.coefficients(saved)
+        decoded = []
+        for part in which:
+            alone = np.zeros_like(words)
+            alone[0] = words[part]
+            rewritten = packed_ciphertexts.with_coefficients(saved, alone)
+            plain = sealapi.Plaintext()
+            self.decryptor.decrypt(loaded(scoring.Ciphertext, self.context, rewritten), plain)
+            decoded.append(np.asarray(self.encoder.decode_complex(plain)))
+        return decoded
 
 
 def _rewritten(saved: bytes, offsets: list[int], second: int) -> bytes:

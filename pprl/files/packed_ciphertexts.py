@@ -99,7 +99,7 @@ def coefficients(saved: bytes, at: int = 0) -> np.ndarray:
     as one, whose save begins at `at` in SEAL's bytes `saved` (a key set's keys lie within
     it): for a tool that reads or writes one word by word (`pprl.bench.crafted_keys_attack`)."""
     raw = uncompressed(saved)
-    stored, degree, primes = _shape(raw[at:])
+    stored, degree, primes = _shape(raw, at)
     count = stored * primes * degree
     words = np.frombuffer(raw, dtype="<u8", count=count, offset=at + _PREFIX)
     return words.reshape(stored, primes, degree).copy()
@@ -109,7 +109,7 @@ def with_coefficients(saved: bytes, words: np.ndarray, at: int = 0) -> bytes:
     """SEAL's bytes of `saved`, uncompressed, with the coefficients of the save at `at`
     replaced by `words` (of the shape `coefficients` gives)."""
     raw = bytearray(uncompressed(saved))
-    stored, degree, primes = _shape(bytes(raw[at:]))
+    stored, degree, primes = _shape(raw, at)
     if words.shape != (stored, primes, degree):
         raise ValueError("coefficients of another shape than the save holds")
     start = at + _PREFIX
@@ -146,14 +146,14 @@ def key_set_offsets(saved: bytes) -> list[int]:
 def stored_polynomials(saved: bytes, at: int = 0) -> int:
     """How many polynomials the ciphertext (or key saved as one) at `at` stores: one for a
     seeded one, whose second SEAL draws from the seed after it."""
-    return _shape(uncompressed(saved)[at:])[0]
+    return _shape(uncompressed(saved), at)[0]
 
 
-def _shape(raw: bytes) -> tuple[int, int, int]:
-    """(stored polynomials, ring degree, primes) from SEAL's bytes, checked against the
-    coefficient count."""
-    size, degree, primes = struct.unpack_from("<QQQ", raw, _POLYNOMIALS)
-    (count,) = struct.unpack_from("<Q", raw, _COUNT)
+def _shape(raw: bytes | bytearray, at: int = 0) -> tuple[int, int, int]:
+    """(stored polynomials, ring degree, primes) of the save at `at` in SEAL's bytes, checked
+    against the coefficient count."""
+    size, degree, primes = struct.unpack_from("<QQQ", raw, at + _POLYNOMIALS)
+    (count,) = struct.unpack_from("<Q", raw, at + _COUNT)
     if degree == 0 or primes == 0 or count % (degree * primes):
         raise ValueError("a coefficient count that does not fit the ciphertext's shape")
     stored = count // (degree * primes)

@@ -46,7 +46,7 @@ def smash(ctx: RunContext, run_id: str, keys: Sequence[Sequence[str]], context: 
     rng = ctx.randomness.generator(SEALED_JOIN)
     method = ctx.agreement(run_id).method
     group = group_size(method.sealed_keys)
-    buckets = len(session.setting(method.sealed_crypto, method.sealed_thresholds).thresholds) + 1
+    buckets = len(session.thresholds(method.sealed_thresholds)) + 1
     entries = hidden_join.with_checks(hidden_join.entries(keys, rng, group), buckets, rng)
     blinder = Blinder()
     counts, values = session.blinded_rows(blinder, context, entries.keys)
