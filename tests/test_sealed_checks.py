@@ -40,6 +40,13 @@ def test_checks_are_a_share_of_the_entries_of_rows_that_keep_another():
     # The keys and rows are the entries' own: nothing the evaluator sees changes.
     assert checked.keys == entries.keys and np.array_equal(checked.rows, entries.rows)
     assert np.all(hidden_join.entries([["a"], ["b"]], rng).check_buckets == -1)
+    # Few entries, few checks: never more than CHECK_MOST_SHARE of them.
+    few = hidden_join.with_checks(_entries(60, rng), BUCKETS, rng)
+    assert (
+        1
+        <= np.count_nonzero(few.check_buckets >= 0)
+        <= np.ceil(hidden_join.CHECK_MOST_SHARE * len(few))
+    )
     # A row with one entry keeps it: with no row of two, no checks.
     alone = hidden_join.with_checks(hidden_join.entries([["a"], ["b"], []], rng), BUCKETS, rng)
     assert np.all(alone.check_buckets == -1)
@@ -79,21 +86,21 @@ def test_a_check_slot_in_another_bucket_is_refused_and_passing_ones_are_never_na
 
 
 def _scored(evaluator_returns: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A hidden join's slots scored under CKKS: 600 entries of 400 scorer rows, each joined
-    with 0-3 of 500 evaluator rows, checks made, the evaluator honest or returning other
+    """A hidden join's slots scored under CKKS: 4,000 entries of 2,000 scorer rows, each
+    joined with 0-3 of 2,500 evaluator rows, checks made, the evaluator honest or returning other
     ciphertexts ("all": an encryption of its own values in every one; "half": in half the
     slots, its computation in the rest). Returns the slots' entries, checks and buckets."""
     rng = np.random.default_rng(3)
-    keys = [[f"k{row}", f"j{rng.integers(200)}"] for row in range(400)]
+    keys = [[f"k{row}", f"j{rng.integers(200)}"] for row in range(2000)]
     entries = hidden_join.with_checks(hidden_join.entries(keys, rng), BUCKETS, rng)
     counts = rng.integers(0, 4, len(entries))
     join = hidden_join.Join(
-        np.concatenate([[0], np.cumsum(counts)]), rng.integers(0, 500, counts.sum())
+        np.concatenate([[0], np.cumsum(counts)]), rng.integers(0, 2500, counts.sum())
     )
     slots = hidden_join.slot_pairs(join.counts())
     width = 8
-    x, c = rng.normal(size=(400, width)) / 3, rng.normal(size=400) * 3
-    y = rng.normal(size=(500, width)) / 3
+    x, c = rng.normal(size=(2000, width)) / 3, rng.normal(size=2000) * 3
+    y = rng.normal(size=(2500, width)) / 3
     checks = entries.check_buckets
     scores = hidden_join.check_scores(checks, SETTING.thresholds)
     fx, fc, _ = hidden_join.check_forms(x, c, None, entries.rows, scores)

@@ -53,9 +53,12 @@ from pprl.protocol.sealed.recipes import entry_groups, fallback_key, grouped_key
 PAD = "pad|"
 
 
-# Of a scorer's entries, the share made checks (`with_checks`), and at least this many.
+# Of a scorer's entries, the share made checks (`with_checks`), at least this many, but never
+# more than the last share: on a few hundred entries 32 checks would take a fifth of them,
+# and with them pairs only their keys join, while so few slots give an evaluator few signs.
 CHECK_SHARE = 0.0025
 CHECK_LEAST = 32
+CHECK_MOST_SHARE = 0.01
 
 
 @dataclass(frozen=True)
@@ -108,7 +111,8 @@ def entries(
 
 def with_checks(entries: Entries, buckets: int, rng: np.random.Generator) -> Entries:
     """`entries` with some made checks of the evaluator: CHECK_SHARE of them (at least
-    CHECK_LEAST), each of a row that has another entry, drawn at random. A check entry's key
+    CHECK_LEAST, at most CHECK_MOST_SHARE), each of a row that has another entry, drawn at
+    random. A check entry's key
     travels as any other (it is one of the row's keys, so the evaluator cannot tell it
     apart), but its slots are scored on no vector: the scorer encrypts zeros and a constant
     in the middle of a bucket it draws from the `buckets` (`check_forms`), so that every
@@ -118,7 +122,8 @@ def with_checks(entries: Entries, buckets: int, rng: np.random.Generator) -> Ent
     rows = entries.rows
     per_row = np.bincount(rows) if len(rows) else np.zeros(0, dtype=np.int64)
     eligible = np.flatnonzero(per_row[rows] >= 2) if len(rows) else np.zeros(0, dtype=np.int64)
-    count = min(len(eligible), max(CHECK_LEAST, math.ceil(CHECK_SHARE * len(rows))))
+    wanted = max(CHECK_LEAST, math.ceil(CHECK_SHARE * len(rows)))
+    count = min(len(eligible), wanted, math.ceil(CHECK_MOST_SHARE * len(rows)))
     checks = np.full(len(rows), -1, dtype=np.int64)
     chosen = rng.choice(eligible, size=count, replace=False)
     checks[chosen] = rng.integers(0, buckets, size=count)
