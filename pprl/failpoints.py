@@ -10,6 +10,10 @@ nothing.
     PPRL_FAILPOINT=disk-full:<file>     writing that artifact fails with ENOSPC
     PPRL_FAILPOINT=stop-after-read:<file>  SIGSTOP itself once AGREE has read that input
                                         (the records), so a test can change the file then
+    PPRL_FAILPOINT=tamper-scores        as the evaluator of the peer's sealed scores, return
+                                        fresh encryptions of values of its own in place of
+                                        its results (what a crafting evaluator sends), so a
+                                        test can see the peer's checks catch it
 
 Several, separated by commas, arm each of them (stop-after:agree,stop-after:train). Each fires
 once per process.
@@ -61,3 +65,8 @@ def mid_stream() -> None:
 def before_write(file_name: str) -> None:
     if _take(f"disk-full:{file_name}"):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), file_name)
+
+
+def tamper_scores() -> bool:
+    """Whether this evaluation's results are to be replaced by values of this daemon's own."""
+    return _take("tamper-scores")

@@ -12,8 +12,9 @@ import grpc
 import numpy as np
 import pytest
 
+from pprl.failpoints import FAILPOINT_ENV
 from pprl.files.sealed_bytes import dumped, dumped_ciphertext, loaded_ciphertext
-from pprl.party.local import Deployment, evaluate, read_truth
+from pprl.party.local import Deployment, evaluate, read_truth, start_daemon, stop_daemon
 from pprl.party.reasons import reason_of
 from pprl.party.storage.artifacts import (
     MODEL,
@@ -24,6 +25,7 @@ from pprl.party.storage.artifacts import (
     PEER_ENTRIES_TWICE,
     PEER_JOIN,
     PEER_KEYS_TWICE,
+    PEER_MATCHES,
     PEER_TENSOR,
 )
 from pprl.party.storage.state import run_dir
@@ -319,6 +321,26 @@ def test_bad_encrypted_scores_are_refused_with_their_reason(exchanged):
             error = _refusal(lambda m=messages: list(stub.peer.EvaluateScores(iter(m), timeout=60)))
             assert reason_of(error) == reason, (why, error.details())
             assert "not a ciphertext" not in error.details()
+
+
+def test_an_evaluator_returning_values_of_its_own_is_caught_under_the_keys_graph(
+    deploy, monkeypatch
+):
+    """Under the keys' graph, bob evaluating alice's pairs returns fresh encryptions of values
+    of his own (the tamper-scores failpoint): the pairs of alice's check rows decrypt to other
+    buckets than they must, and her MATCH fails with BAD_CIPHERTEXT before she keeps a match;
+    no match crosses."""
+    deployment = deploy(size=120, overlap=0.9, configure=_sealed())
+    stop_daemon(deployment, "bob")
+    monkeypatch.setenv(FAILPOINT_ENV, "tamper-scores")
+    start_daemon(deployment, "bob")
+    monkeypatch.delenv(FAILPOINT_ENV)
+    result = coordinate(deployment)
+    assert result.returncode != 0 and "MATCH failed" in result.stderr, result.stderr
+    assert "BAD_CIPHERTEXT" in result.stderr and "fail this party's checks" in result.stderr
+    assert "pairs this party can check decrypt to another bucket" in result.stderr
+    alice = deployment.parties["alice"].state_dir
+    assert not list(alice.rglob(OWN_MATCHES)) and not list(alice.rglob(PEER_MATCHES))
 
 
 def test_keys_that_join_few_true_pairs_stop_the_run_before_anything_is_sent(deploy):

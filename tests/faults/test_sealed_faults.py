@@ -12,12 +12,13 @@ from collections.abc import Iterator
 import pytest
 
 from pprl.party.local import PARTIES, Privacy
-from pprl.party.storage.artifacts import PEER_MATCHES
+from pprl.party.storage.artifacts import OWN_MATCHES, PEER_MATCHES, PEER_NAMED
 from pprl.party.storage.state import run_dir
 from tests.faults.test_faults import (
     KILLED,
     Pair,
     _resumed_equals,
+    _run_id,
     killed,
     killed_in_turn,
     pair_of,
@@ -56,4 +57,24 @@ def test_a_scorer_gone_mid_stream_is_a_clear_error_and_the_run_resumes(fresh, un
     for name in PARTIES:
         state = run_dir(fresh.deployment.parties[name].state_dir, run_id)
         assert not list(state.glob(f"{PEER_MATCHES}*"))  # no id crossed
+    _resumed_equals(fresh, undisturbed, run_id)
+
+
+def test_an_evaluator_returning_values_of_its_own_is_caught_before_anything_is_named(
+    fresh, undisturbed
+):
+    """Bob, evaluating alice's slots, returns fresh encryptions of values of his own in place
+    of his results (what an evaluator learning signs of her key would send; the tamper-scores
+    failpoint). Alice's check slots decrypt to other buckets than they must, so her MATCH
+    fails with BAD_CIPHERTEXT before she names a slot or keeps a match; the run resumed with
+    an honest bob links as the undisturbed one."""
+    fresh.restart("bob", failpoint="tamper-scores")
+    code, out, err = fresh.coordinate()
+    assert code != 0 and "MATCH failed" in err, err
+    assert "BAD_CIPHERTEXT" in err and "fail this party's checks" in err, err
+    run_id = _run_id(out)
+    alice, bob = (run_dir(fresh.deployment.parties[name].state_dir, run_id) for name in PARTIES)
+    assert not list(alice.glob(f"{OWN_MATCHES}*"))
+    assert not list(bob.glob(f"{PEER_NAMED}*"))  # no slot of alice's resolved
+    fresh.restart("bob")
     _resumed_equals(fresh, undisturbed, run_id)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pprl import failpoints
 from pprl.files.atomic import atomic_file
 from pprl.party.phases import sealed_hidden
 from pprl.party.phases.context import PhaseFailed, PhaseProgress, RunContext
@@ -34,14 +35,14 @@ from pprl.protocol.linkage import reflection
 from pprl.protocol.model import classifier
 from pprl.protocol.model.features import unit_vectors
 from pprl.protocol.own_training import mover_groups
-from pprl.protocol.sealed import hidden_join, linear_form, session
+from pprl.protocol.sealed import graph_checks, hidden_join, linear_form, session
 from pprl.protocol.sealed.blinding import POINT_BYTES, Blinder, BlindingError, returned, split
 from pprl.protocol.sealed.kernel_features import Exact, RandomFeatures
 from pprl.protocol.sealed.layout import Layout
 from pprl.protocol.sealed.parameters import CkksSetting
 from pprl.protocol.sealed.recipes import most_keys
 from pprl.protocol.sealed_exact import evaluator_plaintext, exact_entries
-from pprl.protocol.vectors.randomness import SEALED_SCORES
+from pprl.protocol.vectors.randomness import SEALED_CHECKS, SEALED_SCORES
 from pprl.wire.v1 import linkage_pb2 as pb
 
 
@@ -170,10 +171,19 @@ def match(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
             "scoring them under encryption"
         )
     else:
+        # Some rows' slots scored on constants of this party's own: checks of the peer's
+        # results, their pairs left to the peer's classifier.
+        graph = graph_checks.drawn(
+            pairs, len(ckks.thresholds) + 1, ctx.randomness.generator(SEALED_CHECKS)
+        )
+        placed, x, c, alternative = graph_checks.with_check_rows(
+            placed, x, c, alternative, graph, ckks.thresholds
+        )
         share = len(pairs) / max(1, n_own * n_peer)
         said = (
             f"{len(pairs):,} candidate pairs ({share:.3%} of all) share a blinded key; scoring "
-            f"them under encryption with {peer.peer}"
+            f"them under encryption with {peer.peer} ({len(graph.rows):,} of this party's "
+            "rows checks of its results, their pairs left to its classifier)"
         )
     progress(0, placed.batches, "batches", said)
     from pprl.files.sealed_bytes import dumped, dumped_ciphertext, loaded_ciphertext
@@ -211,15 +221,17 @@ def match(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
         ) from None
     ctx.store.add_counter(run_id, "bytes_sent", sent)
     buckets = counted.count
-    if hidden:
-        try:
-            buckets = hidden_join.checked(pairs[:, 0], checks, buckets)
-        except ValueError as error:
-            raise PhaseFailed(
-                f"{peer.peer}'s scores fail this party's checks, so nothing is named: {error}",
-                reason=pb.BAD_CIPHERTEXT,
-            ) from None
-    accepted = int(np.count_nonzero(buckets > 0))
+    try:
+        if hidden:
+            buckets = ranks = hidden_join.checked(pairs[:, 0], checks, buckets)
+        else:
+            ranks = graph_checks.verified(pairs, graph, buckets)
+    except ValueError as error:
+        raise PhaseFailed(
+            f"{peer.peer}'s scores fail this party's checks, so nothing is kept: {error}",
+            reason=pb.BAD_CIPHERTEXT,
+        ) from None
+    accepted = int(np.count_nonzero(ranks >= 1))  # a check's pair is not this party's
     if hidden:
         found, named = sealed_hidden.resolved_matches(
             ctx, run_id, peer, digest, pairs, entry_rows, counts, buckets, _first(ctx, run_id)
@@ -230,7 +242,7 @@ def match(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
             "one to one"
         )
     else:
-        found = session.one_to_one(pairs, buckets, _first(ctx, run_id), digest, method.assignment)
+        found = session.one_to_one(pairs, ranks, _first(ctx, run_id), digest, method.assignment)
         said = (
             f"this party's classifier accepts {accepted:,} of the {len(pairs):,} candidate "
             f"pairs; {len(found):,} one to one"
@@ -391,6 +403,7 @@ def evaluated(
     keys = evaluation_keys(context, public, conjugation)
     y = evaluation.y(widths)
     rng = ctx.randomness.generator(SEALED_SCORES)
+    tamper = failpoints.tamper_scores()
     for batch, received in batches:
         ciphertexts = [loaded_ciphertext(context, data, seeded=True) for data in received]
         results = scoring.evaluated_batch(
@@ -405,6 +418,8 @@ def evaluated(
             ratios,
             evaluation.live,
         )
+        if tamper:
+            results = scoring.replaced(context, keys, evaluation.ckks, results, rng)
         yield batch, [dumped_ciphertext(result, context) for result in results]
 
 

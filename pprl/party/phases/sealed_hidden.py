@@ -47,7 +47,8 @@ def smash(ctx: RunContext, run_id: str, keys: Sequence[Sequence[str]], context: 
     method = ctx.agreement(run_id).method
     group = group_size(method.sealed_keys)
     buckets = len(session.thresholds(method.sealed_thresholds)) + 1
-    entries = hidden_join.with_checks(hidden_join.entries(keys, rng, group), buckets, rng)
+    entries = hidden_join.entries(keys, rng, group)
+    draws = hidden_join.check_draws(len(entries), buckets, rng)
     blinder = Blinder()
     counts, values = session.blinded_rows(blinder, context, entries.keys)
     with atomic_file(ctx.store.artifact_path(run_id, ENTRY_SECRET)) as tmp:
@@ -60,7 +61,8 @@ def smash(ctx: RunContext, run_id: str, keys: Sequence[Sequence[str]], context: 
             counts=counts,
             values=np.frombuffer(values, dtype=np.uint8),
             fallback=entries.fallback,
-            checks=entries.check_buckets,
+            check_uniforms=draws.uniforms,
+            check_buckets=draws.buckets,
         )
     total = sum(len(row) for row in keys)
     with atomic_file(ctx.store.artifact_path(run_id, KEY_ORDER)) as tmp, tmp.open("wb") as out:
@@ -77,8 +79,8 @@ def record_smash(ctx: RunContext, run_id: str, entries: int) -> None:
 def own_entries(ctx: RunContext, run_id: str, *names: str) -> tuple[np.ndarray, ...]:
     """The named arrays of this party's entries, read alone from one load: "rows" (each
     entry's row), "counts" (its values), "values" (the entries blinded once, flat bytes),
-    "fallback" (whether it is a fallback recipe's key), "checks" (the bucket a check entry's
-    slots must decrypt to, -1 for the others)."""
+    "fallback" (whether it is a fallback recipe's key), "check_uniforms" and "check_buckets"
+    (hidden_join.CheckDraws)."""
     with np.load(ctx.artifact(run_id, OWN_ENTRIES).path) as data:
         return tuple(data[name] for name in names)
 
@@ -109,9 +111,10 @@ def match_slots(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(the slot pairs (entry, slot number) to score, each entry's own row, the counts, each
     entry's check bucket or -1): the peer's counts per entry, checked against the entries
-    sent and its rows."""
-    rows, checks = own_entries(ctx, run_id, "rows", "checks")
+    sent and its rows, and the checks taken among the entries they join."""
+    rows, uniforms, buckets = own_entries(ctx, run_id, "rows", "check_uniforms", "check_buckets")
     counts = peer.join_counts(run_id, digest, len(rows), ctx.peer_rows(run_id) or 0)
+    checks = hidden_join.checks(rows, counts, hidden_join.CheckDraws(uniforms, buckets))
     return hidden_join.slot_pairs(counts), rows, counts, checks
 
 

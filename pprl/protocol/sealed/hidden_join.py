@@ -27,7 +27,7 @@ for one party's classifier (the scorer's), with the peer as the evaluator:
    bucket).
 
 Before it names any, the scorer checks the evaluator: a few of its entries were scored on a
-constant of its choosing instead of a vector (`with_checks`), so their slots must decrypt to
+constant of its choosing instead of a vector (`checks`), so their slots must decrypt to
 buckets only it knows (`checked`). An evaluator returning anything but its computation, to
 read the scorer's key in what the scorer names, fails them.
 
@@ -53,32 +53,24 @@ from pprl.protocol.sealed.recipes import entry_groups, fallback_key, grouped_key
 PAD = "pad|"
 
 
-# Of a scorer's entries, the share made checks (`with_checks`), at least this many, but never
-# more than the last share: on a few hundred entries 32 checks would take a fifth of them,
-# and with them pairs only their keys join, while so few slots give an evaluator few signs.
-CHECK_SHARE = 0.0025
+# Of a scorer's entries, the share made checks (`checks`), at least this many, but never
+# more than the last share: on a few hundred entries 32 checks would take a fifth of them.
+# A check entry costs its row only the pairs no other key of the row joins, and the more
+# checks, the fewer slots an evaluator can replace unnoticed (benchmarks/sealed_check_power.py;
+# docs/sealed.md, "Checks of the evaluator").
+CHECK_SHARE = 0.01
 CHECK_LEAST = 32
-CHECK_MOST_SHARE = 0.01
+CHECK_MOST_SHARE = 0.02
 
 
 @dataclass(frozen=True)
 class Entries:
     """The scoring party's entries, in the order it sends them: entry e holds the keys
     `keys[e]` of row `rows[e]` (one key, or a grouped recipe's keys padded to the agreed
-    size: recipes.entry_groups). Only the scorer holds `rows` and `checks`."""
+    size: recipes.entry_groups). Only the scorer holds `rows`."""
 
     rows: np.ndarray  # (E,) own row of each entry
     keys: list[tuple[str, ...]]  # (E,) each entry's keys, before blinding
-    # (E,) for an entry made a check (`with_checks`), the bucket its slots must decrypt to;
-    # -1 for the others. None: no checks.
-    checks: np.ndarray | None = None
-
-    @property
-    def check_buckets(self) -> np.ndarray:
-        """(E,) each entry's check bucket, -1 where it is none."""
-        if self.checks is None:
-            return np.full(len(self.keys), -1, dtype=np.int64)
-        return self.checks
 
     @property
     def fallback(self) -> np.ndarray:
@@ -109,25 +101,59 @@ def entries(
     return Entries(np.asarray(rows, dtype=np.int64)[order], [keys[i] for i in order.tolist()])
 
 
-def with_checks(entries: Entries, buckets: int, rng: np.random.Generator) -> Entries:
-    """`entries` with some made checks of the evaluator: CHECK_SHARE of them (at least
-    CHECK_LEAST, at most CHECK_MOST_SHARE), each of a row that has another entry, drawn at
-    random. A check entry's key
-    travels as any other (it is one of the row's keys, so the evaluator cannot tell it
-    apart), but its slots are scored on no vector: the scorer encrypts zeros and a constant
-    in the middle of a bucket it draws from the `buckets` (`check_forms`), so that every
-    slot of it must decrypt to that bucket whatever the evaluator's rows. An evaluator that
-    returns anything but its computation in a share f of the slots misses a check in about
-    that share of the check slots (`checked`). The row loses the pairs only that key joins."""
-    rows = entries.rows
-    per_row = np.bincount(rows) if len(rows) else np.zeros(0, dtype=np.int64)
-    eligible = np.flatnonzero(per_row[rows] >= 2) if len(rows) else np.zeros(0, dtype=np.int64)
-    wanted = max(CHECK_LEAST, math.ceil(CHECK_SHARE * len(rows)))
-    count = min(len(eligible), wanted, math.ceil(CHECK_MOST_SHARE * len(rows)))
-    checks = np.full(len(rows), -1, dtype=np.int64)
-    chosen = rng.choice(eligible, size=count, replace=False)
-    checks[chosen] = rng.integers(0, buckets, size=count)
-    return dataclasses.replace(entries, checks=checks)
+@dataclass(frozen=True)
+class CheckDraws:
+    """What the scorer draws for its checks when it makes its entries, before the evaluator's
+    counts: a uniform number and a bucket for each entry. Which become checks waits for the
+    counts (`checks`): an entry no row of the evaluator's holds has no slot to check, and an
+    entry is taken with a chance that grows with its slots."""
+
+    uniforms: np.ndarray  # (E,) in (0, 1]
+    buckets: np.ndarray  # (E,) the bucket each entry's slots would decrypt to as a check
+
+
+def check_draws(entries: int, buckets: int, rng: np.random.Generator) -> CheckDraws:
+    return CheckDraws(1.0 - rng.random(entries), rng.integers(0, buckets, size=entries))
+
+
+def weighted_sample(uniforms: np.ndarray, weights: np.ndarray, count: int) -> np.ndarray:
+    """The indices of `count` items drawn one after another without replacement, each with a
+    chance proportional to its weight among those left (Efraimidis and Spirakis: the largest
+    u^(1/w)); items of weight 0 never."""
+    with np.errstate(divide="ignore"):
+        priority = np.where(weights > 0, np.log(uniforms) / np.maximum(weights, 1e-300), -np.inf)
+    count = min(count, int(np.count_nonzero(weights > 0)))
+    return np.argsort(-priority, kind="stable")[:count]
+
+
+def checks(
+    rows: np.ndarray,
+    counts: np.ndarray,
+    draws: CheckDraws,
+    share: float = CHECK_SHARE,
+    most_share: float = CHECK_MOST_SHARE,
+) -> np.ndarray:
+    """(E,) the bucket each check entry's slots must decrypt to, -1 for the others: `share` of
+    the entries (at least CHECK_LEAST, at most `most_share`), drawn among the entries the
+    evaluator's rows hold (`counts`) whose row has another entry they hold, each with a chance
+    proportional to its slots, so that every slot an evaluator replaces risks a check alike
+    and replacing the largest entries first buys it nothing. A check entry's key travelled as
+    any other (it is one of the row's keys, so the evaluator cannot tell it apart), but its
+    slots are scored on no vector: the scorer encrypts zeros and a constant in the middle of
+    its drawn bucket (`check_forms`), so that every slot of it must decrypt to that bucket
+    whatever the evaluator's rows (`checked`). The row loses the pairs only that key joins,
+    and keeps a key the evaluator's rows hold."""
+    made = np.full(len(rows), -1, dtype=np.int64)
+    if not len(rows):
+        return made
+    held = counts > 0
+    per_row = np.bincount(rows, weights=held, minlength=int(rows.max()) + 1)
+    eligible = held & (per_row[rows] >= 2)
+    wanted = max(CHECK_LEAST, math.ceil(share * len(rows)))
+    count = min(wanted, math.ceil(most_share * len(rows)))
+    chosen = weighted_sample(draws.uniforms, np.where(eligible, counts, 0), count)
+    made[chosen] = draws.buckets[chosen]
+    return made
 
 
 def check_scores(checks: np.ndarray, thresholds: Sequence[float]) -> np.ndarray:

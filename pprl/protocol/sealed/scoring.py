@@ -260,6 +260,30 @@ def evaluated_batch(
     return results
 
 
+def replaced(
+    context: Any,
+    keys: EvaluationKeys,
+    setting: CkksSetting,
+    results: Sequence[Any],
+    rng: np.random.Generator,
+) -> list[Any]:
+    """Fresh encryptions under the scorer's key of values drawn here, one at each result's
+    level and scale, in its place: what an evaluator that does not compute returns (a
+    daemon's tamper-scores failpoint), of the size an honest result decrypts to, so that only
+    the scorer's checks (hidden_join.checked) can tell."""
+    tools = _Tools(context, keys, setting)
+    bound = 2.0 ** setting.factor_bits[1] * max(abs(t) for t in setting.thresholds)
+    return [
+        tools.encrypted(
+            rng.uniform(-bound, bound, setting.slots)
+            + 1j * rng.uniform(-bound, bound, setting.slots),
+            result.parms_id(),
+            result.scale,
+        )
+        for result in results
+    ]
+
+
 class _Tools:
     """The evaluator's SEAL objects for one batch: an encoder, an evaluator, an encryptor
     under the peer's public key and its conjugation key."""
@@ -327,7 +351,7 @@ class _Tools:
             data = self.context.get_context_data(score.parms_id())
             dropped = data.parms().coeff_modulus()[-1].value()
             parms_id = data.next_context_data().parms_id()
-            return self._flooding(noise, parms_id, score.scale * factor_scale / dropped)
+            return self.encrypted(noise, parms_id, score.scale * factor_scale / dropped)
         shifted = seal.Ciphertext()
         multiplier = self._plain(factors.tolist(), score.parms_id(), factor_scale)
         self.evaluator.multiply_plain(score, multiplier, shifted)
@@ -336,15 +360,15 @@ class _Tools:
             offset = self._plain(offsets.tolist(), shifted.parms_id(), shifted.scale)
             self.evaluator.sub_plain_inplace(shifted, offset)
         self.evaluator.add_inplace(
-            shifted, self._flooding(noise, shifted.parms_id(), shifted.scale)
+            shifted, self.encrypted(noise, shifted.parms_id(), shifted.scale)
         )
         return shifted
 
-    def _flooding(self, noise: np.ndarray, parms_id: Any, scale: float) -> Any:
-        """A fresh encryption of the noise under the peer's public key."""
-        flooding = seal.Ciphertext()
-        self.encryptor.encrypt(self._plain(noise.tolist(), parms_id, scale), flooding)
-        return flooding
+    def encrypted(self, values: np.ndarray, parms_id: Any, scale: float) -> Any:
+        """A fresh encryption of `values` under the peer's public key."""
+        fresh = seal.Ciphertext()
+        self.encryptor.encrypt(self._plain(values.tolist(), parms_id, scale), fresh)
+        return fresh
 
 
 def _flood(rng: np.random.Generator, slots: int, bits: int) -> np.ndarray:

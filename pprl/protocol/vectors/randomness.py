@@ -29,6 +29,8 @@ SEALED_SCORES = "sealed scores"
 # The hidden join's secret orders: of the key entries, of the rows' keys as sent, of each
 # entry's rows in its slots.
 SEALED_JOIN = "sealed join"
+# The keys' graph's checks of the evaluator: which rows, and their buckets.
+SEALED_CHECKS = "sealed checks"
 
 
 def secret_generator() -> np.random.Generator:
