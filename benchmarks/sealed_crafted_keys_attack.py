@@ -3,9 +3,9 @@ public key (zeros) and its conjugation key, against the evaluator: how closely i
 evaluator's plaintext coordinates out of the returned ciphertexts, before the evaluator
 required seeded ciphertexts (the crafted ones handed to the evaluation) and with seeded ones
 under the same crafted keys; and whether the evaluator's reading refuses the ciphertexts and
-the conjugation key sent (pprl.bench.crafted_keys_attack).
+the public and conjugation keys sent (pprl.bench.crafted_keys_attack).
 
-    python benchmarks/sealed_crafted_keys_attack.py --size 5000 --pairs 20000 --width 64 \
+    python benchmarks/sealed_crafted_keys_attack.py --size 5000 --pairs 6000 --width 64 \
         --json docs/results/sealed_crafted_keys_attack.json
 """
 

@@ -25,12 +25,13 @@ def test_crafted_ciphertexts_and_keys_read_the_evaluators_coordinates() -> None:
     # threshold 0's factor is drawn, the coordinate itself to 1% where every factor is.
     assert read.angle_error_median < 1e-5
     assert read.relative_error_median < 0.01
-    assert refused.ciphertexts and refused.conjugation_key  # as the evaluator reads them
+    # As the evaluator reads them: every crafted part refused on its own.
+    assert refused.ciphertexts and refused.conjugation_key and refused.public_key
 
 
 def test_seeded_ciphertexts_read_nothing_under_the_same_crafted_keys() -> None:
     read, refused = attack(SIZE, PAIRS, WIDTH, seeded=True, rng=np.random.default_rng(3))
-    assert not refused.ciphertexts and refused.conjugation_key
+    assert not refused.ciphertexts and refused.conjugation_key and refused.public_key
     # A guess's angle is off by pi / 2 on the median, its coordinate by its whole size.
     assert read.angle_error_median > 1.0
     assert read.relative_error_median > 0.5
@@ -65,3 +66,26 @@ def test_coefficients_rewritten_as_they_were_give_the_same_ciphertext() -> None:
     assert dumped(loaded(scoring.Ciphertext, keys.context, again)) == dumped(whole)
     with pytest.raises(ValueError, match="another shape"):
         packed_ciphertexts.with_coefficients(saved, words[:1])
+
+
+def test_a_public_key_with_a_polynomial_near_zero_is_refused() -> None:
+    """An honest public key's polynomials are uniform modulo each prime; one of them zero, or
+    small values (a key for the secret 0: its error alone), is refused."""
+    setting = scoring.CkksSetting()
+    keys = scoring.secret_keys(setting)
+    context = scoring.seal_context(setting)
+    conjugation = dumped(keys.conjugation)
+    saved = dumped(keys.public)
+    assert evaluation_keys(context, saved, conjugation) is not None
+    words = packed_ciphertexts.coefficients(saved)
+    primes = [q.value() for q in context.key_context_data().parms().coeff_modulus()]
+    rng = np.random.default_rng(4)
+    small = rng.integers(-20, 21, words.shape[2])
+    for which, values in ((0, 0), (1, 0), (0, small)):
+        crafted = words.copy()
+        for j, prime in enumerate(primes):
+            crafted[which, j] = np.asarray(values, dtype=np.int64) % prime
+        public = packed_ciphertexts.with_coefficients(saved, crafted)
+        loaded(scoring.PublicKey, context, public)  # SEAL itself reads it
+        with pytest.raises(ValueError, match="public key's polynomials are not spread"):
+            evaluation_keys(context, public, conjugation)

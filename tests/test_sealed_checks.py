@@ -124,6 +124,23 @@ def _scored(evaluator_returns: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     placed = hidden_join.every_slot_ranked(
         session.score_layout(slots, SETTING, SETTING.ciphertexts(width + 1))
     )
+    theirs = hidden_join.evaluator_layout(placed, join)
+    buckets = _round_trip(fx, fc, placed, theirs, y, evaluator_returns, len(slots), rng)
+    return slots[:, 0], checks, buckets
+
+
+def _round_trip(
+    fx: np.ndarray,
+    fc: np.ndarray,
+    placed: Any,
+    theirs: Any,
+    y: np.ndarray,
+    evaluator_returns: str,
+    pairs: int,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """The buckets the scorer decrypts: its forms encrypted in its layout, seeded on the wire,
+    evaluated in the evaluator's, honestly or replaced (`_tampered`)."""
     keys_ = scoring.secret_keys(SETTING)
     sent = [
         [
@@ -133,14 +150,12 @@ def _scored(evaluator_returns: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]
         for batch in scoring.encrypted_batches(keys_, fx, fc, placed)
     ]
     held = evaluation_keys(keys_.context, dumped(keys_.public), dumped(keys_.conjugation))
-    theirs = hidden_join.evaluator_layout(placed, join)
     returned = scoring.evaluate(keys_.context, held, sent, y, theirs, SETTING, rng)
     if evaluator_returns != "honest":
         returned = [
             [_tampered(keys_, item, evaluator_returns, rng) for item in b] for b in returned
         ]
-    buckets = scoring.buckets(keys_, returned, placed, len(slots))
-    return slots[:, 0], checks, buckets
+    return scoring.buckets(keys_, returned, placed, pairs)
 
 
 def _tampered(keys: scoring.SecretKeys, ciphertext: Any, how: str, rng: np.random.Generator):
@@ -260,21 +275,7 @@ def _graph_scored(
     placed = session.score_layout(pairs, SETTING, SETTING.ciphertexts(width + 1))
     checks = graph_checks.drawn(pairs, BUCKETS, rng)
     moved, fx, fc, _ = graph_checks.with_check_rows(placed, x, c, None, checks, SETTING.thresholds)
-    keys_ = scoring.secret_keys(SETTING)
-    sent = [
-        [
-            loaded_ciphertext(keys_.context, dumped_ciphertext(item, keys_.context), seeded=True)
-            for item in batch
-        ]
-        for batch in scoring.encrypted_batches(keys_, fx, fc, moved)
-    ]
-    held = evaluation_keys(keys_.context, dumped(keys_.public), dumped(keys_.conjugation))
-    returned = scoring.evaluate(keys_.context, held, sent, y, placed, SETTING, rng)
-    if evaluator_returns != "honest":
-        returned = [
-            [_tampered(keys_, item, evaluator_returns, rng) for item in b] for b in returned
-        ]
-    return pairs, checks, scoring.buckets(keys_, returned, moved, len(pairs))
+    return pairs, checks, _round_trip(fx, fc, moved, placed, y, evaluator_returns, len(pairs), rng)
 
 
 def test_an_honest_evaluator_passes_every_graph_check_under_ckks():

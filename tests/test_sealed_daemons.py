@@ -12,6 +12,7 @@ import grpc
 import numpy as np
 import pytest
 
+from pprl.bench.crafted_keys_attack import crafted_keys
 from pprl.failpoints import FAILPOINT_ENV
 from pprl.files.sealed_bytes import dumped, dumped_ciphertext, loaded_ciphertext
 from pprl.party.local import Deployment, evaluate, read_truth, start_daemon, stop_daemon
@@ -270,6 +271,11 @@ def test_bad_encrypted_scores_are_refused_with_their_reason(exchanged):
         "unreadable public key": ([changed(public_key=b"junk")], pb.BAD_CIPHERTEXT),
         "other parameters": (
             [changed(public_key=dumped(scoring.secret_keys(other).public))],
+            pb.BAD_CIPHERTEXT,
+        ),
+        # SEAL reads it, but its encryptions would add no mask (pprl.bench.crafted_keys_attack).
+        "a public key of zeros": (
+            [changed(public_key=crafted_keys(context)[0])],
             pb.BAD_CIPHERTEXT,
         ),
         "no conjugation key": ([changed(conjugation_key=b"")], pb.BAD_CIPHERTEXT),

@@ -167,6 +167,7 @@ class Refusals:
 
     ciphertexts: bool
     conjugation_key: bool
+    public_key: bool
 
 
 def attack(
@@ -200,7 +201,12 @@ def attack(
         loaded(scoring.ConjugationKey, context, conjugation),
     )
     returned = scoring.evaluate(context, held, received, y, placed, ckks, rng)
-    refused = Refusals(_refused(context, sent), _keys_refused(context, public, conjugation))
+    honest = scoring.secret_keys(ckks)  # each crafted key beside an honest one of the other
+    refused = Refusals(
+        _refused(context, sent),
+        _keys_refused(context, dumped(honest.public), conjugation),
+        _keys_refused(context, public, dumped(honest.conjugation)),
+    )
     return reading(context, ckks, placed, returned, y, target=0), refused
 
 

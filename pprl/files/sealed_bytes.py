@@ -13,7 +13,8 @@ The evaluator reads a fresh ciphertext, and the conjugation key, only in that se
 public and a conjugation key crafted to match (near zero), a scoring party reads the
 evaluator's plaintext coordinates out of the returned ciphertexts, flooding or not
 (`pprl.bench.crafted_keys_attack`); drawn by SEAL from a seed, that polynomial is
-pseudo-random and the attack does not apply.
+pseudo-random and the attack does not apply. A public key cannot be sent seeded; one with a
+polynomial of zeros or small values is refused (`evaluation_keys`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from pprl.files import packed_ciphertexts
 
@@ -112,7 +115,36 @@ def evaluation_keys(context: Any, public: bytes, conjugation: bytes) -> Evaluati
             ) from None
     if not _seeded_key_set(conjugation):
         raise ValueError("the conjugation key must be sent seeded, as SEAL makes it")
+    if not _spread(context, public):
+        raise ValueError(
+            "the public key's polynomials are not spread over their primes as a key's are"
+        )
     return scoring.EvaluationKeys(*held)
+
+
+# An honest public key's two polynomials are uniform modulo each prime (the second drawn at
+# random, the first the second times the secret key plus a small error), so about 1
+# coefficient in 512 lies within a 1,024th of its prime of 0. A polynomial of zeros or of
+# small values (the crafted-keys attack's public key of zeros left the flooding's second
+# polynomial unmasked) has nearly all of them there.
+_NEAR_ZERO = 1 / 1024
+_MOST_NEAR_ZERO = 0.02
+
+
+def _spread(context: Any, saved: bytes) -> bool:
+    """Whether each polynomial of a public key SEAL loaded holds at most _MOST_NEAR_ZERO of
+    its coefficients near 0 modulo each prime. It does not show the key was made honestly,
+    only that it is not one of the degenerate keys measured."""
+    words = packed_ciphertexts.coefficients(saved)
+    primes = [q.value() for q in context.key_context_data().parms().coeff_modulus()]
+    if words.shape[1] != len(primes):
+        return False
+    for j, prime in enumerate(primes):
+        part = words[:, j, :]
+        near = np.minimum(part, np.uint64(prime) - part) < np.uint64(int(prime * _NEAR_ZERO))
+        if np.any(near.mean(axis=1) > _MOST_NEAR_ZERO):
+            return False
+    return True
 
 
 def _seeded_key_set(saved: bytes) -> bool:

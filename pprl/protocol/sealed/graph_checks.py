@@ -14,8 +14,9 @@ before anything is kept.
 A check row's pairs are not scored by the scorer's classifier, so it accepts them below
 every pair it scored: such a pair links exactly when the peer's own classifier accepts it
 (the link needs both parties' acceptance) and no pair the scorer scored competes for its
-rows. Dropping them instead would lose true pairs: under the graph join most candidates are
-true pairs (FEBRL4's ten fields: about one candidate a row).
+rows; of a check row's several candidates it keeps one by the shared tie order. Dropping
+them instead would lose true pairs: under the graph join most candidates are true pairs
+(FEBRL4's ten fields: about one candidate a row).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pprl.protocol.sealed.hidden_join import check_forms, check_scores, weighted_sample
+from pprl.protocol.sealed.hidden_join import check_forms, check_scores, met, weighted_sample
 from pprl.protocol.sealed.layout import Layout, conflicted
 from pprl.protocol.sealed.linear_form import Alternative
 
@@ -99,15 +100,7 @@ def due(pairs: np.ndarray, checks: GraphChecks) -> np.ndarray:
 
 def verified(pairs: np.ndarray, checks: GraphChecks, buckets: np.ndarray) -> np.ndarray:
     """(P,) the scores the one-to-one step ranks: each pair's bucket, a check row's pair
-    UNSCORED. ValueError when a check row's pair decrypted to another bucket than it must,
-    naming how many of how many (the evaluator returned something other than its
-    computation)."""
-    must = due(pairs, checks)
-    held = must >= 0
-    wrong = held & (buckets != must)
-    if wrong.any():
-        raise ValueError(
-            f"{int(wrong.sum()):,} of the {int(held.sum()):,} pairs this party can check "
-            "decrypt to another bucket than they must"
-        )
+    UNSCORED. ValueError when a check row's pair decrypted to another bucket than it must
+    (hidden_join.met)."""
+    held = met(due(pairs, checks), buckets, "pairs")
     return np.where(held, UNSCORED, buckets.astype(np.float64))

@@ -189,17 +189,23 @@ def check_forms(
 
 def checked(slot_entries: np.ndarray, checks: np.ndarray, buckets: np.ndarray) -> np.ndarray:
     """The slots' buckets with the check slots' set to 0 (never named, never linked);
-    ValueError when a check slot decrypted to another bucket than its entry's, naming how
-    many of how many (the evaluator returned something other than its computation)."""
-    due = checks[slot_entries]
+    ValueError when a check slot decrypted to another bucket than its entry's (`met`)."""
+    held = met(checks[slot_entries], buckets, "slots")
+    return np.where(held, 0, buckets)
+
+
+def met(due: np.ndarray, buckets: np.ndarray, what: str) -> np.ndarray:
+    """Where a check is due (`due` >= 0, the bucket it must decrypt to); ValueError when any
+    decrypted to another, naming how many of how many `what` (the evaluator returned
+    something other than its computation)."""
     held = due >= 0
     wrong = held & (buckets != due)
     if wrong.any():
         raise ValueError(
-            f"{int(wrong.sum()):,} of the {int(held.sum()):,} slots this party can check "
+            f"{int(wrong.sum()):,} of the {int(held.sum()):,} {what} this party can check "
             "decrypt to another bucket than they must"
         )
-    return np.where(held, 0, buckets)
+    return held
 
 
 @dataclass(frozen=True)
