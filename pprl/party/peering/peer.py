@@ -6,6 +6,7 @@ import math
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 import grpc
 import numpy as np
@@ -23,6 +24,7 @@ from pprl.wire.v1 import linkage_pb2 as pb
 from pprl.wire.v1 import linkage_pb2_grpc as rpc
 
 _RETRYABLE = {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.FAILED_PRECONDITION}
+_Reply = TypeVar("_Reply")
 
 
 # How long AGREE waits for the peer's agreement: its own inputs' checks, or, with automatic
@@ -59,6 +61,25 @@ class PeerClient:
                 pb.TIMED_OUT,
             )
         return PeerError(f"{action} {self.peer}: {describe(error)}", reason)
+
+    def _answer(self, action: str, call: Callable[[], _Reply]) -> _Reply:
+        """`call`, an idempotent request, made again while the peer cannot be reached, for up
+        to [peer] timeout_seconds. A channel that saw the peer down retries its connection only
+        after a backoff and fails calls at once meanwhile, so the first call of a phase resumed
+        after the peer's restart was refused though the peer was listening again
+        (tests/faults/test_sealed_faults.py, on a loaded machine)."""
+        unreachable_since: float | None = None
+        while True:
+            try:
+                return call()
+            except grpc.RpcError as error:
+                now = time.monotonic()
+                unreachable_since = unreachable_since or now
+                if error.code() != grpc.StatusCode.UNAVAILABLE or now - unreachable_since > (
+                    self.timeout
+                ):
+                    raise self._fail(action, error) from None
+            time.sleep(0.2)
 
     def agreement(
         self, run_id: str, wait_seconds: float = AGREEMENT_WAIT_SECONDS
@@ -251,10 +272,10 @@ class PeerClient:
         """Hidden join: per own entry, how many of the peer's rows hold its key; refused
         unless one per entry sent, none above the peer's rows."""
         request = pb.JoinCountsRequest(run_id=run_id, digest=digest)
-        try:
-            reply = self._stub.JoinCounts(request, timeout=self.timeout)
-        except grpc.RpcError as error:
-            raise self._fail("asking the join's counts of", error) from None
+        reply = self._answer(
+            "asking the join's counts of",
+            lambda: self._stub.JoinCounts(request, timeout=self.timeout),
+        )
         counts = np.asarray(reply.counts, dtype=np.int64)
         if len(counts) != entries or (len(counts) and int(counts.max()) > peer_rows):
             raise PeerError(
@@ -272,10 +293,10 @@ class PeerClient:
         request = pb.ResolveSlotsRequest(
             run_id=run_id, digest=digest, entries=entries.tolist(), slots=slots.tolist()
         )
-        try:
-            reply = self._stub.ResolveSlots(request, timeout=self.timeout)
-        except grpc.RpcError as error:
-            raise self._fail("asking the rows of the named slots of", error) from None
+        reply = self._answer(
+            "asking the rows of the named slots of",
+            lambda: self._stub.ResolveSlots(request, timeout=self.timeout),
+        )
         rows = np.asarray(reply.rows, dtype=np.int64)
         if len(rows) != len(entries) or (len(rows) and int(rows.max()) >= peer_rows):
             raise PeerError(
