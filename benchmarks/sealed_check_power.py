@@ -71,7 +71,9 @@ def main() -> None:
         else:
             pairs = session.candidates(_keys(own / OWN_KEYS_TWICE), _keys(own / PEER_KEYS_TWICE))
             # The graph's checks are drawn in MATCH and not kept: one draw as the scorer's.
-            made_rows = graph_checks.drawn(pairs, 12, np.random.default_rng(args.seed)).rows
+            made_rows = graph_checks.drawn(
+                pairs, check_power.BUCKETS, np.random.default_rng(args.seed)
+            ).rows
             join_kind = "graph"
             powers = [check_power.graph(pairs, made_rows, signs) for signs in args.signs]
         for power in powers:

@@ -20,11 +20,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pprl.protocol.sealed import session
+
 # The signs one crafted ciphertext could give (docs/sealed.md, the crafted-results model).
 RING = 8192
+# The buckets of the default thresholds, which the runs read here were made with.
+BUCKETS = len(session.thresholds(session.DEFAULT_THRESHOLDS)) + 1
 # The chance a replaced check slot decrypts to its due bucket anyway: under the graph join a
-# pair in no conflict is told its sign alone (1 in 2); a bucket of 12 at random, 1 in 12.
-PASS = {"sign": 0.5, "bucket": 1 / 12}
+# pair in no conflict is told its sign alone (1 in 2); a bucket at random, 1 in BUCKETS.
+PASS = {"sign": 0.5, "bucket": 1 / BUCKETS}
 
 
 @dataclass(frozen=True)
