@@ -17,10 +17,13 @@ import grpc
 import numpy as np
 import pytest
 
+from pprl.party.config import PeerEndpoint
 from pprl.party.local import start_daemon, stop_daemon
+from pprl.party.peering.peer import PeerClient, PeerError
 from pprl.party.reasons import reason_of
 from pprl.party.storage.artifacts import PEER_MATCHES, PEER_TENSOR
 from pprl.party.storage.state import run_dir
+from pprl.party.tls_files import TlsFiles
 from pprl.wire.v1 import linkage_pb2 as pb
 from tests.conftest import coordinate, coordinate_command, stub_as, tensor_stream
 
@@ -266,6 +269,47 @@ def test_a_stopped_peer_fails_the_phase_instead_of_hanging_and_the_run_resumes(d
     finished = _summary(deployment)
     assert finished["run_id"] == run_id and finished["resumed_after"] == "train"
     assert finished["parties"]["alice"]["agreed_matches"] > 0
+
+
+def _client_to_bob(deployment, timeout: float) -> PeerClient:
+    """alice's client of bob's peer service, as her daemon makes it."""
+    certs = deployment.workdir / "certs"
+    tls = TlsFiles(certs / "alice.pem", certs / "alice.key", certs / "ca.pem")
+    address = f"127.0.0.1:{deployment.parties['bob'].port}"
+    return PeerClient(PeerEndpoint("bob", address, timeout), tls)
+
+
+def _blind_one_key(client: PeerClient) -> tuple[PeerError, float]:
+    began = time.monotonic()
+    with pytest.raises(PeerError) as refused:
+        client.blind_keys("no-such-run", "0" * 64, np.ones(1, dtype=np.int64), bytes(32))
+    return refused.value, time.monotonic() - began
+
+
+def test_a_stream_waits_for_a_peer_restarting_and_fails_clearly_for_one_that_stays_down(deploy):
+    """A channel that saw its peer down fails every call at once until its reconnect backoff
+    ends, and a stream cannot simply be sent again: so a stream (here the keys' blinding)
+    first waits, up to [peer] timeout_seconds, until the peer is reached."""
+    deployment = deploy(size=RECORDS)
+    stop_daemon(deployment, "bob")
+    client = _client_to_bob(deployment, timeout=2)
+    try:
+        error, waited = _blind_one_key(client)
+    finally:
+        client.close()
+    assert error.reason == pb.PEER_UNAVAILABLE and "not reachable within 2 s" in str(error)
+    assert 2 <= waited < 10
+    client = _client_to_bob(deployment, timeout=60)
+    restart = threading.Timer(3.0, start_daemon, (deployment, "bob"))
+    restart.start()
+    try:
+        error, waited = _blind_one_key(client)
+    finally:
+        restart.join()
+        client.close()
+    # bob answered: the run is not his (before, the call failed at once, bob unreachable)
+    assert error.reason == pb.UNKNOWN_RUN, error
+    assert 3 <= waited < 60
 
 
 def _push_tensor(stub, run_id, digest, data, shape):

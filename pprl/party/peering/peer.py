@@ -62,6 +62,21 @@ class PeerClient:
             )
         return PeerError(f"{action} {self.peer}: {describe(error)}", reason)
 
+    def _reached(self, action: str) -> None:
+        """Waits, up to [peer] timeout_seconds, until the channel is connected. A stream cannot
+        be sent again as `_answer` asks a request again, and a channel that saw the peer down
+        fails calls at once until its reconnect backoff ends: the first stream of a phase
+        resumed right after the peer restarted would fail though the peer was listening."""
+        ready = grpc.channel_ready_future(self._channel)
+        try:
+            ready.result(timeout=self.timeout)
+        except grpc.FutureTimeoutError:
+            ready.cancel()
+            raise PeerError(
+                f"{action} {self.peer}: not reachable within {self.timeout:g} s "
+                "([peer] or [[peers]] timeout_seconds)"
+            ) from None
+
     def _answer(self, action: str, call: Callable[[], _Reply]) -> _Reply:
         """`call`, an idempotent request, made again while the peer cannot be reached, for up
         to [peer] timeout_seconds. A channel that saw the peer down retries its connection only
@@ -115,6 +130,7 @@ class PeerClient:
         progress: Progress | None = None,
     ) -> tuple[pb.PushTensorResponse, int]:
         """Stream the tensor file; `progress(bytes sent, total bytes)` after each chunk."""
+        self._reached("sending the smashed tensor to")
         sent = 0
         total = math.prod(shape)
 
@@ -144,6 +160,7 @@ class PeerClient:
     ) -> tuple[bytes, int]:
         """Sealed linkage: the own keys, blinded once, to the peer in chunks of rows; back,
         the same keys blinded again by the peer, in order. Returns them and the bytes sent."""
+        self._reached("sending blinded keys to")
         chunks = list(key_chunks(run_id, digest, counts, values))
         # Returned only once the peer has answered every chunk, so all of them were sent.
         sent = sum(chunk.ByteSize() for chunk in chunks)
@@ -186,6 +203,7 @@ class PeerClient:
         batch, `per_batch[batch]` evaluated ciphertexts (its rounds x thresholds), refused
         unless exactly that many, each batch handed to `consume` as soon as it is whole (none
         is kept). Returns the bytes sent."""
+        self._reached("scoring under encryption with")
         sent = 0
         header = pb.ScoreHeader(
             run_id=run_id,
@@ -255,6 +273,7 @@ class PeerClient:
         """Hidden join: the own key entries, blinded once, shuffled, each a row of one value
         or a grouped recipe's padded values (`counts`); the peer keeps them. Returns the
         bytes sent."""
+        self._reached("sending key entries to")
         entries = len(counts)
         chunks = list(key_chunks(run_id, digest, counts, values))
         try:
@@ -307,6 +326,7 @@ class PeerClient:
         return rows
 
     def push_matches(self, match_set: pb.PushMatchesRequest) -> tuple[pb.PushMatchesResponse, int]:
+        self._reached("sending matches to")
         try:
             receipt = self._stub.PushMatches(match_set, timeout=self.timeout)
         except grpc.RpcError as error:
