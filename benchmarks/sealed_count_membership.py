@@ -27,6 +27,9 @@ entry: of the Bob rows whose entries show signature s, her partners account for 
 the rest are among the listed people whose entries would show s. Both views are reported,
 and the two together (each person's two scores combined as one view's shares are). Dummy
 slots (`--padding`) blur only the counts: the evaluator's view does not pass through them.
+Keys coarsened (`--bins B`: each recipe's values hashed into B bins, what both parties would
+key by instead) put more listed people behind each unit, but also make nearly everyone share
+one with her, and a row's combination of bins stays its own: measured, it tells more.
 
 The people are split from the true pairs: `--bob-only` of them lose Alice's record (Bob's
 people without a partner, the members at risk), `--absent` lose both records and stay on the
@@ -39,6 +42,7 @@ list only (Alice's version of them), the rest stay in both files.
 from __future__ import annotations
 
 import argparse
+import hashlib
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -54,6 +58,22 @@ from pprl.protocol.sealed.recipes import entry_groups, recipe_keys
 
 # An entry as the attack sees it: its keys (one, or a grouped recipe's keys of one row).
 Entry = frozenset[str]
+
+
+def binned(keys: list[list[str]], bins: int) -> list[list[str]]:
+    """Each key's value hashed into one of `bins` bins of its recipe (0: the keys as they
+    are): coarse keys shared by many names, as `--bins` asks."""
+    if bins <= 0:
+        return keys
+    out = []
+    for row in keys:
+        coarse = []
+        for key in row:
+            recipe, value = key.split("|", 1)
+            digest = hashlib.sha256(value.encode("utf-8")).digest()
+            coarse.append(f"{recipe}|{int.from_bytes(digest[:8], 'big') % bins}")
+        out.append(list(dict.fromkeys(coarse)))
+    return out
 
 
 def rows_of(columns: Mapping[str, Sequence[str]], rows: Sequence[int]) -> dict[str, list[str]]:
@@ -198,6 +218,13 @@ def main() -> None:
         help="dummy slots per key value the evaluator would add, on average (geometric; "
         "not built in the daemons: what it would cost and buy)",
     )
+    parser.add_argument(
+        "--bins",
+        type=int,
+        default=0,
+        help="each recipe's key values hashed into this many bins (0: exact keys; not built "
+        "in the daemons: what coarse keys would buy)",
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
@@ -222,13 +249,17 @@ def main() -> None:
     out_of_bob = {row_b[b] for _, b in absent}
     keep_a = [i for i in range(len(alice.ids)) if i not in out_of_alice]
     keep_b = [j for j in range(len(bob.ids)) if j not in out_of_bob]
-    alice_keys = recipe_keys(rows_of(alice.attributes, keep_a), recipes, first=True)
-    bob_keys = recipe_keys(rows_of(bob.attributes, keep_b), recipes, first=False)
-    partners = recipe_keys(rows_of(bob.attributes, [row_b[b] for _, b in both]), recipes, False)
+
+    def keyed(columns: Mapping[str, Sequence[str]], rows: Sequence[int], first: bool):
+        return binned(recipe_keys(rows_of(columns, rows), recipes, first), args.bins)
+
+    alice_keys = keyed(alice.attributes, keep_a, True)
+    bob_keys = keyed(bob.attributes, keep_b, False)
+    partners = keyed(bob.attributes, [row_b[b] for _, b in both], False)
     # The candidates: Bob's people without a partner (his records) and the people in neither
     # file (Alice's records of them), keyed as Bob keys his rows.
-    members = recipe_keys(rows_of(bob.attributes, [row_b[b] for _, b in bob_only]), recipes, False)
-    others = recipe_keys(rows_of(alice.attributes, [row_a[a] for a, _ in absent]), recipes, False)
+    members = keyed(bob.attributes, [row_b[b] for _, b in bob_only], False)
+    others = keyed(alice.attributes, [row_a[a] for a, _ in absent], False)
     prior = len(members) / max(1, len(members) + len(others))
     holders = Holders(entries_of(alice_keys))
     padding = dummy_padding(holders.entries, args.padding, rng)

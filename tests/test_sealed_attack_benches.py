@@ -119,6 +119,19 @@ def test_a_grouped_entry_is_told_one_count_for_the_rows_holding_any_of_its_keys(
     np.testing.assert_allclose(scores, [1.0, 1.0])
 
 
+def test_coarse_keys_hash_each_recipes_values_into_its_bins() -> None:
+    """Bins keep a key's recipe (a grouped tag too), fold its value into one of B, and merge a
+    row's keys that land in one bin; 0 bins leave the keys as they are."""
+    keys = [["recipe 0|SMITH", "recipe 1*|A", "recipe 1*|B"], ["recipe 0|JONES"]]
+    assert membership.binned(keys, 0) is keys
+    one = membership.binned(keys, 1)
+    assert one == [["recipe 0|0", "recipe 1*|0"], ["recipe 0|0"]]
+    many = membership.binned(keys, 1_000_003)
+    assert [len(row) for row in many] == [3, 1]
+    assert all(key.startswith(("recipe 0|", "recipe 1*|")) for row in many for key in row)
+    assert membership.binned(keys, 1_000_003) == many  # the same bins on both sides
+
+
 def test_a_share_of_one_or_none_decides_whatever_the_other_keys_say() -> None:
     """Bob's rows hold keys b (one member) and c (held by three listed people, one of them
     his): a candidate holding both is certainly his (b's share is 1) though c's is a third,
