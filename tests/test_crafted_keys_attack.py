@@ -12,6 +12,7 @@ from pprl.bench.crafted_keys_attack import attack
 from pprl.files import packed_ciphertexts
 from pprl.files.sealed_bytes import dumped, evaluation_keys, loaded
 from pprl.protocol.sealed import scoring
+from tests.sealed_keys import held_public
 
 # A small problem: 1,500 rows a side, 2,500 candidate pairs (some rows with one candidate, so
 # some pairs in no conflict), the evaluator's rows 16 coordinates.
@@ -58,7 +59,7 @@ def test_coefficients_rewritten_as_they_were_give_the_same_ciphertext() -> None:
     plain = sealapi.Plaintext()
     sealapi.CKKSEncoder(keys.context).encode([0.25] * setting.slots, 2.0**30, plain)
     whole = sealapi.Ciphertext()
-    sealapi.Encryptor(keys.context, keys.public).encrypt(plain, whole)
+    sealapi.Encryptor(keys.context, held_public(keys)).encrypt(plain, whole)
     saved = dumped(whole)
     words = packed_ciphertexts.coefficients(saved)
     assert words.shape == (2, 2, setting.poly_modulus_degree)
@@ -68,9 +69,13 @@ def test_coefficients_rewritten_as_they_were_give_the_same_ciphertext() -> None:
         packed_ciphertexts.with_coefficients(saved, words[:1])
 
 
-def test_a_public_key_with_a_polynomial_near_zero_is_refused() -> None:
-    """An honest public key's polynomials are uniform modulo each prime; one of them zero, or
-    small values (a key for the secret 0: its error alone), is refused."""
+def test_a_public_key_is_read_only_seeded_and_with_its_polynomial_spread() -> None:
+    """The public key goes seeded, as a symmetric encryption of zero at the key level (SEAL
+    makes its keys so): its second polynomial is SEAL's from a seed. One stored whole is
+    refused, however honest; so is a stored polynomial of zeros or of small values (a key for
+    the secret 0: its error alone)."""
+    from tenseal import sealapi
+
     setting = scoring.CkksSetting()
     keys = scoring.secret_keys(setting)
     context = scoring.seal_context(setting)
@@ -78,13 +83,25 @@ def test_a_public_key_with_a_polynomial_near_zero_is_refused() -> None:
     saved = dumped(keys.public)
     assert evaluation_keys(context, saved, conjugation) is not None
     words = packed_ciphertexts.coefficients(saved)
+    assert words.shape == (1, 3, setting.poly_modulus_degree)  # one polynomial and a seed
+    # It encrypts as SEAL's own public key does: the secret key decrypts.
+    plain, back = sealapi.Plaintext(), sealapi.Plaintext()
+    encoder = sealapi.CKKSEncoder(keys.context)
+    encoder.encode([0.75] * setting.slots, 2.0**setting.scale_bits, plain)
+    whole = sealapi.Ciphertext()
+    sealapi.Encryptor(keys.context, held_public(keys)).encrypt(plain, whole)
+    sealapi.Decryptor(keys.context, keys.secret).decrypt(whole, back)
+    np.testing.assert_allclose(encoder.decode_double(back)[:8], 0.75, atol=1e-4)
+    whole_key = sealapi.PublicKey()
+    sealapi.KeyGenerator(keys.context, keys.secret).create_public_key(whole_key)
+    with pytest.raises(ValueError, match="public key must be sent seeded"):
+        evaluation_keys(context, dumped(whole_key), conjugation)
     primes = [q.value() for q in context.key_context_data().parms().coeff_modulus()]
-    rng = np.random.default_rng(4)
-    small = rng.integers(-20, 21, words.shape[2])
-    for which, values in ((0, 0), (1, 0), (0, small)):
+    small = np.random.default_rng(4).integers(-20, 21, words.shape[2])
+    for values in (0, small):
         crafted = words.copy()
         for j, prime in enumerate(primes):
-            crafted[which, j] = np.asarray(values, dtype=np.int64) % prime
+            crafted[0, j] = np.asarray(values, dtype=np.int64) % prime
         public = packed_ciphertexts.with_coefficients(saved, crafted)
         loaded(scoring.PublicKey, context, public)  # SEAL itself reads it
         with pytest.raises(ValueError, match="public key's polynomials are not spread"):

@@ -14,6 +14,7 @@ from pprl.files import packed_ciphertexts
 from pprl.files.sealed_bytes import dumped, dumped_ciphertext, loaded, loaded_ciphertext
 from pprl.protocol.sealed import scoring
 from pprl.protocol.sealed.parameters import CkksSetting
+from tests.sealed_keys import held_public
 
 WIDTHS = list(CkksSetting().coeff_mod_bit_sizes)
 DEGREE = CkksSetting().poly_modulus_degree
@@ -32,7 +33,7 @@ def made() -> dict[str, Any]:
     sealapi.CKKSEncoder(keys.context).encode(values.tolist(), 2.0**setting.scale_bits, plain)
     fresh = sealapi.Encryptor(keys.context, keys.secret).encrypt_symmetric(plain)
     last = sealapi.Ciphertext()
-    sealapi.Encryptor(keys.context, keys.public).encrypt(plain, last)
+    sealapi.Encryptor(keys.context, held_public(keys)).encrypt(plain, last)
     sealapi.Evaluator(keys.context).mod_switch_to_next_inplace(last)
     return {"keys": keys, "values": values, "fresh": fresh, "last": last}
 

@@ -16,6 +16,7 @@ from pprl.protocol.sealed.layout import conflicted
 from pprl.protocol.sealed.linear_form import Alternative
 from pprl.protocol.sealed.parameters import DEFAULT_CRYPTO
 from pprl.protocol.sealed.session import DEFAULT_THRESHOLDS
+from tests.sealed_keys import held_public
 
 SETTING = session.setting(DEFAULT_CRYPTO, DEFAULT_THRESHOLDS)
 BUCKETS = len(SETTING.thresholds) + 1
@@ -171,7 +172,7 @@ def _tampered(keys: scoring.SecretKeys, ciphertext: Any, how: str, rng: np.rando
     encoder = sealapi.CKKSEncoder(keys.context)
     encoder.encode(values.tolist(), ciphertext.parms_id(), ciphertext.scale, plain)
     added = sealapi.Ciphertext()
-    sealapi.Encryptor(keys.context, keys.public).encrypt(plain, added)
+    sealapi.Encryptor(keys.context, held_public(keys)).encrypt(plain, added)
     sealapi.Evaluator(keys.context).add_inplace(added, ciphertext)
     return added
 

@@ -37,6 +37,7 @@ from pprl.protocol.sealed.recipes import NEIGHBOUR_LETTERS, group_size, most_key
 from pprl.protocol.sealed.session import DEFAULT_THRESHOLDS
 from pprl.wire.v1 import linkage_pb2 as pb
 from tests.conftest import coordinate, coordinate_summary, stub_as, tensor_stream
+from tests.sealed_keys import held_public
 
 pytestmark = pytest.mark.integration
 
@@ -204,6 +205,16 @@ def _rotating_keys(ckks: CkksSetting) -> Any:
     return generator.create_galois_keys([2 * ckks.poly_modulus_degree - 1, 3])
 
 
+def _unseeded_public_key(ckks: CkksSetting) -> Any:
+    """A public key as TenSEAL's generator makes one, both polynomials stored."""
+    from tenseal import sealapi
+
+    keys = scoring.secret_keys(ckks)
+    whole = sealapi.PublicKey()
+    sealapi.KeyGenerator(keys.context, keys.secret).create_public_key(whole)
+    return whole
+
+
 def _unseeded_conjugation_key(ckks: CkksSetting) -> Any:
     """The conjugation key alone, its parts stored whole: not as SEAL sends it seeded."""
     from tenseal import sealapi
@@ -227,7 +238,7 @@ def _fresh_ciphertexts(ckks: CkksSetting) -> tuple[Any, Any, Any]:
     sealapi.CKKSEncoder(keys.context).encode([0.5] * ckks.slots, 2.0**ckks.scale_bits, plain)
     seeded = sealapi.Encryptor(keys.context, keys.secret).encrypt_symmetric(plain)
     whole = sealapi.Ciphertext()
-    sealapi.Encryptor(keys.context, keys.public).encrypt(plain, whole)
+    sealapi.Encryptor(keys.context, held_public(keys)).encrypt(plain, whole)
     return seeded, whole, keys.context
 
 
@@ -276,6 +287,11 @@ def test_bad_encrypted_scores_are_refused_with_their_reason(exchanged):
         # SEAL reads it, but its encryptions would add no mask (pprl.bench.crafted_keys_attack).
         "a public key of zeros": (
             [changed(public_key=crafted_keys(context)[0])],
+            pb.BAD_CIPHERTEXT,
+        ),
+        # An honest key, but its second polynomial stored whole: the sender could choose it.
+        "a public key not seeded": (
+            [changed(public_key=dumped(_unseeded_public_key(CkksSetting())))],
             pb.BAD_CIPHERTEXT,
         ),
         "no conjugation key": ([changed(conjugation_key=b"")], pb.BAD_CIPHERTEXT),

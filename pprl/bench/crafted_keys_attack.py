@@ -100,7 +100,7 @@ def crafted_ciphertexts(
     made = []
     for value in (1, int(scale)):
         whole = sealapi.Ciphertext()
-        sealapi.Encryptor(context, keys.public).encrypt(plain, whole)
+        sealapi.Encryptor(context, keys.secret).encrypt_symmetric(plain, whole)
         saved = dumped(whole)
         words = np.zeros_like(packed_ciphertexts.coefficients(saved))
         for index, prime in enumerate(primes):

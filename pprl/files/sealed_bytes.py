@@ -13,8 +13,10 @@ The evaluator reads a fresh ciphertext, and the conjugation key, only in that se
 public and a conjugation key crafted to match (near zero), a scoring party reads the
 evaluator's plaintext coordinates out of the returned ciphertexts, flooding or not
 (`pprl.bench.crafted_keys_attack`); drawn by SEAL from a seed, that polynomial is
-pseudo-random and the attack does not apply. A public key cannot be sent seeded; one with a
-polynomial of zeros or small values is refused (`evaluation_keys`).
+pseudo-random and the attack does not apply. The public key is read only seeded too (since
+2026-11-29; `scoring.secret_keys` makes it so), so its second polynomial is pseudo-random and
+masks the flooding's; a first polynomial of zeros or small values is refused besides
+(`evaluation_keys`).
 """
 
 from __future__ import annotations
@@ -115,6 +117,8 @@ def evaluation_keys(context: Any, public: bytes, conjugation: bytes) -> Evaluati
             ) from None
     if not _seeded_key_set(conjugation):
         raise ValueError("the conjugation key must be sent seeded, as SEAL makes it")
+    if packed_ciphertexts.coefficients(public).shape[0] != 1:
+        raise ValueError("the public key must be sent seeded, its second polynomial from a seed")
     if not _spread(context, public):
         raise ValueError(
             "the public key's polynomials are not spread over their primes as a key's are"
@@ -122,11 +126,11 @@ def evaluation_keys(context: Any, public: bytes, conjugation: bytes) -> Evaluati
     return scoring.EvaluationKeys(*held)
 
 
-# An honest public key's two polynomials are uniform modulo each prime (the second drawn at
-# random, the first the second times the secret key plus a small error), so about 1
+# An honest public key's polynomials are uniform modulo each prime (the second drawn from
+# its seed, the first the second times the secret key plus a small error), so about 1
 # coefficient in 512 lies within a 1,024th of its prime of 0. A polynomial of zeros or of
 # small values (the crafted-keys attack's public key of zeros left the flooding's second
-# polynomial unmasked) has nearly all of them there.
+# polynomial unmasked; sent seeded, only the first is stored) has nearly all of them there.
 _NEAR_ZERO = 1 / 1024
 _MOST_NEAR_ZERO = 0.02
 

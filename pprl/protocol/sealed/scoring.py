@@ -7,22 +7,22 @@ own vectors) and y_j the evaluator's. The scoring party encrypts x and c (one mo
 coordinate) under its own secret key, in the layout both derive from the candidate pairs
 (`layout`), two coordinates a ciphertext: a CKKS slot holds a complex number, x_a + i x_b.
 It sends the ciphertexts seeded (the second polynomial as the seed SEAL drew it from: half
-the bytes) with its public key and a conjugation key. The evaluator multiplies each by its
-plaintext (y_a - i y_b) / 2, whose product's real part is (x_a y_a + x_b y_b) / 2, sums, and
-adds the sum's complex conjugate (one key switch a round, under the conjugation key), which
-leaves the score in the real part and cancels the imaginary, where the cross terms x_b y_a -
-x_a y_b would otherwise tell the scoring party more of y than its score. Then it subtracts
-each agreed threshold t_k, multiplies each pair's difference by its own random positive
-factor r_ijk (log-uniform), rescales once, adds a fresh public-key encryption of Gaussian
-noise in every slot's real and imaginary part (flooding, which also re-randomises the
-ciphertext) and returns one ciphertext per batch, round and two thresholds: the score is
-real, so a complex factor r_ijk + i r_ij(k+1) puts each threshold's blinded difference in a
-part of its own (`_Tools.blinded`). The scoring party
-decrypts r_ijk (s_ij - t_k) + e and keeps the signs: accept or not, and the score's bucket
-among the thresholds, which the one-to-one step needs on names (docs/sealed.md). Only for
-pairs in conflict (`layout.conflicted`): elsewhere the factor of every threshold but 0 is
-zero, so those slots decrypt to the flooding noise alone and the party learns only accept or
-reject, all the one-to-one step needs there.
+the bytes) with its public key and a conjugation key, both seeded too (`secret_keys`). The
+evaluator multiplies each by its plaintext (y_a - i y_b) / 2, whose product's real part is
+(x_a y_a + x_b y_b) / 2, sums, and adds the sum's complex conjugate (one key switch a round,
+under the conjugation key), which leaves the score in the real part and cancels the
+imaginary, where the cross terms x_b y_a - x_a y_b would otherwise tell the scoring party
+more of y than its score. Then it subtracts each agreed threshold t_k, multiplies each
+pair's difference by its own random positive factor r_ijk (log-uniform), rescales once, adds
+a fresh public-key encryption of Gaussian noise in every slot's real and imaginary part
+(flooding, which also re-randomises the ciphertext) and returns one ciphertext per batch,
+round and two thresholds: the score is real, so a complex factor r_ijk + i r_ij(k+1) puts
+each threshold's blinded difference in a part of its own (`_Tools.blinded`). The scoring
+party decrypts r_ijk (s_ij - t_k) + e and keeps the signs: accept or not, and the score's
+bucket among the thresholds, which the one-to-one step needs on names (docs/sealed.md). Only
+for pairs in conflict (`layout.conflicted`): elsewhere the factor of every threshold but 0
+is zero, so those slots decrypt to the flooding noise alone and the party learns only accept
+or reject, all the one-to-one step needs there.
 
 Parameters (`CkksSetting`, docs in `parameters`): N = 8192 (4,096 slots) and a 170-bit
 modulus chain, under the 218 bits the Homomorphic Encryption Standard (2018) allows N = 8192
@@ -74,7 +74,7 @@ def seal_context(setting: CkksSetting) -> Any:
 class SecretKeys:
     """The scoring party's keys for one run: the secret key never leaves it; the public key
     and the conjugation key go to the evaluator, which needs them only to encrypt its
-    flooding noise and to conjugate its sums (`conjugation` is seeded, still to be saved)."""
+    flooding noise and to conjugate its sums (both seeded, still to be saved)."""
 
     setting: CkksSetting
     context: Any
@@ -98,13 +98,20 @@ def _conjugation(setting: CkksSetting) -> int:
 
 def secret_keys(setting: CkksSetting) -> SecretKeys:
     """Fresh keys under the agreed parameters, and the one key-switching key the evaluator
-    needs (conjugation; no rotation keys, so nothing else can be switched)."""
+    needs (conjugation; no rotation keys, so nothing else can be switched).
+
+    The public key is made as SEAL makes one, a symmetric encryption of zero at the key level
+    (KeyGenerator::generate_pk), but kept seeded: its second polynomial is then SEAL's from a
+    seed, which the scoring party cannot choose, where a key of its own making could leave
+    the flooding's second polynomial unmasked (`pprl.files.sealed_bytes.evaluation_keys`).
+    TenSEAL returns no seeded public key from the generator, but SEAL loads this one as a
+    public key."""
     context = seal_context(setting)
     generator = seal.KeyGenerator(context)
-    public = seal.PublicKey()
-    generator.create_public_key(public)
+    secret = generator.secret_key()
+    public = seal.Encryptor(context, secret).encrypt_zero_symmetric(context.key_parms_id())
     conjugation = generator.create_galois_keys([_conjugation(setting)])
-    return SecretKeys(setting, context, generator.secret_key(), public, conjugation)
+    return SecretKeys(setting, context, secret, public, conjugation)
 
 
 def conjugation_refusal(keys: Any, setting: CkksSetting) -> str | None:
