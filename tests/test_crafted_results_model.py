@@ -5,6 +5,7 @@ signs of the decryptions give the secret key's signs away where coins' signs giv
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from pprl.bench.crafted_results_model import Ring, estimate
 
@@ -38,3 +39,16 @@ def test_the_decryptions_signs_give_the_keys_signs_away() -> None:
     assert signs.coefficients_right > 0.6
     assert abs(coins.signs_right_where_not_zero - 0.5) < 0.06
     assert coins.coefficients_right < 0.45
+
+
+def test_fewer_signs_read_give_less_of_the_key_away() -> None:
+    """A quarter of one ciphertext's signs tell the estimator less than all of them, and more
+    than coins; a bit count outside the ciphertext's signs is refused."""
+    every = estimate(1024, 1, np.random.default_rng(2))
+    quarter = estimate(1024, 1, np.random.default_rng(2), bits=256)
+    coins = estimate(1024, 1, np.random.default_rng(2), signs_known=False, bits=256)
+    assert quarter.signs_per_coefficient == 0.25
+    assert every.signs_right_where_not_zero > quarter.signs_right_where_not_zero + 0.05
+    assert quarter.signs_right_where_not_zero > coins.signs_right_where_not_zero + 0.03
+    with pytest.raises(ValueError, match="bits must lie"):
+        estimate(1024, 1, np.random.default_rng(2), bits=2048)

@@ -11,7 +11,9 @@ makes each of those signs the sign of a linear function of s that it knows. Here
 every sign of the real and imaginary parts of every slot (an upper bound on what the
 scorer's actions tell), `rounds` such ciphertexts, N signs each, and estimates s by the
 linear estimator of one-bit measurements (the sum of each measurement's functional times
-its sign), calling the third of the coefficients nearest 0 zero.
+its sign), calling the third of the coefficients nearest 0 zero. With `bits`, it learns only
+that many of one ciphertext's N signs, drawn at random: what it can read of the scorer's
+actions while the checks miss it (docs/sealed.md, "Checks of the evaluator").
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ class KeyEstimate:
     (a guess of all zeros gets about 1/3), and of its non-zero ones the share whose sign is
     right (a guess gets 1/2)."""
 
-    signs_per_coefficient: int
+    signs_per_coefficient: float
     coefficients_right: float
     signs_right_where_not_zero: float
 
@@ -62,10 +64,17 @@ class Ring:
 
 
 def estimate(
-    degree: int, rounds: int, rng: np.random.Generator, signs_known: bool = True
+    degree: int,
+    rounds: int,
+    rng: np.random.Generator,
+    signs_known: bool = True,
+    bits: int | None = None,
 ) -> KeyEstimate:
     """A ternary secret of `degree` coefficients estimated from `rounds` crafted ciphertexts'
-    signs (`signs_known` False: each sign replaced by a coin's, the estimator's baseline)."""
+    signs (`signs_known` False: each sign replaced by a coin's, the estimator's baseline;
+    `bits`: only that many signs of each ciphertext, the others unread)."""
+    if bits is not None and not 0 < bits <= degree:
+        raise ValueError(f"bits must lie in 1..{degree}, got {bits}")
     ring = Ring(degree)
     secret = rng.integers(-1, 2, degree).astype(float)
     total = np.zeros(degree)
@@ -75,12 +84,17 @@ def estimate(
         if not signs_known:
             values = rng.normal(size=len(values)) + 1j * rng.normal(size=len(values))
         signs = np.sign(values.real) + 1j * np.sign(values.imag)
+        if bits is not None:
+            read = np.zeros(degree, dtype=bool)  # the real parts' signs, then the imaginary
+            read[rng.choice(degree, bits, replace=False)] = True
+            half = degree // 2
+            signs = signs.real * read[:half] + 1j * signs.imag * read[half:]
         total += ring.transpose_times(a, ring.slots_transpose(signs))
     guess = np.sign(total)
     guess[np.argsort(np.abs(total))[: degree // 3]] = 0
     nonzero = secret != 0
     return KeyEstimate(
-        signs_per_coefficient=rounds,
+        signs_per_coefficient=rounds * (bits or degree) / degree,
         coefficients_right=float(np.mean(guess == secret)),
         signs_right_where_not_zero=float(np.mean(np.sign(total[nonzero]) == secret[nonzero])),
     )
