@@ -33,7 +33,9 @@ one with her, and a row's combination of bins stays its own: measured, it tells 
 
 The people are split from the true pairs: `--bob-only` of them lose Alice's record (Bob's
 people without a partner, the members at risk), `--absent` lose both records and stay on the
-list only (Alice's version of them), the rest stay in both files.
+list only (Alice's version of them), the rest stay in both files. `--population FILE` lists
+more people in neither file (records read as the first file is, say FEBRL1-3's originals:
+`pprl bench data febrl4 --others`): a list of a population rather than of the files.
 
     python benchmarks/sealed_count_membership.py --records-a A.csv --records-b B.csv \\
         --truth T.csv --reference REF.csv --schema SCHEMA.toml [--recipes R] --json out.json
@@ -52,7 +54,12 @@ from typing import Protocol
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
-from pprl.bench.in_process import add_table_arguments, run_command, sealed_inputs
+from pprl.bench.in_process import (
+    add_table_arguments,
+    run_command,
+    schema_tables,
+    sealed_inputs,
+)
 from pprl.bench.result_file import write_result
 from pprl.protocol.sealed.recipes import entry_groups, recipe_keys
 
@@ -225,6 +232,11 @@ def main() -> None:
         help="each recipe's key values hashed into this many bins (0: exact keys; not built "
         "in the daemons: what coarse keys would buy)",
     )
+    parser.add_argument(
+        "--population",
+        type=Path,
+        help="records of more people in neither file, on the attacker's list besides",
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
@@ -260,6 +272,11 @@ def main() -> None:
     # file (Alice's records of them), keyed as Bob keys his rows.
     members = keyed(bob.attributes, [row_b[b] for _, b in bob_only], False)
     others = keyed(alice.attributes, [row_a[a] for a, _ in absent], False)
+    population = 0
+    if args.population:
+        listed = schema_tables(args.schema, args.population, args.records_b).tables[0]
+        population = len(listed.ids)
+        others += keyed(listed.attributes, range(population), False)
     prior = len(members) / max(1, len(members) + len(others))
     holders = Holders(entries_of(alice_keys))
     padding = dummy_padding(holders.entries, args.padding, rng)
@@ -285,7 +302,8 @@ def main() -> None:
         "command": run_command(args),
         "recipes": inputs.recipes,
         "bob_only": len(members),
-        "absent": len(others),
+        "absent": len(others) - population,
+        "population": population,
         # The scorer's view (the counts) at the top, as before the evaluator's was measured.
         **scorer.summary(truth, len(members)),
         "slots": real,

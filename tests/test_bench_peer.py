@@ -3,6 +3,7 @@
 import csv
 import importlib.util
 import json
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -66,6 +67,19 @@ def test_febrl4_files_hold_5000_people_a_side_and_their_pairs(tmp_path: Path) ->
     # FEBRL's missing values are empty cells, never "nan".
     assert sum(r["given_name"] == "" for r in b) > 100
     assert not any(value == "nan" for r in a + b for value in r.values())
+
+
+def test_febrl_others_are_the_originals_of_febrl1_to_3_under_ids_of_their_own(
+    tmp_path: Path,
+) -> None:
+    assert main(["bench", "data", "febrl4", "--out", str(tmp_path), "--others"]) == 0
+    others = _rows(tmp_path / "others.csv")
+    ids = [r["id"] for r in others]
+    assert len(others) == len(set(ids)) == 6500
+    assert list(others[0]) == ["id", *FIELDS]
+    assert all(i.startswith(("febrl1-", "febrl2-", "febrl3-")) and i.endswith("-org") for i in ids)
+    sets = Counter(i.split("-", 1)[0] for i in ids)
+    assert sets == {"febrl1": 500, "febrl2": 4000, "febrl3": 2000}
 
 
 def test_the_peer_links_generated_data_at_its_best_threshold(generated: Path) -> None:

