@@ -207,3 +207,37 @@ def test_a_pair_is_joined_when_its_rows_share_any_key() -> None:
         False,
         False,
     ]
+
+
+def test_more_people_on_the_attackers_list_find_fewer_members_with_certainty(
+    tmp_path, monkeypatch
+) -> None:
+    """The membership measure on generated files, then with 3,000 more generated people in
+    neither file on the list (`--population`): the same people hold a key of hers, and fewer
+    of them are found with certainty (here 5.0% and 3.2% of the members)."""
+    import json
+    from pathlib import Path
+
+    from pprl.party.local import write_demo_data
+
+    files, people = tmp_path / "files", tmp_path / "people"
+    options = {"overlap": 0.9, "error_model": "registers", "namesakes": 0.3}
+    write_demo_data(files, 800, 5, **options)
+    write_demo_data(people, 3000, 6, **options)
+    schema = Path(__file__).parents[1] / "benchmarks/generated/schema_names_sealed_default.toml"
+    results = []
+    for extra in ([], ["--population", str(people / "alice.csv")]):
+        out = tmp_path / f"membership{len(extra)}.json"
+        argv = ["--records-a", str(files / "alice.csv"), "--records-b", str(files / "bob.csv")]
+        argv += ["--truth", str(files / "truth.csv"), "--reference", str(files / "reference.csv")]
+        argv += ["--schema", str(schema), "--json", str(out), *extra]
+        monkeypatch.setattr("sys.argv", ["sealed_count_membership.py", *argv])
+        membership.main()
+        results.append(json.loads(out.read_text()))
+    files_only, population = results
+    assert (files_only["population"], population["population"]) == (0, 3000)
+    assert population["absent"] == files_only["absent"] > 0
+    seen = files_only["both"]["members_with_a_visible_key"]
+    assert population["both"]["members_with_a_visible_key"] == seen > 0
+    assert population["both"]["members_at_1"] < files_only["both"]["members_at_1"]
+    assert files_only["both"]["members_at_1"] > 0
