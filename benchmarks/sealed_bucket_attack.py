@@ -3,18 +3,20 @@ attack of a party that holds a list of people containing the peer's, from everyt
 receives (the blinded keys' join and its own classifier's score buckets).
 
 Alice is the attacker. The join tells her, for each of Bob's rows, which of her own keys it
-holds; MATCH tells her, for each candidate pair (her row i, his row j), the bucket of her own
-classifier's score among the agreed thresholds where the pair shares a row with another
+holds; MATCH tells her, for each candidate pair (her row i, his row j), the bucket of her
+own classifier's score among the agreed thresholds where the pair shares a row with another
 candidate pair, and only its sign elsewhere (since 2026-11-26; `--all-buckets` for every
-pair's bucket, as before). Her list of people is every record either
-party holds (it contains the truth: the strongest dictionary). For each of Bob's rows j she
-keeps the people whose keys include every key she saw j hold and who would send as many keys
-as j did (keys only; the count since 2026-11-27, without decoys), then among them
-those whose buckets against her candidate rows equal the ones she observed (keys and
-buckets: a person with j's exact values gives j's scores exactly, so the truth always stays).
-Her expected success is 1 / (people left) when the truth is among them: the share of Bob's
-rows she re-identifies (every compared value exact) guessing among what is left. Rows without
-a partner in her file are the ones at risk (the linkage's own output reveals the others);
+pair's bucket, as before). Her list of people is every record either party holds (it
+contains the truth: the strongest dictionary), and with `--population FILE` the people of
+that file besides (read as the first file is; say FEBRL1-3's originals, `pprl bench data
+febrl4 --others`): a list of a population, not only of the files. For each of Bob's rows j
+she keeps the people whose keys include every key she saw j hold and who would send as many
+keys as j did (keys only; the count since 2026-11-27, without decoys), then among them those
+whose buckets against her candidate rows equal the ones she observed (keys and buckets: a
+person with j's exact values gives j's scores exactly, so the truth always stays). Her
+expected success is 1 / (people left) when the truth is among them: the share of Bob's rows
+she re-identifies (every compared value exact) guessing among what is left. Rows without a
+partner in her file are the ones at risk (the linkage's own output reveals the others);
 Alice's partners of `--unpartnered` of Bob's rows are removed from her file to have them.
 
 A third figure is of a party that crafts its encrypted vectors instead of encrypting its own
@@ -260,6 +262,11 @@ def main() -> None:
         help="Alice's model a kernel scored through this many random features an entry "
         "([method] sealed_kernel_features; 0, the default: linear in the distances)",
     )
+    parser.add_argument(
+        "--population",
+        type=Path,
+        help="records of more people in neither file, on her list besides",
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
@@ -275,10 +282,15 @@ def main() -> None:
     split = without_partners(alice, bob, truth, args.unpartnered, np.random.default_rng(args.seed))
     columns_a, columns_b, unpartnered = split.alice, split.bob, split.unpartnered
     names = list(columns_b)
-    # The list of people: every distinct record either party holds.
+    # The list of people: every distinct record either party holds, and the population's.
+    population: set[tuple[str, ...]] = set()
+    if args.population:
+        listed = schema_tables(args.schema, args.population, args.records_b).tables[0]
+        population = set(zip(*(listed.attributes[a] for a in names), strict=True))
     people = sorted(
         set(zip(*(columns_a[a] for a in names), strict=True))
         | set(zip(*(columns_b[a] for a in names), strict=True))
+        | population
     )
     columns_p = {a: [person[k] for person in people] for k, a in enumerate(names)}
     index_of = {person: k for k, person in enumerate(people)}
