@@ -117,9 +117,10 @@ def evaluation_keys(context: Any, public: bytes, conjugation: bytes) -> Evaluati
             ) from None
     if not _seeded_key_set(conjugation):
         raise ValueError("the conjugation key must be sent seeded, as SEAL makes it")
-    if packed_ciphertexts.coefficients(public).shape[0] != 1:
+    stored = packed_ciphertexts.coefficients(public)
+    if stored.shape[0] != 1:
         raise ValueError("the public key must be sent seeded, its second polynomial from a seed")
-    if not _spread(context, public):
+    if not _spread(context, stored):
         raise ValueError(
             "the public key's polynomials are not spread over their primes as a key's are"
         )
@@ -135,11 +136,11 @@ _NEAR_ZERO = 1 / 1024
 _MOST_NEAR_ZERO = 0.02
 
 
-def _spread(context: Any, saved: bytes) -> bool:
-    """Whether each polynomial of a public key SEAL loaded holds at most _MOST_NEAR_ZERO of
-    its coefficients near 0 modulo each prime. It does not show the key was made honestly,
-    only that it is not one of the degenerate keys measured."""
-    words = packed_ciphertexts.coefficients(saved)
+def _spread(context: Any, words: np.ndarray) -> bool:
+    """Whether each stored polynomial of a public key SEAL loaded (its coefficients,
+    `packed_ciphertexts.coefficients`) holds at most _MOST_NEAR_ZERO of them near 0 modulo
+    each prime. It does not show the key was made honestly, only that it is not one of the
+    degenerate keys measured."""
     primes = [q.value() for q in context.key_context_data().parms().coeff_modulus()]
     if words.shape[1] != len(primes):
         return False

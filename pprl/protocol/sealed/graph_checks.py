@@ -22,12 +22,17 @@ them instead would lose true pairs: under the graph join most candidates are tru
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from pprl.protocol.sealed.hidden_join import check_forms, check_scores, met, weighted_sample
+from pprl.protocol.sealed.hidden_join import (
+    check_count,
+    check_forms,
+    check_scores,
+    met,
+    weighted_sample,
+)
 from pprl.protocol.sealed.layout import Layout, conflicted
 from pprl.protocol.sealed.linear_form import Alternative
 
@@ -61,8 +66,7 @@ def drawn(pairs: np.ndarray, buckets: int, rng: np.random.Generator) -> GraphChe
         rows, sizes = np.unique(pairs[:, 0], return_counts=True)
     else:
         rows, sizes = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    wanted = max(CHECK_LEAST, math.ceil(CHECK_SHARE * len(rows)))
-    count = min(wanted, math.ceil(CHECK_MOST_SHARE * len(rows)))
+    count = check_count(len(rows), CHECK_SHARE, CHECK_MOST_SHARE, CHECK_LEAST)
     chosen = np.sort(rows[weighted_sample(1.0 - rng.random(len(rows)), sizes, count)])
     return GraphChecks(chosen.astype(np.int64), rng.integers(0, buckets, size=len(chosen)))
 

@@ -112,6 +112,12 @@ class CheckDraws:
     buckets: np.ndarray  # (E,) the bucket each entry's slots would decrypt to as a check
 
 
+def check_count(units: int, share: float, most_share: float, least: int = CHECK_LEAST) -> int:
+    """How many of `units` become checks: `share` of them, at least `least`, never more than
+    `most_share` (a floor alone would take most of a small run). Both joins' rule."""
+    return min(max(least, math.ceil(share * units)), math.ceil(most_share * units))
+
+
 def check_draws(entries: int, buckets: int, rng: np.random.Generator) -> CheckDraws:
     return CheckDraws(1.0 - rng.random(entries), rng.integers(0, buckets, size=entries))
 
@@ -149,8 +155,7 @@ def checks(
     held = counts > 0
     per_row = np.bincount(rows, weights=held, minlength=int(rows.max()) + 1)
     eligible = held & (per_row[rows] >= 2)
-    wanted = max(CHECK_LEAST, math.ceil(share * len(rows)))
-    count = min(wanted, math.ceil(most_share * len(rows)))
+    count = check_count(len(rows), share, most_share)
     chosen = weighted_sample(draws.uniforms, np.where(eligible, counts, 0), count)
     made[chosen] = draws.buckets[chosen]
     return made
