@@ -48,7 +48,8 @@ from pprl.protocol.sealed.parameters import CkksSetting
 
 __all__ = ["BucketCount", "Ciphertext", "CkksSetting", "ConjugationKey", "EvaluationKeys"]
 __all__ += ["PublicKey", "SecretKeys", "buckets", "conjugation_refusal", "encrypted_batches"]
-__all__ += ["evaluate", "evaluated_batch", "packed", "seal_context", "secret_keys"]
+__all__ += ["check_fresh", "evaluate", "evaluated_batch", "packed", "seal_context"]
+__all__ += ["flood", "secret_keys"]
 
 # What the evaluator loads a received ciphertext and keys as (`pprl.files.sealed_bytes`).
 Ciphertext = seal.Ciphertext
@@ -243,13 +244,7 @@ def evaluated_batch(
         raise ValueError(
             f"batch {batch}: {len(ciphertexts)} ciphertexts where {agreed} were agreed"
         )
-    scale = 2.0**setting.scale_bits
-    for index, ciphertext in enumerate(ciphertexts):
-        fresh = ciphertext.parms_id() == context.first_parms_id() and ciphertext.size() == 2
-        if not fresh or ciphertext.scale != scale:
-            raise ValueError(
-                f"batch {batch}, ciphertext {index}: not a fresh one at the agreed scale"
-            )
+    check_fresh(context, setting, ciphertexts, f"batch {batch}")
     tools = _Tools(context, keys, setting)
     results = []
     for peers, ranked in zip(peered, layout.ranked[:rounds, span], strict=True):
@@ -265,6 +260,16 @@ def evaluated_batch(
         for score in alternative:
             results.append(tools.blinded(score, (0.0,), [present], rng))
     return results
+
+
+def check_fresh(context: Any, setting: CkksSetting, ciphertexts: Sequence[Any], where: str) -> None:
+    """ValueError for a received ciphertext that is not a fresh one of the agreed parameters
+    (its level, size or scale): anything else would change what the evaluation computes."""
+    scale = 2.0**setting.scale_bits
+    for index, ciphertext in enumerate(ciphertexts):
+        fresh = ciphertext.parms_id() == context.first_parms_id() and ciphertext.size() == 2
+        if not fresh or ciphertext.scale != scale:
+            raise ValueError(f"{where}, ciphertext {index}: not a fresh one at the agreed scale")
 
 
 def replaced(
@@ -350,7 +355,7 @@ class _Tools:
         parts = np.array([1.0, 1j][: len(drawn)])[:, None]
         factors = (parts * drawn).sum(axis=0)
         offsets = (parts * np.asarray(thresholds)[:, None] * drawn).sum(axis=0)
-        noise = _flood(rng, setting.slots, setting.flood_bits)
+        noise = flood(rng, setting.slots, setting.flood_bits)
         factor_scale = 2.0**setting.factor_scale_bits
         if not np.any(factors):
             # Every factor 0: the product would be all zero, which SEAL refuses to return;
@@ -378,7 +383,7 @@ class _Tools:
         return fresh
 
 
-def _flood(rng: np.random.Generator, slots: int, bits: int) -> np.ndarray:
+def flood(rng: np.random.Generator, slots: int, bits: int) -> np.ndarray:
     """Flooding noise for every slot of a ciphertext, in its real and its imaginary part: a
     slot's value is complex, and before 2026-11-28 noise in the real parts of the used slots
     alone left the computation's own error readable in the imaginary parts and in the
