@@ -138,6 +138,10 @@ def plain_links(inputs: SealedInputs) -> frozenset[tuple[str, str]]:
     return link_tables(tables, inputs.truth, plain_agreement(inputs.read, inputs.reference)).found
 
 
+# Pairs scored at a time by plain_on_keys.
+CHUNK_PAIRS = 200_000
+
+
 def plain_on_keys(inputs: SealedInputs, pairs: np.ndarray, seed: int = 1) -> float:
     """F1 of the non-private linker scoring only `pairs` (rows of A, rows of B: what the keys
     join), each party's one-to-one among its accepted ones, the two intersected. Its links
@@ -151,8 +155,13 @@ def plain_on_keys(inputs: SealedInputs, pairs: np.ndarray, seed: int = 1) -> flo
     kept = {}
     for name, peer, own_pairs in (("alice", "bob", pairs), ("bob", "alice", pairs[:, ::-1])):
         model = pipeline.train(agreement, tables[name].attributes, Randomness(seed, name))[0]
-        scores = model.decision(
-            pair_features(units[name][own_pairs[:, 0]], units[peer][own_pairs[:, 1]])
+        # In chunks: a key on one name alone joins millions of pairs, whose features whole
+        # would not fit in memory.
+        scores = np.concatenate(
+            [
+                model.decision(pair_features(units[name][chunk[:, 0]], units[peer][chunk[:, 1]]))
+                for chunk in np.array_split(own_pairs, max(1, len(own_pairs) // CHUNK_PAIRS))
+            ]
         )
         accepted = scores > 0
         chosen = own_pairs[accepted]
