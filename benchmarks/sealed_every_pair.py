@@ -1,7 +1,7 @@
 """Sealed linkage with no blocking keys, in one process: every pair's sign under CKKS
-(pprl.protocol.sealed.every_pair), then the accepted pairs in conflict ranked as the graph
+(pprl.bench.every_pair), then the accepted pairs in conflict ranked as the graph
 join ranks its candidates (real CKKS, the agreed thresholds), each party one to one by its
-buckets, the two intersected. Beside it, on the same models, what the keys' candidates hold.
+buckets, the two intersected, on the models a daemon trains.
 
 What it answers: what closing the keys' two gaps on names alone (the linker's pairs they
 miss, and who is in the peer's file among the people sharing a key) costs in time and bytes,
@@ -27,6 +27,7 @@ from pprl.bench.in_process import (
     add_table_arguments,
     run_command,
     schema_kernel_features,
+    scoring_forms,
     sealed_inputs,
     sealed_parties,
 )
@@ -39,7 +40,6 @@ from pprl.protocol.method import method_params
 from pprl.protocol.metrics import linkage_quality
 from pprl.protocol.own_training import mover_groups
 from pprl.protocol.sealed import linear_form, scoring, session
-from pprl.protocol.sealed_exact import evaluator_plaintext
 
 PARTIES = ("alice", "bob")
 
@@ -195,17 +195,10 @@ def main() -> None:
         raise SystemExit("a movers' alternative is not measured here")
     digest = agreement.digest()
     parties = sealed_parties(agreement, tables, inputs.recipes, args.seed)
-    released, units, models = parties.released, parties.units, parties.models
+    released, units = parties.released, parties.units
     ckks = session.setting(agreement.method.sealed_crypto, agreement.method.sealed_thresholds)
     rng = np.random.default_rng(args.seed)
-    forms = {}
-    for name in PARTIES:
-        evaluator = evaluator_plaintext(agreement, models[name], digest)
-        x, c = linear_form.scorer_part(models[name], units[name], evaluator)
-        own_y = linear_form.evaluator_part(units[name], evaluator)
-        x, c, _ = linear_form.scaled_forms(x, c, None, own_y, units[name].shape[1])
-        live = evaluator.live(*units[name].shape[1:])
-        forms[name] = (x, c, evaluator, live)
+    forms = scoring_forms(agreement, parties)
 
     # Rows in each party's secret order, and which pairs are true.
     order = {name: released[name].order for name in PARTIES}
@@ -225,7 +218,8 @@ def main() -> None:
     kept: dict[str, set[tuple[int, int]]] = {}
     signs_seconds = 0.0
     for scorer, evaluator_party in (("alice", "bob"), ("bob", "alice")):
-        x, c, evaluator, live = forms[scorer]
+        form = forms[scorer]
+        x, c, evaluator, live = form.x, form.c, form.evaluator, form.live
         y = linear_form.evaluator_part(units[evaluator_party], evaluator)
         columns = every_pair.columns_of(x, c, live)
         peer = every_pair.peer_columns(y, live)

@@ -21,6 +21,7 @@ from pprl.bench.in_process import (
     add_table_arguments,
     run_command,
     schema_kernel_features,
+    scoring_forms,
     sealed_inputs,
     sealed_parties,
 )
@@ -33,7 +34,6 @@ from pprl.protocol.own_training import mover_groups
 from pprl.protocol.sealed import hidden_join, linear_form, scoring, session
 from pprl.protocol.sealed.blinding import Blinder
 from pprl.protocol.sealed.recipes import group_size
-from pprl.protocol.sealed_exact import evaluator_plaintext
 
 PARTIES = ("alice", "bob")
 
@@ -115,22 +115,15 @@ def main() -> None:
         raise SystemExit("a movers' alternative is not measured here")
     digest = agreement.digest()
     parties = sealed_parties(agreement, tables, recipes_text, args.seed)
-    released, units, models, keys = parties.released, parties.units, parties.models, parties.keys
+    released, units, keys = parties.released, parties.units, parties.keys
     ckks = session.setting(agreement.method.sealed_crypto, agreement.method.sealed_thresholds)
     context = session.key_context(digest, "benchmark run")
     rng = np.random.default_rng(args.seed)
-    forms, lives = {}, {}
-    for name in PARTIES:
-        evaluator = evaluator_plaintext(agreement, models[name], digest)
-        x, c = linear_form.scorer_part(models[name], units[name], evaluator)
-        own_y = linear_form.evaluator_part(units[name], evaluator)
-        x, c, _ = linear_form.scaled_forms(x, c, None, own_y, units[name].shape[1])
-        forms[name] = (x, c, evaluator)
-        # The columns encrypted: an initial entry's exact features, not D (sealed_exact).
-        lives[name] = evaluator.live(*units[name].shape[1:])
+    forms = scoring_forms(agreement, parties)
+    lives = {name: form.live for name, form in forms.items()}
 
     def y_of(scorer: str, evaluator_party: str) -> np.ndarray:
-        return linear_form.evaluator_part(units[evaluator_party], forms[scorer][2])
+        return linear_form.evaluator_part(units[evaluator_party], forms[scorer].evaluator)
 
     def ids(found: set[tuple[int, int]]) -> set[tuple[str, str]]:
         a, b = tables["alice"].ids, tables["bob"].ids
@@ -162,7 +155,7 @@ def main() -> None:
     key_seconds = time.perf_counter() - began
     kept, sent, score_seconds = {}, {n: 0 for n in PARTIES}, 0.0
     for name, peer, own_pairs in (("alice", "bob", pairs), ("bob", "alice", pairs[:, ::-1])):
-        x, c, _ = forms[name]
+        x, c = forms[name].x, forms[name].c
         coordinates = int(lives[name].sum()) + 1
         placed = session.score_layout(own_pairs, ckks, coordinates)
         began = time.perf_counter()
@@ -220,7 +213,7 @@ def main() -> None:
         if args.fixed_count:
             join = capped(join, args.fixed_count)
             padded += args.fixed_count * len(mine)
-        x, c, _ = forms[scorer]
+        x, c = forms[scorer].x, forms[scorer].c
         slots = hidden_join.slot_pairs(join.counts())
         coordinates = int(lives[scorer].sum()) + 1
         placed = hidden_join.every_slot_ranked(session.score_layout(slots, ckks, coordinates))

@@ -33,9 +33,10 @@ from pprl.protocol.metrics import Quality, linkage_quality
 from pprl.protocol.model.classifier import Model
 from pprl.protocol.model.features import RAW_JOINS, unit_vectors
 from pprl.protocol.privacy.audit import Dictionary
-from pprl.protocol.sealed import session
+from pprl.protocol.sealed import linear_form, session
 from pprl.protocol.sealed.recipes import Recipe, parse_recipes
 from pprl.protocol.sealed.session import default_kernel_features, default_recipes
+from pprl.protocol.sealed_exact import evaluator_plaintext
 from pprl.protocol.vectors.randomness import Randomness
 
 
@@ -304,6 +305,33 @@ def sealed_parties(
         for name, table in tables.items()
     }
     return SealedParties(released, units, models, keys)
+
+
+@dataclass(frozen=True)
+class ScoringForm:
+    """One party's classifier as its daemon encrypts it for sealed scoring (no movers'
+    alternative): (x, c) scaled as MATCH scales them, the evaluator's plaintext side of the
+    form (`Peer`: its kernel features, if any) and the columns scored (`live`)."""
+
+    x: np.ndarray
+    c: np.ndarray
+    evaluator: linear_form.Peer
+    live: np.ndarray
+
+
+def scoring_forms(agreement: Agreement, parties: SealedParties) -> dict[str, ScoringForm]:
+    """Each party's `ScoringForm` from its trained model and unit vectors."""
+    digest = agreement.digest()
+    forms = {}
+    for name, model in parties.models.items():
+        units = parties.units[name]
+        evaluator = evaluator_plaintext(agreement, model, digest)
+        x, c = linear_form.scorer_part(model, units, evaluator)
+        own_y = linear_form.evaluator_part(units, evaluator)
+        x, c, _ = linear_form.scaled_forms(x, c, None, own_y, units.shape[1])
+        # The columns encrypted: an initial entry's exact features, not D (sealed_exact).
+        forms[name] = ScoringForm(x, c, evaluator, evaluator.live(*units.shape[1:]))
+    return forms
 
 
 def noise_free_units(agreement: Agreement, columns: Mapping[str, Sequence[str]]) -> np.ndarray:
