@@ -28,7 +28,14 @@ import numpy as np
 from tenseal import sealapi as seal
 
 from pprl.protocol.sealed.parameters import CkksSetting
-from pprl.protocol.sealed.scoring import EvaluationKeys, SecretKeys, check_fresh, flood
+from pprl.protocol.sealed.scoring import (
+    EvaluationKeys,
+    EvaluatorTools,
+    SecretKeys,
+    check_received,
+    encrypted_columns,
+    flood,
+)
 
 
 def blocks(rows: int, setting: CkksSetting) -> int:
@@ -60,17 +67,11 @@ def encrypted_blocks(keys: SecretKeys, columns: np.ndarray) -> Iterator[list[Any
     setting = keys.setting
     encoder = seal.CKKSEncoder(keys.context)
     encryptor = seal.Encryptor(keys.context, keys.secret)
-    scale = 2.0**setting.scale_bits
     for block in range(blocks(len(columns), setting)):
         part = columns[block * setting.slots : (block + 1) * setting.slots]
-        sealed = []
-        for d in range(columns.shape[1]):
-            values = np.zeros(setting.slots)
-            values[: len(part)] = part[:, d]
-            plain = seal.Plaintext()
-            encoder.encode(values.tolist(), scale, plain)
-            sealed.append(encryptor.encrypt_symmetric(plain))
-        yield sealed
+        values = np.zeros((setting.slots, columns.shape[1]))
+        values[: len(part)] = part
+        yield encrypted_columns(encoder, encryptor, values, 2.0**setting.scale_bits)
 
 
 def evaluated(
@@ -89,68 +90,46 @@ def evaluated(
     parameters."""
     if len(received) != blocks(rows, setting):
         raise ValueError(f"{len(received)} blocks where {blocks(rows, setting)} were agreed")
-    evaluator = seal.Evaluator(context)
-    encoder = seal.CKKSEncoder(context)
-    encryptor = seal.Encryptor(context, keys.public)
+    tools = EvaluatorTools(context, keys, setting)
     first = context.first_parms_id()
-    scale, factor_scale = 2.0**setting.scale_bits, 2.0**setting.factor_scale_bits
+    factor_scale = 2.0**setting.factor_scale_bits
     low, high = setting.factor_bits
     for block, ciphertexts in enumerate(received):
-        if len(ciphertexts) != peer.shape[1]:
-            agreed = peer.shape[1]
-            raise ValueError(
-                f"block {block}: {len(ciphertexts)} ciphertexts where {agreed} were agreed"
-            )
-        check_fresh(context, setting, ciphertexts, f"block {block}")
+        check_received(context, setting, ciphertexts, peer.shape[1], f"block {block}")
         used = min(setting.slots, rows - block * setting.slots)
         for j in range(0, len(peer), 2):
             total = None
             for part, row in zip((1.0, 1j), peer[j : j + 2], strict=False):
-                score = _score(evaluator, encoder, ciphertexts, row, first, scale)
+                score = _score(tools, ciphertexts, row)
                 factors = np.zeros(setting.slots, dtype=complex)
                 factors[:used] = part * 2.0 ** rng.uniform(low, high, used)
-                multiplier = seal.Plaintext()
-                encoder.encode(factors.tolist(), first, factor_scale, multiplier)
-                evaluator.multiply_plain_inplace(score, multiplier)
+                multiplier = tools.plain(factors.tolist(), first, factor_scale)
+                tools.evaluator.multiply_plain_inplace(score, multiplier)
                 if total is None:
                     total = score
                 else:
-                    evaluator.add_inplace(total, score)
+                    tools.evaluator.add_inplace(total, score)
             assert total is not None
-            evaluator.rescale_to_next_inplace(total)
-            noise = seal.Plaintext()
-            encoder.encode(
-                flood(rng, setting.slots, setting.flood_bits).tolist(),
-                total.parms_id(),
-                total.scale,
-                noise,
-            )
-            flooding = seal.Ciphertext()
-            encryptor.encrypt(noise, flooding)
-            evaluator.add_inplace(total, flooding)
+            tools.evaluator.rescale_to_next_inplace(total)
+            noise = flood(rng, setting.slots, setting.flood_bits)
+            flooding = tools.encrypted(noise, total.parms_id(), total.scale)
+            tools.evaluator.add_inplace(total, flooding)
             yield total
 
 
-def _score(
-    evaluator: Any,
-    encoder: Any,
-    ciphertexts: Sequence[Any],
-    row: np.ndarray,
-    parms_id: Any,
-    scale: float,
-) -> Any:
+def _score(tools: EvaluatorTools, ciphertexts: Sequence[Any], row: np.ndarray) -> Any:
     """sum_d Enc(column d) * row[d], each coordinate a constant plaintext (a product by 0 is
     refused by SEAL, and adds nothing): not rescaled."""
+    parms_id, scale = tools.context.first_parms_id(), 2.0**tools.setting.scale_bits
     total, product = None, seal.Ciphertext()
     for d in np.flatnonzero(row).tolist():
-        constant = seal.Plaintext()
-        encoder.encode(float(row[d]), parms_id, scale, constant)
+        constant = tools.plain(float(row[d]), parms_id, scale)
         if total is None:
             total = seal.Ciphertext()
-            evaluator.multiply_plain(ciphertexts[d], constant, total)
+            tools.evaluator.multiply_plain(ciphertexts[d], constant, total)
         else:
-            evaluator.multiply_plain(ciphertexts[d], constant, product)
-            evaluator.add_inplace(total, product)
+            tools.evaluator.multiply_plain(ciphertexts[d], constant, product)
+            tools.evaluator.add_inplace(total, product)
     if total is None:
         raise ValueError("a peer row with every coordinate 0")
     return total

@@ -17,7 +17,7 @@ pair's difference by its own random positive factor r_ijk (log-uniform), rescale
 a fresh public-key encryption of Gaussian noise in every slot's real and imaginary part
 (flooding, which also re-randomises the ciphertext) and returns one ciphertext per batch,
 round and two thresholds: the score is real, so a complex factor r_ijk + i r_ij(k+1) puts
-each threshold's blinded difference in a part of its own (`_Tools.blinded`). The scoring
+each threshold's blinded difference in a part of its own (`EvaluatorTools.blinded`). The scoring
 party decrypts r_ijk (s_ij - t_k) + e and keeps the signs: accept or not, and the score's
 bucket among the thresholds, which the one-to-one step needs on names (docs/sealed.md). Only
 for pairs in conflict (`layout.conflicted`): elsewhere the factor of every threshold but 0
@@ -48,7 +48,8 @@ from pprl.protocol.sealed.parameters import CkksSetting
 
 __all__ = ["BucketCount", "Ciphertext", "CkksSetting", "ConjugationKey", "EvaluationKeys"]
 __all__ += ["PublicKey", "SecretKeys", "buckets", "conjugation_refusal", "encrypted_batches"]
-__all__ += ["check_fresh", "evaluate", "evaluated_batch", "packed", "seal_context"]
+__all__ += ["EvaluatorTools", "check_received", "encrypted_columns", "evaluate", "evaluated_batch"]
+__all__ += ["packed", "seal_context"]
 __all__ += ["flood", "secret_keys"]
 
 # What the evaluator loads a received ciphertext and keys as (`pprl.files.sealed_bytes`).
@@ -151,13 +152,18 @@ def encrypted_batches(
     scale = 2.0**keys.setting.scale_bits
     for batch in range(layout.batches):
         rows = layout.rows[batch * layout.slots : (batch + 1) * layout.slots]
-        values = packed(columns[rows])
-        sealed = []
-        for d in range(values.shape[1]):
-            plain = seal.Plaintext()
-            encoder.encode(values[:, d].tolist(), scale, plain)
-            sealed.append(encryptor.encrypt_symmetric(plain))
-        yield sealed
+        yield encrypted_columns(encoder, encryptor, packed(columns[rows]), scale)
+
+
+def encrypted_columns(encoder: Any, encryptor: Any, values: np.ndarray, scale: float) -> list[Any]:
+    """One ciphertext per column of `values` (a value a slot) at `scale`, from an encryptor
+    under the scoring party's secret key: to be saved seeded."""
+    sealed = []
+    for d in range(values.shape[1]):
+        plain = seal.Plaintext()
+        encoder.encode(values[:, d].tolist(), scale, plain)
+        sealed.append(encryptor.encrypt_symmetric(plain))
+    return sealed
 
 
 def evaluate(
@@ -239,13 +245,8 @@ def evaluated_batch(
     # Only the evaluator's rows this batch meets, packed: a batch is a small share of y.
     met = np.unique(peered[peered >= 0])
     forms = plaintext_columns(y[met], ratios, live)
-    if len(ciphertexts) != forms[0].shape[1]:
-        agreed = forms[0].shape[1]
-        raise ValueError(
-            f"batch {batch}: {len(ciphertexts)} ciphertexts where {agreed} were agreed"
-        )
-    check_fresh(context, setting, ciphertexts, f"batch {batch}")
-    tools = _Tools(context, keys, setting)
+    check_received(context, setting, ciphertexts, forms[0].shape[1], f"batch {batch}")
+    tools = EvaluatorTools(context, keys, setting)
     results = []
     for peers, ranked in zip(peered, layout.ranked[:rounds, span], strict=True):
         present = peers >= 0
@@ -262,9 +263,14 @@ def evaluated_batch(
     return results
 
 
-def check_fresh(context: Any, setting: CkksSetting, ciphertexts: Sequence[Any], where: str) -> None:
-    """ValueError for a received ciphertext that is not a fresh one of the agreed parameters
-    (its level, size or scale): anything else would change what the evaluation computes."""
+def check_received(
+    context: Any, setting: CkksSetting, ciphertexts: Sequence[Any], agreed: int, where: str
+) -> None:
+    """ValueError for a count of received ciphertexts other than `agreed`, or one that is
+    not a fresh one of the agreed parameters (its level, size or scale): anything else would
+    change what the evaluation computes."""
+    if len(ciphertexts) != agreed:
+        raise ValueError(f"{where}: {len(ciphertexts)} ciphertexts where {agreed} were agreed")
     scale = 2.0**setting.scale_bits
     for index, ciphertext in enumerate(ciphertexts):
         fresh = ciphertext.parms_id() == context.first_parms_id() and ciphertext.size() == 2
@@ -283,7 +289,7 @@ def replaced(
     level and scale, in its place: what an evaluator that does not compute returns (a
     daemon's tamper-scores failpoint), of the size an honest result decrypts to, so that only
     the scorer's checks (hidden_join.checked) can tell."""
-    tools = _Tools(context, keys, setting)
+    tools = EvaluatorTools(context, keys, setting)
     bound = 2.0 ** setting.factor_bits[1] * max(abs(t) for t in setting.thresholds)
     return [
         tools.encrypted(
@@ -296,7 +302,7 @@ def replaced(
     ]
 
 
-class _Tools:
+class EvaluatorTools:
     """The evaluator's SEAL objects for one batch: an encoder, an evaluator, an encryptor
     under the peer's public key and its conjugation key."""
 
@@ -308,7 +314,9 @@ class _Tools:
         self.encryptor = seal.Encryptor(context, keys.public)
         self.conjugation = keys.conjugation
 
-    def _plain(self, values: Any, parms_id: Any, scale: float) -> Any:
+    def plain(self, values: Any, parms_id: Any, scale: float) -> Any:
+        """`values` (a slot's each, or one constant for every slot) encoded at the level
+        `parms_id` and `scale`."""
         plain = seal.Plaintext()
         self.encoder.encode(values, parms_id, scale, plain)
         return plain
@@ -324,7 +332,7 @@ class _Tools:
         scale = 2.0**self.setting.scale_bits
         total = None
         for d in used:
-            multiplier = self._plain(plain[:, d].tolist(), parms_id, scale)
+            multiplier = self.plain(plain[:, d].tolist(), parms_id, scale)
             if multiplier.is_zero():
                 continue
             product = seal.Ciphertext()
@@ -365,11 +373,11 @@ class _Tools:
             parms_id = data.next_context_data().parms_id()
             return self.encrypted(noise, parms_id, score.scale * factor_scale / dropped)
         shifted = seal.Ciphertext()
-        multiplier = self._plain(factors.tolist(), score.parms_id(), factor_scale)
+        multiplier = self.plain(factors.tolist(), score.parms_id(), factor_scale)
         self.evaluator.multiply_plain(score, multiplier, shifted)
         self.evaluator.rescale_to_next_inplace(shifted)
         if np.any(offsets):
-            offset = self._plain(offsets.tolist(), shifted.parms_id(), shifted.scale)
+            offset = self.plain(offsets.tolist(), shifted.parms_id(), shifted.scale)
             self.evaluator.sub_plain_inplace(shifted, offset)
         self.evaluator.add_inplace(
             shifted, self.encrypted(noise, shifted.parms_id(), shifted.scale)
@@ -379,7 +387,7 @@ class _Tools:
     def encrypted(self, values: np.ndarray, parms_id: Any, scale: float) -> Any:
         """A fresh encryption of `values` under the peer's public key."""
         fresh = seal.Ciphertext()
-        self.encryptor.encrypt(self._plain(values.tolist(), parms_id, scale), fresh)
+        self.encryptor.encrypt(self.plain(values.tolist(), parms_id, scale), fresh)
         return fresh
 
 
