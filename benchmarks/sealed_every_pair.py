@@ -30,40 +30,18 @@ from pprl.bench.in_process import (
     scoring_forms,
     sealed_inputs,
     sealed_parties,
+    with_partners,
 )
 from pprl.bench.result_file import write_result
 from pprl.bench.sealed_round_trip import round_trip
 from pprl.files.sealed_bytes import dumped, dumped_ciphertext, evaluation_keys, loaded_ciphertext
 from pprl.protocol.agreement import Agreement
-from pprl.protocol.data.records import RecordTable
 from pprl.protocol.method import method_params
 from pprl.protocol.metrics import linkage_quality
 from pprl.protocol.own_training import mover_groups
 from pprl.protocol.sealed import linear_form, scoring, session
 
 PARTIES = ("alice", "bob")
-
-
-def with_partners(
-    tables: dict[str, RecordTable], truth: set[tuple[str, str]], rows: int
-) -> dict[str, RecordTable]:
-    """Alice's first `rows` records and Bob's partners of them, in his order (both whole
-    when 0): a smaller problem with the same share of partners as FEBRL4's."""
-    if not rows:
-        return tables
-    alice, bob = tables["alice"], tables["bob"]
-    kept_a = set(alice.ids[:rows])
-    partners = {b for a, b in truth if a in kept_a}
-    keep = {"alice": range(min(rows, len(alice.ids)))}
-    keep["bob"] = [i for i, record in enumerate(bob.ids) if record in partners]
-    return {
-        name: RecordTable(
-            table.path,
-            [table.ids[i] for i in keep[name]],
-            {k: [v[i] for i in keep[name]] for k, v in table.attributes.items()},
-        )
-        for name, table in tables.items()
-    }
 
 
 def guessed_from_signs(

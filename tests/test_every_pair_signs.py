@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from pprl.bench import every_pair
+from pprl.bench.in_process import with_partners
 from pprl.files.sealed_bytes import dumped, dumped_ciphertext, evaluation_keys, loaded_ciphertext
 from pprl.protocol.data.records import RecordTable
 from pprl.protocol.sealed import scoring
@@ -134,7 +135,6 @@ def test_the_signs_attack_names_a_row_from_its_accepted_records_never_its_partne
 
 
 def test_a_smaller_problem_keeps_alices_first_rows_and_their_partners_in_bobs_order() -> None:
-    with_partners = benchmark_script("sealed_every_pair").with_partners
     alice = RecordTable("a.csv", ["a1", "a2", "a3"], {"name": ["x", "y", "z"]})
     bob = RecordTable("b.csv", ["b3", "b1", "b9", "b2"], {"name": ["z", "x", "q", "y"]})
     truth = {("a1", "b1"), ("a2", "b2"), ("a3", "b3")}

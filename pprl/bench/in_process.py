@@ -338,3 +338,25 @@ def noise_free_units(agreement: Agreement, columns: Mapping[str, Sequence[str]])
     """The unit vectors a party scores and keys with in sealed linkage (no noise)."""
     tensor = agreement.smash(columns, np.random.default_rng(0))
     return unit_vectors(tensor, agreement.standardise)
+
+
+def with_partners(
+    tables: dict[str, RecordTable], truth: set[tuple[str, str]], rows: int
+) -> dict[str, RecordTable]:
+    """Alice's first `rows` records and Bob's partners of them, in his order (both whole
+    when 0): a smaller problem with the same share of partners as FEBRL4's."""
+    if not rows:
+        return tables
+    alice, bob = tables["alice"], tables["bob"]
+    kept_a = set(alice.ids[:rows])
+    partners = {b for a, b in truth if a in kept_a}
+    keep: dict[str, Sequence[int]] = {"alice": range(min(rows, len(alice.ids)))}
+    keep["bob"] = [i for i, record in enumerate(bob.ids) if record in partners]
+    return {
+        name: RecordTable(
+            table.path,
+            [table.ids[i] for i in keep[name]],
+            {k: [v[i] for i in keep[name]] for k, v in table.attributes.items()},
+        )
+        for name, table in tables.items()
+    }
