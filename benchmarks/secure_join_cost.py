@@ -143,10 +143,8 @@ def opened_figures(
         "pairs_found_inside": len(found),
         "share_of_the_join_found": round(len(found & joined) / max(1, len(joined)), 4),
         "false_pairs_found": len(found - joined),
-        "flagged_slots_with_bobs_entry_first": sum(
-            int(np.sum(flag[: len(flag) - w] & (out["sides"][: len(flag) - w] == 1)))
-            for w, flag in enumerate(out["flags"], start=1)
-        ),
+        # A flag's padded tail is never set, so every flag row is read whole.
+        "flagged_slots_with_bobs_entry_first": int(np.sum(out["flags"] & (out["sides"] == 1))),
         "true_pairs_found_inside": len(true & found),
     }
 
