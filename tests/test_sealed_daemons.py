@@ -253,7 +253,7 @@ def _batch(header: pb.ScoreHeader, data: list[bytes]) -> list[pb.SealedScores]:
 def test_bad_encrypted_scores_are_refused_with_their_reason(exchanged):
     deployment, run_id, digest = exchanged
     header, coordinates = _score_header(deployment, run_id, digest)
-    assert header.batches == 1
+    assert header.batches == 1 and coordinates > 1
     other = CkksSetting(coeff_mod_bit_sizes=(60, 40, 40, 60))
     junk = pb.SealedScores(ciphertext=pb.Ciphertext(batch=0, index=0, data=b"not a ciphertext"))
     fresh, unseeded, context = _fresh_ciphertexts(CkksSetting())
@@ -329,6 +329,10 @@ def test_bad_encrypted_scores_are_refused_with_their_reason(exchanged):
             _batch(header, [dumped_ciphertext(unseeded, context)] * coordinates),
             pb.BAD_CIPHERTEXT,
         ),
+        # Each as SEAL makes one, but one seed for all: a conjugation key crafted for their
+        # shared second polynomial reads the evaluator's plaintext sum
+        # (pprl.bench.crafted_conjugation_attack).
+        "ciphertexts sharing a seed": (_batch(header, [packed] * coordinates), pb.BAD_CIPHERTEXT),
         "out of order": (
             [
                 pb.SealedScores(header=header),

@@ -36,6 +36,7 @@ _PREFIX = _COUNT + 8  # SEAL's bytes before the first coefficient
 # A seeded ciphertext's seed, saved with its own header, is 81 bytes; anything much longer
 # after the coefficients is not a ciphertext of these parameters.
 _MOST_AFTER = 256
+_SEED_SAVE = 81  # its header, the generator's type (1) and the seed (64)
 
 
 def packed(saved: bytes, widths: Sequence[int]) -> bytes:
@@ -147,6 +148,21 @@ def stored_polynomials(saved: bytes, at: int = 0) -> int:
     """How many polynomials the ciphertext (or key saved as one) at `at` stores: one for a
     seeded one, whose second SEAL draws from the seed after it."""
     return _shape(uncompressed(saved), at)[0]
+
+
+def seed(saved: bytes) -> bytes:
+    """What a seeded ciphertext's second polynomial is drawn from, as SEAL saves it after the
+    coefficients: the generator's type and its 64-byte seed. ValueError unless the save holds
+    one polynomial and its seed stored as SEAL stores it (uncompressed, _SEED_SAVE bytes), so
+    that two saves of one seed cannot differ in their bytes."""
+    raw = uncompressed(saved)
+    stored, degree, primes = _shape(raw)
+    after = raw[_PREFIX + 8 * stored * primes * degree :]
+    if stored != 1 or len(after) != _SEED_SAVE or after[:2] != _MAGIC:
+        raise ValueError("not a seeded ciphertext as SEAL saves one")
+    if after[_COMPRESSION] != _NONE or struct.unpack_from("<Q", after, 8)[0] != _SEED_SAVE:
+        raise ValueError("not a seeded ciphertext as SEAL saves one")
+    return after[_HEADER:]
 
 
 def _shape(raw: bytes | bytearray, at: int = 0) -> tuple[int, int, int]:

@@ -16,7 +16,9 @@ evaluator's plaintext coordinates out of the returned ciphertexts, flooding or n
 pseudo-random and the attack does not apply. The public key is read only seeded too (since
 2026-11-29; `scoring.secret_keys` makes it so), so its second polynomial is pseudo-random and
 masks the flooding's; a first polynomial of zeros or small values is refused besides
-(`evaluation_keys`).
+(`evaluation_keys`). No two fresh ciphertexts of a stream may come from one seed
+(`FreshCiphertexts`): a shared second polynomial lets a conjugation key crafted for it read
+the evaluator's sum (`pprl.bench.crafted_conjugation_attack`).
 """
 
 from __future__ import annotations
@@ -84,14 +86,48 @@ def loaded_ciphertext(context: Any, data: bytes, *, seeded: bool) -> Any:
     `seeded`: a fresh one from the scoring party, which must store one polynomial and the
     seed of its second (SEAL draws that polynomial from the seed, so its sender cannot
     choose it); else an evaluated one, two polynomials."""
-    degree = context.key_context_data().parms().poly_modulus_degree()
-    try:
-        saved = packed_ciphertexts.unpacked(data, _widths(context), degree, 1 if seeded else 2)
-    except ValueError as error:
-        raise ValueError("not a Ciphertext under the agreed parameters") from error
     from pprl.protocol.sealed.scoring import Ciphertext
 
-    return loaded(Ciphertext, context, saved)
+    return loaded(Ciphertext, context, _unpacked(context, data, seeded))
+
+
+def _unpacked(context: Any, data: bytes, seeded: bool) -> bytes:
+    """SEAL's bytes of the ciphertext `dumped_ciphertext` packed: ValueError when the packing
+    does not fit the context's ring and chain."""
+    degree = context.key_context_data().parms().poly_modulus_degree()
+    try:
+        return packed_ciphertexts.unpacked(data, _widths(context), degree, 1 if seeded else 2)
+    except ValueError as error:
+        raise ValueError("not a Ciphertext under the agreed parameters") from error
+
+
+class FreshCiphertexts:
+    """Reads one stream's fresh ciphertexts, each seeded (`loaded_ciphertext`), and refuses
+    one whose seed an earlier one of the stream was drawn from. SEAL draws a fresh seed for
+    every encryption, so an honest stream never repeats one. Ciphertexts that share a seed
+    share their second polynomial a; under a conjugation key whose first parts are crafted
+    for that a, the conjugated sum then carries the evaluator's plaintext sum conjugated,
+    which decrypts beside the score and with it the ratio of two of its linear functions,
+    free of the secret factors (`pprl.bench.crafted_conjugation_attack`, measured). A batch
+    is read whole before it is evaluated, so a repeat within one is refused before anything
+    of it is computed."""
+
+    def __init__(self, context: Any) -> None:
+        self.context = context
+        self._seeds: set[bytes] = set()
+
+    def read(self, data: bytes) -> Any:
+        """The ciphertext `data` holds: ValueError as `loaded_ciphertext`, or for a seed this
+        stream has read before."""
+        from pprl.protocol.sealed.scoring import Ciphertext
+
+        saved = _unpacked(self.context, data, seeded=True)
+        ciphertext = loaded(Ciphertext, self.context, saved)
+        drawn = packed_ciphertexts.seed(saved)
+        if drawn in self._seeds:
+            raise ValueError("two fresh ciphertexts drawn from one seed")
+        self._seeds.add(drawn)
+        return ciphertext
 
 
 def _widths(context: Any) -> list[int]:

@@ -396,7 +396,7 @@ def evaluated(
     """Each received batch evaluated, in order, with secret factors and flooding; `ratios`:
     the peer's movers' alternative, when the agreement has one; `widths`: its kernel's, when
     the agreement has random features."""
-    from pprl.files.sealed_bytes import dumped_ciphertext, evaluation_keys, loaded_ciphertext
+    from pprl.files.sealed_bytes import FreshCiphertexts, dumped_ciphertext, evaluation_keys
     from pprl.protocol.sealed import scoring
 
     context = scoring.seal_context(evaluation.ckks)
@@ -404,8 +404,9 @@ def evaluated(
     y = evaluation.y(widths)
     rng = ctx.randomness.generator(SEALED_SCORES)
     tamper = failpoints.tamper_scores()
+    fresh = FreshCiphertexts(context)  # no seed twice in the stream
     for batch, received in batches:
-        ciphertexts = [loaded_ciphertext(context, data, seeded=True) for data in received]
+        ciphertexts = [fresh.read(data) for data in received]
         results = scoring.evaluated_batch(
             context,
             keys,
