@@ -29,17 +29,10 @@ from typing import Any
 
 import numpy as np
 
-from pprl.files import packed_ciphertexts
-from pprl.files.sealed_bytes import (
-    FreshCiphertexts,
-    dumped,
-    dumped_ciphertext,
-    evaluation_keys,
-    loaded,
-    loaded_ciphertext,
-)
+from pprl.bench.crafted_keys_attack import kernel_problem
+from pprl.files import packed_ciphertexts, sealed_bytes
 from pprl.protocol.sealed import scoring, session
-from pprl.protocol.sealed.layout import Layout, best_rounds, layout
+from pprl.protocol.sealed.layout import Layout
 from pprl.protocol.sealed.parameters import DEFAULT_CRYPTO
 from pprl.protocol.sealed.session import DEFAULT_THRESHOLDS
 
@@ -83,7 +76,7 @@ def crafted_conjugation_key(keys: scoring.SecretKeys, a: np.ndarray, order: np.n
     primes = [q.value() for q in context.first_context_data().parms().coeff_modulus()]
     special = context.key_context_data().parms().coeff_modulus()[-1].value()
     scale = 2**keys.setting.scale_bits
-    raw = packed_ciphertexts.uncompressed(dumped(keys.conjugation))
+    raw = packed_ciphertexts.uncompressed(sealed_bytes.dumped(keys.conjugation))
     for digit, at in enumerate(packed_ciphertexts.key_set_offsets(raw)):
         prime = primes[digit]
         words = packed_ciphertexts.coefficients(raw, at)
@@ -113,21 +106,18 @@ def attack(
     ckks = session.setting(DEFAULT_CRYPTO, DEFAULT_THRESHOLDS)
     keys = scoring.secret_keys(ckks)
     context = scoring.seal_context(ckks)
-    drawn = np.unique(rng.integers(0, size, size=(pairs, 2)), axis=0)
-    phases = rng.uniform(0, 2 * np.pi, (size, width // 2))
-    y = np.empty((size, width))
-    y[:, 0::2], y[:, 1::2] = np.cos(phases), np.sin(phases)
-    y /= np.sqrt(width)
-    placed = layout(drawn, ckks.slots, best_rounds(drawn, ckks.slots))
+    y, placed = kernel_problem(size, pairs, width, ckks.slots, rng)
     columns = ckks.ciphertexts(width + 1)
     sent = _zeros_sent(keys, placed.batches, columns, shared_seed)
-    first = loaded_ciphertext(context, sent[0][0], seeded=True)
-    a = packed_ciphertexts.coefficients(dumped(first))[1]
-    conjugation = dumped(keys.conjugation)
+    first = sealed_bytes.loaded_ciphertext(context, sent[0][0], seeded=True)
+    a = packed_ciphertexts.coefficients(sealed_bytes.dumped(first))[1]
+    conjugation = sealed_bytes.dumped(keys.conjugation)
     if crafted_key:
         conjugation = crafted_conjugation_key(keys, a, conjugation_order(context, keys.secret))
-    held = evaluation_keys(context, dumped(keys.public), conjugation)
-    received = [[loaded_ciphertext(context, data, seeded=True) for data in b] for b in sent]
+    held = sealed_bytes.evaluation_keys(context, sealed_bytes.dumped(keys.public), conjugation)
+    received = [
+        [sealed_bytes.loaded_ciphertext(context, data, seeded=True) for data in b] for b in sent
+    ]
     returned = scoring.evaluate(context, held, received, y, placed, ckks, rng)
     truth = scoring.plaintext_columns(y, None)[0].sum(axis=1)
     errors = _angle_errors(keys, placed, returned, np.conj(truth))
@@ -152,7 +142,7 @@ def _zeros_sent(
     encryptor = sealapi.Encryptor(keys.context, keys.secret)
 
     def fresh() -> bytes:
-        return dumped_ciphertext(encryptor.encrypt_symmetric(plain), keys.context)
+        return sealed_bytes.dumped_ciphertext(encryptor.encrypt_symmetric(plain), keys.context)
 
     if shared_seed:
         one = fresh()
@@ -186,7 +176,7 @@ def _angle_errors(
 
 def _refused(context: Any, sent: list[list[bytes]]) -> bool:
     """Whether the evaluator's reading of one stream refuses any of `sent`."""
-    fresh = FreshCiphertexts(context)
+    fresh = sealed_bytes.FreshCiphertexts(context)
     try:
         for batch in sent:
             for data in batch:
@@ -206,9 +196,11 @@ def _ntt_words(context: Any, secret: Any, values: np.ndarray) -> np.ndarray:
     sealapi.CKKSEncoder(context).encode(values.tolist(), 2.0**30, plain)
     whole = sealapi.Ciphertext()
     sealapi.Encryptor(context, secret).encrypt_symmetric(plain, whole)
-    saved = dumped(whole)
+    saved = sealed_bytes.dumped(whole)
     ones = np.ones_like(packed_ciphertexts.coefficients(saved))
-    base = loaded(scoring.Ciphertext, context, packed_ciphertexts.with_coefficients(saved, ones))
+    base = sealed_bytes.loaded(
+        scoring.Ciphertext, context, packed_ciphertexts.with_coefficients(saved, ones)
+    )
     product = sealapi.Ciphertext()
     sealapi.Evaluator(context).multiply_plain(base, plain, product)
-    return packed_ciphertexts.coefficients(dumped(product))[0]
+    return packed_ciphertexts.coefficients(sealed_bytes.dumped(product))[0]

@@ -170,6 +170,20 @@ class Refusals:
     public_key: bool
 
 
+def kernel_problem(
+    size: int, pairs: int, width: int, slots: int, rng: np.random.Generator
+) -> tuple[np.ndarray, Layout]:
+    """The attacks' random problem: the evaluator's `size` rows of `width` coordinates (a
+    kernel's cosine and sine of `width` / 2 random phases, scaled to unit length) and the
+    layout of `pairs` candidate pairs drawn at random (repeats dropped)."""
+    drawn = np.unique(rng.integers(0, size, size=(pairs, 2)), axis=0)
+    phases = rng.uniform(0, 2 * np.pi, (size, width // 2))
+    y = np.empty((size, width))
+    y[:, 0::2], y[:, 1::2] = np.cos(phases), np.sin(phases)
+    y /= np.sqrt(width)
+    return y, layout(drawn, slots, best_rounds(drawn, slots))
+
+
 def attack(
     size: int, pairs: int, width: int, seeded: bool, rng: np.random.Generator
 ) -> tuple[Reading, Refusals]:
@@ -180,12 +194,7 @@ def attack(
     and what the evaluator's reading refuses."""
     ckks = session.setting(DEFAULT_CRYPTO, DEFAULT_THRESHOLDS)
     keys = scoring.secret_keys(ckks)
-    drawn = np.unique(rng.integers(0, size, size=(pairs, 2)), axis=0)
-    phases = rng.uniform(0, 2 * np.pi, (size, width // 2))
-    y = np.empty((size, width))
-    y[:, 0::2], y[:, 1::2] = np.cos(phases), np.sin(phases)
-    y /= np.sqrt(width)
-    placed = layout(drawn, ckks.slots, best_rounds(drawn, ckks.slots))
+    y, placed = kernel_problem(size, pairs, width, ckks.slots, rng)
     context = scoring.seal_context(ckks)
     if seeded:
         zeros = np.zeros((size, width)), np.zeros(size)
