@@ -4,7 +4,8 @@ semi-honest, no third party). It runs in SPU's own environment (SPU pins numpy b
 it imports nothing of pprl: it reads the entries from an .npz file and writes what the
 computation opens, with its time and bytes, to another.
 
-    .venv-spu/bin/python benchmarks/secure_join_spu.py IN.npz OUT.npz --window W [--field 32]
+    .venv-spu/bin/python benchmarks/secure_join_spu.py IN.npz OUT.npz \
+        (--window W | --capacity C) [--field 32]
 
 Both parties run in this one process, each in its own thread over SPU's in-memory link (its
 simulator): the protocol's messages are real, the network is not.
@@ -45,25 +46,37 @@ def join(window: int):
     return program
 
 
+def bin_join(keys_a, keys_b):
+    """Each of Alice's entries against each of Bob's in the same hash bin: C x C equalities a
+    bin, a flag each (the parties' dummies never meet)."""
+    return keys_a[:, :, None] == keys_b[:, None, :]
+
+
 FIELDS = {64: libspu.FieldType.FM64, 32: libspu.FieldType.FM32}
 
 
 def run(entries: dict[str, np.ndarray], window: int, field: int) -> dict[str, np.ndarray]:
-    """The join on `entries` (keys, sides, rows) in the ring of `field` bits, with the
-    seconds it took and the bytes the first party sent and received (SPU's own count, read
-    from the profile it logs)."""
+    """The join on `entries` in the ring of `field` bits, with the seconds it took and the
+    bytes the first party sent and received (SPU's own count, read from the profile it
+    logs): sorted with a window (keys, sides, rows) when `window`, else by hash bins
+    (keys_a, keys_b)."""
     config = libspu.RuntimeConfig(protocol=libspu.ProtocolKind.CHEETAH, field=FIELDS[field])
     config.enable_pphlo_profile = True
     simulator = spsim.Simulator(2, config)
-    program = spsim.sim_jax(simulator, join(window))
-    ids = np.arange(len(entries["keys"]), dtype=np.int64)
+    if window:
+        program = spsim.sim_jax(simulator, join(window))
+        ids = np.arange(len(entries["keys"]), dtype=np.int64)
+        given = (entries["keys"], entries["sides"], ids, entries["rows"])
+    else:
+        program = spsim.sim_jax(simulator, bin_join)
+        given = (entries["keys_a"], entries["keys_b"])
     with tempfile.TemporaryFile(mode="w+") as log:
         saved = [os.dup(1), os.dup(2)]
         os.dup2(log.fileno(), 1)
         os.dup2(log.fileno(), 2)
         try:
             start = time.perf_counter()
-            flags, sides, rows = program(entries["keys"], entries["sides"], ids, entries["rows"])
+            opened = program(*given)
             seconds = time.perf_counter() - start
         finally:
             for fd, copy in enumerate(saved, start=1):
@@ -72,13 +85,19 @@ def run(entries: dict[str, np.ndarray], window: int, field: int) -> dict[str, np
         log.seek(0)
         found = LINK.findall(log.read())
     sent, received = (int(v) for v in found[-1]) if found else (-1, -1)
+    cost = {
+        "seconds": np.array(seconds),
+        "sent_bytes": np.array(sent),
+        "received_bytes": np.array(received),
+    }
+    if not window:
+        return {"flags": np.asarray(opened, dtype=bool), **cost}
+    flags, sides, rows = opened
     return {
         "flags": np.asarray(flags, dtype=bool),
         "sides": np.asarray(sides, dtype=np.int64),
         "rows": np.asarray(rows, dtype=np.int64),
-        "seconds": np.array(seconds),
-        "sent_bytes": np.array(sent),
-        "received_bytes": np.array(received),
+        **cost,
     }
 
 
@@ -86,12 +105,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("entries")
     parser.add_argument("out")
-    parser.add_argument("--window", type=int, required=True)
+    layout = parser.add_mutually_exclusive_group(required=True)
+    layout.add_argument("--window", type=int, help="sort, and flag each entry's next W")
+    layout.add_argument("--capacity", type=int, help="hash bins of C entries a side")
     parser.add_argument("--field", type=int, choices=sorted(FIELDS), default=64)
     args = parser.parse_args()
     with np.load(args.entries) as data:
-        entries = {name: data[name] for name in ("keys", "sides", "rows")}
-    np.savez(args.out, **run(entries, args.window, args.field))
+        entries = {name: data[name] for name in data.files}
+    np.savez(args.out, **run(entries, args.window or 0, args.field))
 
 
 if __name__ == "__main__":

@@ -52,3 +52,29 @@ def test_a_wide_enough_window_finds_every_joined_pair_and_a_narrow_one_misses_bi
     assert bench.flagged_pairs(flags, sides, rows) == swapped == joined
     narrow = bench.flagged_pairs(*bench.window_in_the_clear(data, 1))
     assert narrow < joined  # only adjacent entries: Alice's last and Bob's first of a key
+
+
+def test_bins_wide_enough_find_every_joined_pair_and_dummies_never_meet() -> None:
+    rng = np.random.default_rng(5)
+    alice = [sorted(set(rng.integers(0, 40, 3).tolist())) for _ in range(60)]
+    bob = [sorted(set(rng.integers(0, 40, 3).tolist())) for _ in range(50)]
+    joined, _ = bench.plaintext_join(alice, bob)
+    for field in bench.KEY_BITS:
+        wide = bench.binned(alice, bob, 60, field, rng)
+        # As many bins as the larger side's entries, the capacity a bin, for each side.
+        assert wide["keys_a"].shape == wide["keys_b"].shape == (sum(map(len, alice)), 60)
+        flags = bench.bins_in_the_clear(wide)
+        assert bench.binned_pairs(flags, wide) == joined
+        # Every flag is a real entry of each side: no dummy (row -1) meets anything.
+        where, first, second = np.nonzero(flags)
+        assert np.all(wide["rows_a"][where, first] >= 0) and np.all(
+            wide["rows_b"][where, second] >= 0
+        )
+        # Each side's real entries all placed, in the bin of their key.
+        real = wide["rows_a"] >= 0
+        assert real.sum() == sum(map(len, alice))
+        bins = len(wide["keys_a"])
+        assert np.all(wide["keys_a"][real] % bins == np.nonzero(real)[0])
+    # One place a bin drops most entries of the 40 keys' crowded bins: pairs are missed.
+    narrow = bench.binned(alice, bob, 1, 64, rng)
+    assert bench.binned_pairs(bench.bins_in_the_clear(narrow), narrow) < joined
