@@ -206,6 +206,9 @@ def main() -> None:
     parser.add_argument(
         "--capacity", type=int, default=0, help="hash bins of C entries a side (0: the window)"
     )
+    parser.add_argument(
+        "--chunk", type=int, default=0, help="with --capacity: bins a computation (0: all)"
+    )
     parser.add_argument("--field", type=int, choices=sorted(KEY_BITS), default=64)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
@@ -245,7 +248,8 @@ def main() -> None:
         result["share_of_the_join_the_bins_find_in_the_clear"] = round(
             len(in_the_clear) / max(1, len(joined)), 4
         )
-        options += ["--capacity", str(args.capacity)]
+        result["true_pairs_the_bins_find_in_the_clear"] = len(true & in_the_clear)
+        options += ["--capacity", str(args.capacity), "--chunk", str(args.chunk)]
     else:
         data = entries(keys["alice"], keys["bob"])
         result["window"] = args.window

@@ -5,7 +5,7 @@ it imports nothing of pprl: it reads the entries from an .npz file and writes wh
 computation opens, with its time and bytes, to another.
 
     .venv-spu/bin/python benchmarks/secure_join_spu.py IN.npz OUT.npz \
-        (--window W | --capacity C) [--field 32]
+        (--window W | --capacity C [--chunk K]) [--field 32]
 
 Both parties run in this one process, each in its own thread over SPU's in-memory link (its
 simulator): the protocol's messages are real, the network is not.
@@ -55,21 +55,41 @@ def bin_join(keys_a, keys_b):
 FIELDS = {64: libspu.FieldType.FM64, 32: libspu.FieldType.FM32}
 
 
-def run(entries: dict[str, np.ndarray], window: int, field: int) -> dict[str, np.ndarray]:
+def run(
+    entries: dict[str, np.ndarray], window: int, field: int, chunk: int = 0
+) -> dict[str, np.ndarray]:
     """The join on `entries` in the ring of `field` bits, with the seconds it took and the
     bytes the first party sent and received (SPU's own count, read from the profile it
     logs): sorted with a window (keys, sides, rows) when `window`, else by hash bins
-    (keys_a, keys_b)."""
-    config = libspu.RuntimeConfig(protocol=libspu.ProtocolKind.CHEETAH, field=FIELDS[field])
-    config.enable_pphlo_profile = True
-    simulator = spsim.Simulator(2, config)
+    (keys_a, keys_b), `chunk` bins a computation (0: all in one), their costs summed. Bins
+    are independent, so a chunked join computes the same flags in less memory."""
     if window:
-        program = spsim.sim_jax(simulator, join(window))
         ids = np.arange(len(entries["keys"]), dtype=np.int64)
         given = (entries["keys"], entries["sides"], ids, entries["rows"])
-    else:
-        program = spsim.sim_jax(simulator, bin_join)
-        given = (entries["keys_a"], entries["keys_b"])
+        (flags, sides, rows), cost = _computed(join(window), given, field)
+        return {
+            "flags": np.asarray(flags, dtype=bool),
+            "sides": np.asarray(sides, dtype=np.int64),
+            "rows": np.asarray(rows, dtype=np.int64),
+            **cost,
+        }
+    bins = len(entries["keys_a"])
+    step = chunk or bins
+    parts, costs = [], []
+    for first in range(0, bins, step):
+        part = slice(first, first + step)
+        flags, cost = _computed(bin_join, (entries["keys_a"][part], entries["keys_b"][part]), field)
+        parts.append(np.asarray(flags, dtype=bool))
+        costs.append(cost)
+    return {"flags": np.concatenate(parts), **{k: sum(c[k] for c in costs) for k in costs[0]}}
+
+
+def _computed(function, given: tuple, field: int) -> tuple:
+    """`function` on `given` in a fresh two-party Cheetah computation: what it opens, and its
+    seconds and the first party's bytes sent and received (-1 when SPU logged none)."""
+    config = libspu.RuntimeConfig(protocol=libspu.ProtocolKind.CHEETAH, field=FIELDS[field])
+    config.enable_pphlo_profile = True
+    program = spsim.sim_jax(spsim.Simulator(2, config), function)
     with tempfile.TemporaryFile(mode="w+") as log:
         saved = [os.dup(1), os.dup(2)]
         os.dup2(log.fileno(), 1)
@@ -90,15 +110,7 @@ def run(entries: dict[str, np.ndarray], window: int, field: int) -> dict[str, np
         "sent_bytes": np.array(sent),
         "received_bytes": np.array(received),
     }
-    if not window:
-        return {"flags": np.asarray(opened, dtype=bool), **cost}
-    flags, sides, rows = opened
-    return {
-        "flags": np.asarray(flags, dtype=bool),
-        "sides": np.asarray(sides, dtype=np.int64),
-        "rows": np.asarray(rows, dtype=np.int64),
-        **cost,
-    }
+    return opened, cost
 
 
 def main() -> None:
@@ -109,10 +121,11 @@ def main() -> None:
     layout.add_argument("--window", type=int, help="sort, and flag each entry's next W")
     layout.add_argument("--capacity", type=int, help="hash bins of C entries a side")
     parser.add_argument("--field", type=int, choices=sorted(FIELDS), default=64)
+    parser.add_argument("--chunk", type=int, default=0, help="bins a computation (0: all)")
     args = parser.parse_args()
     with np.load(args.entries) as data:
         entries = {name: data[name] for name in data.files}
-    np.savez(args.out, **run(entries, args.window or 0, args.field))
+    np.savez(args.out, **run(entries, args.window or 0, args.field, args.chunk))
 
 
 if __name__ == "__main__":
