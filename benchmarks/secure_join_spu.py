@@ -81,7 +81,11 @@ def run(
         flags, cost = _computed(bin_join, (entries["keys_a"][part], entries["keys_b"][part]), field)
         parts.append(np.asarray(flags, dtype=bool))
         costs.append(cost)
-    return {"flags": np.concatenate(parts), **{k: sum(c[k] for c in costs) for k in costs[0]}}
+    summed = {k: sum(c[k] for c in costs) for k in costs[0]}
+    for name in ("sent_bytes", "received_bytes"):  # -1 (none logged) in any chunk: unknown
+        if any(c[name] < 0 for c in costs):
+            summed[name] = np.array(-1)
+    return {"flags": np.concatenate(parts), **summed}
 
 
 def _computed(function, given: tuple, field: int) -> tuple:
