@@ -8,18 +8,19 @@ from __future__ import annotations
 
 import numpy as np
 
+from pprl.bench import hash_bins
 from tests.scripts import benchmark_script
 
 bench = benchmark_script("secure_join_cost")
 
 
 def test_hashed_keys_are_distinct_per_row_and_equal_across_sides_only_under_one_salt() -> None:
-    for bits in bench.KEY_BITS.values():
-        a = bench.hashed([["k1", "k2", "k1"], []], b"salt", bits)
-        b = bench.hashed([["k2"]], b"salt", bits)
+    for bits in hash_bins.KEY_BITS.values():
+        a = hash_bins.hashed([["k1", "k2", "k1"], []], b"salt", bits)
+        b = hash_bins.hashed([["k2"]], b"salt", bits)
         assert len(a[0]) == 2 and a[1] == []
         assert b[0][0] in a[0]
-        assert bench.hashed([["k2"]], b"other", bits)[0][0] not in a[0]
+        assert hash_bins.hashed([["k2"]], b"other", bits)[0][0] not in a[0]
         assert all(0 <= k < 2**bits for k in a[0])
         assert max(a[0]) >= 2 ** (bits - 4)  # the top bits are used, not only the low ones
 
@@ -59,12 +60,12 @@ def test_bins_wide_enough_find_every_joined_pair_and_dummies_never_meet() -> Non
     alice = [sorted(set(rng.integers(0, 40, 3).tolist())) for _ in range(60)]
     bob = [sorted(set(rng.integers(0, 40, 3).tolist())) for _ in range(50)]
     joined, _ = bench.plaintext_join(alice, bob)
-    for field in bench.KEY_BITS:
-        wide = bench.binned(alice, bob, 60, field, rng)
+    for field in hash_bins.KEY_BITS:
+        wide = hash_bins.binned(alice, bob, 60, field, rng)
         # As many bins as the larger side's entries, the capacity a bin, for each side.
         assert wide["keys_a"].shape == wide["keys_b"].shape == (sum(map(len, alice)), 60)
-        flags = bench.bins_in_the_clear(wide)
-        assert bench.binned_pairs(flags, wide) == joined
+        flags = hash_bins.bins_in_the_clear(wide)
+        assert hash_bins.binned_pairs(flags, wide) == joined
         # Every flag is a real entry of each side: no dummy (row -1) meets anything.
         where, first, second = np.nonzero(flags)
         assert np.all(wide["rows_a"][where, first] >= 0) and np.all(
@@ -76,5 +77,5 @@ def test_bins_wide_enough_find_every_joined_pair_and_dummies_never_meet() -> Non
         bins = len(wide["keys_a"])
         assert np.all(wide["keys_a"][real] % bins == np.nonzero(real)[0])
     # One place a bin drops most entries of the 40 keys' crowded bins: pairs are missed.
-    narrow = bench.binned(alice, bob, 1, 64, rng)
-    assert bench.binned_pairs(bench.bins_in_the_clear(narrow), narrow) < joined
+    narrow = hash_bins.binned(alice, bob, 1, 64, rng)
+    assert hash_bins.binned_pairs(hash_bins.bins_in_the_clear(narrow), narrow) < joined
