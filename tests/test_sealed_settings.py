@@ -52,6 +52,12 @@ def sealed(**method: Any) -> dict[str, Any]:
         ({"sealed_kernel_features": 1.5}, "method.sealed_kernel_features", "whole number >= 0"),
         ({"sealed_kernel_features": 5000}, "method.sealed_kernel_features", "from 0"),
         ({"sealed_kernel_features": 63}, "method.sealed_kernel_features", "an even whole number"),
+        ({"sealed_names_within": -1}, "method.sealed_names_within", "whole number >= 0"),
+        (
+            {"sealed_names_within": 1, "sealed_join": "graph"},
+            "method.sealed_names_within",
+            'needs sealed_join = "hidden"',
+        ),
         ({"saturation": 0.25}, "method.saturation", "needs saturation = 0.0"),
         ({"feature": "cosine"}, "method.feature", "needs feature = 'projected-cosine-raw-joins'"),
         # Refused here: an rbf model used to fail at MATCH, after the keys had gone out.
@@ -324,3 +330,20 @@ def test_the_keys_poor_linkage_suggests_are_a_line_the_configuration_reads(
     data["method"]["sealed_keys"] = tomllib.loads(line.group(0))["sealed_keys"]
     loaded = load_config(write(tmp_path, data)).method.sealed_keys.split(",")
     assert loaded == list(wider) and any(":prefix" in recipe for recipe in loaded)
+
+
+def test_naming_within_buckets_is_read_and_agreed_and_leaves_the_default_digest(
+    tmp_path: Path,
+) -> None:
+    """Rows naming slots below their best is agreed (the peer's evaluator resolves them), so
+    it enters the digest; at its default, 0, every earlier agreement keeps its digest."""
+    default = load_config(write(tmp_path, sealed())).method
+    assert default.sealed_names_within == 0
+    assert "sealed_names_within" not in default.to_dict()
+    within = load_config(write(tmp_path, sealed(sealed_names_within=1))).method
+    assert within.sealed_names_within == 1
+    assert within.to_dict()["sealed_names_within"] == 1
+    reference = ReferenceSet("ref.csv", {"first": ["ANN", "BOB"], "last": ["LEE", "KAY"]})
+    mapping = [("first", "first"), ("last", "last")]
+    described = agreement_description(reference, mapping, within)
+    assert described != agreement_description(reference, mapping, default)

@@ -95,6 +95,7 @@ KNOWN_KEYS: dict[str, tuple[str, ...]] = {
         "sealed_crypto",
         "sealed_kernel_features",
         "sealed_join",
+        "sealed_names_within",
     ),
     "privacy": (
         "max_reidentification",
@@ -587,6 +588,10 @@ def _sealed(
     else:
         out["sealed_kernel_features"] = session.default_kernel_features(own_kinds, error_model)
     out["sealed_join"] = _join(section, own_kinds)
+    if "sealed_names_within" in section.data:
+        if not join_named(out["sealed_join"]).hidden:
+            raise section._error("sealed_names_within", 'needs sealed_join = "hidden"')
+        out["sealed_names_within"] = section.count("sealed_names_within", 0, minimum=0)
     return out
 
 

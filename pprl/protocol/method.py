@@ -109,6 +109,9 @@ class MethodParams:
     sealed_kernel_features: int = DEFAULT_KERNEL_FEATURES
     # How the candidate pairs are found (pprl.protocol.sealed.joins).
     sealed_join: str = DEFAULT_JOIN
+    # Under the hidden join, each row names its accepted slots within this many buckets of
+    # the best it reached (pprl.protocol.sealed.hidden_join.best_slots); 0: its best only.
+    sealed_names_within: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """C, sigma and saturation as floats, so that 100 and 100.0 give the same digest; the
@@ -134,6 +137,8 @@ class MethodParams:
             del out["encoding"]
         if self.sealed_join == DEFAULT_JOIN:
             del out["sealed_join"]
+        if not self.sealed_names_within:
+            del out["sealed_names_within"]
         # Each known encoding's own settings only when it is the one agreed (an unknown one,
         # which no party can configure, keeps every field: the digest still tells them apart).
         current = ENCODINGS.get(self.encoding)

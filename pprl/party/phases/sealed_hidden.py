@@ -136,13 +136,15 @@ def resolved_matches(
     # A fallback key's slots are named only by a row no other key found accepted.
     (fallback,) = own_entries(ctx, run_id, "fallback")
     fallback = fallback[slots[:, 0]]
-    named = hidden_join.best_slots(own_rows, buckets, most, fallback=fallback)
+    method = ctx.agreement(run_id).method
+    named = hidden_join.best_slots(
+        own_rows, buckets, most, method.sealed_names_within, fallback=fallback
+    )
     entry = slots[named, 0]
     starts = np.concatenate([[0], np.cumsum(counts)])
     within = slots[named, 1] - starts[entry]
     peer_rows = peer.resolve_slots(run_id, digest, entry, within, ctx.peer_rows(run_id) or 0)
     pairs, best = hidden_join.accepted_pairs(own_rows[named], peer_rows, buckets[named])
-    method = ctx.agreement(run_id).method
     return session.one_to_one(pairs, best, first, digest, method.assignment), int(named.sum())
 
 

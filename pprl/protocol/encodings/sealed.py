@@ -26,6 +26,7 @@ SEALED_KEYS = (
     "sealed_crypto",
     "sealed_kernel_features",
     "sealed_join",
+    "sealed_names_within",
 )
 
 
