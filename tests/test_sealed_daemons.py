@@ -27,6 +27,7 @@ from pprl.party.storage.artifacts import (
     PEER_JOIN,
     PEER_KEYS_TWICE,
     PEER_MATCHES,
+    PEER_NAMED,
     PEER_TENSOR,
 )
 from pprl.party.storage.state import run_dir
@@ -449,6 +450,26 @@ def test_two_daemons_link_by_the_hidden_join_and_neither_holds_the_keys_graph(de
 # Keys on one name each: many of the peer's rows share each, more slots than entries; and a
 # grouped recipe, whose entries are agreed to hold 1 or its group's values.
 LOOSE = ["first:soundex", "last:soundex", NEIGHBOURS]
+
+
+def test_rows_name_slots_within_the_agreed_buckets_of_their_best(deploy):
+    """[method] sealed_names_within is agreed and reaches MATCH, whose naming reads it
+    (what best_slots names at each margin: tests/test_sealed_hidden_join.py); the run links
+    as the default does, and each evaluator resolves no more slots than it was sent entries."""
+    configure = _sealed([*RECIPES, NEIGHBOURS], "sealed_names_within = 2\n", "hidden")
+    deployment = deploy(size=300, overlap=0.9, configure=configure)
+    result, summary = coordinate_summary(deployment)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count("best buckets or within 2 below them named") == 2, result.stdout
+    quality = evaluate(
+        deployment, summary["run_id"], read_truth(deployment.workdir / "data/truth.csv")
+    )
+    assert quality["linkage"]["f1"] >= 0.9, quality
+    states = {n: run_dir(p.state_dir, summary["run_id"]) for n, p in deployment.parties.items()}
+    for name, peer in (("alice", "bob"), ("bob", "alice")):
+        named = np.load(states[name] / PEER_NAMED)
+        entries = len(np.load(states[peer] / OWN_ENTRIES)["rows"])
+        assert 0 < len(named) <= entries
 
 
 @pytest.fixture

@@ -236,10 +236,12 @@ def match(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
         found, named = sealed_hidden.resolved_matches(
             ctx, run_id, peer, digest, pairs, entry_rows, counts, buckets, _first(ctx, run_id)
         )
+        within = method.sealed_names_within
+        below = f" or within {within} below them" if within else ""
         said = (
             f"this party's classifier accepts {accepted:,} of the {len(pairs):,} slots; "
-            f"{named:,} in its rows' best buckets named to {peer.peer}, {len(found):,} pairs "
-            "one to one"
+            f"{named:,} in its rows' best buckets{below} named to {peer.peer}, "
+            f"{len(found):,} pairs one to one"
         )
     else:
         found = session.one_to_one(pairs, ranks, _first(ctx, run_id), digest, method.assignment)
