@@ -100,8 +100,18 @@ def schema_tables(schema_path: Path, records_a: Path, records_b: Path) -> Schema
         kinds_of(attributes),
         scales_of(attributes),
         [(attribute, column) for attribute, column in schema["reference"]["mapping"]],
-        schema.get("method", {}),
+        schema_method(schema.get("method", {})),
     )
+
+
+def schema_method(method: Mapping[str, Any]) -> dict[str, Any]:
+    """A schema's [method] as the benchmarks read it: the agreed thresholds, which a party's
+    file writes as a list of numbers, as the comma-separated text the method keeps."""
+    out = dict(method)
+    thresholds = out.get("sealed_thresholds")
+    if isinstance(thresholds, list):
+        out["sealed_thresholds"] = ",".join(repr(float(v)) for v in thresholds)
+    return out
 
 
 @dataclass(frozen=True)
