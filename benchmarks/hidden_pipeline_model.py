@@ -32,7 +32,14 @@ from typing import Any
 
 import numpy as np
 
-from pprl.bench.hash_bins import KEY_BITS, binned, binned_pairs, bins_in_the_clear, hashed
+from pprl.bench.hash_bins import (
+    KEY_BITS,
+    binned,
+    binned_pairs,
+    bins_in_the_clear,
+    hashed,
+    plaintext_join,
+)
 from pprl.bench.in_process import (
     add_table_arguments,
     link_tables,
@@ -53,15 +60,6 @@ from pprl.protocol.sealed import linear_form, session
 
 PARTIES = ("alice", "bob")
 Pairs = set[tuple[int, int]]
-
-
-def joined_pairs(alice: list[list[int]], bob: list[list[int]]) -> Pairs:
-    """Every (Alice row, Bob row) pair sharing a key: the join without bins."""
-    holders: dict[int, list[int]] = {}
-    for j, row in enumerate(bob):
-        for key in row:
-            holders.setdefault(key, []).append(j)
-    return {(i, j) for i, row in enumerate(alice) for key in row for j in holders.get(key, ())}
 
 
 def opened(buckets: dict[str, np.ndarray], level: int) -> np.ndarray:
@@ -203,7 +201,10 @@ def main() -> None:
         "by_join": [],
     }
     joins: list[tuple[dict[str, Any], Pairs]] = [
-        ({"join": "every pair sharing a key (no bins)"}, joined_pairs(keys["alice"], keys["bob"]))
+        (
+            {"join": "every pair sharing a key (no bins)"},
+            plaintext_join(keys["alice"], keys["bob"])[0],
+        )
     ]
     rng = np.random.default_rng(args.seed)
     for capacity in (int(c) for c in args.capacities.split(",") if c):

@@ -39,7 +39,14 @@ from typing import Any
 
 import numpy as np
 
-from pprl.bench.hash_bins import KEY_BITS, binned, binned_pairs, bins_in_the_clear, hashed
+from pprl.bench.hash_bins import (
+    KEY_BITS,
+    binned,
+    binned_pairs,
+    bins_in_the_clear,
+    hashed,
+    plaintext_join,
+)
 from pprl.bench.in_process import add_table_arguments, run_command, sealed_inputs, with_partners
 from pprl.bench.result_file import write_result
 from pprl.protocol.sealed.recipes import recipe_keys
@@ -53,24 +60,6 @@ def entries(alice: list[list[int]], bob: list[list[int]]) -> dict[str, np.ndarra
         "sides": np.array([s for s, rows in sides for row in rows for _ in row], dtype=np.int64),
         "rows": np.array([i for _, rows in sides for i, row in enumerate(rows) for _ in row]),
     }
-
-
-def plaintext_join(
-    alice: list[list[int]], bob: list[list[int]]
-) -> tuple[set[tuple[int, int]], int]:
-    """The pairs sharing a key, and the slots a join without a window lays out (a pair once
-    per key it shares), as the hidden join does."""
-    holders: dict[int, list[int]] = {}
-    for j, row in enumerate(bob):
-        for key in row:
-            holders.setdefault(key, []).append(j)
-    pairs: set[tuple[int, int]] = set()
-    slots = 0
-    for i, row in enumerate(alice):
-        for key in row:
-            slots += len(holders.get(key, ()))
-            pairs.update((i, j) for j in holders.get(key, ()))
-    return pairs, slots
 
 
 def flagged_pairs(flags: np.ndarray, sides: np.ndarray, rows: np.ndarray) -> set[tuple[int, int]]:

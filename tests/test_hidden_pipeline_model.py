@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from pprl.bench import hash_bins
 from pprl.protocol.data.records import RecordTable
 from tests.scripts import benchmark_script
 
@@ -12,12 +13,13 @@ model = benchmark_script("hidden_pipeline_model")
 
 
 def test_the_whole_join_is_every_pair_sharing_a_key() -> None:
+    """The join without bins the model scores (`hash_bins.plaintext_join`)."""
     rng = np.random.default_rng(2)
     alice = [sorted(set(rng.integers(0, 30, 3).tolist())) for _ in range(40)]
     bob = [sorted(set(rng.integers(0, 30, 2).tolist())) for _ in range(35)]
     expected = {(i, j) for i, a in enumerate(alice) for j, b in enumerate(bob) if set(a) & set(b)}
-    assert model.joined_pairs(alice, bob) == expected
-    assert model.joined_pairs([[1]], [[2], []]) == set()
+    assert hash_bins.plaintext_join(alice, bob)[0] == expected
+    assert hash_bins.plaintext_join([[1]], [[2], []])[0] == set()
 
 
 def test_a_slot_is_opened_only_when_both_scores_reach_the_level() -> None:

@@ -33,7 +33,7 @@ def test_entries_carry_side_and_row() -> None:
 
 
 def test_the_plaintext_join_counts_a_pair_once_and_its_slots_once_a_key() -> None:
-    pairs, slots = bench.plaintext_join([[1, 2], [3]], [[1, 2], [2], [4]])
+    pairs, slots = hash_bins.plaintext_join([[1, 2], [3]], [[1, 2], [2], [4]])
     assert pairs == {(0, 0), (0, 1)}
     assert slots == 3  # (0, 0) by keys 1 and 2, (0, 1) by key 2
 
@@ -43,7 +43,7 @@ def test_a_wide_enough_window_finds_every_joined_pair_and_a_narrow_one_misses_bi
     alice = [sorted(set(rng.integers(0, 40, 3).tolist())) for _ in range(60)]
     bob = [sorted(set(rng.integers(0, 40, 3).tolist())) for _ in range(60)]
     data = bench.entries(alice, bob)
-    joined, _ = bench.plaintext_join(alice, bob)
+    joined, _ = hash_bins.plaintext_join(alice, bob)
     biggest = max(np.unique(data["keys"], return_counts=True)[1])
     found = bench.flagged_pairs(*bench.window_in_the_clear(data, int(biggest)))
     assert found == joined
@@ -59,7 +59,7 @@ def test_bins_wide_enough_find_every_joined_pair_and_dummies_never_meet() -> Non
     rng = np.random.default_rng(5)
     alice = [sorted(set(rng.integers(0, 40, 3).tolist())) for _ in range(60)]
     bob = [sorted(set(rng.integers(0, 40, 3).tolist())) for _ in range(50)]
-    joined, _ = bench.plaintext_join(alice, bob)
+    joined, _ = hash_bins.plaintext_join(alice, bob)
     for field in hash_bins.KEY_BITS:
         wide = hash_bins.binned(alice, bob, 60, field, rng)
         # As many bins as the larger side's entries, the capacity a bin, for each side.

@@ -1,8 +1,9 @@
 """Blocking keys joined by hash bins, in the clear: each party puts each of its entries in the
 bin its key hashes to, C a bin with dummies of its own, so that a secure computation compares
 C x C entries a bin and nothing of the binning is computed inside (docs/sealed.md, "A join
-inside a secure computation"). Shared by the benchmarks that run that join inside SPU and that
-model what a pipeline around it would link and reveal."""
+inside a secure computation"), and the whole join it is measured against. Shared by the
+benchmarks that run that join inside SPU and that model what a pipeline around it would link
+and reveal."""
 
 from __future__ import annotations
 
@@ -29,6 +30,24 @@ def hashed(keys: list[list[str]], salt: bytes, bits: int) -> list[list[int]]:
         )
         for row in keys
     ]
+
+
+def plaintext_join(
+    alice: list[list[int]], bob: list[list[int]]
+) -> tuple[set[tuple[int, int]], int]:
+    """The pairs sharing a key, and the slots a join without a window lays out (a pair once
+    per key it shares), as the hidden join does."""
+    holders: dict[int, list[int]] = {}
+    for j, row in enumerate(bob):
+        for key in row:
+            holders.setdefault(key, []).append(j)
+    pairs: set[tuple[int, int]] = set()
+    slots = 0
+    for i, row in enumerate(alice):
+        for key in row:
+            slots += len(holders.get(key, ()))
+            pairs.update((i, j) for j in holders.get(key, ()))
+    return pairs, slots
 
 
 def binned(
