@@ -124,11 +124,9 @@ def main() -> None:
     digest = agreement.digest()
     parties = sealed_parties(agreement, tables, inputs.recipes, args.seed)
     forms = scoring_forms(agreement, parties)
-    thresholds = np.asarray(
-        session.setting(
-            agreement.method.sealed_crypto, agreement.method.sealed_thresholds
-        ).thresholds
-    )
+    thresholds = session.setting(
+        agreement.method.sealed_crypto, agreement.method.sealed_thresholds
+    ).thresholds
     # Rows are released rows (each party's secret order), as the keys and forms are.
     row_of = {
         name: {
@@ -157,12 +155,10 @@ def main() -> None:
         """Both classifiers on `pairs`, the opened ones one to one each, intersected."""
         every = np.array(sorted(pairs), dtype=np.int64).reshape(-1, 2)
         a, b = every[:, 0], every[:, 1]
-        scores = {
-            "alice": forms["alice"].c[a]
-            + np.einsum("ij,ij->i", forms["alice"].x[a], y["alice"][b]),
-            "bob": forms["bob"].c[b] + np.einsum("ij,ij->i", forms["bob"].x[b], y["bob"][a]),
+        buckets = {
+            "alice": forms["alice"].buckets(y["alice"], a, b, thresholds),
+            "bob": forms["bob"].buckets(y["bob"], b, a, thresholds),
         }
-        buckets = {n: np.searchsorted(thresholds, s, side="left") for n, s in scores.items()}
         shown = opened(buckets, level)
         kept = {}
         for name, own in (("alice", every[shown]), ("bob", every[shown][:, ::-1])):
@@ -173,7 +169,7 @@ def main() -> None:
         revealed = {tuple(p) for p in every[shown].tolist()}
         beside = without_partner_next_to(revealed - links, alone)
         return {
-            "opened_at_threshold": float(thresholds[level - 1]),
+            "opened_at_threshold": thresholds[level - 1],
             "pairs_scored": len(every),
             "linker_links_held": round(len(linker_rows & pairs) / max(1, len(linker_rows)), 4),
             "true_pairs_held": len(true_rows & pairs),

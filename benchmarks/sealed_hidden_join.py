@@ -223,8 +223,7 @@ def main() -> None:
         began = time.perf_counter()
         if args.plaintext:
             y = y_of(scorer, evaluator_party)
-            scores = c[own_rows] + np.einsum("ij,ij->i", x[own_rows], y[peer_rows])
-            buckets = np.searchsorted(np.asarray(ckks.thresholds), scores, side="left")
+            buckets = forms[scorer].buckets(y, own_rows, peer_rows, ckks.thresholds)
         else:
             secret = scoring.secret_keys(ckks)
             run = round_trip(

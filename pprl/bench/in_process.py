@@ -328,6 +328,15 @@ class ScoringForm:
     evaluator: linear_form.Peer
     live: np.ndarray
 
+    def buckets(
+        self, y: np.ndarray, own: np.ndarray, peer: np.ndarray, thresholds: Sequence[float]
+    ) -> np.ndarray:
+        """Each (own row, peer row) pair's bucket among `thresholds` from the scaled score in
+        the clear, as CKKS computes it up to its rare sign errors near a threshold; `y` is the
+        peer's evaluator side (`linear_form.evaluator_part`)."""
+        scores = self.c[own] + np.einsum("ij,ij->i", self.x[own], y[peer])
+        return np.searchsorted(np.asarray(thresholds), scores, side="left")
+
 
 def scoring_forms(agreement: Agreement, parties: SealedParties) -> dict[str, ScoringForm]:
     """Each party's `ScoringForm` from its trained model and unit vectors."""
