@@ -45,16 +45,13 @@ from pprl.bench.in_process import (
     link_tables,
     plain_agreement,
     run_command,
-    schema_kernel_features,
     scoring_forms,
     sealed_inputs,
     sealed_parties,
     without_partners,
 )
 from pprl.bench.result_file import write_result
-from pprl.protocol.agreement import Agreement
 from pprl.protocol.data.records import RecordTable
-from pprl.protocol.method import method_params
 from pprl.protocol.metrics import linkage_quality
 from pprl.protocol.sealed import linear_form, session
 
@@ -112,15 +109,7 @@ def main() -> None:
     tables, truth = partners_removed(
         inputs.tables, inputs.truth, args.unpartnered, np.random.default_rng(args.seed)
     )
-    settings = {
-        **read.method,
-        "encoding": "sealed",
-        "sealed_keys": inputs.recipes,
-        "sealed_kernel_features": schema_kernel_features(read.method, read.kinds),
-    }
-    agreement = Agreement(
-        inputs.reference, read.mapping, method_params(**settings), read.kinds, read.scales
-    )
+    agreement = inputs.daemon_agreement()
     digest = agreement.digest()
     parties = sealed_parties(agreement, tables, inputs.recipes, args.seed)
     forms = scoring_forms(agreement, parties)

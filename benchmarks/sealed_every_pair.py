@@ -26,7 +26,6 @@ from pprl.bench import every_pair
 from pprl.bench.in_process import (
     add_table_arguments,
     run_command,
-    schema_kernel_features,
     scoring_forms,
     sealed_inputs,
     sealed_parties,
@@ -35,8 +34,6 @@ from pprl.bench.in_process import (
 from pprl.bench.result_file import write_result
 from pprl.bench.sealed_round_trip import round_trip
 from pprl.files.sealed_bytes import dumped, dumped_ciphertext, evaluation_keys, loaded_ciphertext
-from pprl.protocol.agreement import Agreement
-from pprl.protocol.method import method_params
 from pprl.protocol.metrics import linkage_quality
 from pprl.protocol.own_training import mover_groups
 from pprl.protocol.sealed import linear_form, scoring, session
@@ -156,19 +153,11 @@ def main() -> None:
     if args.accept_above and not args.plaintext:
         parser.error("--accept-above is measured with --plaintext only")
     inputs = sealed_inputs(args)
-    read, reference = inputs.read, inputs.reference
+    read = inputs.read
     tables = with_partners(inputs.tables, inputs.truth, args.rows)
     held_a, held_b = set(tables["alice"].ids), set(tables["bob"].ids)
     truth = {(a, b) for a, b in inputs.truth if a in held_a and b in held_b}
-    settings = {
-        **read.method,
-        "encoding": "sealed",
-        "sealed_keys": inputs.recipes,
-        "sealed_kernel_features": schema_kernel_features(read.method, read.kinds),
-    }
-    agreement = Agreement(
-        reference, read.mapping, method_params(**settings), read.kinds, read.scales
-    )
+    agreement = inputs.daemon_agreement()
     if mover_groups(agreement):
         raise SystemExit("a movers' alternative is not measured here")
     digest = agreement.digest()

@@ -24,13 +24,11 @@ from pprl.bench.in_process import (
     SealedParties,
     add_table_arguments,
     run_command,
-    schema_kernel_features,
     sealed_inputs,
     sealed_parties,
 )
 from pprl.bench.result_file import write_result
 from pprl.protocol.agreement import Agreement
-from pprl.protocol.method import method_params
 from pprl.protocol.metrics import linkage_quality
 from pprl.protocol.sealed import linear_form, session
 from pprl.protocol.sealed.kernel_features import RandomFeatures
@@ -87,17 +85,9 @@ def main() -> None:
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     inputs = sealed_inputs(args, args.recipes)
-    read, tables = inputs.read, inputs.tables
-    count = schema_kernel_features(read.method, read.kinds)
-    settings = {
-        **read.method,
-        "encoding": "sealed",
-        "sealed_keys": inputs.recipes,
-        "sealed_kernel_features": count,
-    }
-    agreement = Agreement(
-        inputs.reference, read.mapping, method_params(**settings), read.kinds, read.scales
-    )
+    tables = inputs.tables
+    agreement = inputs.daemon_agreement()
+    count = agreement.method.sealed_kernel_features
     results: dict[str, Any] = {"recipes": inputs.recipes, "features": count, "rows": []}
     for seed in (int(v) for v in args.seeds.split(",") if v):
         parties = sealed_parties(agreement, tables, inputs.recipes, seed)

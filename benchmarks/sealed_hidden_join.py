@@ -20,15 +20,12 @@ import numpy as np
 from pprl.bench.in_process import (
     add_table_arguments,
     run_command,
-    schema_kernel_features,
     scoring_forms,
     sealed_inputs,
     sealed_parties,
 )
 from pprl.bench.result_file import write_result
 from pprl.bench.sealed_round_trip import round_trip
-from pprl.protocol.agreement import Agreement
-from pprl.protocol.method import method_params
 from pprl.protocol.metrics import linkage_quality
 from pprl.protocol.own_training import mover_groups
 from pprl.protocol.sealed import hidden_join, linear_form, scoring, session
@@ -94,23 +91,14 @@ def main() -> None:
     if args.fixed_count and not args.plaintext:
         parser.error("--fixed-count is measured with --plaintext only")
     inputs = sealed_inputs(args, args.recipes)
-    read, tables, truth, reference = inputs.read, inputs.tables, inputs.truth, inputs.reference
+    tables, truth = inputs.tables, inputs.truth
     recipes_text = inputs.recipes
-    settings = {
-        **read.method,
-        "encoding": "sealed",
-        "sealed_keys": recipes_text,
-        "sealed_kernel_features": (
-            args.kernel_features
-            if args.kernel_features >= 0
-            else schema_kernel_features(read.method, read.kinds)
-        ),
-    }
+    changes: dict[str, Any] = {}
+    if args.kernel_features >= 0:
+        changes["sealed_kernel_features"] = args.kernel_features
     if args.projected_components:
-        settings["projected_components"] = args.projected_components
-    agreement = Agreement(
-        reference, read.mapping, method_params(**settings), read.kinds, read.scales
-    )
+        changes["projected_components"] = args.projected_components
+    agreement = inputs.daemon_agreement(**changes)
     if mover_groups(agreement):
         raise SystemExit("a movers' alternative is not measured here")
     digest = agreement.digest()

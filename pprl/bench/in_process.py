@@ -167,6 +167,22 @@ class SealedInputs:
         """The recipes read against the records' attributes."""
         return parse_recipes(self.recipes, list(self.tables["alice"].attributes))
 
+    def daemon_agreement(self, **changes: Any) -> Agreement:
+        """The agreement two daemons make from the schema in sealed mode: its [method], these
+        recipes, and the random features a daemon derives for its kinds, unless `changes`
+        (other [method] settings) say otherwise."""
+        read = self.read
+        settings = {
+            **read.method,
+            "encoding": "sealed",
+            "sealed_keys": self.recipes,
+            "sealed_kernel_features": schema_kernel_features(read.method, read.kinds),
+            **changes,
+        }
+        return Agreement(
+            self.reference, read.mapping, method_params(**settings), read.kinds, read.scales
+        )
+
 
 def sealed_inputs(args: argparse.Namespace, recipes: str = "") -> SealedInputs:
     """The inputs named by `add_table_arguments`' options; `recipes` as `sealed_recipes`."""
