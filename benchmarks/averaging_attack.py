@@ -3,7 +3,8 @@ dictionary attack on one release against the attack on the mean of several, with
 noise per run and with keyed noise (pprl.protocol.vectors.keyed_noise).
 
     .venv/bin/python benchmarks/averaging_attack.py --size 2000 --reference-rows 2000 \\
-        --sigma 2 --runs 10 --releases distances projected --json docs/results/averaging.json
+        --sigma 2 --runs 10 --releases distances projected \\
+        --json docs/research/results/averaging.json
 
 Alice's generated records are released `--runs` times through the daemon's pipeline; the
 attack is the privacy gate's (audit_release, census first and last names) on the

@@ -6,7 +6,7 @@ quality, bytes each party sends, time and the peer's dictionary attack on each r
     python benchmarks/bloom_compare.py --records-a febrl4/records_a.csv \\
         --records-b febrl4/records_b.csv --truth febrl4/truth.csv \\
         --reference febrl4/ref_all.csv --schema benchmarks/febrl4/schema_names.toml \\
-        --peer-fields given_name,surname --json docs/results/bloom_febrl4_names.json
+        --peer-fields given_name,surname --json docs/research/results/bloom_febrl4_names.json
 
 With --sigmas, each noise scale adds two rows: the reference release and the filters'
 distances to the reference set's filters (encoding "bloom-distances"), both with Gaussian

@@ -3,7 +3,8 @@ coordinator over loopback mutual TLS on the same generated records, one deployme
 release, sizes in turn. Both without noise and with the gate only measuring (the Bloom release
 has no noise yet), so the two differ only in what is released and how pairs are scored.
 
-    python benchmarks/bloom_daemons.py --sizes 5000 20000 --json docs/results/bloom_daemons.json
+    python benchmarks/bloom_daemons.py --sizes 5000 20000 \\
+        --json docs/research/results/bloom_daemons.json
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 names only, names and a point, and the point only, at several tolerances.
 
     .venv/bin/python benchmarks/coordinates.py --size 2000 --tolerances 25 50 100 \\
-        --out docs/results/coordinates.json
+        --out docs/research/results/coordinates.json
 
 Alice's and Bob's names are the project's generated registers (pprl.bench.data.make_task:
 census names, Bob's copies corrupted by `--errors`, the register mixture by default). Each

@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/demo_bench.py --repeats 5 --classifiers linear rbf
 
 Each repeat is a fresh `pprl demo` process: data generation, certificates, daemon start-up
-and all seven phases count. Prints a Markdown table for docs/benchmarks.md.
+and all seven phases count. Prints a Markdown table for docs/research/benchmarks.md.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ beside Splink (the best non-private linker, Fellegi-Sunter trained by EM without
 and the anonlink stack (CLKs, Dice, greedy one-to-one), in one run, on the same files.
 
     python benchmarks/european_phenomena.py --size 10000 --overlap 0.8 --seed 1 --out eu \\
-        --json docs/results/european_phenomena_all.json [--fields names] \\
+        --json docs/research/results/european_phenomena_all.json [--fields names] \\
         [--variant "" --variant error_model=registers-movers] \\
         [--extra first_name+last_name=first_name+last_name]
 

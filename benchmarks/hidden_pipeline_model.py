@@ -1,6 +1,6 @@
 """What a linkage around a join hidden inside a two-party computation would hold, link and
-reveal, modelled in the clear on the sealed mode's own keys and classifiers (docs/sealed.md,
-"A join inside a secure computation").
+reveal, modelled in the clear on the sealed mode's own keys and classifiers
+(docs/research/sealed.md, "A join inside a secure computation").
 
 The join is the hash bins' (`pprl.bench.hash_bins`: each party's entries in the bins their
 keys hash to, C a bin), as SPU computes it (benchmarks/secure_join_spu.py). Each pair the bins

@@ -5,7 +5,7 @@
 A pair of different people with the same first name and surname differs at most in the
 middle name, which is what a true pair with a middle-name error looks like: a classifier that
 judges each pair alone must accept it. Their number grows with the square of the file size,
-which is why precision of pairwise judgement falls as files grow (docs/results.md).
+which is why precision of pairwise judgement falls as files grow (docs/research/results.md).
 """
 
 from __future__ import annotations

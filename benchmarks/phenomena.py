@@ -44,7 +44,8 @@ from pprl.protocol.method import method_params
 OTHER_KINDS = ("date", "digit", "quantity", "coordinates")
 NAME_PHENOMENA = tuple(p for p in PHENOMENA if p not in OTHER_KINDS)
 OVERLAP = "overlap"
-# As docs/results.md's register rows: the mixture alone, and with partial overlap and namesakes.
+# As docs/research/results.md's register rows: the mixture alone, and with partial overlap and
+# namesakes.
 DATA_SETS: dict[str, dict[str, Any]] = {
     **{p: {"error_model": p} for p in NAME_PHENOMENA},
     "registers": {"error_model": "registers"},
@@ -60,7 +61,7 @@ PEER_FIELDS = ("first", "middle", "last")
 COMBINED: MappingEntry = ("first+middle+last", "first+last")
 # "default": what a daemon without a mapping uses for the variant's error model
 # (reference.default_mapping); the paper's, and the paper's with the combined entry, are the
-# earlier rows of docs/results.md.
+# earlier rows of docs/research/results.md.
 MAPPINGS = ("default", "paper", "paper+combined")
 # Register training, as the FEBRL4 schemas choose: the data carry register errors.
 BASE_METHOD = {"error_model": "registers"}

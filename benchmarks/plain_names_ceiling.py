@@ -8,7 +8,7 @@ at the threshold the truth says is best.
 A pair's score is the larger of the fields' summed similarities as written and with the
 first two fields exchanged (a swap); a blank on either side scores 0.5 for its field. No
 privacy-preserving method sees more than these strings, so its F1 is a yardstick for the
-method's (docs/results.md), not a bound on it: frequencies of values are not used here.
+method's (docs/research/results.md), not a bound on it: frequencies of values are not used here.
 """
 
 from __future__ import annotations

@@ -8,9 +8,9 @@ privacy gate's (audit_release) on a sample of Alice's released records, with the
 census first and last names as the dictionary:
 
     .venv/bin/python benchmarks/privacy_curves.py --sizes 5000 --reference-rows 200 2000 \\
-        --sigmas 0 0.5 1 1.5 2 --features projected-cosine --out docs/results/privacy.json
-    .venv/bin/python benchmarks/privacy_curves.py --out docs/results/privacy.json \\
-        --plot docs/privacy_curves.png
+        --sigmas 0 0.5 1 1.5 2 --features projected-cosine --out docs/research/results/privacy.json
+    .venv/bin/python benchmarks/privacy_curves.py --out docs/research/results/privacy.json \\
+        --plot docs/research/privacy_curves.png
 
 sigma is in FedSim's standardised units: the noise in edit units is sigma * sigma0, with
 sigma0 the spread of distances within the reference set. Results are appended to --out as

@@ -48,7 +48,7 @@ the agreed thresholds reveals. With a movers' second model (register training wi
 address in the mapping) she also learns, per candidate pair, whether that model accepts it:
 both attacks use that sign too. The buckets are computed here in plaintext, as CKKS computes
 them up to its sign errors near a threshold (0.25% of pairs within 0.032 of one;
-docs/benchmarks.md).
+docs/research/benchmarks.md).
 
     python benchmarks/sealed_bucket_attack.py --records-a A.csv --records-b B.csv \
         --truth T.csv --reference REF.csv --schema SCHEMA.toml --recipes 'a+b:soundex' \
@@ -107,7 +107,7 @@ def with_decoys(
     padding that would let the peer learn which of its own keys this party holds, but not
     which row holds each (a row's real keys always join; a decoy joins as often as a real
     key of another row). Measured here and not kept: it multiplies the candidate pairs and
-    the careful attacker still re-identifies as many (docs/sealed.md)."""
+    the careful attacker still re-identifies as many (docs/research/sealed.md)."""
     n = len(rows)
     if decoys <= 0 or n < 2:
         return [list(keys) for keys in rows]

@@ -5,7 +5,7 @@ replace, largest first, and the chance that or any such slots go unnoticed
 (pprl.bench.check_power).
 
     python benchmarks/sealed_check_power.py --workdir W --run-json J \\
-        --json docs/results/sealed_check_power_febrl4_names.json
+        --json docs/research/results/sealed_check_power_febrl4_names.json
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ time, bytes each party sent, and what the row's own measure says a peer learns.
 
     python benchmarks/sealed_compare.py --records-a records_a.csv --records-b records_b.csv \
         --truth truth.csv --reference ref_all.csv --schema benchmarks/febrl4/schema_all.toml \
-        --json docs/results/sealed_compare_febrl4_all.json
+        --json docs/research/results/sealed_compare_febrl4_all.json
 """
 
 from __future__ import annotations

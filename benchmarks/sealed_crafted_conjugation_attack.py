@@ -5,7 +5,7 @@ it, and with a seed a ciphertext (as SEAL draws them); and whether the evaluator
 refuses what was sent (pprl.bench.crafted_conjugation_attack).
 
     python benchmarks/sealed_crafted_conjugation_attack.py --size 5000 --pairs 6000 --width 64 \
-        --json docs/results/sealed_crafted_conjugation_attack.json
+        --json docs/research/results/sealed_crafted_conjugation_attack.json
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ under the same crafted keys; and whether the evaluator's reading refuses the cip
 the public and conjugation keys sent (pprl.bench.crafted_keys_attack).
 
     python benchmarks/sealed_crafted_keys_attack.py --size 5000 --pairs 6000 --width 64 \
-        --json docs/results/sealed_crafted_keys_attack.json
+        --json docs/research/results/sealed_crafted_keys_attack.json
 """
 
 from __future__ import annotations

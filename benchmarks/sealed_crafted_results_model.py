@@ -6,7 +6,7 @@ coins' signs (pprl.bench.crafted_results_model). `--bits B ...` adds one ciphert
 only B signs are read, the most a replacing evaluator reads while the checks miss it.
 
     python benchmarks/sealed_crafted_results_model.py \
-        --json docs/results/sealed_crafted_results_model.json
+        --json docs/research/results/sealed_crafted_results_model.json
 """
 
 from __future__ import annotations

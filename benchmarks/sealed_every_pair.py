@@ -5,7 +5,7 @@ buckets, the two intersected, on the models a daemon trains.
 
 What it answers: what closing the keys' two gaps on names alone (the linker's pairs they
 miss, and who is in the peer's file among the people sharing a key) costs in time and bytes,
-and what the signs of every pair tell a scoring party instead (docs/sealed.md, "Every pair,
+and what the signs of every pair tell a scoring party instead (docs/research/sealed.md, "Every pair,
 no keys").
 
     python benchmarks/sealed_every_pair.py --records-a A.csv --records-b B.csv \\

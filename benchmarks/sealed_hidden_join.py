@@ -2,7 +2,7 @@
 blinding (two scalars a party for the hidden join) and real CKKS scoring of both classifiers,
 each party's accepted pairs one to one by bucket, the two intersected. Reports quality, the
 seconds of the keys and of the scoring, and the bytes each party sends, for both joins
-(pprl.protocol.sealed.hidden_join; docs/sealed.md, "A join neither party reads").
+(pprl.protocol.sealed.hidden_join; docs/research/sealed.md, "A join neither party reads").
 
     python benchmarks/sealed_hidden_join.py --records-a A.csv --records-b B.csv \\
         --truth T.csv --reference REF.csv --schema SCHEMA.toml --json out.json

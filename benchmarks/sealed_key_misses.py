@@ -2,7 +2,7 @@
 how each attribute differs (the same, within two edits, replaced by another value, or blank
 on a side), and whether the attributes are swapped. What sealed linkage cannot link by
 design shows here: a pair whose only evidence is one attribute exact would need a key on that
-attribute alone, the key whose join gives the most away (docs/sealed.md).
+attribute alone, the key whose join gives the most away (docs/research/sealed.md).
 
     python benchmarks/sealed_key_misses.py --records-a A.csv --records-b B.csv \\
         --truth T.csv --reference REF.csv --schema SCHEMA.toml [--recipes R] [--plain] \\

@@ -1,4 +1,4 @@
-"""Sealed linkage end to end in one process, from the parts built so far (docs/sealed.md):
+"""Sealed linkage end to end in one process, from the parts built so far (docs/research/sealed.md):
 blocking keys from each party's unit vectors, blinded and joined; each party's classifier
 scored under CKKS on the candidate pairs; a pair linked when both classifiers accept it (the
 signs alone, no one-to-one step yet). Measured against the truth and against the plaintext

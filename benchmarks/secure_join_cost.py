@@ -1,6 +1,6 @@
 """The blocking keys' join computed inside a two-party secure computation, so that neither
 party learns which keys meet, nor how many of the peer's rows hold one: what it costs
-(docs/sealed.md, "What is missing", "A join inside a secure computation").
+(docs/research/sealed.md, "What is missing", "A join inside a secure computation").
 
 Each party's keys are the schema's (its default recipes, as the daemons derive them), one
 entry per distinct key of a row, hashed to 48 bits (30 in the ring 2^32). SPU's Cheetah

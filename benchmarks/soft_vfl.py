@@ -14,7 +14,7 @@ Bounds: "solo" (Alice's features only) and "exact" (the true partner's features)
 makes the linkage less certain; each setting runs over several seeds:
 
     .venv/bin/python benchmarks/soft_vfl.py --size 2000 --sigmas 1.5 2.5 3.5 --seeds 1 2 3 4 5 \\
-        --out docs/results/soft_vfl.json
+        --out docs/research/results/soft_vfl.json
 """
 
 from __future__ import annotations

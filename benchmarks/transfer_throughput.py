@@ -11,7 +11,7 @@ receivers are timed in the same run on the same tensor file:
 - "discard": the messages are read and dropped, the ceiling gRPC with TLS allows.
 A plain write of the same bytes to the disk, with fsync, is timed too.
 The sender is the daemon's own tensor_messages (reads the file chunk by chunk, hashes each).
-Prints a Markdown table for docs/benchmarks.md.
+Prints a Markdown table for docs/research/benchmarks.md.
 """
 
 from __future__ import annotations

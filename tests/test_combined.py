@@ -206,7 +206,7 @@ def test_the_gate_counts_a_first_part_as_a_second_look_at_the_surname() -> None:
 def test_a_combined_entry_the_joint_attacker_cannot_read_is_named_in_a_warning() -> None:
     """The gate's joint attacker reads a combined entry of names in the projected release
     (tests/test_joint_attack.py); released as raw distances with noise it does not, and the
-    gate's words say its figure understates (docs/privacy.md)."""
+    gate's words say its figure understates (docs/research/privacy.md)."""
     from pprl.party.phases.words import gate_words
     from pprl.protocol.gate import combined_names
     from pprl.protocol.privacy.audit import AuditReport

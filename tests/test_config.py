@@ -30,7 +30,7 @@ from pprl.protocol.method import MethodParams, method_params
 from pprl.protocol.model.features import RAW_JOINS
 
 # The default recipes end with the first and last names' first letters and the two names one
-# edit apart (docs/sealed.md).
+# edit apart (docs/research/sealed.md).
 NEIGHBOURS = (
     "first:prefix+last:prefix,first:neighbours+last:soundex,first:soundex+last:neighbours,"
     "middle:soundex+last:neighbours"

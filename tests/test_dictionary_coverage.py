@@ -1,6 +1,6 @@
 """The privacy gate says when its dictionary misses many of the attacked values: its figure
 then holds only for an attacker with that list (European names against the US census lists
-re-identified 7.2% where the countries' own lists took 28.7%; docs/privacy.md)."""
+re-identified 7.2% where the countries' own lists took 28.7%; docs/research/privacy.md)."""
 
 from __future__ import annotations
 

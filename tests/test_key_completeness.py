@@ -93,7 +93,7 @@ def test_the_expected_linkage_sees_the_look_alikes_of_a_file_larger_than_its_sam
     """The sampled records are linked against copies of every own record, not of the sample
     alone: a larger file puts more look-alikes behind each key, and the expected precision
     falls with it (at 50,000 a side of generated names: 0.91-0.94 where 5,000 against 5,000
-    said 1.00; docs/privacy.md)."""
+    said 1.00; docs/research/privacy.md)."""
     # Loose keys on first names and initials: many look-alikes share one.
     loose = "first:soundex,last:initial"
     alice = _alice(synthetic.generate(3000, 9, errors="registers", overlap=1.0))

@@ -62,7 +62,7 @@ def test_a_mover_links_when_name_and_date_agree_and_a_namesake_does_not(saturati
     strangers = _pairs(rng, 200, (False,) * ENTRIES)
     # With the alternative nearly every mover links. (Here the strict model accepts them too:
     # these features separate easily. On real registers it vetoes nearly all; the European
-    # benchmark in docs/results.md measures that.)
+    # benchmark in docs/research/results.md measures that.)
     assert (lenient.decision(movers) > 0).mean() > 0.95
     # The alternative alone, which never sees the address, links them from name and date.
     alternative = Model(

@@ -116,7 +116,7 @@ def test_a_kernel_model_is_the_default_beyond_names_or_where_training_swaps_them
     linear in the distances and keys in field order; trained on copies that swap names (the
     register model, the default for records naming their attributes): 64 random features an
     entry and keys read in either order, which together link swapped pairs; any other kind
-    among the attributes: 48, which beyond names link as well as 64 (docs/sealed.md, "The
+    among the attributes: 48, which beyond names link as well as 64 (docs/research/sealed.md, "The
     model"); a value the operator names is kept."""
     data = sealed()
     assert load_config(write(tmp_path, data)).method.sealed_kernel_features == 0
@@ -193,7 +193,7 @@ def test_the_default_recipes_follow_the_schema() -> None:
     assert not any(":prefix" in recipe for recipe in keyed)
     # Names alone take the hidden join by default, and with it both names' first letters
     # besides their codes, and each name one edit apart with the other's code; by the keys'
-    # graph these would leak more (docs/sealed.md).
+    # graph these would leak more (docs/research/sealed.md).
     names = {"given_name": "name", "surname": "name"}
     assert default_join(names) == "hidden" and default_join(kinds) == "graph"
     neighbours = "given_name:neighbours+surname:soundex,given_name:soundex+surname:neighbours"

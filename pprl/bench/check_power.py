@@ -22,7 +22,7 @@ import numpy as np
 
 from pprl.protocol.sealed import session
 
-# The signs one crafted ciphertext could give (docs/sealed.md, the crafted-results model).
+# The signs one crafted ciphertext could give (docs/research/sealed.md, the crafted-results model).
 RING = 8192
 # The buckets of the default thresholds, which the runs read here were made with.
 BUCKETS = len(session.thresholds(session.DEFAULT_THRESHOLDS)) + 1

@@ -13,7 +13,7 @@ scorer's actions tell), `rounds` such ciphertexts, N signs each, and estimates s
 linear estimator of one-bit measurements (the sum of each measurement's functional times
 its sign), calling the third of the coefficients nearest 0 zero. With `bits`, it learns only
 that many of one ciphertext's N signs, drawn at random: what it can read of the scorer's
-actions while the checks miss it (docs/sealed.md, "Checks of the evaluator").
+actions while the checks miss it (docs/research/sealed.md, "Checks of the evaluator").
 """
 
 from __future__ import annotations

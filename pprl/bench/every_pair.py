@@ -1,9 +1,9 @@
 """Every pair's sign under encryption, with no blocking keys: the alternative to sealed
-linkage's keys that `benchmarks/sealed_every_pair.py` measures (docs/sealed.md, "Every pair,
-no keys": it links worse and tells the scoring party far more, so the daemons keep the keys).
+linkage's keys that `benchmarks/sealed_every_pair.py` measures (docs/research/sealed.md, "Every
+pair, no keys": it links worse and tells the scoring party far more, so the daemons keep the keys).
 
 Blocking by shared keys tells someone which keys meet: on names alone, who is in the peer's
-file among the people sharing a key with one's own records (docs/privacy.md), and keys that
+file among the people sharing a key with one's own records (docs/research/privacy.md), and keys that
 leak less join fewer of the pairs the linker would link. Scoring every pair needs no keys.
 The scoring party encrypts its columns of (x, c) once, one real column a ciphertext and one
 own row a slot (`encrypted_blocks`: ceil(rows / slots) blocks); the evaluator multiplies each

@@ -1,6 +1,6 @@
 """Blocking keys joined by hash bins, in the clear: each party puts each of its entries in the
 bin its key hashes to, C a bin with dummies of its own, so that a secure computation compares
-C x C entries a bin and nothing of the binning is computed inside (docs/sealed.md, "A join
+C x C entries a bin and nothing of the binning is computed inside (docs/research/sealed.md, "A join
 inside a secure computation"), and the whole join it is measured against. Shared by the
 benchmarks that run that join inside SPU and that model what a pipeline around it would link
 and reveal."""

@@ -265,5 +265,6 @@ def print_audit(report: dict[str, Any]) -> None:
     else:
         print(
             "Not modelled here: an attacker holding a list of people (a voter roll) that"
-            "\ncombines a record's attributes; give one with --population (docs/privacy.md)."
+            "\ncombines a record's attributes; give one with --population "
+            "(docs/research/privacy.md)."
         )

@@ -16,8 +16,8 @@ from pprl.protocol.model.features import FEATURES
 DEMO_REFERENCE_ROWS = 2000
 # The gate limit the reference release needs to link the built-in data: at the daemons'
 # default of 10% the gate's noise leaves an expected F1 near 0.13 and TRAIN stops the run
-# (POOR_LINKAGE). At 80% the chosen noise links with F1 about 0.99 (docs/privacy.md, "Against
-# a careful attacker"). Sealed linkage, the default, has no gate: it sends no vectors.
+# (POOR_LINKAGE). At 80% the chosen noise links with F1 about 0.99 (docs/research/privacy.md,
+# "Against a careful attacker"). Sealed linkage, the default, has no gate: it sends no vectors.
 DEMO_GATE_LIMIT = 0.8
 
 
@@ -52,7 +52,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         type=int,
         default=DEMO_REFERENCE_ROWS,
         help="rows of the built-in reference set (2,000: with the gate's noise, F1 0.97 where "
-        "1,000 gives 0.95; docs/privacy.md)",
+        "1,000 gives 0.95; docs/research/privacy.md)",
     )
     demo.add_argument(
         "--encoding",
@@ -146,7 +146,7 @@ def sealed_words(built_in: bool) -> str:
         "sealed linkage (the daemons' default): each party sends blinded blocking keys and "
         "encrypted vectors, never its vectors, and learns only its own classifier's decision "
         "(with the score's bucket where the one-to-one step needs it) for the pairs the keys "
-        f"join. {measured} (docs/sealed.md)."
+        f"join. {measured} (docs/research/sealed.md)."
     )
 
 
@@ -162,7 +162,7 @@ def gate_words(limit: float, built_in: bool) -> str:
             f"privacy gate at {limit:.0%}, above the daemons' default of "
             f"{DEFAULT_REIDENTIFICATION_LIMIT:.0%}: a peer holding public name lists may "
             f"recover every name of up to {limit:.0%} of the records (SMASH below and the "
-            "summary give the measured share; docs/privacy.md)."
+            "summary give the measured share; docs/research/privacy.md)."
         )
     return (
         f"privacy gate at {limit:.0%}, NOT the daemons' default of "
@@ -170,7 +170,7 @@ def gate_words(limit: float, built_in: bool) -> str:
         "these records linking so badly that TRAIN stops the run before anything is sent. At "
         f"{limit:.0%}, a peer holding the census name lists recovers every name of most records "
         "(SMASH below and the summary give the measured share): this demo shows the linkage, "
-        "not privacy (docs/privacy.md)."
+        "not privacy (docs/research/privacy.md)."
     )
 
 

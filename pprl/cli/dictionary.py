@@ -1,7 +1,7 @@
 """`pprl dictionary`: an attacker's name list for records from other countries than the
 United States, whose census lists are the privacy gate's default: faker's first names and
 surnames of the given locales, each with how often faker draws it (the form `[privacy]
-dictionary` reads as two lists with frequencies; docs/privacy.md)."""
+dictionary` reads as two lists with frequencies; docs/research/privacy.md)."""
 
 from __future__ import annotations
 

@@ -33,7 +33,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         type=errors_argument,
         default=1,
         help="Bob's copies: N or LOW-HIGH single edits per row, or an error model "
-        "(registers, or one phenomenon alone: nickname, middle, swap, ...; docs/error-model.md)",
+        "(registers, or one phenomenon alone: nickname, middle, swap, ...; "
+        "docs/research/error-model.md)",
     )
     generate.add_argument(
         "--namesakes",

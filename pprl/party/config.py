@@ -44,7 +44,7 @@ from pprl.protocol.vectors.bloom import BloomParams
 from pprl.protocol.vectors.release import RELEASES
 
 # The privacy gate refuses to release a tensor when a dictionary attack on a sample of it
-# re-identifies a larger share of records than this (see docs/privacy.md).
+# re-identifies a larger share of records than this (see docs/research/privacy.md).
 DEFAULT_REIDENTIFICATION_LIMIT = 0.10
 DEFAULT_AUDIT_RECORDS = 200
 # How long a daemon waits for its peer to answer a call, or to send the next chunk of a
@@ -145,7 +145,7 @@ class PrivacySettings:
     # The secret release noise is derived from (None: state_dir/noise.key, made on first start).
     noise_key: Path | None = None
     # A public list of people (CSV with the attributes' columns) for the attacker who combines
-    # a record's attributes (None: that attacker does not run; docs/privacy.md).
+    # a record's attributes (None: that attacker does not run; docs/research/privacy.md).
     population: Path | None = None
     # The key both parties hold for [method] encoding = "bloom" (pprl.party.keys.bloom_key).
     bloom_key: Path | None = None
@@ -463,7 +463,7 @@ def _scheduler(section: _Section, method: MethodParams) -> str | None:
             "scheduler",
             f'encoding = "{method.encoding}" scores under encryption in the daemon; a '
             "scheduler runs the blocks of the encodings that send vectors "
-            '(encoding = "reference" releases noisy vectors: docs/privacy.md)',
+            '(encoding = "reference" releases noisy vectors: docs/research/privacy.md)',
         )
     value = section.string("scheduler")
     scheme, _, rest = value.partition("://")
@@ -533,7 +533,7 @@ def _default_hint(section: _Section) -> str:
         return ""
     return (
         '; "sealed" is the default encoding: encoding = "reference" releases noisy vectors '
-        "instead, which a peer can attack with a dictionary (docs/privacy.md)"
+        "instead, which a peer can attack with a dictionary (docs/research/privacy.md)"
     )
 
 
@@ -680,7 +680,8 @@ def _method(
 
 def is_auto_noise(section: _Section, gate_on: bool) -> bool:
     """noise_sigma = "auto", or, with the privacy gate on (a limit below 100%), no noise
-    setting at all: a release without noise fails any such gate on names (docs/privacy.md)."""
+    setting at all: a release without noise fails any such gate on names
+    (docs/research/privacy.md)."""
     if "noise_sigma" in section.data:
         return section.data["noise_sigma"] == AUTO
     if not _encoding(section).takes_noise:

@@ -494,7 +494,7 @@ def _check_built_in_reference(schema_path: Path | None, columns: set[str]) -> No
             f"the mapping names reference column(s) {', '.join(map(repr, lacking))}, which the "
             f"built-in reference set ({', '.join(sorted(columns))} only) lacks: give a "
             "reference set with --reference FILE, made for instance with `pprl reference "
-            "--column COLUMN=KIND ...` (docs/reference-sets.md)",
+            "--column COLUMN=KIND ...` (docs/research/reference-sets.md)",
             path=str(schema_path),
         )
 

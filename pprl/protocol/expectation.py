@@ -24,7 +24,7 @@ simulated UNMATCHED_SHARE) counted wrong. A single prior rate fitted one data se
 another: 0.3, FEBRL4's (its true pairs differ in 30% of their names and 24% of all ten
 fields), put sealed linkage's estimate within 0.02 of FEBRL4 names' true F1 and 0.105 above
 the generated namesakes', whose every copy carries one to three errors over three names;
-the mean over the rates misses both by at most 0.08 (docs/privacy.md). The F1 at the lowest
+the mean over the rates misses both by at most 0.08 (docs/research/privacy.md). The F1 at the lowest
 and highest simulated rates goes with it (`Spread`): how far the estimate hangs on the rate.
 
 After MATCH (before REVEAL sends ids) the party knows how many pairs it accepted and their
@@ -35,7 +35,7 @@ solved from the accepted count, and precision is M linked / accepted. When stray
 about as often as partnered records (heavy noise), the count says nothing of M and every own
 record is assumed to have a partner, up to the peer's record count.
 
-docs/privacy.md ("Expected linkage") measures both against the truth on data this project
+docs/research/privacy.md ("Expected linkage") measures both against the truth on data this project
 did not generate, at several noise levels.
 """
 
@@ -440,10 +440,10 @@ def poor_linkage_words(
         listed = ", ".join(f'"{recipe}"' for recipe in wider_keys)
         wider = (
             f"; sealed_keys = [{listed}] adds the names' first three letters, which join more "
-            "and give more away, docs/sealed.md"
+            "and give more away, docs/research/sealed.md"
             if wider_keys
             else "; looser keys give more away, and on names alone linked no better: "
-            'docs/sealed.md, "Completeness against leak on names alone"'
+            'docs/research/sealed.md, "Completeness against leak on names alone"'
         )
         helps.append(
             f"blocking keys that join more true pairs ([method] sealed_keys: these join "
@@ -452,15 +452,17 @@ def poor_linkage_words(
     if noisy:
         helps.append(
             "a higher gate limit ([privacy] max_reidentification: less noise, more the peer "
-            "learns, docs/privacy.md)"
+            "learns, docs/research/privacy.md)"
         )
     helps += [
         "more compared attributes ([records] attributes and [reference] mapping)",
-        "a larger reference set or one closer to the records' values (docs/reference-sets.md)",
+        "a larger reference set or one closer to the records' values "
+        "(docs/research/reference-sets.md)",
     ]
     if noisy:
         helps.append(
-            'sealed linkage, which needs no noise ([method] encoding = "sealed", docs/sealed.md)'
+            'sealed linkage, which needs no noise ([method] encoding = "sealed", '
+            "docs/research/sealed.md)"
         )
     return (
         f"{quality.words()}, below the minimum of {minimum:.2f}; nothing was sent. What would "

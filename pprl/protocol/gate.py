@@ -256,7 +256,7 @@ def combined_names(agreement: Agreement) -> list[str]:
     """Combined entries of attacked names ("first+middle+last") released with noise that the
     joint attacker cannot read (a raw distance release, or a part with no entry of its own):
     a further noisy look at names the gate attacks, so its figure understates
-    (benchmarks/combined_entry_attack.py measured about twice it; docs/privacy.md). Without
+    (benchmarks/combined_entry_attack.py measured about twice it; docs/research/privacy.md). Without
     noise every name is read exactly anyway."""
     if agreement.release.noise <= 0:
         return []

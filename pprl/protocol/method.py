@@ -40,7 +40,8 @@ DEFAULT_SATURATION = 0.25
 # The log-odds (of a logistic regression on the other fields) from which a pair links even
 # though its address disagrees, for multi-error models without noise: about 400 to 1. On
 # European-style registers where a tenth of the true pairs moved, 3 let through namesakes
-# and 6 none; under the gate's noise it linked no more movers and is off (docs/error-model.md).
+# and 6 none; under the gate's noise it linked no more movers and is off
+# (docs/research/error-model.md).
 DEFAULT_MOVER_ODDS = 6.0
 
 _LABELS = {
@@ -85,7 +86,7 @@ class MethodParams:
     release: str = "distances"
     # Components the "projected-cosine" feature keeps per reference column (0: the rule
     # release.kept_components gives, sqrt(2R) with a floor of 30). Fewer send fewer bytes
-    # under sealed linkage, for a little F1 (docs/benchmarks.md).
+    # under sealed linkage, for a little F1 (docs/research/benchmarks.md).
     projected_components: int = 0
     # Besides the linkage, each party writes its records' K best peer records (soft_links);
     # 0: not asked for.
@@ -190,17 +191,17 @@ def method_params(
     """The method for these choices, with the defaults that depend on them filled in.
 
     Under noise the paper's cosine stops separating matches from non-matches; projecting onto
-    the reference set's leading components measured best (docs/privacy.md). Under noise a
+    the reference set's leading components measured best (docs/research/privacy.md). Under noise a
     record's nearest others look closer than its own noisy copy, so mined hard negatives
     teach the model the wrong sign: none by default. Errors of several kinds per record (any
     error model but one-error) leave some entries of true matches as far apart as strangers':
-    capped distances let the model accept the entries that agree (docs/results.md), so such
+    capped distances let the model accept the entries that agree (docs/research/results.md), so such
     models default to DEFAULT_SATURATION and to a logistic regression, which ranks the many
     pairs such a model accepts better than the SVM (classifier.train). Projected features
     need only the projected coordinates, so they are what is released by default (the same
-    features, far fewer bytes, less for a peer to attack: docs/privacy.md). Register
+    features, far fewer bytes, less for a peer to attack: docs/research/privacy.md). Register
     models without noise also let a pair whose address disagrees link when its other fields
-    make it near certain (DEFAULT_MOVER_ODDS; docs/error-model.md). `rest` takes any other
+    make it near certain (DEFAULT_MOVER_ODDS; docs/research/error-model.md). `rest` takes any other
     MethodParams field.
     """
     defaults = MethodParams()
@@ -310,7 +311,7 @@ def default_assignment(error_model: str, noisy: bool = False) -> str:
     """Greedy in the paper's setting (one-error training, exact distances), where true pairs
     stand out; otherwise the optimal assignment: saturated distances, and noise, leave many
     accepted pairs per record with equal or close scores, and the total score chooses among
-    them better than first-come (docs/results.md, docs/privacy.md)."""
+    them better than first-come (docs/research/results.md, docs/research/privacy.md)."""
     return GREEDY if error_model == ONE_ERROR and not noisy else OPTIMAL
 
 

@@ -12,7 +12,7 @@ against that whole file: candidates by the agreed recipes' keys, the model's dec
 those, one to one by the agreed assignment. Against all of it, not a sample as large as the
 own one, because the look-alikes behind a key grow with the file: at 50,000 a side, linking
 5,000 records against 5,000 copies expected F1 0.87 where the run linked at 0.72
-(docs/privacy.md). Only the peer rows that are some sampled record's candidate are smashed.
+(docs/research/privacy.md). Only the peer rows that are some sampled record's candidate are smashed.
 The estimate's precision counts the links of the sampled records without a partner as wrong
 (expectation.Simulation.quality with UNMATCHED_SHARE): until 2026-11-28 it assumed every
 record partnered and said precision 0.98-1.00 on the generated namesakes, true 0.92.

@@ -12,7 +12,8 @@ from pprl.protocol.privacy.audit import ATTACK_NAMES, AuditReport
 
 REGISTERS_BY_DEFAULT = (
     "training will corrupt records with the register error model (nicknames, initials, "
-    "swapped fields, blanks, changed surnames: docs/error-model.md), the default when [records] "
+    "swapped fields, blanks, changed surnames: docs/research/error-model.md), the default when "
+    "[records] "
     'names its own attributes; error_model = "one-error" in [method] gives the paper\'s single '
     "edit"
 )
@@ -59,7 +60,7 @@ def choosing_noise_words(sampled: int, limit: float) -> str:
 def no_noise_passes_words(source: object, why: object) -> str:
     return (
         f'noise_sigma = "auto" in {source}: {why}; nothing was sent. Raise '
-        "[privacy] max_reidentification or use a larger reference set (docs/privacy.md)"
+        "[privacy] max_reidentification or use a larger reference set (docs/research/privacy.md)"
     )
 
 
@@ -121,7 +122,7 @@ def gate_words(
             f"; WARNING: {', '.join(combined)} is a further noisy look at names the gate "
             "attacks, which the gate cannot read with them here (its joint attacker needs the "
             "projected release and an entry of each name alone): an attacker who does "
-            "re-identified up to twice the gate's figure (docs/privacy.md); map each name "
+            "re-identified up to twice the gate's figure (docs/research/privacy.md); map each name "
             "alone too, or leave combined entries out of [reference] mapping, where this "
             "limit must hold"
         )
@@ -129,7 +130,7 @@ def gate_words(
 
 
 # Below this share of an attribute's values in the attacker's dictionary, the gate's figure
-# says little: a peer with lists that fit the records learns more (docs/privacy.md measures
+# says little: a peer with lists that fit the records learns more (docs/research/privacy.md measures
 # four times as many European records re-identified with their countries' lists).
 MIN_DICTIONARY_COVERAGE = 0.8
 
@@ -145,7 +146,7 @@ def coverage_words(report: AuditReport) -> str:
         "or names from lists it lacks), so this figure holds only for an attacker with that "
         "list: if your records' names come from other countries' lists, one with those "
         "learns more; give [privacy] dictionary a list of them (`pprl dictionary --locales` "
-        "writes one from faker's lists; docs/privacy.md)"
+        "writes one from faker's lists; docs/research/privacy.md)"
     )
 
 
@@ -154,7 +155,7 @@ def gate_refused_words(found: str, limit: float, source: object) -> str:
         f"privacy gate: {found}, above the limit of {limit:.1%} "
         f"([privacy] max_reidentification in {source}); nothing was sent. "
         "Add noise ([method] noise_sigma or attack_success) or, knowing what the peer "
-        "learns (docs/privacy.md), raise the limit"
+        "learns (docs/research/privacy.md), raise the limit"
     )
 
 
@@ -218,7 +219,7 @@ def trained_words(pairs: int, movers: Sequence[str] = (), odds: float = 0.0) -> 
         said += (
             f", and a second model without {', '.join(movers)}: a pair whose address "
             f"disagrees (a move) still links at log-odds >= {odds:g} from its other fields "
-            "([method] mover_odds; docs/error-model.md)"
+            "([method] mover_odds; docs/research/error-model.md)"
         )
     return said
 

@@ -203,7 +203,7 @@ def _privacy(facts: RunFacts) -> list[str]:
             "## Privacy",
             "",
             "No release of this run was attacked: sealed linkage sends no vectors (what it "
-            "reveals is in docs/sealed.md).",
+            "reveals is in docs/research/sealed.md).",
         ]
     recovered = ", ".join(f"{a} {r:.1%}" for a, r in sorted(privacy.get("recovered", {}).items()))
     noise = privacy.get("noise_edits", 0.0)
@@ -215,5 +215,5 @@ def _privacy(facts: RunFacts) -> list[str]:
         f"records of this party's release re-identified {privacy['reidentified']:.1%} of "
         f"them{limit}; records with any name recovered {privacy.get('exposed', 0.0):.1%}; "
         f"values recovered: {recovered or 'none'}; noise {noise:.3g} edits. These figures hold "
-        "for that attacker on this release (docs/privacy.md).",
+        "for that attacker on this release (docs/research/privacy.md).",
     ]

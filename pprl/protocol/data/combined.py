@@ -14,7 +14,7 @@ cut a middle name to its initial or drop it, and namesakes differ in the middle 
 full middle name's distances cannot tell "J" against "JOHN" (the same person) from "MARY"
 against "JOHN" (a namesake), the initials can; many nicknames keep the first name's initial
 (JIM, JAMES), which "first:initial" keeps close. It is smashed against a plain column of its
-attribute's kind (the reference first names: docs/results.md measured them better than the
+attribute's kind (the reference first names: docs/research/results.md measured them better than the
 reference's own initials), and its letter is one of 26, which a peer reads: the privacy gate
 lists it among what it does not attack.
 

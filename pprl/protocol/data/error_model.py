@@ -749,14 +749,14 @@ MODELS: dict[str, ErrorModel] = {
         "multi", {"typo": 0.6, "phonetic": 0.25, "ocr": 0.15}, DEFAULT_COUNTS
     ),
     # Name variants and edits, 1-3 per record, without blanks, swaps or changed surnames:
-    # the data of docs/results.md's register target (nicknames, middle names, 1-3 errors).
+    # the data of docs/research/results.md's register target (nicknames, middle names, 1-3 errors).
     "variants": ErrorModel.mixture(
         "variants",
         {p: REGISTERS_WEIGHTS[p] for p in ("typo", "phonetic", "ocr", "nickname", "middle")},
         DEFAULT_COUNTS,
     ),
     # The register mixture with people who moved (registers written years apart): not the
-    # default, as it costs where nobody moved and under noise (docs/error-model.md).
+    # default, as it costs where nobody moved and under noise (docs/research/error-model.md).
     "registers-movers": ErrorModel.mixture(
         "registers-movers", {**REGISTERS_WEIGHTS, "mover": 0.03}, DEFAULT_COUNTS
     ),

@@ -26,7 +26,7 @@ DEFAULT_MAPPING: tuple[MappingEntry, ...] = (
 # With register errors (any error model but the paper's one-error), the combined entry
 # compares the sorted words of the three names, which finds values written in the wrong
 # field; the paper's middle->last entry then only adds a second vote for a middle name that
-# differs, and cost namesake data 0.025 of F1 (docs/results.md, "Each phenomenon"). The
+# differs, and cost namesake data 0.025 of F1 (docs/research/results.md, "Each phenomenon"). The
 # initials tell a middle name cut to its initial from a namesake's other middle name, and
 # keep a nickname that shares the first name's initial (JIM, JAMES) close (combined.py).
 REGISTER_MAPPING: tuple[MappingEntry, ...] = (
@@ -104,7 +104,7 @@ def _check_distinct(reference: ReferenceSet, column: str, kind: str) -> None:
         message = (
             f"has {distinct} distinct value(s); a column mapped from a {kind} attribute needs "
             f"at least {least} to tell records apart (the paper used 200 to 2,000 names; "
-            "see docs/reference-sets.md)"
+            "see docs/research/reference-sets.md)"
         )
         raise InputError(message, path=reference.path, field=column)
 
@@ -159,7 +159,7 @@ def reference_overlap(
     """Distinct values each mapping entry shares with its reference column. Any public list
     shares common values with real records; this is reported, not refused: a shared value
     has a zero in its vector, which the privacy gate's attack on the release takes into
-    account (docs/privacy.md)."""
+    account (docs/research/privacy.md)."""
     validate_mapping(mapping, list(attributes), reference)
     records = with_combined(attributes, [attribute for attribute, _ in mapping])
     columns = with_combined(reference.columns, [column for _, column in mapping])

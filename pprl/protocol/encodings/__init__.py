@@ -24,8 +24,8 @@ ENCODINGS: dict[str, Encoding] = {
 # every earlier description (and its digest) stays what it was.
 PAPER_ENCODING = Distances.name
 # What a daemon runs when its configuration names no encoding: the peer never sees the
-# vectors (docs/sealed.md); any release it could compare with its own plaintext, it could
-# compare with a dictionary (docs/privacy.md).
+# vectors (docs/research/sealed.md); any release it could compare with its own plaintext, it could
+# compare with a dictionary (docs/research/privacy.md).
 DEFAULT_ENCODING = Sealed.name
 
 

@@ -1,8 +1,8 @@
 """Sealed linkage: nothing a peer can compare with a dictionary leaves the party. Each party
 smashes its records as the reference method does (no noise: the vectors never leave it),
 finds candidate pairs by blinded blocking keys and scores them under homomorphic encryption
-(pprl.protocol.sealed; docs/sealed.md). Here: what the method agrees on and how a party trains
-and, for its own estimate, links in plaintext."""
+(pprl.protocol.sealed; docs/research/sealed.md). Here: what the method agrees on and how a party
+trains and, for its own estimate, links in plaintext."""
 
 from __future__ import annotations
 
@@ -71,7 +71,8 @@ class Sealed(Distances):
     def audit(self, agreement: Agreement, attack: Attack) -> AuditReport:
         raise SettingError(
             'encoding "sealed" releases no vectors for a gate to attack; what its blocking '
-            "keys reveal is measured by benchmarks/sealed_bucket_attack.py (docs/sealed.md)"
+            "keys reveal is measured by benchmarks/sealed_bucket_attack.py "
+            "(docs/research/sealed.md)"
         )
 
     def match_words(self, where: str) -> str:
@@ -81,7 +82,7 @@ class Sealed(Distances):
         written = agreement.method.sealed_keys
         said = (
             "sealed: no vectors are sent (blinded blocking keys and encrypted vectors only; "
-            f"docs/sealed.md); blocking keys: {written.replace(',', ', ')}"
+            f"docs/research/sealed.md); blocking keys: {written.replace(',', ', ')}"
         )
         meanings = [meaning for _, meaning in written_recipes(written)]
         if any(meaning.fallback for meaning in meanings):

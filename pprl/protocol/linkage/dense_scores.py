@@ -9,7 +9,7 @@ product of two rows: one = ma + mb - 2 ma mb and both = ma mb for the missing fl
 
 with c = b + sum_m w_m, r_i = sum_m v_m ma_m and s_j = sum_m v_m mb_m. Under noise the
 candidate bounds keep most pairs (56% at 50,000 a side), and expanding and scoring them one
-by one costs several times this product over all of them (docs/benchmarks.md).
+by one costs several times this product over all of them (docs/research/benchmarks.md).
 """
 
 from __future__ import annotations

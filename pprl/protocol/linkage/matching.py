@@ -369,7 +369,7 @@ def optimal_one_to_one(matches: Matches) -> Matches:
     Why: a record's best pair may be its partner's second best. Greedy gives the pair to
     whoever scores it highest first; the sum of decision values (log-odds for a logistic
     model) weighs both records' alternatives. On FEBRL4 names the agreed linkage kept 120-150
-    fewer false pairs for 40-50 fewer true ones (docs/results.md).
+    fewer false pairs for 40-50 fewer true ones (docs/research/results.md).
 
     As a minimum-cost full matching on a sparse graph (scipy's sparse Jonker-Volgenant): the
     side with fewer distinct rows is the row side, each of its rows gets one stand-in column of
@@ -378,7 +378,7 @@ def optimal_one_to_one(matches: Matches) -> Matches:
     - the chosen pairs' scores and the cheapest holds the pairs of largest total. Only accepted
     pairs are edges: the work follows how many pairs were kept, never n_a x n_b. (A square
     graph with stand-ins on both sides gives the same total but took 9-14x as long at
-    50,000 a side: docs/benchmarks.md.)
+    50,000 a side: docs/research/benchmarks.md.)
     """
     # Imported here: scipy.sparse.csgraph takes a fifth of a second to import, which every
     # `pprl` process paid at start (a coordinator or `pprl --help` too), not only MATCH.

@@ -38,10 +38,11 @@ MIN_CAP = 1e-4
 MOVER_QUANTILE = 0.25
 # lbfgs converges in well under this on pair features scaled to [0, 1].
 _LOGISTIC_ITERATIONS = 1000
-# A kernel model (an option of sealed linkage, [method] sealed_kernel_features; docs/sealed.md
-# "The model") reads each entry's distance d as exp(-d / width), a Gaussian kernel on the unit
-# vectors (|u - v|^2 = 2d) that saturates as a cap does; the width is the entry's cap at this
-# quantile of the non-matches' distances (`saturation_caps`) over KERNEL_DIVISOR. On FEBRL4
+# A kernel model (an option of sealed linkage, [method] sealed_kernel_features;
+# docs/research/sealed.md "The model") reads each entry's distance d as exp(-d / width), a
+# Gaussian kernel on the unit vectors (|u - v|^2 = 2d) that saturates as a cap does; the width
+# is the entry's cap at this quantile of the non-matches' distances (`saturation_caps`) over
+# KERNEL_DIVISOR. On FEBRL4
 # names, every pair scored in plaintext: 0.8214 at cap / 2 and 0.8249 at cap / 4, against
 # 0.7930 with caps and 0.7621 with neither (on the pairs sealed linkage's keys join, no gain).
 KERNEL_QUANTILE = 0.25
@@ -229,7 +230,7 @@ def train(
     A logistic regression weighs every training pair, not only those near the margin, so its
     decision ranks a record's candidates by how likely each is the same person; with several
     errors per record, where many candidates are accepted, that ranking decides the one-to-one
-    step (docs/results.md: F1 +0.01 on FEBRL4 names, a quarter of the SVM's training time).
+    step (docs/research/results.md: F1 +0.01 on FEBRL4 names, a quarter of the SVM's training time).
     class_weight "balanced" scales C per class by its rarity, for training sets with several
     negatives per positive. saturation > 0 caps each entry's distance at that quantile of
     the non-matches' (`saturation_caps`); 0 keeps the paper's raw distances. With groups of
@@ -322,7 +323,7 @@ def lenient_alternatives(
     The pair's decision is the highest: a group that disagrees (an address after a move) can
     still veto a pair the other entries make only likely, but no longer one they make near
     certain (a logistic regression's log-odds above `odds`, or as convincing as three in
-    four true pairs; docs/error-model.md). The envelope, each
+    four true pairs; docs/research/error-model.md). The envelope, each
     feature's largest weight and the largest bias, bounds every one of them from above on
     the features' range (distances and indicators are never negative), which is what the
     candidate bounds need."""

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 # The paper's cosine, then variants that survive noise on the released distances
-# (docs/privacy.md): centred on the reference set's mean distances, also scaled by their
+# (docs/research/privacy.md): centred on the reference set's mean distances, also scaled by their
 # spread, or centred and projected onto the reference set's leading components; the last
 # with an entry that joins several attributes read about as its raw cosine instead
 # (RAW_JOINS, sealed linkage's: release.raw_reading).

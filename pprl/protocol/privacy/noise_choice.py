@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pprl.protocol.privacy.noise import CalibrationError
 
 # Eighth steps up to 8 standardised units (about 13 edits on census names): beyond that the
-# linkage has long stopped working (docs/privacy.md), so a gate that needs more refuses.
+# linkage has long stopped working (docs/research/privacy.md), so a gate that needs more refuses.
 SIGMA_STEPS: tuple[float, ...] = tuple(0.125 * i for i in range(65))
 
 

@@ -1,7 +1,7 @@
 """The scorer's checks of the evaluator under the keys' graph (the hidden join has its own:
 hidden_join.checks). An evaluator returning ciphertexts of its own making in place of its
 computation would read signs of linear functions of the scorer's secret key in what the
-scorer does with them (docs/sealed.md, "Through two daemons"); checks catch it.
+scorer does with them (docs/research/sealed.md, "Through two daemons"); checks catch it.
 
 A few of the scorer's rows with candidates are made checks: in every slot the layout gives
 such a row, the scorer encrypts zeros and a constant in the middle of a bucket it draws

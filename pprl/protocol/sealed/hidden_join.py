@@ -1,6 +1,6 @@
 """A join only the evaluator computes: the scoring party's keys travel as entries that carry
 no row, so neither party can tie one key match to another of the same peer row
-(docs/sealed.md, "A join neither party reads").
+(docs/research/sealed.md, "A join neither party reads").
 
 With the graph join (session.candidates) both parties hold every row's doubly blinded keys
 and see which of the peer's rows share which keys with which of their own: a party combines a
@@ -57,7 +57,7 @@ PAD = "pad|"
 # more than the last share: on a few hundred entries 32 checks would take a fifth of them.
 # A check entry costs its row only the pairs no other key of the row joins, and the more
 # checks, the fewer slots an evaluator can replace unnoticed (benchmarks/sealed_check_power.py;
-# docs/sealed.md, "Checks of the evaluator").
+# docs/research/sealed.md, "Checks of the evaluator").
 CHECK_SHARE = 0.01
 CHECK_LEAST = 32
 CHECK_MOST_SHARE = 0.02
@@ -311,7 +311,7 @@ def best_slots(
     buckets of the highest its own row reached. Naming every accepted slot would tell it the
     peer row behind each, and on names alone a classifier accepts most look-alikes before the
     one-to-one step: the peer's rows without a partner would be as exposed as by the graph
-    join (docs/sealed.md). At most `most[row]` a row (its entries), the first in the slots'
+    join (docs/research/sealed.md). At most `most[row]` a row (its entries), the first in the slots'
     order (the evaluator's random order within an entry): the evaluator resolves no more
     slots than it was sent entries, and with loose keys a row's ties in its best bucket
     outnumber them (FEBRL4 names, one name's code a key: 11,152 named for 9,840 entries)."""

@@ -8,7 +8,7 @@
   list-of-people attack uses, it lets the people without a partner be re-identified less
   (FEBRL4 names 4.5% against 13.7% for the same keys, the generated namesakes 2.3% against
   9.9%) at the same F1 within 0.002; it scores each pair once per key it shares, so it costs
-  more where many keys join one pair (docs/sealed.md, "The hidden join").
+  more where many keys join one pair (docs/research/sealed.md, "The hidden join").
 """
 
 from __future__ import annotations

@@ -13,11 +13,11 @@ bounds the scores more tightly (linear_form.score_bound). Measured at D = 64 ove
 draws for each of three training draws (FEBRL4 names, the keys' pairs scored in the clear):
 median F1
 0.8534, 0.8536, 0.8538 against 0.8526, 0.8534, 0.8537 with random phases; the generated
-namesakes (9 draws) 0.8606, 0.8597, 0.8609 against 0.8607, 0.8579, 0.8602 (docs/sealed.md,
+namesakes (9 draws) 0.8606, 0.8597, 0.8609 against 0.8607, 0.8579, 0.8602 (docs/research/sealed.md,
 "A cosine and a sine a frequency"). The frequencies' directions are drawn orthogonal in
 blocks of k (orthogonal random features, Yu et al., 2016), which approximate the kernel
 better at the same D: FEBRL4 names at 128 an entry, every pair scored in plaintext, 0.8117
-against 0.8015 for independent draws (with random phases; docs/sealed.md).
+against 0.8015 for independent draws (with random phases; docs/research/sealed.md).
 
 Both parties need the same z: the draw is seeded by the run's agreement digest, and the
 widths are the scoring party's (it sends them with its public key; they are its training
@@ -30,7 +30,7 @@ phi(u) = K^(-1/2) k(L, u), K = k(L, L), gives phi(a) . phi(b) = k(a, b) exactly 
 b is one of them (Nystrom features on every value as a landmark), in as many coordinates as
 values instead of D: the rest of the entry's D are zero on both sides, so they are neither
 encrypted nor multiplied (`live`). On the generated namesakes' six entries, two of them
-initials, that is a fifth fewer ciphertexts (docs/sealed.md, "The model").
+initials, that is a fifth fewer ciphertexts (docs/research/sealed.md, "The model").
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ import numpy as np
 
 # Encrypting and saving a ciphertext, and loading it at the evaluator, takes about as long as
 # this many plaintext products (SEAL through sealapi, N = 8192, 2 cores: 1.9 and 0.8 ms
-# against 0.65 ms; docs/benchmarks.md).
+# against 0.65 ms; docs/research/benchmarks.md).
 ENCRYPT_COST = 4
 # A fresh ciphertext (seeded, two primes) and an evaluated one (one prime), as the wire
 # carries them at the agreed parameters (coefficients packed), in KB: 113 and 103 measured
@@ -37,7 +37,7 @@ RETURNED_BYTES = 103
 # How much more work than the fastest layout a layout that sends fewer bytes may take: time
 # is the looser bound (at 50,000 a side MATCH took 223 s where ten minutes are allowed and
 # the bytes were 2.4 GB where 1 GB is aimed at, when this was set; now 34-107 s and
-# 0.41-0.76 GB, docs/benchmarks.md).
+# 0.41-0.76 GB, docs/research/benchmarks.md).
 TIME_SLACK = 1.5
 
 

@@ -193,7 +193,7 @@ def evaluator_part(unit: np.ndarray, peer: Peer) -> np.ndarray:
 # over the thresholds, whatever the classifier's own range. On FEBRL4 names (sealed
 # configuration, plaintext, each party greedy one-to-one on its buckets, intersected) 11
 # thresholds evenly from 0 to 16 gave F1 0.7642 with the median mapped to 12, against 0.5182
-# unscaled (its scores reach only 1.6) and 0.7634 on exact scores (docs/sealed.md).
+# unscaled (its scores reach only 1.6) and 0.7634 on exact scores (docs/research/sealed.md).
 SCALE_TARGET = 12.0
 # The largest |score| the scaled form may reach, as measured on the party's own records
 # (`score_range`), and twice it by the worst-case bound (`score_bound`): at the agreed
@@ -212,7 +212,7 @@ SAFE_SCORE = 96.0
 # lower bar accepts names it, and the peer row behind it is told: of the namesakes' people
 # without a partner 3.4% re-identified at no margin, 5.5% at 0.2 (F1 0.8301), 7.0% at 0.4
 # (0.8311); FEBRL4 names 5.0%, 5.2% (0.8252), 5.5% (0.8283). So 0.2: most of the gain for
-# less of the leak (docs/sealed.md, "The accepting margin").
+# less of the leak (docs/research/sealed.md, "The accepting margin").
 ACCEPT_MARGIN = 0.2
 # Own rows the range is measured on, each against as many: a million pairs at most.
 _RANGE_ROWS = 1000

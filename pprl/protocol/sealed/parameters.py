@@ -51,7 +51,7 @@ class CkksSetting:
     # The flooding noise's standard deviation, as a power of two.
     flood_bits: int = 4
     # The scores the scoring party compares each pair's with: 0 (accept or not) first, then
-    # any higher ones whose bucket the one-to-one step orders by (docs/sealed.md).
+    # any higher ones whose bucket the one-to-one step orders by (docs/research/sealed.md).
     thresholds: tuple[float, ...] = (0.0,)
 
     def __post_init__(self) -> None:

@@ -4,7 +4,7 @@ share a key only when they agree on every part of a recipe.
 
 Why combinations: the join of blinded keys tells a party which of its own keys each peer row
 holds, so a key on one attribute gives away the peer's value wherever it is also the party's
-(measured in docs/sealed.md: 60-78% of FEBRL4's peer rows without a partner, for places and
+(measured in docs/research/sealed.md: 60-78% of FEBRL4's peer rows without a partner, for places and
 names). A key that needs a date of birth and a surname's code to agree is shared by rows
 without a partner about once in a thousand. A recipe is written `attribute[:transform]` joined
 by `+`, e.g. `date_of_birth+surname:soundex`. A part may name several attributes separated by
@@ -15,7 +15,7 @@ fields as well as one that agrees on either name.
 A recipe written with a leading `~` (after any `?`) takes its parts' values in either order:
 `~given_name:soundex+surname:soundex` gives a pair whose names were swapped between the
 fields the same key, at the cost of joining "A B" with "B A" (FEBRL4 names: a non-private
-linker links 257 of the 295 swapped pairs no ordered key joins; docs/sealed.md).
+linker links 257 of the 295 swapped pairs no ordered key joins; docs/research/sealed.md).
 
 A recipe written with a leading `?` is a fallback: only a row that no other recipe gives a
 key (its date of birth blank, say), or a key only where its blanks agree (below), looks for
@@ -24,7 +24,7 @@ each side holds it twice, under two tags, one per direction: the first party (th
 identity) sends the first tag for its keyless rows only and the second tag for every row,
 the second party the other way round. A pair joins when either of its rows is keyless, and
 the join tells only the keyless rows' neighbours, where the same recipe as an ordinary one
-would tell every row's (docs/sealed.md, "Fallback keys").
+would tell every row's (docs/research/sealed.md, "Fallback keys").
 
 A part read through `neighbours` reads a name as itself and as each of its one-letter
 deletions (its first NEIGHBOUR_LETTERS letters): two names one edit apart share one of them,
@@ -33,13 +33,14 @@ name has a typo in its first letters (which changes both its code and its prefix
 surname's code agrees. A row holds one key per deletion, and two rows with the same name
 share them all; so under the hidden join a row's keys of such a recipe travel as one entry
 (`entry_groups`), padded to the recipe's most keys, and the evaluator fills one slot per row
-of its that holds any of them (docs/sealed.md, "Names one edit apart").
+of its that holds any of them (docs/research/sealed.md, "Names one edit apart").
 
 A recipe written with a leading `=` (after any `?` and `~`) lets blanks agree: a blank part
 reads as a value of its own, so two rows blank in the same field share the key when their
 other parts agree, and a row blank in every part holds none. Why: on names alone a pair whose
 given name is blank on both sides holds no key otherwise, though the other name is the same
-(FEBRL4 names: 91 of the pairs the non-private linker links; docs/sealed.md, "Blank names").
+(FEBRL4 names: 91 of the pairs the non-private linker links; docs/research/sealed.md, "Blank
+names").
 """
 
 from __future__ import annotations
@@ -113,10 +114,10 @@ TRANSFORMS = {
         Transform("prefix", lambda v: _letters(v)[:PREFIX]),
         # The last three letters: survives a typo in a name's first letters, which changes
         # both the code and the prefix (an option: it joins more look-alikes than either;
-        # docs/sealed.md, "Blank names").
+        # docs/research/sealed.md, "Blank names").
         Transform("suffix", lambda v: _letters(v)[-PREFIX:]),
         # A name and its one-letter deletions (its first NEIGHBOUR_LETTERS letters): a typo
-        # anywhere, even in the first letter, leaves one shared (docs/sealed.md, "Names one
+        # anywhere, even in the first letter, leaves one shared (docs/research/sealed.md, "Names one
         # edit apart").
         Transform(
             "neighbours",
@@ -385,7 +386,7 @@ def prefixed(text: str) -> str:
     """A written recipe with each part read through a Soundex code read by its first letters
     instead: the twin that holds a pair whose typo changed the code. Blanks do not agree in
     it (a blank first name with the surname's first letters joins more than its code does;
-    docs/sealed.md, "Blank names")."""
+    docs/research/sealed.md, "Blank names")."""
     marks, rest = _marks(text)
     return "".join(m for m in marks if m != BLANKS_AGREE) + rest.replace(":soundex", ":prefix")
 
@@ -393,7 +394,7 @@ def prefixed(text: str) -> str:
 def with_prefixes(recipes: Sequence[Recipe]) -> tuple[str, ...]:
     """The recipes, written, and for each whose every part is a Soundex code its prefixed
     twin: the names-only trade measured best (more true pairs joined, more of the people
-    without a partner next to a peer's row; docs/sealed.md, "Keys for names")."""
+    without a partner next to a peer's row; docs/research/sealed.md, "Keys for names")."""
     soundex = TRANSFORMS["soundex"]
     twins = [
         prefixed(recipe.text)

@@ -19,8 +19,8 @@ a fresh public-key encryption of Gaussian noise in every slot's real and imagina
 round and two thresholds: the score is real, so a complex factor r_ijk + i r_ij(k+1) puts
 each threshold's blinded difference in a part of its own (`EvaluatorTools.blinded`). The scoring
 party decrypts r_ijk (s_ij - t_k) + e and keeps the signs: accept or not, and the score's
-bucket among the thresholds, which the one-to-one step needs on names (docs/sealed.md). Only
-for pairs in conflict (`layout.conflicted`): elsewhere the factor of every threshold but 0
+bucket among the thresholds, which the one-to-one step needs on names (docs/research/sealed.md).
+Only for pairs in conflict (`layout.conflicted`): elsewhere the factor of every threshold but 0
 is zero, so those slots decrypt to the flooding noise alone and the party learns only accept
 or reject, all the one-to-one step needs there.
 

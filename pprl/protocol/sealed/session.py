@@ -48,7 +48,7 @@ from pprl.protocol.sealed.shared_keys import shared_key_pairs
 # The scores each candidate pair's is compared with: 0 decides; the others give the bucket
 # the one-to-one step orders by. Evenly spaced, for scores each party scales to put its
 # identity score at 12 (linear_form.score_scale): on FEBRL4 names as good as exact scores
-# (docs/sealed.md).
+# (docs/research/sealed.md).
 DEFAULT_THRESHOLDS = "0,1.6,3.2,4.8,6.4,8,9.6,11.2,12.8,14.4,16"
 # Random features per entry of a kernel model (kernel_features); 0: a model linear in the
 # distances, the default for names alone when training never swaps names (the paper's
@@ -59,7 +59,7 @@ DEFAULT_KERNEL_FEATURES = 0
 # (a date, a postcode) is what the kernel's saturation forgives. Through two daemons, FEBRL4's
 # ten fields with the README's generated reference set 0.9986 against 0.9887, names with date
 # of birth and postcode 0.9671 against 0.9547; the European registers 0.9937 against 0.9942;
-# MATCH +2-3 s and +37% bytes at 5,000 a side (docs/sealed.md, "The model"). 48 features an
+# MATCH +2-3 s and +37% bytes at 5,000 a side (docs/research/sealed.md, "The model"). 48 features an
 # entry, not 64, since 2026-11-28: beyond names the extra draws linked no better (through two
 # daemons, 48 / 64: FEBRL4's ten fields 0.9997 / 0.9997, names and date of birth 0.9592 /
 # 0.9593, the European registers 0.9971 / 0.9969) and each entry is D + 1 ciphertexts a
@@ -70,16 +70,16 @@ KERNEL_FEATURES_BEYOND_NAMES = 48
 # alone costs, together they link the swapped pairs (one process, register training, hidden
 # join; F1 linear/kernel with keys in field order, then in either order: FEBRL4 names
 # 0.7977/0.7819, 0.7929/0.8073; generated namesakes 0.8068/0.7962, 0.8073/0.8165; the demo's
-# data 0.9801/0.9858, 0.9801/0.9855; JSON docs/results/sealed_order_kernel_*.json). Through
+# data 0.9801/0.9858, 0.9801/0.9855; JSON docs/research/results/sealed_order_kernel_*.json). Through
 # two daemons FEBRL4 names 0.8099 against 0.7938, the namesakes 0.8178 against 0.8084
 # (medians of 3). Here the names are all the kernel sees, and 48 features cost about 0.003
 # (48 / 64, two runs each: FEBRL4 names 0.8283, 0.8246 / 0.8270, 0.8314; the namesakes
 # 0.8261, 0.8254 / 0.8278, 0.8292; 50,000 a side 0.7912 / 0.7942 for 1.70 / 2.18 GB). With
 # a cosine and a sine a frequency (kernel_features) 48 link as 64 at 5,000 a side in one
-# process, but 50,000 a side 0.8221 / 0.8268 for 0.92 / 1.09 GB the larger party (docs/sealed.md,
-# "A cosine and a sine a frequency"; 64 send 0.99 GB since ciphertexts are packed, "Coefficients
-# packed at their primes' widths"). An initial's entry takes 26 of them, exactly
-# (pprl.protocol.sealed_exact).
+# process, but 50,000 a side 0.8221 / 0.8268 for 0.92 / 1.09 GB the larger party
+# (docs/research/sealed.md, "A cosine and a sine a frequency"; 64 send 0.99 GB since
+# ciphertexts are packed, "Coefficients packed at their primes' widths"). An initial's entry
+# takes 26 of them, exactly (pprl.protocol.sealed_exact).
 KERNEL_FEATURES_NAMES = 64
 # More than this many an entry is refused: the scoring party's ciphertexts grow with it.
 MAX_KERNEL_FEATURES = 4096
@@ -130,7 +130,7 @@ def check_settings(settings: Mapping[str, Any]) -> None:
         raise SettingError(
             'encoding "sealed" needs blocking-key recipes, e.g. sealed_keys = '
             '["date_of_birth+surname:soundex", "surname:soundex+given_name:soundex+postcode"] '
-            "(docs/sealed.md)",
+            "(docs/research/sealed.md)",
             setting="sealed_keys",
         )
     for _, meaning in written_recipes(written):
@@ -160,7 +160,7 @@ def default_recipes(kinds: Mapping[str, str], error_model: str, hidden: bool | N
     """Blocking-key recipes for a schema (attribute -> kind, in the records' order), when the
     operator names none. Each needs two or three attributes to agree, the date of birth or
     both names among them, so that people without a partner rarely share one (measured on
-    FEBRL4's ten fields: docs/sealed.md):
+    FEBRL4's ten fields: docs/research/sealed.md):
 
     - a date with any name's Soundex code (`given_name|surname`: a name's code under one
       recipe whichever field holds it, so a pair whose names were swapped between the fields
@@ -173,8 +173,8 @@ def default_recipes(kinds: Mapping[str, str], error_model: str, hidden: bool | N
       hold pairs whose date and one name both changed (FEBRL4: 4,944 of its 5,000 true pairs
       joined against 4,803 without them, no more pairs without a partner);
     - with names only, the codes of every two names together, and nothing looser: keys that
-      find more partners on names alone leak (docs/sealed.md); those with the first name read
-      in either order where `error_model` swaps names (FEBRL4's two names joined in 77.3% of
+      find more partners on names alone leak (docs/research/sealed.md); those with the first name
+      read in either order where `error_model` swaps names (FEBRL4's two names joined in 77.3% of
       true pairs against 71.5%; KERNEL_FEATURES_NAMES for what they link); with the
       hidden join (`hidden`; by default the join `joins.default_join` gives the kinds), also
       every two names' first three letters: FEBRL4 names through two daemons F1 0.7956
@@ -235,21 +235,22 @@ def default_recipes(kinds: Mapping[str, str], error_model: str, hidden: bool | N
         # A row the recipes above leave without a key (its date blank, and no place) looks for
         # the peer's rows by both names' codes, and is found by them (a fallback recipe,
         # recipes.recipe_keys). Its prefixed twin added 0.003 for 0.7 points more of the
-        # people without a partner re-identified, so it has none (docs/sealed.md).
+        # people without a partner re-identified, so it has none (docs/research/sealed.md).
         recipes.append(f"{FALLBACK}{'+'.join(both)}")
     if len(both) == 2 and not dates and not places:
         # Two names' codes per key, every two of the names: each name with the other's
         # initial found more partners on FEBRL4 names (F1 0.79 against 0.73) but let the
         # list-of-people attack re-identify 46% of the people without a partner, against
         # 7.5%; with a middle name, its code with each other name's holds the pairs whose
-        # first name or surname changed (generated namesakes: F1 0.7753, 9.6%; docs/sealed.md).
+        # first name or surname changed (generated namesakes: F1 0.7753, 9.6%;
+        # docs/research/sealed.md).
         # Those with the first name read in either order where training swaps names (a swap
         # moves the first name to another name's field; the kernel model then links the
         # swapped pairs they join: KERNEL_FEATURES_NAMES). The middle and last names'
         # recipe stays in order: no swap joins it, and either order would join more namesakes
         # for no F1 (generated namesakes through two daemons 0.8178 against 0.8174, medians of
         # 3; 19.9% of the people without a partner hold a key of the peer's, against 20.6%,
-        # and 13.7% with every recipe in order: docs/privacy.md).
+        # and 13.7% with every recipe in order: docs/research/privacy.md).
         # The first and last names' codes let blanks agree: a pair blank in one of them on
         # both sides shares the other's code, which few rows blank alike share (FEBRL4
         # names: 91 more of the non-private linker's pairs joined for 3% more slots, and the
@@ -257,7 +258,7 @@ def default_recipes(kinds: Mapping[str, str], error_model: str, hidden: bool | N
         # middle name, often blank, beside them: the blank middle's recipes then act as one
         # name's key (the generated namesakes, the middle and last names' too: 99 pairs more,
         # but 22.6% -> 32.4% of those people sharing a key, and no F1); nor in the prefixed
-        # twins (FEBRL4: 11 for 4% more slots; docs/sealed.md, "Blank names").
+        # twins (FEBRL4: 11 for 4% more slots; docs/research/sealed.md, "Blank names").
         swapped = UNORDERED if MODELS[error_model].swaps else ""
         codes = [
             (swapped if a == names[0] else "", f"{a}:soundex+{b}:soundex", [a, b] == pair)
@@ -273,7 +274,7 @@ def default_recipes(kinds: Mapping[str, str], error_model: str, hidden: bool | N
             # prefix) with the other's code: under the hidden join a row's such keys are one
             # entry, so a pair takes one slot for each (recipes.entry_groups). Through two
             # daemons, medians of 3: FEBRL4 names 0.8359 -> 0.8442, the European registers'
-            # names 0.8520 -> 0.9107; docs/sealed.md, "Names one edit apart". With them the
+            # names 0.8520 -> 0.9107; docs/research/sealed.md, "Names one edit apart". With them the
             # middle name's first letters add nothing (the generated namesakes in one process
             # 0.8534 either way, 28,310 slots against 37,366; at 50,000 a side 369,000 slots a
             # direction against 516,000 for the recipes before), so only the first and last
@@ -286,8 +287,8 @@ def default_recipes(kinds: Mapping[str, str], error_model: str, hidden: bool | N
             # in one process: F1 0.8562 -> 0.8628, the people without a partner re-identified
             # 4.1% -> 4.0% and found in the file with certainty 16.4% either way). Not the
             # first name one edit apart with the middle name's code: 0.0025 more beside it
-            # for 0.8 points more re-identified and 1.6 more found (docs/sealed.md, "A middle
-            # name with the last name one edit apart").
+            # for 0.8 points more re-identified and 1.6 more found (docs/research/sealed.md, "A
+            # middle name with the last name one edit apart").
             recipes += [f"{middle}:soundex+{last}:neighbours" for middle in names[1:-1]]
     if not recipes:
         raise SettingError(
@@ -394,7 +395,7 @@ def one_to_one(
     """The accepted pairs (bucket > 0) one to one by the agreed `assignment` on their
     buckets: greedy, highest bucket first, or the matching of largest total bucket (the
     default with register training, as for the other encodings: on FEBRL4 names, in
-    plaintext, 0.7735 against greedy's 0.7609; docs/sealed.md). Ties in an order both
+    plaintext, 0.7735 against greedy's 0.7609; docs/research/sealed.md). Ties in an order both
     parties derive from the run (`first`: this party's rows come first in it), so that equal
     buckets do not make the two sides choose differently."""
     accepted = np.flatnonzero(buckets > 0)

@@ -434,7 +434,7 @@ def raw_reading(centre: np.ndarray, basis: np.ndarray) -> tuple[np.ndarray, floa
     entries link worse raw (FEBRL4 names, in one process, three training draws: 0.8538
     against 0.8441 with the joined entry read so, the single names raw 0.8440 against
     0.8471 on one draw; the European registers' names, both raw, 0.8995 and 0.9012 against
-    0.9069; docs/sealed.md, "The joined entry read raw")."""
+    0.9069; docs/research/sealed.md, "The joined entry read raw")."""
     shift = np.asarray(centre, dtype=np.float64) @ basis
     rest = float(np.linalg.norm(centre - basis @ shift))
     return shift, rest
