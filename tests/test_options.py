@@ -10,6 +10,7 @@ import shutil
 from dataclasses import replace
 from pathlib import Path
 
+from pprl.cli import main as pprl
 from pprl.party.config import KNOWN_KEYS, load_config
 from pprl.party.config_reference import (
     RENDERED,
@@ -19,7 +20,6 @@ from pprl.party.config_reference import (
     same_config,
     stale_docs,
 )
-from pprl.party.keys.certs import make_development_pki
 from pprl.party.options import OPTIONS, TABLES, option
 from pprl.protocol.encodings import DEFAULT_ENCODING
 
@@ -129,7 +129,7 @@ def test_every_key_the_example_leaves_out_is_shown_at_its_true_value(tmp_path: P
 
 def test_the_example_loads_once_its_files_exist(tmp_path: Path) -> None:
     text = (ROOT / "docs" / "party.example.toml").read_text(encoding="utf-8")
-    make_development_pki(tmp_path, ["alice", "bob", "coordinator"])
+    assert pprl(["certs", "--out", str(tmp_path), "alice", "bob", "coordinator"]) == 0
     for name in ("alice.csv", "reference.csv"):
         with (tmp_path / name).open("w", newline="", encoding="utf-8") as out:
             writer = csv.writer(out)
