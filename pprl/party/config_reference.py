@@ -180,8 +180,11 @@ def _example_values() -> dict[str, Any]:
     return {option.dotted: loaded_value(config, option) for option in OPTIONS}
 
 
-def _comment(text: str, indent: str = "") -> list[str]:
-    return textwrap.wrap(text, WIDTH, initial_indent=indent + "# ", subsequent_indent=indent + "# ")
+def _comment(text: str) -> list[str]:
+    """Text as comment lines, never broken inside a hyphenated name."""
+    return textwrap.wrap(
+        text, WIDTH, initial_indent="# ", subsequent_indent="# ", break_on_hyphens=False
+    )
 
 
 def _applies(option: Option) -> str:
