@@ -13,7 +13,7 @@ TEST_WORKERS ?= 4
 # busy threads on two cores.
 TEST_ENV := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 
-.PHONY: install demo test lint format proto clean compose-up
+.PHONY: install demo test lint format proto docs clean compose-up
 
 install: $(STAMP)
 
@@ -49,6 +49,12 @@ format: $(STAMP)
 # Regenerate the gRPC code from proto/ (tests/test_generated_code.py fails when it is stale).
 proto: $(STAMP)
 	$(BIN)/python -m grpc_tools.protoc -I proto --python_out=. --grpc_python_out=. --pyi_out=. proto/pprl/wire/v1/linkage.proto
+
+# Regenerate the configuration reference and the annotated example from the option table
+# (pprl/party/options.py; tests/test_options.py fails when they are stale).
+docs: $(STAMP)
+	$(BIN)/python -m pprl.party.config_reference markdown > docs/configuration.md
+	$(BIN)/python -m pprl.party.config_reference example > docs/party.example.toml
 
 # The compose demo with its results on the host (docker-compose.host.yml): the bind-mounted
 # directories made first, owned by the user the containers run as (never root).

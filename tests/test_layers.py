@@ -63,7 +63,7 @@ SUB_LAYERS = {
 }
 BASE_MODULES = {
     "protocol": {"errors", "progress", "phases", "metrics"},
-    "party": {"config", "reasons", "tls_files", "versions", "wire_types"},
+    "party": {"config", "options", "reasons", "tls_files", "versions", "wire_types"},
 }
 
 

@@ -13,6 +13,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from pprl.party.options import (
+    DEFAULT_AUDIT_RECORDS,
+    DEFAULT_PEER_TIMEOUT,
+    DEFAULT_REIDENTIFICATION_LIMIT,
+    known_keys,
+)
 from pprl.party.tls_files import TlsFiles
 from pprl.protocol.data.error_model import DEFAULT_MODEL as REGISTERS_MODEL
 from pprl.protocol.data.error_model import MODEL_NAMES
@@ -43,81 +49,13 @@ from pprl.protocol.sealed.session import DEFAULT_KERNEL_FEATURES
 from pprl.protocol.vectors.bloom import BloomParams
 from pprl.protocol.vectors.release import RELEASES
 
-# The privacy gate refuses to release a tensor when a dictionary attack on a sample of it
-# re-identifies a larger share of records than this (see docs/research/privacy.md).
-DEFAULT_REIDENTIFICATION_LIMIT = 0.10
-DEFAULT_AUDIT_RECORDS = 200
-# How long a daemon waits for its peer to answer a call, or to send the next chunk of a
-# stream, before the phase fails with TIMED_OUT ([peer] timeout_seconds).
-DEFAULT_PEER_TIMEOUT = 120.0
-
 # noise_sigma = "auto": chosen at AGREE (PartyConfig.auto_noise).
 AUTO = "auto"
-# Every key a party's file may hold, by table ("" is the top level). Loading refuses any other
-# key, so a typo fails instead of silently leaving a default in place; the _Section accessors
-# refuse to read a key missing here, so a key added later cannot be left out.
-KNOWN_KEYS: dict[str, tuple[str, ...]] = {
-    "": ("identity", "listen", "state_dir"),
-    "records": (
-        "path",
-        "id_column",
-        "attributes",
-        "kinds",
-        "date_formats",
-        "scales",
-        "on_bad_value",
-    ),
-    "reference": ("path", "mapping"),
-    "method": (
-        "classifier",
-        "c",
-        "training_records",
-        "error_model",
-        "negatives_per_positive",
-        "hard_negatives",
-        "saturation",
-        "mover_odds",
-        "class_weight",
-        "top_k",
-        "soft_top_k",
-        "assignment",
-        "feature",
-        "release",
-        "projected_components",
-        "noise_sigma",
-        "attack_success",
-        "encoding",
-        "bloom_bits",
-        "bloom_hashes",
-        "bloom_q",
-        "sealed_keys",
-        "sealed_thresholds",
-        "sealed_crypto",
-        "sealed_kernel_features",
-        "sealed_join",
-        "sealed_names_within",
-    ),
-    "privacy": (
-        "max_reidentification",
-        "audit_records",
-        "dictionary",
-        "population",
-        "measure",
-        "noise_key",
-        "bloom_key",
-        "min_expected_f1",
-    ),
-    "tls": ("cert", "key", "ca"),
-    "peer": ("identity", "address", "timeout_seconds"),
-    # [[peers]]: several peers, each a table with [peer]'s keys (a party linking with more
-    # than one other party; the coordinator names a run's peer at AGREE).
-    "peers": ("identity", "address", "timeout_seconds"),
-    "coordinator": ("identity",),
-    "wire_log": ("path",),
-    "matching": ("scheduler", "threshold", "review_band"),
-    "limits": ("max_peer_records",),
-    "development": ("seed",),
-}
+# Every key a party's file may hold, by table ("" is the top level), as pprl.party.options
+# lists them. Loading refuses any other key, so a typo fails instead of silently leaving a
+# default in place; the _Section accessors refuse to read a key missing here, so a key added
+# later cannot be left out of the options, nor of docs/configuration.md.
+KNOWN_KEYS: dict[str, tuple[str, ...]] = known_keys()
 TABLES = tuple(t for t in KNOWN_KEYS if t)
 
 
