@@ -110,7 +110,7 @@ def schema_method(method: Mapping[str, Any]) -> dict[str, Any]:
     out = dict(method)
     thresholds = out.get("sealed_thresholds")
     if isinstance(thresholds, list):
-        out["sealed_thresholds"] = ",".join(repr(float(v)) for v in thresholds)
+        out["sealed_thresholds"] = session.thresholds_text(thresholds)
     return out
 
 

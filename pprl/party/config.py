@@ -516,7 +516,7 @@ def _sealed(
         )
         if not numbers or not value:
             raise section._error("sealed_thresholds", "must be a non-empty list of numbers")
-        out["sealed_thresholds"] = ",".join(repr(float(v)) for v in value)
+        out["sealed_thresholds"] = session.thresholds_text(value)
     if "sealed_crypto" in section.data:
         out["sealed_crypto"] = section.string("sealed_crypto")
     if "sealed_kernel_features" in section.data:

@@ -120,14 +120,12 @@ def loaded_value(config: PartyConfig, option: Option) -> Any:
 
 
 def same_config(a: PartyConfig, b: PartyConfig) -> bool:
-    """Whether two loaded files configure the same party, their paths and two records of how
+    """Whether two loaded files configure the same party, their paths and one record of how
     a value was given aside: whether the register error model was chosen by default (which
-    naming it changes) and the thresholds' text, where "0" and "0.0" are one threshold."""
+    naming it changes)."""
 
     def plain(config: PartyConfig) -> PartyConfig:
-        numbers = ",".join(repr(t) for t in thresholds(config.method.sealed_thresholds))
-        method = replace(config.method, sealed_thresholds=numbers)
-        return replace(config, source="", registers_by_default=False, method=method)
+        return replace(config, source="", registers_by_default=False)
 
     return plain(a) == plain(b)
 

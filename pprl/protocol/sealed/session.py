@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -100,6 +100,14 @@ def thresholds(text: str) -> tuple[float, ...]:
     if list(values) != sorted(set(values)):
         raise SettingError(f"must rise, got {text!r}", setting="sealed_thresholds")
     return values
+
+
+def thresholds_text(values: Iterable[float]) -> str:
+    """Thresholds written as the default writes them ("0,1.6", not "0.0,1.6"): the text goes
+    into the agreement's digest, so a party that writes the default out must agree with one
+    that leaves it out."""
+    texts = (repr(float(v)) for v in values)
+    return ",".join(t.removesuffix(".0") for t in texts)
 
 
 def check_settings(settings: Mapping[str, Any]) -> None:
