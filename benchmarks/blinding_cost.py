@@ -17,7 +17,7 @@ from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from pprl.bench.result_file import write_result
+from lab.result_file import write_result
 from pprl.protocol.sealed.blinding import POINT_BYTES, Blinder, hashed
 from pprl.protocol.sealed.shared_keys import shared_key_pairs
 

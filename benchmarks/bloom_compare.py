@@ -17,7 +17,7 @@ The attacks use the census first names and surnames (the privacy gate's dictiona
 of Alice's records: on the reference release, the gate's strongest attacker; on the Bloom
 release, the peer encoding the dictionary with the key it holds (bloom_audit); on the anonlink
 stack's CLKs, the peer hashing each listed name into each name field with the secret it
-holds (pprl.bench.clk_attack), on the same records.
+holds (lab.clk_attack), on the same records.
 """
 
 from __future__ import annotations
@@ -29,11 +29,11 @@ from typing import Any
 
 import numpy as np
 
-from pprl.bench.clk_attack import attack_clks
+from lab.clk_attack import attack_clks
+from lab.in_process import add_table_arguments, link_tables, schema_tables
+from lab.result_file import write_result
 from pprl.bench.grid import machine
-from pprl.bench.in_process import add_table_arguments, link_tables, schema_tables
 from pprl.bench.peer import ALL_FIELDS, NAME_FIELDS, Records, read_records, run_peer
-from pprl.bench.result_file import write_result
 from pprl.files.reference import load_reference
 from pprl.party.local import read_truth
 from pprl.protocol import pipeline

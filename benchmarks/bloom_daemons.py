@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from lab.result_file import write_result
 from pprl.bench.grid import machine
-from pprl.bench.result_file import write_result
 from pprl.party.local import (
     Deployment,
     Privacy,

@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from pprl.bench.in_process import run_command
-from pprl.bench.result_file import write_result
-from pprl.bench.sealed_round_trip import random_scoring, round_trip, scoring_arguments
+from lab.in_process import run_command
+from lab.result_file import write_result
+from lab.sealed_round_trip import random_scoring, round_trip, scoring_arguments
 from pprl.files.sealed_bytes import dumped, dumped_ciphertext, loaded, loaded_ciphertext
 from pprl.protocol.sealed import scoring
 from pprl.protocol.sealed.layout import best_rounds, layout

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pprl.bench.result_file import write_result
+from lab.result_file import write_result
 from pprl.protocol.agreement import Agreement
 from pprl.protocol.data import synthetic
 from pprl.protocol.data.reference import ReferenceSet

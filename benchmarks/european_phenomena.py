@@ -30,9 +30,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from lab.in_process import link_tables, method_choices
+from lab.result_file import write_result
 from pprl.bench import european_registers
-from pprl.bench.in_process import link_tables, method_choices
-from pprl.bench.result_file import write_result
 from pprl.files.records import load_records
 from pprl.files.reference import load_reference
 from pprl.party.config import records_schema
@@ -135,7 +135,7 @@ def run_anonlink(files: tuple[Path, Path], fields: list[str], truth: dict) -> di
 
 
 def run_splink(files: tuple[Path, Path], fields: list[str], truth: dict) -> dict[str, Any]:
-    from pprl.bench.splink_peer import best_one_to_one, splink_scores
+    from lab.splink_peer import best_one_to_one, splink_scores
 
     # Splink's comparisons are chosen by the kinds pprl reads the fields as.
     kinds = load_schema(SCHEMAS / "schema.toml")["records"]["kinds"]

@@ -15,8 +15,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pprl.bench.in_process import add_table_arguments, gate_sigmas, run_command, schema_tables
-from pprl.bench.result_file import write_result
+from lab.in_process import add_table_arguments, gate_sigmas, run_command, schema_tables
+from lab.result_file import write_result
 from pprl.files.reference import load_reference
 from pprl.party.local import read_truth
 from pprl.protocol import pipeline

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 
-from pprl.bench.in_process import add_table_arguments, link_tables, method_choices, schema_tables
+from lab.in_process import add_table_arguments, link_tables, method_choices, schema_tables
 from pprl.files.reference import load_reference
 from pprl.party.local import read_truth
 from pprl.protocol.agreement import Agreement

@@ -1,7 +1,7 @@
 """The privacy gate against the Bayes decision on the same release: generated voter-like
 records released at given noise levels (or the noise a gate limit chooses), attacked on all
 rows by the gate (audit_rows: every attacker, every prior) and by the brute-force
-Bayes decoder (pprl.bench.bayes_decoder: the noise's covariance estimated from the release,
+Bayes decoder (lab.bayes_decoder: the noise's covariance estimated from the release,
 the census lists and frequencies as priors). The gate's rate should be at least the
 decoder's; both are printed with the agreed linkage's F1 at that noise.
 
@@ -18,10 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from pprl.bench.bayes_decoder import bayes_reidentified
+from lab.bayes_decoder import bayes_reidentified
+from lab.in_process import gate_sigmas
+from lab.result_file import write_result
 from pprl.bench.data import read_reference
-from pprl.bench.in_process import gate_sigmas
-from pprl.bench.result_file import write_result
 from pprl.protocol import pipeline
 from pprl.protocol.agreement import Agreement
 from pprl.protocol.data import synthetic

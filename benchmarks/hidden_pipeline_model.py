@@ -2,7 +2,7 @@
 reveal, modelled in the clear on the sealed mode's own keys and classifiers
 (docs/research/sealed.md, "A join inside a secure computation").
 
-The join is the hash bins' (`pprl.bench.hash_bins`: each party's entries in the bins their
+The join is the hash bins' (`lab.hash_bins`: each party's entries in the bins their
 keys hash to, C a bin), as SPU computes it (benchmarks/secure_join_spu.py). Each pair the bins
 hold is scored by both parties' classifiers as sealed scoring computes them (the scaled forms
 and the agreed thresholds, without CKKS's rare sign errors near a threshold). Then the
@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from pprl.bench.hash_bins import (
+from lab.hash_bins import (
     KEY_BITS,
     binned,
     binned_pairs,
@@ -40,7 +40,7 @@ from pprl.bench.hash_bins import (
     hashed,
     plaintext_join,
 )
-from pprl.bench.in_process import (
+from lab.in_process import (
     add_table_arguments,
     link_tables,
     plain_agreement,
@@ -50,7 +50,7 @@ from pprl.bench.in_process import (
     sealed_parties,
     without_partners,
 )
-from pprl.bench.result_file import write_result
+from lab.result_file import write_result
 from pprl.protocol.data.records import RecordTable
 from pprl.protocol.metrics import linkage_quality
 from pprl.protocol.sealed import linear_form, session

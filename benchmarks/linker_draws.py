@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pprl.bench.in_process import (
+from lab.in_process import (
     Outcome,
     add_table_arguments,
     link_tables,
@@ -25,7 +25,7 @@ from pprl.bench.in_process import (
     run_command,
     schema_tables,
 )
-from pprl.bench.result_file import write_result
+from lab.result_file import write_result
 from pprl.files.reference import load_reference
 from pprl.party.local import read_truth
 

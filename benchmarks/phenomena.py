@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lab.in_process import Outcome, link_tables, method_choices
 from pprl.bench.grid import machine
-from pprl.bench.in_process import Outcome, link_tables, method_choices
 from pprl.bench.peer import PeerResult, run_peer
 from pprl.files.atomic import write_text_atomic
 from pprl.files.records import load_records

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pprl.bench.result_file import write_result
+from lab.result_file import write_result
 from pprl.protocol.data.kinds import kind_distances
 from pprl.protocol.data.synthetic import default_reference
 from pprl.protocol.vectors.release import kept_components, leading_directions

@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from pprl.bench.in_process import add_table_arguments, run_command, schema_tables
-from pprl.bench.result_file import write_result
+from lab.in_process import add_table_arguments, run_command, schema_tables
+from lab.result_file import write_result
 from pprl.files.reference import load_reference
 from pprl.party.local import read_truth
 from pprl.protocol import pipeline

@@ -65,7 +65,7 @@ from typing import Any
 
 import numpy as np
 
-from pprl.bench.in_process import (
+from lab.in_process import (
     add_table_arguments,
     noise_free_units,
     run_command,
@@ -73,7 +73,7 @@ from pprl.bench.in_process import (
     sealed_agreement,
     without_partners,
 )
-from pprl.bench.result_file import write_result
+from lab.result_file import write_result
 from pprl.files.reference import load_reference
 from pprl.party.local import read_truth
 from pprl.protocol import pipeline

@@ -2,7 +2,7 @@
 direction of a finished run of two daemons (`pprl demo ... --workdir W --json J`): the check
 units, and for reading N = 8192 bits of the scorer's actions the units an evaluator must
 replace, largest first, and the chance that or any such slots go unnoticed
-(pprl.bench.check_power).
+(lab.check_power).
 
     python benchmarks/sealed_check_power.py --workdir W --run-json J \\
         --json docs/research/results/sealed_check_power_febrl4_names.json
@@ -17,9 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
-from pprl.bench import check_power
-from pprl.bench.in_process import run_command
-from pprl.bench.result_file import write_result
+from lab import check_power
+from lab.in_process import run_command
+from lab.result_file import write_result
 from pprl.party.storage.artifacts import OWN_ENTRIES, OWN_KEYS_TWICE, PEER_JOIN, PEER_KEYS_TWICE
 from pprl.protocol.sealed import graph_checks, hidden_join, session
 

@@ -30,10 +30,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from lab.in_process import run_command, schema_error_model, schema_kernel_features
+from lab.result_file import write_result
 from pprl.bench.grid import machine
-from pprl.bench.in_process import run_command, schema_error_model, schema_kernel_features
 from pprl.bench.peer import run_peer
-from pprl.bench.result_file import write_result
 from pprl.party.local import (
     Deployment,
     Privacy,

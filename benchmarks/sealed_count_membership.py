@@ -54,13 +54,13 @@ from typing import Protocol
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
-from pprl.bench.in_process import (
+from lab.in_process import (
     add_table_arguments,
     run_command,
     schema_tables,
     sealed_inputs,
 )
-from pprl.bench.result_file import write_result
+from lab.result_file import write_result
 from pprl.protocol.sealed.recipes import entry_groups, recipe_keys
 
 # An entry as the attack sees it: its keys (one, or a grouped recipe's keys of one row).

@@ -2,7 +2,7 @@
 ciphertext for every column: how closely it reads the angle of the evaluator's plaintext sum
 for each candidate pair in no conflict, with one seed (the attack), with an honest key beside
 it, and with a seed a ciphertext (as SEAL draws them); and whether the evaluator's reading
-refuses what was sent (pprl.bench.crafted_conjugation_attack).
+refuses what was sent (lab.crafted_conjugation_attack).
 
     python benchmarks/sealed_crafted_conjugation_attack.py --size 5000 --pairs 6000 --width 64 \
         --json docs/research/results/sealed_crafted_conjugation_attack.json
@@ -14,10 +14,10 @@ import dataclasses
 
 import numpy as np
 
-from pprl.bench.crafted_conjugation_attack import attack
-from pprl.bench.in_process import run_command
-from pprl.bench.result_file import write_result
-from pprl.bench.sealed_round_trip import scoring_arguments
+from lab.crafted_conjugation_attack import attack
+from lab.in_process import run_command
+from lab.result_file import write_result
+from lab.sealed_round_trip import scoring_arguments
 
 CASES = {
     "one_seed_crafted_key": {"shared_seed": True, "crafted_key": True},

@@ -3,7 +3,7 @@ public key (zeros) and its conjugation key, against the evaluator: how closely i
 evaluator's plaintext coordinates out of the returned ciphertexts, before the evaluator
 required seeded ciphertexts (the crafted ones handed to the evaluation) and with seeded ones
 under the same crafted keys; and whether the evaluator's reading refuses the ciphertexts and
-the public and conjugation keys sent (pprl.bench.crafted_keys_attack).
+the public and conjugation keys sent (lab.crafted_keys_attack).
 
     python benchmarks/sealed_crafted_keys_attack.py --size 5000 --pairs 6000 --width 64 \
         --json docs/research/results/sealed_crafted_keys_attack.json
@@ -15,10 +15,10 @@ import dataclasses
 
 import numpy as np
 
-from pprl.bench.crafted_keys_attack import attack
-from pprl.bench.in_process import run_command
-from pprl.bench.result_file import write_result
-from pprl.bench.sealed_round_trip import scoring_arguments
+from lab.crafted_keys_attack import attack
+from lab.in_process import run_command
+from lab.result_file import write_result
+from lab.sealed_round_trip import scoring_arguments
 
 
 def main() -> None:

@@ -2,7 +2,7 @@
 (N = 8192): of the scoring party's ternary secret key, how much a linear estimator recovers
 from the signs of the decryptions, given every sign (an upper bound on what the scorer's
 actions tell), for 1 to 48 crafted ciphertexts of N signs each; and the same estimator fed
-coins' signs (pprl.bench.crafted_results_model). `--bits B ...` adds one ciphertext of which
+coins' signs (lab.crafted_results_model). `--bits B ...` adds one ciphertext of which
 only B signs are read, the most a replacing evaluator reads while the checks miss it.
 
     python benchmarks/sealed_crafted_results_model.py \
@@ -17,9 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
-from pprl.bench.crafted_results_model import estimate
-from pprl.bench.in_process import run_command
-from pprl.bench.result_file import write_result
+from lab.crafted_results_model import estimate
+from lab.in_process import run_command
+from lab.result_file import write_result
 
 
 def main() -> None:

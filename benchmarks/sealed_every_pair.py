@@ -1,5 +1,5 @@
 """Sealed linkage with no blocking keys, in one process: every pair's sign under CKKS
-(pprl.bench.every_pair), then the accepted pairs in conflict ranked as the graph
+(lab.every_pair), then the accepted pairs in conflict ranked as the graph
 join ranks its candidates (real CKKS, the agreed thresholds), each party one to one by its
 buckets, the two intersected, on the models a daemon trains.
 
@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from pprl.bench import every_pair
-from pprl.bench.in_process import (
+from lab import every_pair
+from lab.in_process import (
     add_table_arguments,
     run_command,
     scoring_forms,
@@ -31,8 +31,8 @@ from pprl.bench.in_process import (
     sealed_parties,
     with_partners,
 )
-from pprl.bench.result_file import write_result
-from pprl.bench.sealed_round_trip import round_trip
+from lab.result_file import write_result
+from lab.sealed_round_trip import round_trip
 from pprl.files.sealed_bytes import dumped, dumped_ciphertext, evaluation_keys, loaded_ciphertext
 from pprl.protocol.metrics import linkage_quality
 from pprl.protocol.own_training import mover_groups

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from pprl.bench.in_process import (
+from lab.in_process import (
     SealedInputs,
     SealedParties,
     add_table_arguments,
@@ -27,7 +27,7 @@ from pprl.bench.in_process import (
     sealed_inputs,
     sealed_parties,
 )
-from pprl.bench.result_file import write_result
+from lab.result_file import write_result
 from pprl.protocol.agreement import Agreement
 from pprl.protocol.metrics import linkage_quality
 from pprl.protocol.sealed import linear_form, session

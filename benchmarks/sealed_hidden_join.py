@@ -17,15 +17,15 @@ from typing import Any
 
 import numpy as np
 
-from pprl.bench.in_process import (
+from lab.in_process import (
     add_table_arguments,
     run_command,
     scoring_forms,
     sealed_inputs,
     sealed_parties,
 )
-from pprl.bench.result_file import write_result
-from pprl.bench.sealed_round_trip import round_trip
+from lab.result_file import write_result
+from lab.sealed_round_trip import round_trip
 from pprl.protocol.metrics import linkage_quality
 from pprl.protocol.own_training import mover_groups
 from pprl.protocol.sealed import hidden_join, linear_form, scoring, session

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 from rapidfuzz.distance import Levenshtein
 
-from pprl.bench.in_process import (
+from lab.in_process import (
     SealedInputs,
     add_table_arguments,
     link_tables,
@@ -33,7 +33,7 @@ from pprl.bench.in_process import (
     run_command,
     sealed_inputs,
 )
-from pprl.bench.result_file import write_result
+from lab.result_file import write_result
 from pprl.protocol import pipeline
 from pprl.protocol.linkage import matching
 from pprl.protocol.model.features import pair_features

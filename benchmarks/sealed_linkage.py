@@ -18,9 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from pprl.bench.in_process import add_table_arguments, run_command, schema_tables, sealed_agreement
-from pprl.bench.result_file import write_result
-from pprl.bench.sealed_round_trip import round_trip
+from lab.in_process import add_table_arguments, run_command, schema_tables, sealed_agreement
+from lab.result_file import write_result
+from lab.sealed_round_trip import round_trip
+from lab.simhash_keys import KeySetting, row_keys
 from pprl.files.reference import load_reference
 from pprl.party.local import read_truth
 from pprl.protocol import pipeline
@@ -31,7 +32,6 @@ from pprl.protocol.metrics import linkage_quality
 from pprl.protocol.model.features import unit_vectors
 from pprl.protocol.sealed import linear_form, scoring, session
 from pprl.protocol.sealed.blinding import Blinder
-from pprl.protocol.sealed.keys import KeySetting, row_keys
 from pprl.protocol.sealed.layout import best_rounds, layout
 from pprl.protocol.sealed.recipes import parse_recipes, recipe_keys
 from pprl.protocol.sealed.shared_keys import shared_key_pairs

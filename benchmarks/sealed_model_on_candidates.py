@@ -24,13 +24,13 @@ from typing import Any
 
 import numpy as np
 
-from pprl.bench.in_process import (
+from lab.in_process import (
     add_table_arguments,
     released_units,
     run_command,
     sealed_inputs,
 )
-from pprl.bench.result_file import write_result
+from lab.result_file import write_result
 from pprl.protocol import own_training, pipeline
 from pprl.protocol.agreement import Agreement
 from pprl.protocol.linkage.matching import Matches, one_to_one

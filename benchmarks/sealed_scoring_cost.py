@@ -16,8 +16,8 @@ import time
 
 import numpy as np
 
-from pprl.bench.result_file import write_result
-from pprl.bench.sealed_round_trip import random_scoring, round_trip, scoring_arguments
+from lab.result_file import write_result
+from lab.sealed_round_trip import random_scoring, round_trip, scoring_arguments
 from pprl.protocol.sealed import scoring
 from pprl.protocol.sealed.layout import best_rounds, layout
 

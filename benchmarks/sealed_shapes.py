@@ -33,14 +33,14 @@ from typing import Any
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 
-from pprl.bench.in_process import (
+from lab.in_process import (
     add_table_arguments,
     released_units,
     run_command,
     schema_tables,
     sealed_agreement,
 )
-from pprl.bench.result_file import write_result
+from lab.result_file import write_result
 from pprl.files.reference import load_reference
 from pprl.party.local import read_truth
 from pprl.protocol import own_training

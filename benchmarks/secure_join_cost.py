@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from pprl.bench.hash_bins import (
+from lab.hash_bins import (
     KEY_BITS,
     binned,
     binned_pairs,
@@ -47,8 +47,8 @@ from pprl.bench.hash_bins import (
     hashed,
     plaintext_join,
 )
-from pprl.bench.in_process import add_table_arguments, run_command, sealed_inputs, with_partners
-from pprl.bench.result_file import write_result
+from lab.in_process import add_table_arguments, run_command, sealed_inputs, with_partners
+from lab.result_file import write_result
 from pprl.protocol.sealed.recipes import recipe_keys
 
 

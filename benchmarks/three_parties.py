@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pprl.bench.result_file import write_result
+from lab.result_file import write_result
 from pprl.party.config import DEFAULT_REIDENTIFICATION_LIMIT
 from pprl.party.coordination.sessions import Session
 from pprl.party.local import (

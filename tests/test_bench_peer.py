@@ -14,7 +14,7 @@ pytest.importorskip("recordlinkage")
 if importlib.util.find_spec("clkhash") is None:
     pytest.skip("clkhash is not installed (optional extra peer)", allow_module_level=True)
 
-from pprl.bench.clk_attack import attack_clks
+from lab.clk_attack import attack_clks
 from pprl.bench.febrl import FIELDS
 from pprl.bench.peer import (
     NAME_FIELDS,

@@ -1,4 +1,4 @@
-"""How likely checks miss a replacing evaluator (pprl.bench.check_power): the units it must
+"""How likely checks miss a replacing evaluator (lab.check_power): the units it must
 replace, largest first, and the chances, against sums worked by hand."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pprl.bench import check_power
+from lab import check_power
 
 
 def test_the_largest_entries_replaced_risk_the_checks_in_proportion_to_their_slots():

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pprl.bench.crafted_keys_attack import attack
+from lab.crafted_keys_attack import attack
 from pprl.files import packed_ciphertexts
 from pprl.files.sealed_bytes import dumped, evaluation_keys, loaded
 from pprl.protocol.sealed import scoring

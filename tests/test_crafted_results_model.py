@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pprl.bench.crafted_results_model import Ring, estimate
+from lab.crafted_results_model import Ring, estimate
 
 
 def _negacyclic(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""Every pair's sign under CKKS with no keys (pprl.bench.every_pair, what
+"""Every pair's sign under CKKS with no keys (lab.every_pair, what
 benchmarks/sealed_every_pair.py measures): the decrypted signs are the plaintext classifier's
 away from the boundary, over several blocks and an odd count of peer rows, and what the
 agreed counts and parameters do not give is refused."""
@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from pprl.bench import every_pair
-from pprl.bench.in_process import with_partners
+from lab import every_pair
+from lab.in_process import with_partners
 from pprl.files.sealed_bytes import dumped, dumped_ciphertext, evaluation_keys, loaded_ciphertext
 from pprl.protocol.data.records import RecordTable
 from pprl.protocol.sealed import scoring

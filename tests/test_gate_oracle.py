@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pprl.bench.bayes_decoder import bayes_reidentified
+from lab.bayes_decoder import bayes_reidentified
 from pprl.protocol.agreement import Agreement
 from pprl.protocol.data import synthetic
 from pprl.protocol.data.reference import DEFAULT_MAPPING, ReferenceSet

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pprl.bench import hash_bins
+from lab import hash_bins
 from pprl.protocol.data.records import RecordTable
 from tests.scripts import benchmark_script
 

@@ -1,7 +1,7 @@
 """The joint attacker: a combined entry of names read together with the names' own entries.
 
 Held to the brute-force Bayes decision over every pair of a small dictionary
-(pprl.bench.bayes_decoder), and to beating the per-attribute attackers it joins the gate
+(lab.bayes_decoder), and to beating the per-attribute attackers it joins the gate
 beside, on the same release."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pprl.bench.bayes_decoder import bayes_joint_reidentified
+from lab.bayes_decoder import bayes_joint_reidentified
 from pprl.protocol.agreement import Agreement
 from pprl.protocol.data import synthetic
 from pprl.protocol.data.reference import ReferenceSet

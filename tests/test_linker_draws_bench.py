@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pprl.bench.in_process import Outcome
+from lab.in_process import Outcome
 from pprl.protocol.metrics import Quality
 from tests.scripts import benchmark_script
 

@@ -1,4 +1,4 @@
-"""A benchmark's JSON result (pprl.bench.result_file): whole, readable, and the previous one
+"""A benchmark's JSON result (lab.result_file): whole, readable, and the previous one
 kept when writing fails."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pprl.bench.result_file import write_result
+from lab.result_file import write_result
 
 
 def test_a_result_is_written_whole_with_paths_and_numbers_as_text(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""pprl.bench.in_process reads a schema's [method] as a daemon reads a party's file (the
+"""lab.in_process reads a schema's [method] as a daemon reads a party's file (the
 thresholds written as a list of numbers reach the method as its comma-separated text), and
 buckets a scoring form's scaled scores in the clear as MATCH compares them."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pprl.bench.in_process import ScoringForm, schema_method
+from lab.in_process import ScoringForm, schema_method
 from pprl.protocol.sealed import session
 
 

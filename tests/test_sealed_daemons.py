@@ -12,7 +12,7 @@ import grpc
 import numpy as np
 import pytest
 
-from pprl.bench.crafted_keys_attack import crafted_keys
+from lab.crafted_keys_attack import crafted_keys
 from pprl.failpoints import FAILPOINT_ENV
 from pprl.files.sealed_bytes import dumped, dumped_ciphertext, loaded_ciphertext
 from pprl.party.local import Deployment, evaluate, read_truth, start_daemon, stop_daemon
@@ -285,7 +285,7 @@ def test_bad_encrypted_scores_are_refused_with_their_reason(exchanged):
             [changed(public_key=dumped(scoring.secret_keys(other).public))],
             pb.BAD_CIPHERTEXT,
         ),
-        # SEAL reads it, but its encryptions would add no mask (pprl.bench.crafted_keys_attack).
+        # SEAL reads it, but its encryptions would add no mask (lab.crafted_keys_attack).
         "a public key of zeros": (
             [changed(public_key=crafted_keys(context)[0])],
             pb.BAD_CIPHERTEXT,
@@ -325,14 +325,14 @@ def test_bad_encrypted_scores_are_refused_with_their_reason(exchanged):
             pb.BAD_CIPHERTEXT,
         ),
         # Both polynomials sent, the second not SEAL's from a seed: the sender could have
-        # chosen it (pprl.bench.crafted_keys_attack).
+        # chosen it (lab.crafted_keys_attack).
         "ciphertexts not seeded": (
             _batch(header, [dumped_ciphertext(unseeded, context)] * coordinates),
             pb.BAD_CIPHERTEXT,
         ),
         # Each as SEAL makes one, but one seed for all: a conjugation key crafted for their
         # shared second polynomial reads the evaluator's plaintext sum
-        # (pprl.bench.crafted_conjugation_attack).
+        # (lab.crafted_conjugation_attack).
         "ciphertexts sharing a seed": (_batch(header, [packed] * coordinates), pb.BAD_CIPHERTEXT),
         "out of order": (
             [

@@ -7,12 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from lab.simhash_keys import KeySetting, row_keys
 from pprl.protocol.errors import SettingError
 from pprl.protocol.model.classifier import Model, with_alternatives
 from pprl.protocol.model.features import pair_features
 from pprl.protocol.sealed import linear_form
 from pprl.protocol.sealed.kernel_features import Exact, RandomFeatures
-from pprl.protocol.sealed.keys import KeySetting, row_keys
 
 
 def _units(rng: np.random.Generator, n: int, entries: int, width: int) -> np.ndarray:

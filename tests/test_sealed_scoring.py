@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from pprl.bench.sealed_round_trip import round_trip
+from lab.sealed_round_trip import round_trip
 from pprl.files.sealed_bytes import dumped, loaded, loaded_ciphertext
 from pprl.protocol.linkage.matching import ASSIGNMENTS
 from pprl.protocol.sealed import linear_form, scoring, session

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pprl.bench import hash_bins
+from lab import hash_bins
 from tests.scripts import benchmark_script
 
 bench = benchmark_script("secure_join_cost")

@@ -1,4 +1,4 @@
-"""The Splink baseline (pprl.bench.splink_peer); skipped where the optional splink is missing."""
+"""The Splink baseline (lab.splink_peer); skipped where the optional splink is missing."""
 
 import csv
 import random
@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("splink")
 
-from pprl.bench.splink_peer import SplinkMissingError, best_one_to_one, splink_scores
+from lab.splink_peer import SplinkMissingError, best_one_to_one, splink_scores
 from pprl.protocol.errors import SettingError
 
 FIELDS = ("first_name", "last_name", "sex", "date_of_birth", "postcode", "city", "street")
@@ -156,9 +156,7 @@ def test_best_one_to_one_keeps_ties_together_and_nothing_without_a_true_pair() -
 def test_missing_splink_says_how_to_install(
     monkeypatch: pytest.MonkeyPatch, registers: tuple[Path, Path, set[tuple[str, str]]]
 ) -> None:
-    monkeypatch.setattr(
-        "pprl.bench.splink_peer._SPLINK_MISSING", ImportError("No module named 'splink'")
-    )
+    monkeypatch.setattr("lab.splink_peer._SPLINK_MISSING", ImportError("No module named 'splink'"))
     with pytest.raises(ImportError, match="pip install splink") as raised:
         splink_scores(registers[0], registers[1], FIELDS)
     assert isinstance(raised.value, SplinkMissingError)

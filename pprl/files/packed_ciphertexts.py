@@ -98,7 +98,8 @@ def uncompressed(saved: bytes) -> bytes:
 def coefficients(saved: bytes, at: int = 0) -> np.ndarray:
     """(stored polynomials, primes, degree) the coefficients of the ciphertext, or key saved
     as one, whose save begins at `at` in SEAL's bytes `saved` (a key set's keys lie within
-    it): for a tool that reads or writes one word by word (`pprl.bench.crafted_keys_attack`)."""
+    it): for a tool that reads or writes one word by word
+    (`benchmarks/lab/crafted_keys_attack.py`)."""
     raw = uncompressed(saved)
     stored, degree, primes = _shape(raw, at)
     count = stored * primes * degree

@@ -12,13 +12,13 @@ The evaluator reads a fresh ciphertext, and the conjugation key, only in that se
 (`loaded_ciphertext`, `evaluation_keys`). With a second polynomial of its own choosing and a
 public and a conjugation key crafted to match (near zero), a scoring party reads the
 evaluator's plaintext coordinates out of the returned ciphertexts, flooding or not
-(`pprl.bench.crafted_keys_attack`); drawn by SEAL from a seed, that polynomial is
+(`benchmarks/lab/crafted_keys_attack.py`); drawn by SEAL from a seed, that polynomial is
 pseudo-random and the attack does not apply. The public key is read only seeded too (since
 2026-11-29; `scoring.secret_keys` makes it so), so its second polynomial is pseudo-random and
 masks the flooding's; a first polynomial of zeros or small values is refused besides
 (`evaluation_keys`). No two fresh ciphertexts of a stream may come from one seed
 (`FreshCiphertexts`): a shared second polynomial lets a conjugation key crafted for it read
-the evaluator's sum (`pprl.bench.crafted_conjugation_attack`).
+the evaluator's sum (`benchmarks/lab/crafted_conjugation_attack.py`).
 """
 
 from __future__ import annotations
@@ -108,9 +108,9 @@ class FreshCiphertexts:
     share their second polynomial a; under a conjugation key whose first parts are crafted
     for that a, the conjugated sum then carries the evaluator's plaintext sum conjugated,
     which decrypts beside the score and with it the ratio of two of its linear functions,
-    free of the secret factors (`pprl.bench.crafted_conjugation_attack`, measured). A batch
-    is read whole before it is evaluated, so a repeat within one is refused before anything
-    of it is computed."""
+    free of the secret factors (`benchmarks/lab/crafted_conjugation_attack.py`, measured). A
+    batch is read whole before it is evaluated, so a repeat within one is refused before
+    anything of it is computed."""
 
     def __init__(self, context: Any) -> None:
         self.context = context
@@ -191,7 +191,7 @@ def _spread(context: Any, words: np.ndarray) -> bool:
 def _seeded_key_set(saved: bytes) -> bool:
     """Whether every key of a key set SEAL loaded stores one polynomial and a seed: its
     second polynomials are then SEAL's from seeds, which the sender cannot choose
-    (`pprl.bench.crafted_keys_attack` chose them)."""
+    (`benchmarks/lab/crafted_keys_attack.py` chose them)."""
     raw = packed_ciphertexts.uncompressed(saved)  # once: the key set is hundreds of KB
     offsets = packed_ciphertexts.key_set_offsets(raw)
     return bool(offsets) and all(

@@ -31,8 +31,8 @@ reference value once (`distinct_positions`), so every coordinate it compares car
 one scale, and nearest is most probable. Under noise of one scale in every coordinate (both
 releases: pprl.protocol.vectors.release), the prior attacker with the right prior is the Bayes
 decision for each attribute's value (tests/test_gate_oracle.py holds the gate to the
-brute-force decoder of pprl.bench.bayes_decoder, which estimates the noise's covariance from
-the release itself).
+brute-force decoder of benchmarks/lab/bayes_decoder.py, which estimates the noise's
+covariance from the release itself).
 """
 
 from __future__ import annotations

@@ -1,2 +1,4 @@
-"""Sealed linkage: the parts of the method a party can run without seeing the peer's
-vectors (blinded blocking keys; encrypted scoring is still to come)."""
+"""Sealed linkage, the default method: blocking keys from each party's plaintext, blinded so
+that neither party can evaluate them alone, joined (in the open graph or hidden in the
+evaluator), and each party's classifier scored on the candidate pairs under CKKS, with the
+peer's vectors never seen (session runs the steps in order)."""

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from pprl.bench.crafted_keys_attack import kernel_problem
+from lab.crafted_keys_attack import kernel_problem
 from pprl.files import packed_ciphertexts, sealed_bytes
 from pprl.protocol.sealed import scoring, session
 from pprl.protocol.sealed.layout import Layout

@@ -2,8 +2,10 @@
 of each mapping entry's unit vector, cut into bands. Two rows whose vectors are close in angle
 (a small cosine distance, what the classifier reads) agree on a band's signs with high
 probability, so they share a key. The hyperplanes come from a public seed both parties take
-from the agreement, so both cut the same way; the keys are then blinded (`blinding`) before
-anything is sent.
+from the agreement, so both cut the same way; the keys are then blinded
+(`pprl.protocol.sealed.blinding`) before anything is sent. The daemon keys rows by recipes
+instead (`pprl.protocol.sealed.session`); these keys are what benchmarks/sealed_linkage.py and
+benchmarks/sealed_key_attack.py measure.
 """
 
 from __future__ import annotations
