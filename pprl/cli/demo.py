@@ -123,30 +123,17 @@ def noise_sigma(text: str) -> float | str:
 
 
 def sealed_words(built_in: bool) -> str:
-    """The first thing a sealed demo says: what the peer gets, and what was measured of it."""
+    """The first thing a sealed demo says: what the peer gets, in one line, and where the
+    measured figures are."""
     measured = (
-        "On these built-in records a peer holding a list of every person of both parties "
-        "re-identified none of the people without a partner (0.0% of 589) from what it "
-        "received: on names alone only the peer joins the keys (the hidden join), and each "
-        "party learns the peer row of only its rows' best pairs. How many of its rows hold "
-        "each of your keys still tells it who is in your file among the people sharing a key "
-        "with its own (4.4% of those without a partner)"
+        "on these records a peer holding a list of everyone re-identified 0.0% of the 589 "
+        "people without a partner"
         if built_in
-        else "Measured elsewhere, a peer holding a list of every person of both parties "
-        "re-identified 0.6% (FEBRL4, ten fields) to 6.1% (FEBRL4, two names) of the people "
-        "without a partner from what it received at 5,000 a side (15.3% of 50,000 generated "
-        "names a side), and on names alone placed 12.3% (FEBRL4) "
-        "to 16.4% (generated namesakes) of them in the file at 5,000 a side, and 53.0% at "
-        "50,000 generated names a side, from the counts per key and the keys your entries "
-        "share with its rows; "
-        "benchmarks/sealed_bucket_attack.py and "
-        "sealed_count_membership.py measure it on your records"
+        else "what a peer learns, measured: docs/security.md"
     )
     return (
-        "sealed linkage (the daemons' default): each party sends blinded blocking keys and "
-        "encrypted vectors, never its vectors, and learns only its own classifier's decision "
-        "(with the score's bucket where the one-to-one step needs it) for the pairs the keys "
-        f"join. {measured} (docs/research/sealed.md)."
+        "sealed linkage (the default): blinded blocking keys and encrypted vectors are sent, "
+        f"each party learns its own classifier's decisions; {measured}"
     )
 
 
