@@ -51,10 +51,12 @@ proto: $(STAMP)
 	$(BIN)/python -m grpc_tools.protoc -I proto --python_out=. --grpc_python_out=. --pyi_out=. proto/pprl/wire/v1/linkage.proto
 
 # Regenerate the configuration reference and the annotated example from the option table
-# (pprl/party/options.py; tests/test_options.py fails when they are stale).
+# (pprl/party/options.py; tests/test_options.py fails when they are stale), and the module map
+# of docs/architecture.md from the code (tests/test_architecture.py).
 docs: $(STAMP)
 	$(BIN)/python -m pprl.party.config_reference markdown > docs/configuration.md
 	$(BIN)/python -m pprl.party.config_reference example > docs/party.example.toml
+	$(BIN)/python -m tests.architecture_map
 
 # The compose demo with its results on the host (docker-compose.host.yml): the bind-mounted
 # directories made first, owned by the user the containers run as (never root).
