@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,6 @@ import pytest
 
 from pprl.party.config import (
     DEFAULT_PEER_TIMEOUT,
-    KNOWN_KEYS,
     PartyConfig,
     PeerEndpoint,
     TlsFiles,
@@ -749,87 +747,26 @@ def test_reading_a_key_missing_from_known_keys_is_a_bug_not_a_default(tmp_path: 
 # --- the configurations the project ships -----------------------------------------------------
 
 
-def readme_config() -> str:
-    """The README's example party configuration: its only TOML block."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+def guide_config() -> str:
+    """The user guide's minimal party configuration: its only TOML block."""
+    text = (ROOT / "docs" / "guide.md").read_text(encoding="utf-8")
     blocks = re.findall(r"```toml\n(.*?)```", text, flags=re.DOTALL)
     assert len(blocks) == 1
     return blocks[0]
 
 
-def switched_on(text: str) -> str:
-    """The commented-out settings (`# key = value` or `# [table]` at a line's start) enabled."""
-    return re.sub(r"^# (?=\[\w+\]|\w+ = )", "", text, flags=re.MULTILINE)
-
-
-def dotted_keys(data: dict[str, Any], prefix: str = "") -> set[str]:
-    keys = set()
-    for key, value in data.items():
-        if isinstance(value, dict) and value:
-            keys |= dotted_keys(value, f"{prefix}{key}.")
-        else:
-            keys.add(f"{prefix}{key}")
-    return keys
-
-
-def test_the_readme_example_loads(tmp_path: Path) -> None:
-    config = load_config(write(tmp_path, readme_config()))
+def test_the_guide_example_loads(tmp_path: Path) -> None:
+    config = load_config(write(tmp_path, guide_config()))
     assert config.identity == "alice"
     assert not config.auto_noise
-    # Sealed linkage, the default, with the join and recipes its first, middle and last
-    # names give.
-    # Blanks agree in the first and last names' codes.
-    marked = "first:soundex+middle:soundex,=first:soundex+last:soundex,middle:soundex+last:soundex"
-    assert config.method == MethodParams(
-        feature=RAW_JOINS,
-        hard_negatives=0,
-        release="projected",
-        encoding="sealed",
-        sealed_keys=marked + "," + NEIGHBOURS,
-        sealed_join="hidden",
-    )
+    # Sealed linkage, the default; beyond names the keys' graph, with the date's recipes
+    # and the names' codes as a fallback.
+    assert config.method.encoding == "sealed"
+    assert config.method.sealed_join == "graph"
+    recipes = config.method.sealed_keys.split(",")
+    assert "dob+first|last:soundex" in recipes and "?first:soundex+last:soundex" in recipes
     assert config.scheduler is None
-    assert config.development_seed is None  # shown commented out: never a default to copy
-
-
-# The settings only the reference release (the noise, its features) and the Bloom filters take.
-NOISE_KEYS = r"noise_sigma|attack_success|feature|release|soft_top_k|mover_odds"
-
-
-def _without(pattern: str, text: str) -> str:
-    return re.sub(rf"^({pattern}) = .*$", "", text, flags=re.MULTILINE)
-
-
-def test_the_readme_documents_every_known_key_and_each_of_them_loads(tmp_path: Path) -> None:
-    text = switched_on(readme_config())
-    assert text != readme_config()  # the optional settings are shown commented out
-    documented = dotted_keys(tomllib.loads(text))
-    # [[peers]] takes [peer]'s keys (its own tests below).
-    known = {f"{t}.{k}" if t else k for t, keys in KNOWN_KEYS.items() if t != "peers" for k in keys}
-    assert documented == known
-    # Sealed linkage takes its own keys, and none of the noise, Bloom or scheduler settings.
-    sealed = _without(f"{NOISE_KEYS}|bloom_\\w+|scheduler", text)
-    method = load_config(write(tmp_path, sealed)).method
-    assert (method.encoding, method.feature, method.saturation) == ("sealed", RAW_JOINS, 0)
-    assert method.sealed_keys == "first:soundex+last:soundex,first:initial+last"
-    # The Bloom release replaces the noise settings and projects nothing: it loads without
-    # them, the rest without it.
-    bloom = _without(f"{NOISE_KEYS}|sealed_\\w+|projected_components", text).replace(
-        'encoding = "sealed"', 'encoding = "bloom"'
-    )
-    assert load_config(write(tmp_path, bloom)).method.encoding == "bloom"
-    text = _without("bloom_\\w+|sealed_\\w+|bloom_key", text).replace(
-        'encoding = "sealed"', 'encoding = "reference"'
-    )
-    # noise_sigma and attack_success are alternatives: each loads without the other.
-    target = _without("noise_sigma", text)
-    config = load_config(write(tmp_path, target))
-    assert config.method.encoding == "reference"
-    assert config.privacy.dictionary == tmp_path / "names.csv"
-    assert config.attack_success is not None
-    assert config.development_seed == 42
-    assert config.scheduler == "tcp://10.0.0.5:8786"
-    assert load_config(write(tmp_path, _without("attack_success", text)))
+    assert config.development_seed is None
 
 
 @pytest.mark.parametrize("name", ["alice", "bob", "three/alice", "three/bob", "three/carol"])
