@@ -79,7 +79,7 @@ KERNEL_FEATURES_BEYOND_NAMES = 48
 # process, but 50,000 a side 0.8221 / 0.8268 for 0.92 / 1.09 GB the larger party (docs/sealed.md,
 # "A cosine and a sine a frequency"; 64 send 0.99 GB since ciphertexts are packed, "Coefficients
 # packed at their primes' widths"). An initial's entry takes 26 of them, exactly
-# (pprl.protocol.sealed_exact).
+# (pprl.protocol.sealed.exact_entries).
 KERNEL_FEATURES_NAMES = 64
 # More than this many an entry is refused: the scoring party's ciphertexts grow with it.
 MAX_KERNEL_FEATURES = 4096
