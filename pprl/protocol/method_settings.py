@@ -94,10 +94,10 @@ class MethodParams:
     # Besides the linkage, each party writes its records' K best peer records (soft_links);
     # 0: not asked for.
     soft_top_k: int = 0
-    # What a party encodes its values as (pprl.protocol.encodings.ENCODINGS): edit distances
-    # to the reference set, or keyed q-gram Bloom filters (pprl.protocol.vectors.bloom) of
-    # bloom_bits, bloom_hashes, bloom_q, sent as they are or as distances to the reference
-    # set's filters.
+    # What a party encodes its values as (ENCODING_SETTINGS; pprl.protocol.encodings.registry):
+    # edit distances to the reference set, or keyed q-gram Bloom filters
+    # (pprl.protocol.vectors.bloom) of bloom_bits, bloom_hashes, bloom_q, sent as they are or
+    # as distances to the reference set's filters, or sealed linkage's vectors.
     encoding: str = PAPER_ENCODING
     bloom_bits: int = 1024
     bloom_hashes: int = 10

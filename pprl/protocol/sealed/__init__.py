@@ -1,2 +1,3 @@
-"""Sealed linkage: the parts of the method a party can run without seeing the peer's
-vectors (blinded blocking keys; encrypted scoring is still to come)."""
+"""Sealed linkage, the daemons' default encoding, whole: blinded blocking keys, encrypted
+scoring and the steps two daemons take (session), its encoding (encoding), the entries it
+reads exactly (exact_entries) and its expected linkage (expectation); docs/sealed.md."""
