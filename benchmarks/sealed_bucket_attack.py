@@ -81,10 +81,10 @@ from pprl.protocol.linkage.matching import Matches, one_to_one
 from pprl.protocol.model import classifier
 from pprl.protocol.model.features import pair_features
 from pprl.protocol.sealed import hidden_join, linear_form, session
+from pprl.protocol.sealed.exact_entries import evaluator_plaintext
 from pprl.protocol.sealed.layout import conflicted
 from pprl.protocol.sealed.parameters import CkksSetting
 from pprl.protocol.sealed.recipes import entry_groups, fallback_key, parse_recipes, recipe_keys
-from pprl.protocol.sealed_exact import evaluator_plaintext
 from pprl.protocol.vectors.randomness import Randomness
 
 

@@ -31,9 +31,9 @@ from lab.result_file import write_result
 from pprl.protocol.agreement import Agreement
 from pprl.protocol.metrics import linkage_quality
 from pprl.protocol.sealed import linear_form, session
+from pprl.protocol.sealed.exact_entries import evaluator_plaintext
 from pprl.protocol.sealed.kernel_features import RandomFeatures
 from pprl.protocol.sealed.shared_keys import shared_key_pairs
-from pprl.protocol.sealed_exact import evaluator_plaintext
 
 PARTIES = ("alice", "bob")
 

@@ -32,10 +32,10 @@ from pprl.protocol.metrics import linkage_quality
 from pprl.protocol.model.features import unit_vectors
 from pprl.protocol.sealed import linear_form, scoring, session
 from pprl.protocol.sealed.blinding import Blinder
+from pprl.protocol.sealed.exact_entries import evaluator_plaintext
 from pprl.protocol.sealed.layout import best_rounds, layout
 from pprl.protocol.sealed.recipes import parse_recipes, recipe_keys
 from pprl.protocol.sealed.shared_keys import shared_key_pairs
-from pprl.protocol.sealed_exact import evaluator_plaintext
 from pprl.protocol.vectors.randomness import Randomness
 
 

@@ -39,9 +39,9 @@ from pprl.protocol.metrics import linkage_quality
 from pprl.protocol.model import classifier
 from pprl.protocol.model.features import pair_features
 from pprl.protocol.sealed import linear_form, session
+from pprl.protocol.sealed.exact_entries import evaluator_plaintext
 from pprl.protocol.sealed.recipes import parse_recipes
 from pprl.protocol.sealed.shared_keys import shared_key_pairs
-from pprl.protocol.sealed_exact import evaluator_plaintext
 from pprl.protocol.vectors.randomness import TRAINING, Randomness
 
 PARTIES = ("alice", "bob")

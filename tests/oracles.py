@@ -72,7 +72,7 @@ def training_set(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Labelled training pairs the way a party makes them (pipeline), on raw distances."""
     from pprl.protocol.data.reference import ReferenceSet
-    from pprl.protocol.method import MethodParams
+    from pprl.protocol.method_settings import MethodParams
 
     params = MethodParams(**{"hard_negatives": 0, **method})
     agreement = Agreement(ReferenceSet("reference", reference), mapping, params)

@@ -11,12 +11,13 @@ from pprl.protocol.data import synthetic
 from pprl.protocol.data.combined import base_names, combined_kinds, combined_values, with_combined
 from pprl.protocol.data.reference import ReferenceSet, reference_overlap, validate_mapping
 from pprl.protocol.errors import InputError
-from pprl.protocol.gate import attacked_entries, audit_rows, unaudited_attributes
+from pprl.protocol.gate import audit_rows, unaudited_attributes
 from pprl.protocol.linkage.released import Released
 from pprl.protocol.method import method_params
 from pprl.protocol.model.features import MISSING_CODE
 from pprl.protocol.own_training import training_sample
 from pprl.protocol.privacy.audit import Dictionary
+from pprl.protocol.release_attacks import attacked_entries
 
 MAPPING = [("first", "first"), ("last", "last"), ("first+middle+last", "first+last")]
 

@@ -24,7 +24,8 @@ from pprl.party.local import Privacy, prepare
 from pprl.protocol.data.kinds import Attribute
 from pprl.protocol.data.reference import DEFAULT_MAPPING, REGISTER_MAPPING
 from pprl.protocol.errors import InputError
-from pprl.protocol.method import MethodParams, method_params
+from pprl.protocol.method import method_params
+from pprl.protocol.method_settings import MethodParams
 from pprl.protocol.model.features import RAW_JOINS
 
 # The default recipes end with the first and last names' first letters and the two names one

@@ -27,7 +27,8 @@ from pprl.protocol.data.reference import ReferenceSet
 from pprl.protocol.data.reference_builder import build_reference, parse_column
 from pprl.protocol.data.synthetic import census_names
 from pprl.protocol.errors import InputError
-from pprl.protocol.method import MethodParams, method_params
+from pprl.protocol.method import method_params
+from pprl.protocol.method_settings import MethodParams
 from pprl.protocol.model.features import MISSING_CODE
 from pprl.protocol.model.training import corrupt_sample
 from pprl.protocol.vectors.bloom import BloomKey

@@ -32,7 +32,8 @@ from pprl.protocol.data.error_model import (
 )
 from pprl.protocol.data.reference import ReferenceSet
 from pprl.protocol.data.synthetic import generate
-from pprl.protocol.method import MethodParams, method_params
+from pprl.protocol.method import method_params
+from pprl.protocol.method_settings import MethodParams
 from pprl.protocol.model.training import corrupt_records, corrupt_sample
 from pprl.protocol.own_training import training_sample
 

@@ -14,7 +14,7 @@ from pprl.protocol.data.reference import DEFAULT_MAPPING, ReferenceSet
 from pprl.protocol.expectation import TYPICAL_ERROR_RATE, UNMATCHED_SHARE
 from pprl.protocol.method import method_params
 from pprl.protocol.sealed import session
-from pprl.protocol.sealed_expectation import STRANGER, join, simulate
+from pprl.protocol.sealed.expectation import STRANGER, join, simulate
 from pprl.protocol.vectors.randomness import Randomness
 
 ATTRIBUTES = ("first", "middle", "last")

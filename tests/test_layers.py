@@ -36,8 +36,9 @@ PROTOCOL_FORBIDS |= {"subprocess", "urllib", "http", "requests"}
 
 # Inside the method and the daemon, sub-packages by concern, each importing only itself and
 # those listed (a module directly in the package is the base below every sub-package, or
-# the top above them all, as placed here). Imports made for annotations alone (under
-# `if TYPE_CHECKING:`) may name a type of any layer of the same package: no code runs them.
+# the top above them all, unless placed otherwise here). Imports made for annotations alone
+# (under `if TYPE_CHECKING:`) may name a type of any layer of the same package: no code runs
+# them (test_no_module_imports_one_that_imports_it_back still counts them).
 SUB_LAYERS = {
     "protocol": {
         "base": set(),
@@ -46,12 +47,26 @@ SUB_LAYERS = {
         "vectors": {"base", "data", "model"},
         "linkage": {"base", "data", "model", "vectors"},
         "privacy": {"base", "data", "model", "vectors", "linkage"},
-        # Sealed linkage's parts (blinded keys), beside the privacy measurements.
+        # Sealed linkage's parts (blinded keys, encrypted scoring), beside the privacy
+        # measurements.
         "sealed": {"base", "data", "model", "vectors", "linkage"},
-        # The agreement holds an encoding and each encoding is handed the agreement: one
-        # layer, in two places.
-        "encodings": {"base", "data", "model", "vectors", "linkage", "privacy", "sealed", "top"},
-        "top": {"base", "data", "model", "vectors", "linkage", "privacy", "sealed", "encodings"},
+        # What the agreement settles, as the encodings read it: the method's settings, the
+        # agreement's view, own training and the attacks on a release.
+        "agreed": {"base", "data", "model", "vectors", "linkage", "privacy", "sealed"},
+        # Each encoding, handed the agreement by its view, and the registry of them.
+        "encodings": {"base", "data", "model", "vectors", "linkage", "privacy", "sealed", "agreed"},
+        # The agreement, which holds an encoding by the registry, and what runs on it.
+        "top": {
+            "base",
+            "data",
+            "model",
+            "vectors",
+            "linkage",
+            "privacy",
+            "sealed",
+            "agreed",
+            "encodings",
+        },
     },
     "party": {
         "base": set(),
@@ -70,12 +85,30 @@ BASE_MODULES = {
     "protocol": {"errors", "progress", "phases", "metrics"},
     "party": {"config", "options", "reasons", "tls_files", "versions", "wire_types"},
 }
+# Modules placed in a layer other than the one their place in the tree gives.
+PLACED_MODULES = {
+    "protocol": {
+        "method_settings": "agreed",
+        "agreement_view": "agreed",
+        "own_training": "agreed",
+        "release_attacks": "agreed",
+        # The sealed mode whole in its sub-package: its encoding, registered beside the
+        # others, and the entries it reads exactly; its expected linkage, beside the others'.
+        "sealed.encoding": "encodings",
+        "sealed.exact_entries": "encodings",
+        "sealed.expectation": "top",
+    },
+    "party": {},
+}
 
 
 def _sub_layer(package: str, parts: tuple[str, ...]) -> str:
     """The sub-layer of pprl.<package>.<parts...> (parts without the .py suffix)."""
     if not parts or parts == ("__init__",):
         return "top"
+    placed = PLACED_MODULES[package].get(".".join(parts).removesuffix(".__init__"))
+    if placed is not None:
+        return placed
     if len(parts) > 1:
         return parts[0]
     if parts[0] in SUB_LAYERS[package]:
@@ -106,13 +139,22 @@ def _imports(path: Path, placed: Path | None = None) -> list[tuple[int, str]]:
             else:
                 module = node.module or ""
             found.append((node.lineno, module))
-            if module == "pprl":  # from pprl import failpoints: the names are modules
-                found += [
-                    (node.lineno, f"pprl.{alias.name}")
-                    for alias in node.names
-                    if not alias.name.startswith("__")  # pprl.__version__ is package metadata
-                ]
+            # from pprl import failpoints, from pprl.protocol.sealed import session: the
+            # names are modules
+            found += [
+                (node.lineno, f"{module}.{alias.name}")
+                for alias in node.names
+                if _is_module(f"{module}.{alias.name}")
+            ]
     return found
+
+
+def _is_module(module: str) -> bool:
+    """Whether a dotted name of pprl is a module or package of it (not a name defined in one)."""
+    if not module.startswith("pprl."):
+        return module == "pprl"
+    path = PACKAGE.parent.joinpath(*module.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
 
 
 def test_every_top_level_package_has_a_place_in_the_layers() -> None:
@@ -186,6 +228,9 @@ def test_every_module_of_the_method_and_the_daemon_has_a_sub_layer() -> None:
     for package, modules in BASE_MODULES.items():
         for module in modules:
             assert (PACKAGE / package / f"{module}.py").exists(), f"{package}.{module} is gone"
+    for package, placed in PLACED_MODULES.items():
+        for module in placed:
+            assert _is_module(f"pprl.{package}.{module}"), f"{package}.{module} is gone"
 
 
 def test_the_sub_layer_check_sees_an_upward_import(tmp_path: Path) -> None:
@@ -200,11 +245,119 @@ def test_the_sub_layer_check_sees_an_upward_import(tmp_path: Path) -> None:
     runtime = [
         module for _, module in _runtime_imports(fake, PACKAGE / "protocol" / "data" / "x.py")
     ]
-    assert runtime == ["typing", "pprl.protocol.linkage"]
-    layers = [_sub_layer("protocol", tuple(m.split(".")[2:])) for m in runtime[1:]]
-    assert layers == ["linkage"] and "linkage" not in SUB_LAYERS["protocol"]["data"]
+    assert runtime == ["typing", "pprl.protocol.linkage", "pprl.protocol.linkage.matching"]
+    layers = {_sub_layer("protocol", tuple(m.split(".")[2:])) for m in runtime[1:]}
+    assert layers == {"linkage"} and "linkage" not in SUB_LAYERS["protocol"]["data"]
     assert _sub_layer("protocol", ("agreement",)) == "top"
     assert _sub_layer("protocol", ("errors",)) == "base"
+    assert _sub_layer("protocol", ("method_settings",)) == "agreed"
+    assert _sub_layer("protocol", ("sealed", "scoring")) == "sealed"
+    assert _sub_layer("protocol", ("sealed", "expectation")) == "top"
+
+
+def _module_name(path: Path, root: Path) -> str:
+    """The dotted name of a file of the package at `root` (a package: its directory's)."""
+    return ".".join(path.relative_to(root.parent).with_suffix("").parts).removesuffix(".__init__")
+
+
+def _module_graph(root: Path) -> dict[str, set[str]]:
+    """Each module of the package at `root` and the modules of it that it imports: at
+    start-up, inside functions and under `if TYPE_CHECKING:` alike, relative imports
+    resolved; `from package import name` the module `name` when it is one, else the package.
+    Importing a module from outside its package runs the package's __init__ first: an edge
+    too."""
+    modules = {_module_name(path, root): path for path in root.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        targets = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets |= {alias.name for alias in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    above = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join([*above, *([node.module] if node.module else [])])
+                targets |= {f"{base}.{alias.name}" for alias in node.names}
+        edges = set()
+        for target in targets:
+            while target and target not in modules:  # a name defined in a module: the module
+                target = target.rpartition(".")[0]
+            parts = target.split(".") if target else []
+            for end in range(1, len(parts) + 1):
+                enclosing = ".".join(parts[:end])
+                outside = not (name == enclosing or name.startswith(f"{enclosing}."))
+                if enclosing in modules and (end == len(parts) or outside):
+                    edges.add(enclosing)
+        graph[name] = edges - {name}
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module, each sorted (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for other in sorted(graph[module]):
+            if other not in index:
+                visit(other)
+                low[module] = min(low[module], low[other])
+            elif other in stack:
+                low[module] = min(low[module], index[other])
+        if low[module] == index[module]:
+            component = []
+            while not component or component[-1] != module:
+                component.append(stack.pop())
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return sorted(found)
+
+
+def test_no_module_imports_one_that_imports_it_back() -> None:
+    """Each module imports only what lies below it: no circle of imports, counting those
+    made inside functions and for annotations alone, which only hide one."""
+    assert _cycles(_module_graph(PACKAGE)) == []
+
+
+def test_the_cycle_check_sees_a_planted_cycle(tmp_path: Path) -> None:
+    """An annotation-only import closing a circle with a function's relative import, and a
+    package whose __init__ imports a module that imports one of the package's modules (a
+    check that saw nothing would pass whatever the code did)."""
+    fake = tmp_path / "fake"
+    (fake / "encodings").mkdir(parents=True)
+    files = {
+        "__init__.py": "",
+        "settings.py": "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n"
+        "    from fake.agreement import Agreement\n",
+        "agreement.py": "def hold() -> None:\n    from . import settings\n",
+        "top.py": "import fake.agreement\nfrom fake import settings\n",
+        "encodings/__init__.py": "from fake.sealed import Sealed\n",
+        "encodings/base.py": "",
+        "sealed.py": "from .encodings.base import Base\n",
+    }
+    for name, text in files.items():
+        (fake / name).write_text(text)
+    graph = _module_graph(fake)
+    assert graph["fake.top"] == {"fake.agreement", "fake.settings"}
+    assert graph["fake.sealed"] == {"fake.encodings", "fake.encodings.base"}
+    assert _cycles(graph) == [
+        ["fake.agreement", "fake.settings"],
+        ["fake.encodings", "fake.sealed"],
+    ]
+    (fake / "agreement.py").write_text("")
+    (fake / "encodings" / "__init__.py").write_text("")
+    assert _cycles(_module_graph(fake)) == []
 
 
 def test_the_method_opens_no_file() -> None:

@@ -21,7 +21,7 @@ from pprl.party.config_reference import (
     stale_docs,
 )
 from pprl.party.options import OPTIONS, TABLES, option
-from pprl.protocol.encodings import DEFAULT_ENCODING
+from pprl.protocol.encodings.registry import DEFAULT_ENCODING
 
 ROOT = Path(__file__).resolve().parent.parent
 STALE = "stale docs: run `make docs` to regenerate them from pprl/party/options.py"

@@ -34,7 +34,8 @@ from pprl.protocol.data.kinds import normalise_value
 from pprl.protocol.data.records import normalise
 from pprl.protocol.data.reference import ReferenceSet
 from pprl.protocol.linkage.matching import exact_scores
-from pprl.protocol.method import MethodParams, agreement_digest
+from pprl.protocol.method import agreement_digest
+from pprl.protocol.method_settings import MethodParams
 from pprl.protocol.metrics import linkage_quality
 from pprl.protocol.model.classifier import Model
 from pprl.protocol.model.features import MISSING_CODE, pair_features, unit_vectors

@@ -12,7 +12,8 @@ from pprl.protocol.data.kinds import normalise_value
 from pprl.protocol.data.reference import ReferenceSet
 from pprl.protocol.data.reference_builder import build_reference, parse_column
 from pprl.protocol.data.synthetic import census_names
-from pprl.protocol.method import MethodParams, method_params
+from pprl.protocol.method import method_params
+from pprl.protocol.method_settings import MethodParams
 from pprl.protocol.model.features import MISSING_CODE
 from pprl.protocol.vectors.randomness import Randomness
 

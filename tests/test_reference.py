@@ -19,12 +19,8 @@ from pprl.protocol.data.reference import (
     validate_mapping,
 )
 from pprl.protocol.errors import InputError
-from pprl.protocol.method import (
-    MethodParams,
-    agreement_description,
-    agreement_digest,
-    explain_mismatch,
-)
+from pprl.protocol.method import agreement_description, agreement_digest, explain_mismatch
+from pprl.protocol.method_settings import MethodParams
 
 REFERENCE = "first,last\nAda,Lovelace\n grace , hopper\nAlan,Turing\nAda,Lovelace\n"
 ATTRIBUTES = ("first", "middle", "last")
@@ -158,7 +154,8 @@ def test_digest_is_stable_across_processes(tmp_path: Path) -> None:
     path = write(tmp_path, REFERENCE)
     code = (
         "import sys\n"
-        "from pprl.protocol.method import *\n"
+        "from pprl.protocol.method import agreement_digest\n"
+        "from pprl.protocol.method_settings import MethodParams\n"
         "from pprl.files.reference import load_reference\n"
         "from pprl.protocol.data.reference import DEFAULT_MAPPING\n"
         "ref = load_reference(sys.argv[1])\n"

@@ -285,7 +285,7 @@ def test_the_initials_landmarks_are_the_letters_as_both_parties_smash_them() -> 
     from pprl.protocol.data.reference import REGISTER_MAPPING, ReferenceSet
     from pprl.protocol.method import method_params
     from pprl.protocol.model.features import unit_vectors
-    from pprl.protocol.sealed_exact import LETTERS, exact_entries
+    from pprl.protocol.sealed.exact_entries import LETTERS, exact_entries
 
     def agreement() -> Agreement:
         method = method_params(
@@ -331,7 +331,7 @@ def test_a_categorys_landmarks_are_its_reference_columns_values() -> None:
     from pprl.protocol.data.reference import ReferenceSet
     from pprl.protocol.method import method_params
     from pprl.protocol.model.features import unit_vectors
-    from pprl.protocol.sealed_exact import exact_entries, exact_values
+    from pprl.protocol.sealed.exact_entries import exact_entries, exact_values
 
     columns = synthetic.default_reference(200)
     rows = len(next(iter(columns.values())))

@@ -13,7 +13,9 @@ import pytest
 
 from pprl.party.config import load_config
 from pprl.protocol.data.reference import ReferenceSet
+from pprl.protocol.encodings.registry import DEFAULT_ENCODING, ENCODINGS
 from pprl.protocol.method import agreement_description, method_params
+from pprl.protocol.method_settings import ENCODING_SETTINGS, SEALED_SETTINGS
 from pprl.protocol.sealed import session
 from pprl.protocol.sealed.joins import default_join
 from pprl.protocol.sealed.kernel_features import FEATURE_MAP
@@ -347,3 +349,15 @@ def test_naming_within_buckets_is_read_and_agreed_and_leaves_the_default_digest(
     mapping = [("first", "first"), ("last", "last")]
     described = agreement_description(reference, mapping, within)
     assert described != agreement_description(reference, mapping, default)
+
+
+def test_every_encoding_is_named_in_the_settings_and_every_name_has_its_code() -> None:
+    """The settings say which encoding reads which of them by its name (method_settings,
+    below the encodings); the registry holds each one's code by the same name."""
+    assert list(ENCODINGS) == list(ENCODING_SETTINGS)
+    assert [name for name, encoding in ENCODINGS.items() if encoding.sealed] == [DEFAULT_ENCODING]
+    assert [name for name, encoding in ENCODINGS.items() if encoding.keyed] == [
+        "bloom",
+        "bloom-distances",
+    ]
+    assert ENCODINGS["sealed"].settings == SEALED_SETTINGS

@@ -34,9 +34,9 @@ from pprl.protocol.model.classifier import Model
 from pprl.protocol.model.features import RAW_JOINS, unit_vectors
 from pprl.protocol.privacy.audit import Dictionary
 from pprl.protocol.sealed import linear_form, session
+from pprl.protocol.sealed.exact_entries import evaluator_plaintext
 from pprl.protocol.sealed.recipes import Recipe, parse_recipes
 from pprl.protocol.sealed.session import default_kernel_features, default_recipes
-from pprl.protocol.sealed_exact import evaluator_plaintext
 from pprl.protocol.vectors.randomness import Randomness
 
 
@@ -364,7 +364,7 @@ def scoring_forms(agreement: Agreement, parties: SealedParties) -> dict[str, Sco
         x, c = linear_form.scorer_part(model, units, evaluator)
         own_y = linear_form.evaluator_part(units, evaluator)
         x, c, _ = linear_form.scaled_forms(x, c, None, own_y, units.shape[1])
-        # The columns encrypted: an initial entry's exact features, not D (sealed_exact).
+        # The columns encrypted: an initial entry's exact features, not D (sealed.exact_entries).
         forms[name] = ScoringForm(x, c, evaluator, evaluator.live(*units.shape[1:]))
     return forms
 

@@ -16,7 +16,8 @@ from typing import Any
 from pprl.bench.data import make_task, read_reference
 from pprl.bench.quality import Log, Row, Variant, run_cell
 from pprl.files.atomic import atomic_file, write_text_atomic
-from pprl.protocol.method import MethodParams, method_params
+from pprl.protocol.method import method_params
+from pprl.protocol.method_settings import MethodParams
 
 ROLES = ("alice", "bob", "agreed", "plain")
 METRICS = ("precision", "recall", "f1")

@@ -29,7 +29,8 @@ from pprl.protocol.data.reference import ReferenceSet, default_mapping, referenc
 from pprl.protocol.errors import SettingError
 from pprl.protocol.linkage import candidates, matching
 from pprl.protocol.linkage.released import record_pairs
-from pprl.protocol.method import MethodParams, method_params
+from pprl.protocol.method import method_params
+from pprl.protocol.method_settings import MethodParams
 from pprl.protocol.metrics import linkage_quality
 from pprl.protocol.model import classifier, training
 from pprl.protocol.model.features import unit_vectors

@@ -36,7 +36,8 @@ from pprl.party.storage.state import run_dir
 from pprl.protocol.agreement import Agreement
 from pprl.protocol.data.reference import DEFAULT_MAPPING
 from pprl.protocol.linkage import candidates, matching, plans
-from pprl.protocol.method import MethodParams, method_params
+from pprl.protocol.method import method_params
+from pprl.protocol.method_settings import MethodParams
 from pprl.protocol.metrics import linkage_quality
 from pprl.protocol.model.classifier import Model
 from pprl.protocol.model.features import (

@@ -212,7 +212,7 @@ def run_audit(options: AuditOptions) -> dict[str, Any]:
 
 def attacked_mapping(agreement: Agreement) -> list[tuple[str, str]]:
     """The mapping entries the attacks judge."""
-    from pprl.protocol.gate import attacked_entries
+    from pprl.protocol.release_attacks import attacked_entries
 
     return [agreement.mapping[m] for m in attacked_entries(agreement)]
 

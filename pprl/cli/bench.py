@@ -22,7 +22,8 @@ from pprl.bench.report import quality_table
 from pprl.files.atomic import write_text_atomic
 from pprl.protocol.data.error_model import MODEL_NAMES
 from pprl.protocol.errors import InputError
-from pprl.protocol.method import MethodParams, method_params
+from pprl.protocol.method import method_params
+from pprl.protocol.method_settings import MethodParams
 from pprl.protocol.model.features import FEATURES
 from pprl.protocol.vectors.release import RELEASES
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pprl.cli.summary import print_summary, write_json
 from pprl.party.config import DEFAULT_REIDENTIFICATION_LIMIT
-from pprl.protocol.encodings import DEFAULT_ENCODING, ENCODINGS
+from pprl.protocol.encodings.registry import DEFAULT_ENCODING, ENCODINGS
 from pprl.protocol.errors import InputError
 from pprl.protocol.model.classifier import TRAINERS
 from pprl.protocol.model.features import FEATURES

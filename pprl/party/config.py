@@ -33,13 +33,15 @@ from pprl.protocol.data.kinds import (
 from pprl.protocol.data.kinds import KINDS as ATTRIBUTE_KINDS
 from pprl.protocol.data.records import BAD_VALUE_POLICIES
 from pprl.protocol.data.reference import MappingEntry, default_mapping
-from pprl.protocol.encodings import DEFAULT_ENCODING, ENCODINGS, Encoding, encoding_named
-from pprl.protocol.encodings.bloom import BLOOM_SETTINGS as BLOOM_KEYS
-from pprl.protocol.encodings.sealed import SEALED_KEYS
+from pprl.protocol.encodings.base import Encoding
+from pprl.protocol.encodings.registry import DEFAULT_ENCODING, ENCODINGS, encoding_named
 from pprl.protocol.errors import InputError, SettingError
 from pprl.protocol.expectation import DEFAULT_MIN_EXPECTED_F1
 from pprl.protocol.linkage.matching import ASSIGNMENTS
-from pprl.protocol.method import MethodParams, method_params
+from pprl.protocol.method import method_params
+from pprl.protocol.method_settings import BLOOM_SETTINGS as BLOOM_KEYS
+from pprl.protocol.method_settings import SEALED_SETTINGS as SEALED_KEYS
+from pprl.protocol.method_settings import MethodParams
 from pprl.protocol.model.classifier import CLASS_WEIGHTS, TRAINERS
 from pprl.protocol.model.features import FEATURES
 from pprl.protocol.privacy.audit import MEASURES

@@ -21,7 +21,7 @@ from typing import Any
 from pprl.party.config import PartyConfig, load_config
 from pprl.party.options import OPTIONS, TABLES, Option
 from pprl.protocol.data.kinds import DEFAULT_DATE_FORMAT, DEFAULT_KIND
-from pprl.protocol.encodings import DEFAULT_ENCODING, ENCODINGS
+from pprl.protocol.encodings.registry import DEFAULT_ENCODING, ENCODINGS
 from pprl.protocol.sealed.session import thresholds
 
 WIDTH = 100

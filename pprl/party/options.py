@@ -18,10 +18,11 @@ from pprl.protocol.data.error_model import MODEL_NAMES, ONE_ERROR
 from pprl.protocol.data.kinds import DEFAULT_DATE_FORMAT
 from pprl.protocol.data.kinds import KINDS as ATTRIBUTE_KINDS
 from pprl.protocol.data.records import BAD_VALUE_POLICIES
-from pprl.protocol.encodings import DEFAULT_ENCODING, ENCODINGS, Encoding
+from pprl.protocol.encodings.registry import DEFAULT_ENCODING, ENCODINGS, Encoding
 from pprl.protocol.expectation import DEFAULT_MIN_EXPECTED_F1
 from pprl.protocol.linkage.matching import ASSIGNMENTS, GREEDY, OPTIMAL
-from pprl.protocol.method import DEFAULT_MOVER_ODDS, DEFAULT_SATURATION, MethodParams
+from pprl.protocol.method import DEFAULT_MOVER_ODDS, DEFAULT_SATURATION
+from pprl.protocol.method_settings import MethodParams
 from pprl.protocol.model.classifier import CLASS_WEIGHTS, DEFAULT_C, TRAINERS
 from pprl.protocol.model.features import FEATURES, PROJECTED
 from pprl.protocol.privacy.audit import MEASURES

@@ -15,15 +15,12 @@ from pprl.protocol.data.combined import combined_kinds, with_combined
 from pprl.protocol.data.distances import Metric
 from pprl.protocol.data.kinds import KINDS, SCALED_KINDS, check_scale
 from pprl.protocol.data.reference import MappingEntry, ReferenceSet, typed_reference
-from pprl.protocol.encodings import Distances, encoding_named
+from pprl.protocol.encodings.distances import Distances
+from pprl.protocol.encodings.registry import encoding_named
 from pprl.protocol.errors import SettingError
 from pprl.protocol.linkage import bloom_linkage
-from pprl.protocol.method import (
-    MethodParams,
-    agreement_description,
-    description_digest,
-    reference_sha256,
-)
+from pprl.protocol.method import agreement_description, description_digest, reference_sha256
+from pprl.protocol.method_settings import MethodParams
 from pprl.protocol.model.features import PROJECTED, RAW_JOINS, Standardise
 from pprl.protocol.privacy import noise
 from pprl.protocol.progress import Progress

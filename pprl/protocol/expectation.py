@@ -232,7 +232,7 @@ def simulate(
 ) -> tuple[Simulation, ...]:
     """The model linking a fresh sample of own records with fresh copies of them at each
     error rate, as MATCH links (identity is truth), UNMATCHED_SHARE of each side unpartnered.
-    Sealed linkage links only pairs that share a key: pprl.protocol.sealed_expectation."""
+    Sealed linkage links only pairs that share a key: pprl.protocol.sealed.expectation."""
     rng = randomness.generator(EXPECTATION)
     names = base_names(attribute for attribute, _ in agreement.mapping)
     own = training.sample_records(attributes, names, size, rng)

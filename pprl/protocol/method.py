@@ -1,8 +1,11 @@
-"""The method parameters both parties must share, and the agreement digest that proves they do.
+"""The method both parties run, from their choices, and the agreement digest that proves they
+share it.
 
 `method_params` is the one place where defaults depend on each other (noise changes the best
 feature and whether mined hard negatives help), so the daemon's configuration, the benchmarks
-and the tests all get the same method from the same choices.
+and the tests all get the same method from the same choices; the settings themselves,
+`MethodParams`, are plain values in pprl.protocol.method_settings, below the encodings that
+read them.
 """
 
 from __future__ import annotations
@@ -10,26 +13,20 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
 from typing import Any
 
 from pprl.protocol.data.error_model import MODEL_NAMES, ONE_ERROR
 from pprl.protocol.data.kinds import DEFAULT_KIND
 from pprl.protocol.data.reference import MappingEntry, ReferenceSet
-from pprl.protocol.encodings import ENCODINGS, PAPER_ENCODING, Encoding, encoding_named
+from pprl.protocol.encodings.base import Encoding
+from pprl.protocol.encodings.registry import encoding_named
 from pprl.protocol.errors import SettingError
 from pprl.protocol.linkage.matching import ASSIGNMENTS, GREEDY, OPTIMAL
+from pprl.protocol.method_settings import MethodParams
 from pprl.protocol.model.classifier import CLASS_WEIGHTS, DEFAULT_C, TRAINERS, check_saturation
 from pprl.protocol.model.features import FEATURES, PROJECTED
-from pprl.protocol.sealed.joins import DEFAULT_JOIN, Join, join_named
 from pprl.protocol.sealed.kernel_features import FEATURE_MAP
 from pprl.protocol.sealed.parameters import CIPHERTEXT_FORM
-from pprl.protocol.sealed.session import (
-    DEFAULT_CRYPTO,
-    DEFAULT_KERNEL_FEATURES,
-    DEFAULT_THRESHOLDS,
-)
-from pprl.protocol.vectors.bloom import BloomParams
 from pprl.protocol.vectors.release import RELEASES
 
 DESCRIPTION_VERSION = 2
@@ -52,131 +49,6 @@ _LABELS = {
 }
 
 
-@dataclass(frozen=True)
-class MethodParams:
-    """Parameters both parties must share; they go into the agreement digest."""
-
-    distance: str = "levenshtein"
-    clamp: int = 254
-    dtype: str = "uint8"
-    feature: str = "cosine"
-    # Gaussian noise on released distances in FedSim's standardised units (times sigma0 of the
-    # reference set gives edits); 0 releases the raw distances.
-    noise_sigma: float = 0.0
-    classifier: str = "linear"
-    c: float = 100.0
-    training_records: int = 5000
-    # How TRAIN corrupts own records into matches (pprl.protocol.data.error_model): "one-error" is
-    # the paper's single edit; "registers" adds nicknames, middle initials, swaps and blanks.
-    error_model: str = ONE_ERROR
-    negatives_per_positive: int = 4
-    hard_negatives: int = 2
-    # Each entry's distance is capped at this quantile of the non-matches' (0: raw distances,
-    # the paper's); see classifier.saturation_caps.
-    saturation: float = 0.0
-    # A pair whose address fields all disagree (a move) still links when a model of its other
-    # fields gives it at least these log-odds (0: the address may veto any pair); see
-    # classifier.lenient_alternatives.
-    mover_odds: float = 0.0
-    class_weight: str = "balanced"
-    top_k: int = 10
-    assignment: str = GREEDY
-    normalisation: str = "upper-collapse-whitespace"
-    # What a party sends per value (pprl.protocol.vectors.release.RELEASES).
-    release: str = "distances"
-    # Components the "projected-cosine" feature keeps per reference column (0: the rule
-    # release.kept_components gives, sqrt(2R) with a floor of 30). Fewer send fewer bytes
-    # under sealed linkage, for a little F1 (docs/research/benchmarks.md).
-    projected_components: int = 0
-    # Besides the linkage, each party writes its records' K best peer records (soft_links);
-    # 0: not asked for.
-    soft_top_k: int = 0
-    # What a party encodes its values as (pprl.protocol.encodings.ENCODINGS): edit distances
-    # to the reference set, or keyed q-gram Bloom filters (pprl.protocol.vectors.bloom) of
-    # bloom_bits, bloom_hashes, bloom_q, sent as they are or as distances to the reference
-    # set's filters.
-    encoding: str = PAPER_ENCODING
-    bloom_bits: int = 1024
-    bloom_hashes: int = 10
-    bloom_q: int = 2
-    # Sealed linkage (pprl.protocol.sealed.session): the blocking-key recipes, the scores each
-    # candidate pair's is compared with under encryption, and the named set of cryptographic
-    # parameters.
-    sealed_keys: str = ""
-    sealed_thresholds: str = DEFAULT_THRESHOLDS
-    sealed_crypto: str = DEFAULT_CRYPTO
-    # Random features per entry for a kernel model (pprl.protocol.sealed.kernel_features);
-    # 0: a model linear in the distances.
-    sealed_kernel_features: int = DEFAULT_KERNEL_FEATURES
-    # How the candidate pairs are found (pprl.protocol.sealed.joins).
-    sealed_join: str = DEFAULT_JOIN
-    # Under the hidden join, each row names its accepted slots within this many buckets of
-    # the best it reached (pprl.protocol.sealed.hidden_join.best_slots); 0: its best only.
-    sealed_names_within: int = 0
-
-    def to_dict(self) -> dict[str, Any]:
-        """C, sigma and saturation as floats, so that 100 and 100.0 give the same digest; the
-        release only when it is not the paper's distances and soft_top_k only when asked for,
-        so that every earlier description (and its digest) stays what it was."""
-        out = {
-            **asdict(self),
-            "c": float(self.c),
-            "noise_sigma": float(self.noise_sigma),
-            "saturation": float(self.saturation),
-        }
-        if self.release == "distances":
-            del out["release"]
-        if not self.soft_top_k:
-            del out["soft_top_k"]
-        if not self.projected_components:
-            del out["projected_components"]
-        if not self.mover_odds:
-            del out["mover_odds"]
-        else:
-            out["mover_odds"] = float(self.mover_odds)
-        if self.encoding == PAPER_ENCODING:
-            del out["encoding"]
-        if self.sealed_join == DEFAULT_JOIN:
-            del out["sealed_join"]
-        if not self.sealed_names_within:
-            del out["sealed_names_within"]
-        # Each known encoding's own settings only when it is the one agreed (an unknown one,
-        # which no party can configure, keeps every field: the digest still tells them apart).
-        current = ENCODINGS.get(self.encoding)
-        if current is not None:
-            for encoding in ENCODINGS.values():
-                for key in set(encoding.settings) - set(current.settings):
-                    out.pop(key, None)
-        return out
-
-    @property
-    def join(self) -> Join:
-        """How sealed linkage finds the pairs it scores (pprl.protocol.sealed.joins)."""
-        return join_named(self.sealed_join)
-
-    @property
-    def sealed(self) -> bool:
-        """Whether the agreed encoding is sealed linkage."""
-        encoding = ENCODINGS.get(self.encoding)  # the digest takes any fields, known or not
-        return encoding is not None and encoding.sealed
-
-    @property
-    def kernel_features(self) -> int:
-        """Random features per entry when the agreed encoding scores a kernel model under
-        encryption; 0 when the model is linear in the distances."""
-        return self.sealed_kernel_features if self.sealed else 0
-
-    @property
-    def keyed(self) -> bool:
-        """Whether the encoding needs the parties' shared Bloom-filter key."""
-        encoding = ENCODINGS.get(self.encoding)  # the digest takes any fields, known or not
-        return encoding is not None and encoding.keyed
-
-    @property
-    def bloom(self) -> BloomParams:
-        return BloomParams(self.bloom_bits, self.bloom_hashes, self.bloom_q)
-
-
 def method_params(
     *,
     noise_sigma: float = 0.0,
@@ -195,7 +67,7 @@ def method_params(
     record's nearest others look closer than its own noisy copy, so mined hard negatives
     teach the model the wrong sign: none by default. Errors of several kinds per record (any
     error model but one-error) leave some entries of true matches as far apart as strangers':
-    capped distances let the model accept the entries that agree (docs/research/results.md), so such
+    capped distances let the model accept the entries that agree (docs/results.md), so such
     models default to DEFAULT_SATURATION and to a logistic regression, which ranks the many
     pairs such a model accepts better than the SVM (classifier.train). Projected features
     need only the projected coordinates, so they are what is released by default (the same
@@ -311,7 +183,7 @@ def default_assignment(error_model: str, noisy: bool = False) -> str:
     """Greedy in the paper's setting (one-error training, exact distances), where true pairs
     stand out; otherwise the optimal assignment: saturated distances, and noise, leave many
     accepted pairs per record with equal or close scores, and the total score chooses among
-    them better than first-come (docs/research/results.md, docs/research/privacy.md)."""
+    them better than first-come (docs/results.md, docs/research/privacy.md)."""
     return GREEDY if error_model == ONE_ERROR and not noisy else OPTIMAL
 
 

@@ -6,17 +6,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
+from pprl.protocol.agreement_view import AgreementView
 from pprl.protocol.data.combined import base_names, parts
 from pprl.protocol.data.error_model import ADDRESS, roles_of
+from pprl.protocol.method_settings import MethodParams
 from pprl.protocol.model import classifier, training
-
-if TYPE_CHECKING:
-    from pprl.protocol.agreement import Agreement
-    from pprl.protocol.method import MethodParams
 
 Columns = Mapping[str, Sequence[str]]
 
@@ -33,7 +30,7 @@ class TrainingSample:
 
 
 def training_sample(
-    agreement: Agreement,
+    agreement: AgreementView,
     attributes: Columns,
     rng: np.random.Generator,
     *,
@@ -60,7 +57,7 @@ def training_sample(
 
 
 def training_pairs(
-    agreement: Agreement,
+    agreement: AgreementView,
     sample: TrainingSample,
     rng: np.random.Generator,
     *,
@@ -83,7 +80,7 @@ def training_pairs(
 
 
 def fit(
-    agreement: Agreement,
+    agreement: AgreementView,
     sample: TrainingSample,
     rng: np.random.Generator,
     *,
@@ -108,7 +105,7 @@ def fit(
 
 
 def mover_groups(
-    agreement: Agreement, method: MethodParams | None = None
+    agreement: AgreementView, method: MethodParams | None = None
 ) -> tuple[tuple[int, ...], ...]:
     """The groups of entries a movers' alternative leaves out (classifier.train gives a model
     one alternative per group): the address entries, when the method asks for it
@@ -121,7 +118,7 @@ def mover_groups(
     return (address,)
 
 
-def address_entries(agreement: Agreement) -> tuple[int, ...]:
+def address_entries(agreement: AgreementView) -> tuple[int, ...]:
     """The mapping entries that compare parts of an address only (by the attributes' names,
     as the error model's movers: street, postcode, town, ...): a person who moves changes
     them all at once, so they are the group a lenient alternative leaves out. None when

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pprl.protocol.agreement import Agreement
-from pprl.protocol.encodings import Runner
+from pprl.protocol.encodings.base import Runner
 from pprl.protocol.linkage import candidates, matching, plans, soft_links
 from pprl.protocol.linkage.released import Released, record_pairs
 from pprl.protocol.model import classifier

@@ -33,15 +33,17 @@ from pprl.party.storage.inputs import Inputs, load_dictionary, load_inputs, load
 from pprl.party.storage.state import Artifact, RunStore
 from pprl.protocol.agreement import Agreement
 from pprl.protocol.data.record_ids import spreadsheet_safe
-from pprl.protocol.encodings import ENCODINGS, Runner
+from pprl.protocol.encodings.base import Runner
+from pprl.protocol.encodings.registry import ENCODINGS
 from pprl.protocol.errors import PprlError
-from pprl.protocol.gate import attacked_entries
 from pprl.protocol.linkage import plans
 from pprl.protocol.linkage.matching import Matches
-from pprl.protocol.method import MethodParams, reference_sha256
+from pprl.protocol.method import reference_sha256
+from pprl.protocol.method_settings import MethodParams
 from pprl.protocol.privacy import noise
 from pprl.protocol.privacy.audit import Dictionary
 from pprl.protocol.privacy.population_attack import Population
+from pprl.protocol.release_attacks import attacked_entries
 from pprl.protocol.vectors.bloom import BloomKey
 from pprl.protocol.vectors.randomness import Randomness
 from pprl.wire.v1 import linkage_pb2 as pb

@@ -37,11 +37,11 @@ from pprl.protocol.model.features import unit_vectors
 from pprl.protocol.own_training import mover_groups
 from pprl.protocol.sealed import graph_checks, hidden_join, linear_form, session
 from pprl.protocol.sealed.blinding import POINT_BYTES, Blinder, BlindingError, returned, split
+from pprl.protocol.sealed.exact_entries import evaluator_plaintext, exact_entries
 from pprl.protocol.sealed.kernel_features import Exact, RandomFeatures
 from pprl.protocol.sealed.layout import Layout
 from pprl.protocol.sealed.parameters import CkksSetting
 from pprl.protocol.sealed.recipes import most_keys
-from pprl.protocol.sealed_exact import evaluator_plaintext, exact_entries
 from pprl.protocol.vectors.randomness import SEALED_CHECKS, SEALED_SCORES
 from pprl.wire.v1 import linkage_pb2 as pb
 

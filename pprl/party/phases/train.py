@@ -9,7 +9,7 @@ from typing import Any
 from pprl.party.phases import words
 from pprl.party.phases.context import PhaseFailed, PhaseProgress, RunContext
 from pprl.party.storage.artifacts import MODEL
-from pprl.protocol import pipeline, sealed_expectation
+from pprl.protocol import pipeline
 from pprl.protocol.expectation import (
     ERROR_RATES,
     Simulation,
@@ -18,6 +18,7 @@ from pprl.protocol.expectation import (
     simulate,
 )
 from pprl.protocol.own_training import mover_groups
+from pprl.protocol.sealed import expectation as sealed_expectation
 from pprl.protocol.sealed import session
 from pprl.protocol.sealed.recipes import with_prefixes
 from pprl.wire.v1 import linkage_pb2 as pb

@@ -24,10 +24,10 @@ from pprl.party.storage.artifacts import (
 )
 from pprl.party.storage.state import run_dir
 from pprl.protocol.data.record_ids import spreadsheet_safe
-from pprl.protocol.encodings import encoding_named
+from pprl.protocol.encodings.registry import encoding_named
 from pprl.protocol.errors import InputError
 from pprl.protocol.expectation import TYPICAL_ERROR_RATE, Simulation
-from pprl.protocol.method import MethodParams
+from pprl.protocol.method_settings import MethodParams
 from pprl.protocol.phases import LAST_PHASE, Phase
 
 

@@ -34,9 +34,9 @@ from pprl.party.storage.artifacts import (
 from pprl.party.storage.run_ids import BadRunId, check_run_id
 from pprl.party.storage.state import Run, RunStore
 from pprl.party.wire_types import wire_phase
-from pprl.protocol.encodings import encoding_named
+from pprl.protocol.encodings.registry import encoding_named
 from pprl.protocol.expectation import spread_words
-from pprl.protocol.method import MethodParams
+from pprl.protocol.method_settings import MethodParams
 from pprl.protocol.phases import Phase, PhaseOrderError, check_advance
 from pprl.wire.v1 import linkage_pb2 as pb
 from pprl.wire.v1 import linkage_pb2_grpc as rpc

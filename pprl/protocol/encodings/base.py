@@ -5,21 +5,19 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
+from pprl.protocol.agreement_view import AgreementView
 from pprl.protocol.data.distances import Metric
-from pprl.protocol.gate import Attack
 from pprl.protocol.linkage import candidates, matching, plans
+from pprl.protocol.method_settings import ENCODING_SETTINGS, EncodingSettings, MethodParams
 from pprl.protocol.model.classifier import Model
 from pprl.protocol.privacy.audit import AuditReport
 from pprl.protocol.progress import Progress
+from pprl.protocol.release_attacks import Attack
 from pprl.protocol.vectors.keyed_noise import NoiseKey
-
-if TYPE_CHECKING:
-    from pprl.protocol.agreement import Agreement
-    from pprl.protocol.method import MethodParams
 
 Columns = Mapping[str, Sequence[str]]
 Runner = Callable[[plans.Plan, Progress | None], plans.Outcome]
@@ -28,20 +26,15 @@ Runner = Callable[[plans.Plan, Progress | None], plans.Outcome]
 class Encoding(ABC):
     """One way of encoding records for the peer (see the module's docstring)."""
 
+    # Its name in ENCODING_SETTINGS, which says what the settings tell of it: `settings`,
+    # `keyed` and `sealed` below.
     name: ClassVar[str]
-    # Whether it needs the key both parties hold ([privacy] bloom_key).
-    keyed: ClassVar[bool] = False
     # Whether its release takes noise, which the gate then chooses.
     takes_noise: ClassVar[bool] = True
     # [method] keys that make no sense for it: refused rather than ignored.
     refused_keys: ClassVar[tuple[str, ...]] = ()
-    # Method settings only it reads: in the agreement's description only when it is agreed.
-    settings: ClassVar[tuple[str, ...]] = ()
     # Method settings it needs at one value (method_params refuses any other).
     fixed: ClassVar[Mapping[str, Any]] = {}
-    # Whether the peer never receives the vectors: candidates and scores are computed under
-    # blinding and encryption with the peer (pprl.protocol.sealed), not on a sent tensor.
-    sealed: ClassVar[bool] = False
     # Whether MATCH can keep only pairs scoring above a party's own threshold ([matching]
     # threshold) before its one-to-one step.
     cuts: ClassVar[bool] = False
@@ -49,11 +42,34 @@ class Encoding(ABC):
     # evaluate; None: any.
     trainers: ClassVar[tuple[str, ...] | None] = None
 
+    @property
+    def declared(self) -> EncodingSettings:
+        """What the settings tell of it (method_settings.ENCODING_SETTINGS)."""
+        return ENCODING_SETTINGS[self.name]
+
+    @property
+    def settings(self) -> tuple[str, ...]:
+        """Method settings only it reads: in the agreement's description only when it is
+        agreed."""
+        return self.declared.settings
+
+    @property
+    def keyed(self) -> bool:
+        """Whether it needs the key both parties hold ([privacy] bloom_key)."""
+        return self.declared.keyed
+
+    @property
+    def sealed(self) -> bool:
+        """Whether the peer never receives the vectors: candidates and scores are computed
+        under blinding and encryption with the peer (pprl.protocol.sealed), not on a sent
+        tensor."""
+        return self.declared.sealed
+
     @abstractmethod
     def check(self, noise_sigma: float, soft_top_k: int, settings: Mapping[str, Any]) -> None:
         """Refuse method settings this encoding cannot honour (a ValueError that says why)."""
 
-    def metric(self, agreement: Agreement) -> Metric | None:
+    def metric(self, agreement: AgreementView) -> Metric | None:
         """The distance that replaces the kinds' own; None for the kinds' own."""
         return None
 
@@ -66,7 +82,7 @@ class Encoding(ABC):
     @abstractmethod
     def smash(
         self,
-        agreement: Agreement,
+        agreement: AgreementView,
         attributes: Columns,
         rng: np.random.Generator | None,
         progress: Progress | None,
@@ -75,19 +91,19 @@ class Encoding(ABC):
         """The records encoded as agreed: the tensor the peer receives."""
 
     @abstractmethod
-    def audit(self, agreement: Agreement, attack: Attack) -> AuditReport:
+    def audit(self, agreement: AgreementView, attack: Attack) -> AuditReport:
         """The peer's strongest attack on the attacked rows of a released tensor."""
 
     @abstractmethod
     def train(
-        self, agreement: Agreement, attributes: Columns, rng: np.random.Generator
+        self, agreement: AgreementView, attributes: Columns, rng: np.random.Generator
     ) -> tuple[Model, int]:
         """A classifier from the party's own records only, and its pair count."""
 
     @abstractmethod
     def match(
         self,
-        agreement: Agreement,
+        agreement: AgreementView,
         own: candidates.TensorRows,
         peer: candidates.TensorRows,
         model: Model,
@@ -99,7 +115,7 @@ class Encoding(ABC):
         `threshold` (above 0 unless the encoding `cuts`)."""
 
     @abstractmethod
-    def noise_words(self, agreement: Agreement) -> str:
+    def noise_words(self, agreement: AgreementView) -> str:
         """What the release is and how much noise it carries, for the operator."""
 
     @abstractmethod

@@ -4,30 +4,25 @@ filters."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
+from pprl.protocol.agreement_view import AgreementView
 from pprl.protocol.data.combined import with_combined
 from pprl.protocol.data.distances import Metric
 from pprl.protocol.encodings.base import Columns, Encoding, Runner
 from pprl.protocol.encodings.distances import Distances
 from pprl.protocol.errors import SettingError
-from pprl.protocol.gate import Attack
 from pprl.protocol.linkage import bloom_linkage, candidates, matching
+from pprl.protocol.method_settings import MethodParams
 from pprl.protocol.model.classifier import Model
 from pprl.protocol.privacy import bloom_audit
 from pprl.protocol.privacy.audit import AuditReport
 from pprl.protocol.progress import Progress
+from pprl.protocol.release_attacks import Attack
 from pprl.protocol.vectors.bloom import BloomParams, FilterDistance
 from pprl.protocol.vectors.keyed_noise import NoiseKey
-
-if TYPE_CHECKING:
-    from pprl.protocol.agreement import Agreement
-    from pprl.protocol.method import MethodParams
-
-# The method settings of the filters (in the agreement only when a Bloom encoding is).
-BLOOM_SETTINGS = ("bloom_bits", "bloom_hashes", "bloom_q")
 
 
 class FilterDistances(Distances):
@@ -35,14 +30,12 @@ class FilterDistances(Distances):
     released (and noised) as the reference release's distances are."""
 
     name = "bloom-distances"
-    keyed = True
-    settings = BLOOM_SETTINGS
     unit = "bits"
 
     def check(self, noise_sigma: float, soft_top_k: int, settings: Mapping[str, Any]) -> None:
         _filter_params(settings)
 
-    def metric(self, agreement: Agreement) -> Metric | None:
+    def metric(self, agreement: AgreementView) -> Metric | None:
         assert agreement.bloom_key is not None  # the agreement refuses it without a key
         return FilterDistance(agreement.bloom_key, agreement.method.bloom)
 
@@ -56,8 +49,6 @@ class Filters(Encoding):
     a peer who holds the key can attack them with a dictionary."""
 
     name = "bloom"
-    keyed = True
-    settings = BLOOM_SETTINGS
     # Its classifier scores the filters' similarities with one linear decision (bloom_linkage).
     fixed: ClassVar[Mapping[str, Any]] = {"mover_odds": 0.0}
     takes_noise = False
@@ -85,7 +76,7 @@ class Filters(Encoding):
 
     def smash(
         self,
-        agreement: Agreement,
+        agreement: AgreementView,
         attributes: Columns,
         rng: np.random.Generator | None,
         progress: Progress | None,
@@ -93,7 +84,7 @@ class Filters(Encoding):
     ) -> np.ndarray:
         return agreement.bloom_agreement().encode(attributes)
 
-    def audit(self, agreement: Agreement, attack: Attack) -> AuditReport:
+    def audit(self, agreement: AgreementView, attack: Attack) -> AuditReport:
         """The peer holds the key: it encodes the dictionary as this party encoded its names."""
         filters = agreement.bloom_agreement()
         return bloom_audit.audit_filters(
@@ -104,13 +95,13 @@ class Filters(Encoding):
         )
 
     def train(
-        self, agreement: Agreement, attributes: Columns, rng: np.random.Generator
+        self, agreement: AgreementView, attributes: Columns, rng: np.random.Generator
     ) -> tuple[Model, int]:
         return bloom_linkage.train(agreement.bloom_agreement(), attributes, rng)
 
     def match(
         self,
-        agreement: Agreement,
+        agreement: AgreementView,
         own: candidates.TensorRows,
         peer: candidates.TensorRows,
         model: Model,
@@ -131,7 +122,7 @@ class Filters(Encoding):
     def match_words(self, where: str) -> str:
         return "comparing distinct filters for candidates"
 
-    def noise_words(self, agreement: Agreement) -> str:
+    def noise_words(self, agreement: AgreementView) -> str:
         method = agreement.method
         return (
             f"Bloom filters of {method.bloom_bits} bits, {method.bloom_hashes} hashes per "

@@ -3,33 +3,31 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
+from pprl.protocol.agreement_view import AgreementView
 from pprl.protocol.data.combined import with_combined
 from pprl.protocol.encodings.base import Columns, Encoding, Runner
-from pprl.protocol.gate import Attack, audit_distances
 from pprl.protocol.linkage import candidates, matching
+from pprl.protocol.method_settings import PAPER_ENCODING, MethodParams
 from pprl.protocol.model.classifier import Model
 from pprl.protocol.own_training import fit, training_sample
 from pprl.protocol.privacy import noise
 from pprl.protocol.privacy.audit import AuditReport
 from pprl.protocol.progress import Progress
+from pprl.protocol.release_attacks import Attack, audit_distances
 from pprl.protocol.vectors.keyed_noise import NoiseKey
 from pprl.protocol.vectors.release import released_width
 from pprl.protocol.vectors.smashing import smash
-
-if TYPE_CHECKING:
-    from pprl.protocol.agreement import Agreement
-    from pprl.protocol.method import MethodParams
 
 
 class Distances(Encoding):
     """Each value's edit distances to the reference set's values (the paper's smashing),
     released as distances or projected coordinates, with the agreed noise."""
 
-    name = "reference"
+    name = PAPER_ENCODING
     cuts = True
     # One edit of one value moves each distance by at most this much, in this unit.
     unit: ClassVar[str] = "edits"
@@ -49,7 +47,7 @@ class Distances(Encoding):
 
     def smash(
         self,
-        agreement: Agreement,
+        agreement: AgreementView,
         attributes: Columns,
         rng: np.random.Generator | None,
         progress: Progress | None,
@@ -65,17 +63,17 @@ class Distances(Encoding):
             key=key,
         )
 
-    def audit(self, agreement: Agreement, attack: Attack) -> AuditReport:
+    def audit(self, agreement: AgreementView, attack: Attack) -> AuditReport:
         return audit_distances(agreement, attack)
 
     def train(
-        self, agreement: Agreement, attributes: Columns, rng: np.random.Generator
+        self, agreement: AgreementView, attributes: Columns, rng: np.random.Generator
     ) -> tuple[Model, int]:
         return fit(agreement, training_sample(agreement, attributes, rng), rng)
 
     def match(
         self,
-        agreement: Agreement,
+        agreement: AgreementView,
         own: candidates.TensorRows,
         peer: candidates.TensorRows,
         model: Model,
@@ -98,7 +96,7 @@ class Distances(Encoding):
     def match_words(self, where: str) -> str:
         return f"grouping distinct vectors; blocks run {where}"
 
-    def noise_words(self, agreement: Agreement) -> str:
+    def noise_words(self, agreement: AgreementView) -> str:
         """sigma, its units, tau and epsilon, over the coordinates one attribute spans."""
         coordinates, change, unit = agreement.sensitivity
         return noise.describe(

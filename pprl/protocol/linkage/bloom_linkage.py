@@ -33,7 +33,7 @@ from pprl.protocol.vectors.bloom import (
 )
 
 if TYPE_CHECKING:
-    from pprl.protocol.method import MethodParams
+    from pprl.protocol.method_settings import MethodParams
 
 Columns = Mapping[str, Sequence[str]]
 _BLOCK_BYTES = 64 << 20

@@ -295,11 +295,11 @@ def _linear_fit(
 ) -> tuple[np.ndarray, np.ndarray]:
     """The weights and bias of a linear SVM or a logistic regression on x."""
     if kind == "logistic":
-        from sklearn.linear_model import LogisticRegression
+        from sklearn.linear_model import LogisticRegression  # lazy: costs ~1 s at start-up
 
         fitted: Any = LogisticRegression(C=c, class_weight=weight, max_iter=_LOGISTIC_ITERATIONS)
     else:
-        from sklearn.svm import SVC
+        from sklearn.svm import SVC  # lazy: costs ~1 s at start-up
 
         fitted = SVC(kernel="linear", C=c, class_weight=weight)
     fitted = fitted.fit(x, y)

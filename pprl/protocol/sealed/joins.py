@@ -31,7 +31,7 @@ GRAPH = Join("graph", hidden=False)
 HIDDEN = Join("hidden", hidden=True)
 JOINS = {join.name: join for join in (GRAPH, HIDDEN)}
 # The digest leaves the setting out at this value, so that runs agreed before it existed
-# keep their digests (method.MethodParams.to_dict).
+# keep their digests (method_settings.MethodParams.to_dict).
 DEFAULT_JOIN = GRAPH.name
 
 

@@ -25,7 +25,7 @@ pairs' distances at one quantile, nothing of a record).
 
 An entry whose values are few and public (an initial: one of 26 letters; a category: the
 values its reference column lists) needs no draws: with the unit vectors L of its values
-(`Exact`, both parties smash them from the agreement, pprl.protocol.sealed_exact),
+(`Exact`, both parties smash them from the agreement, pprl.protocol.sealed.exact_entries),
 phi(u) = K^(-1/2) k(L, u), K = k(L, L), gives phi(a) . phi(b) = k(a, b) exactly whenever a or
 b is one of them (Nystrom features on every value as a landmark), in as many coordinates as
 values instead of D: the rest of the entry's D are zero on both sides, so they are neither

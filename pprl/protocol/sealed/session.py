@@ -77,9 +77,10 @@ KERNEL_FEATURES_BEYOND_NAMES = 48
 # 0.8261, 0.8254 / 0.8278, 0.8292; 50,000 a side 0.7912 / 0.7942 for 1.70 / 2.18 GB). With
 # a cosine and a sine a frequency (kernel_features) 48 link as 64 at 5,000 a side in one
 # process, but 50,000 a side 0.8221 / 0.8268 for 0.92 / 1.09 GB the larger party
-# (docs/research/sealed.md, "A cosine and a sine a frequency"; 64 send 0.99 GB since
-# ciphertexts are packed, "Coefficients packed at their primes' widths"). An initial's entry
-# takes 26 of them, exactly (pprl.protocol.sealed_exact).
+# (docs/research/sealed.md,
+# "A cosine and a sine a frequency"; 64 send 0.99 GB since ciphertexts are packed, "Coefficients
+# packed at their primes' widths"). An initial's entry takes 26 of them, exactly
+# (pprl.protocol.sealed.exact_entries).
 KERNEL_FEATURES_NAMES = 64
 # More than this many an entry is refused: the scoring party's ciphertexts grow with it.
 MAX_KERNEL_FEATURES = 4096
@@ -181,8 +182,9 @@ def default_recipes(kinds: Mapping[str, str], error_model: str, hidden: bool | N
       hold pairs whose date and one name both changed (FEBRL4: 4,944 of its 5,000 true pairs
       joined against 4,803 without them, no more pairs without a partner);
     - with names only, the codes of every two names together, and nothing looser: keys that
-      find more partners on names alone leak (docs/research/sealed.md); those with the first name
-      read in either order where `error_model` swaps names (FEBRL4's two names joined in 77.3% of
+      find more partners on names alone leak (docs/research/sealed.md); those with the first
+      name read
+      in either order where `error_model` swaps names (FEBRL4's two names joined in 77.3% of
       true pairs against 71.5%; KERNEL_FEATURES_NAMES for what they link); with the
       hidden join (`hidden`; by default the join `joins.default_join` gives the kinds), also
       every two names' first three letters: FEBRL4 names through two daemons F1 0.7956
@@ -295,8 +297,9 @@ def default_recipes(kinds: Mapping[str, str], error_model: str, hidden: bool | N
             # in one process: F1 0.8562 -> 0.8628, the people without a partner re-identified
             # 4.1% -> 4.0% and found in the file with certainty 16.4% either way). Not the
             # first name one edit apart with the middle name's code: 0.0025 more beside it
-            # for 0.8 points more re-identified and 1.6 more found (docs/research/sealed.md, "A
-            # middle name with the last name one edit apart").
+            # for 0.8 points more re-identified and 1.6 more found
+            # (docs/research/sealed.md, "A middle
+            # name with the last name one edit apart").
             recipes += [f"{middle}:soundex+{last}:neighbours" for middle in names[1:-1]]
     if not recipes:
         raise SettingError(

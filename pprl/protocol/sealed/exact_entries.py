@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from string import ascii_uppercase
 
-from pprl.protocol.agreement import Agreement
+from pprl.protocol.agreement_view import AgreementView
 from pprl.protocol.data.combined import base_names, is_initial, parts
 from pprl.protocol.model.classifier import Model
 from pprl.protocol.model.features import unit_vectors
@@ -26,7 +26,7 @@ LETTERS = tuple(ascii_uppercase)
 CATEGORY = "category"
 
 
-def exact_values(agreement: Agreement, entry: int) -> list[str] | None:
+def exact_values(agreement: AgreementView, entry: int) -> list[str] | None:
     """The values entry `entry` can hold, when they are few and public: an initial's
     letters, a category's values in its reference column; None for any other entry."""
     name, column = agreement.mapping[entry]
@@ -37,7 +37,7 @@ def exact_values(agreement: Agreement, entry: int) -> list[str] | None:
     return None
 
 
-def exact_entries(agreement: Agreement) -> tuple[Exact, ...]:
+def exact_entries(agreement: AgreementView) -> tuple[Exact, ...]:
     """Each entry of the agreed mapping that `exact_values` names, with its values' unit
     vectors."""
     attributes = base_names(name for name, _ in agreement.mapping)
@@ -53,7 +53,7 @@ def exact_entries(agreement: Agreement) -> tuple[Exact, ...]:
     return tuple(out)
 
 
-def evaluator_plaintext(agreement: Agreement, model: Model, digest: str) -> Peer:
+def evaluator_plaintext(agreement: AgreementView, model: Model, digest: str) -> Peer:
     """What the evaluator multiplies in for a scoring party's `model`, as the daemons derive
     it: the agreed random features (from `digest`), the exact entries by their values."""
     exact = exact_entries(agreement) if model.widths is not None else ()

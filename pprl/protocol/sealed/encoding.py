@@ -1,33 +1,25 @@
 """Sealed linkage: nothing a peer can compare with a dictionary leaves the party. Each party
 smashes its records as the reference method does (no noise: the vectors never leave it),
 finds candidate pairs by blinded blocking keys and scores them under homomorphic encryption
-(pprl.protocol.sealed; docs/research/sealed.md). Here: what the method agrees on and how a party
+(the rest of pprl.protocol.sealed; docs/research/sealed.md). Here: the encoding, registered as
+"sealed" (pprl.protocol.encodings.registry): what the method agrees on and how a party
 trains and, for its own estimate, links in plaintext."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
+from pprl.protocol.agreement_view import AgreementView
 from pprl.protocol.encodings.distances import Distances
 from pprl.protocol.errors import SettingError
-from pprl.protocol.gate import Attack
 from pprl.protocol.model.features import RAW_JOINS
 from pprl.protocol.privacy.audit import AuditReport
+from pprl.protocol.release_attacks import Attack
+from pprl.protocol.sealed.exact_entries import exact_entries
+from pprl.protocol.sealed.kernel_features import usable
 from pprl.protocol.sealed.recipes import BLANKS_AGREE, FALLBACK, UNORDERED, written_recipes
-
-if TYPE_CHECKING:
-    from pprl.protocol.agreement import Agreement
-
-# The method settings only sealed linkage reads (they enter the digest only for it).
-SEALED_KEYS = (
-    "sealed_keys",
-    "sealed_thresholds",
-    "sealed_crypto",
-    "sealed_kernel_features",
-    "sealed_join",
-    "sealed_names_within",
-)
+from pprl.protocol.sealed.session import check_settings
 
 
 class Sealed(Distances):
@@ -35,13 +27,11 @@ class Sealed(Distances):
 
     name = "sealed"
     takes_noise = False
-    sealed = True
     # Its MATCH compares each pair's score with the agreed thresholds under encryption: a
     # party's own cut ([matching] threshold) has nothing in plaintext to cut.
     cuts = False
     # Each decision is a linear form evaluated under encryption (linear_form): no kernel.
     trainers = ("linear", "logistic")
-    settings = SEALED_KEYS
     refused_keys = ("noise_sigma", "attack_success", "soft_top_k")
     # What the linear forms that sealed scoring evaluates need: the projected vectors and no
     # caps (pprl.protocol.sealed.linear_form; a movers' alternative is a second form). An
@@ -54,8 +44,6 @@ class Sealed(Distances):
     }
 
     def check(self, noise_sigma: float, soft_top_k: int, settings: Mapping[str, Any]) -> None:
-        from pprl.protocol.sealed.session import check_settings
-
         if noise_sigma:
             raise SettingError(
                 'encoding "sealed" sends no vectors, so it takes no noise (noise_sigma must be 0)',
@@ -68,7 +56,7 @@ class Sealed(Distances):
             )
         check_settings(settings)
 
-    def audit(self, agreement: Agreement, attack: Attack) -> AuditReport:
+    def audit(self, agreement: AgreementView, attack: Attack) -> AuditReport:
         raise SettingError(
             'encoding "sealed" releases no vectors for a gate to attack; what its blocking '
             "keys reveal is measured by benchmarks/sealed_bucket_attack.py "
@@ -78,7 +66,7 @@ class Sealed(Distances):
     def match_words(self, where: str) -> str:
         return "candidates from the blinded keys; scoring them under encryption with the peer"
 
-    def noise_words(self, agreement: Agreement) -> str:
+    def noise_words(self, agreement: AgreementView) -> str:
         written = agreement.method.sealed_keys
         said = (
             "sealed: no vectors are sent (blinded blocking keys and encrypted vectors only; "
@@ -94,9 +82,6 @@ class Sealed(Distances):
         features = agreement.method.kernel_features
         if not features:
             return said + "; model: linear in the distances"
-        from pprl.protocol.sealed.kernel_features import usable
-        from pprl.protocol.sealed_exact import exact_entries
-
         said += f"; model: a kernel, {features} random features an entry"
         exact = usable(exact_entries(agreement), features)
         if exact:
