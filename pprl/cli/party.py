@@ -100,7 +100,7 @@ def run_health(args: argparse.Namespace) -> int:
     from grpc_health.v1 import health_pb2, health_pb2_grpc
 
     from pprl.party.config import load_config
-    from pprl.party.keys.tls import secure_channel
+    from pprl.party.credentials.tls import secure_channel
     from pprl.protocol.errors import PprlError
 
     config = load_config(args.config)

@@ -20,7 +20,7 @@ import numpy as np
 
 from pprl import __version__
 from pprl.party.config import PartyConfig
-from pprl.party.keys.tls import caller_identity
+from pprl.party.credentials.tls import caller_identity
 from pprl.party.peering.transfer import (
     StreamTimeout,
     TransferError,
