@@ -20,7 +20,7 @@ from pathlib import Path
 import grpc
 
 from pprl.party.coordination.coordinator import Coordinator
-from pprl.party.keys.tls import secure_channel
+from pprl.party.credentials.tls import secure_channel
 from pprl.party.local import (
     DEFAULT_REFERENCE_ROWS,
     PARTIES,

@@ -31,8 +31,8 @@ from pathlib import Path
 import grpc
 import numpy as np
 
-from pprl.party.keys.certs import make_development_pki
-from pprl.party.keys.tls import CHANNEL_OPTIONS, TlsFiles, secure_channel, server_credentials
+from pprl.party.credentials.certs import make_development_pki
+from pprl.party.credentials.tls import CHANNEL_OPTIONS, TlsFiles, secure_channel, server_credentials
 from pprl.party.local import free_port
 from pprl.party.peering.transfer import Expected, receive_tensor, tensor_messages
 from pprl.wire.v1 import linkage_pb2 as pb

@@ -19,7 +19,7 @@ import pytest
 
 from pprl.party import local
 from pprl.party.coordination.coordinator import Coordinator
-from pprl.party.keys.tls import secure_channel
+from pprl.party.credentials.tls import secure_channel
 from pprl.party.local import (
     PARTIES,
     Deployment,

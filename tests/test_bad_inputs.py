@@ -15,7 +15,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from pprl.cli import main
-from pprl.party.keys.certs import make_development_pki
+from pprl.party.credentials.certs import make_development_pki
 from pprl.party.local import generated_deployment
 
 HERE = Path(__file__).parent / "bad_inputs"

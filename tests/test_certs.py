@@ -14,7 +14,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from pprl.party.keys.certs import identity_of, make_development_pki
+from pprl.party.credentials.certs import identity_of, make_development_pki
 
 IDENTITIES = ("alice", "bob", "coordinator")
 # Loopback connections must never be routed through a proxy from the environment.

@@ -21,7 +21,7 @@ import pytest
 from cryptography import x509
 
 from pprl.cli import COMMANDS, build_parser
-from pprl.party.keys.certs import identity_of
+from pprl.party.credentials.certs import identity_of
 from pprl.party.local import DEFAULT_REFERENCE_ROWS, read_truth
 
 HELP = {

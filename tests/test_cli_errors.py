@@ -9,7 +9,7 @@ import pytest
 
 from pprl.cli import main
 from pprl.party.coordination.coordinator import CoordinatorError
-from pprl.party.keys import certs
+from pprl.party.credentials import certs
 from pprl.protocol.errors import InputError, PprlError
 
 

@@ -14,7 +14,7 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from pprl.cli.party import JsonLines
-from pprl.party.keys.certs import make_development_pki
+from pprl.party.credentials.certs import make_development_pki
 from pprl.party.local import stop_daemon
 from pprl.wire.v1 import linkage_pb2 as pb
 from tests.conftest import stub_as

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pprl.party.keys.noise_key import KEY_FILE, party_noise_key
+from pprl.party.credentials.noise_key import KEY_FILE, party_noise_key
 from pprl.protocol import pipeline
 from pprl.protocol.agreement import Agreement
 from pprl.protocol.data import synthetic

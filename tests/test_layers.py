@@ -70,15 +70,15 @@ SUB_LAYERS = {
     },
     "party": {
         "base": set(),
-        "keys": {"base"},
-        "storage": {"base", "keys"},
-        "peering": {"base", "keys", "storage"},
+        "credentials": {"base"},
+        "storage": {"base", "credentials"},
+        "peering": {"base", "credentials", "storage"},
         # The run report, read from a state directory (LINK writes it; pprl report again).
         "reporting": {"base", "storage"},
-        "phases": {"base", "keys", "storage", "peering", "reporting"},
-        "service": {"base", "keys", "storage", "peering", "phases"},
-        "coordination": {"base", "keys", "storage"},
-        "top": {"base", "keys", "storage", "coordination", "reporting"},
+        "phases": {"base", "credentials", "storage", "peering", "reporting"},
+        "service": {"base", "credentials", "storage", "peering", "phases"},
+        "coordination": {"base", "credentials", "storage"},
+        "top": {"base", "credentials", "storage", "coordination", "reporting"},
     },
 }
 BASE_MODULES = {

@@ -17,7 +17,7 @@ import pytest
 
 from pprl import __version__
 from pprl.party.coordination.coordinator import Coordinator, CoordinatorError
-from pprl.party.keys.certs import make_development_pki
+from pprl.party.credentials.certs import make_development_pki
 from pprl.party.reasons import reason_of
 from pprl.party.storage.artifacts import OWN_MATCHES, OWN_TENSOR, PEER_TENSOR
 from pprl.party.storage.state import run_dir

@@ -4,7 +4,7 @@ every single corruption of a stream is refused without leaving a file behind.
 ``pprl.party.peering.transfer`` imports CHUNK_BYTES into its own namespace and both
 ``tensor_messages`` (the sender) and ``receive_tensor`` (the receiver) read that module global
 at call time, so patching ``pprl.party.peering.transfer.CHUNK_BYTES`` reaches both; patching
-``pprl.party.keys.tls`` would not.
+``pprl.party.credentials.tls`` would not.
 """
 
 from __future__ import annotations

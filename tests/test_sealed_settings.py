@@ -287,8 +287,9 @@ def test_ties_break_the_same_way_on_both_sides() -> None:
 def test_a_score_header_with_widths_no_kernel_can_have_is_refused() -> None:
     """An evaluator that agreed on random features takes one kernel width per entry, each a
     cap a kernel model can have over its divisor; anything else is refused before any work."""
-    from pprl.party.peering.sealed_checks import KERNEL_WIDTHS, header_refusal
-    from pprl.party.phases.sealed import Evaluation, ScoreShape
+    from pprl.party.phases.sealed.evaluation import Evaluation
+    from pprl.party.phases.sealed.stream_checks import KERNEL_WIDTHS, header_refusal
+    from pprl.party.phases.sealed.stream_shape import ScoreShape
     from pprl.protocol.sealed.layout import layout
     from pprl.wire.v1 import linkage_pb2 as pb
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pprl.party.config import PartyConfig, PeerEndpoint, load_config
-from pprl.party.keys.certs import make_development_pki
+from pprl.party.credentials.certs import make_development_pki
 from pprl.party.local import generated_deployment
 from pprl.party.service.startup import (
     check_certificate,

@@ -109,7 +109,7 @@ def test_a_session_links_every_pair_and_resumes(deploy):
 def test_a_party_list_that_repeats_an_identity_is_refused_before_any_call(tmp_path):
     """No daemon listens: the list is refused before the coordinator connects to anyone."""
     deployment_free = [f"127.0.0.1:{local.free_port()}" for _ in range(3)]
-    from pprl.party.keys.certs import make_development_pki
+    from pprl.party.credentials.certs import make_development_pki
 
     certs = make_development_pki(tmp_path / "certs", ["coordinator"])
     cert, key = certs["coordinator"]

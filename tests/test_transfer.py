@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pprl.party.keys.tls import CHUNK_BYTES
+from pprl.party.credentials.tls import CHUNK_BYTES
 from pprl.party.peering.transfer import Expected, TransferError, receive_tensor, tensor_messages
 from pprl.wire.v1 import linkage_pb2 as pb
 

@@ -17,7 +17,16 @@ import numpy as np
 
 from pprl.cli.summary import write_json
 from pprl.party.config import load_config
+from pprl.party.storage.inputs import load_dictionary, load_inputs, load_population
 from pprl.protocol.errors import InputError
+from pprl.protocol.gate import audit_rows, calibrate_noise
+from pprl.protocol.linkage.released import Released
+from pprl.protocol.privacy.audit import audit_tensor
+from pprl.protocol.privacy.noise import CalibrationError
+from pprl.protocol.release_attacks import attacked_entries
+from pprl.protocol.vectors.randomness import Randomness, secret_generator
+from pprl.protocol.vectors.release import Release
+from pprl.protocol.vectors.smashing import Entry, smash
 
 if TYPE_CHECKING:
     from pprl.protocol.agreement import Agreement
@@ -109,17 +118,8 @@ def run(args: argparse.Namespace) -> int:
 
 def run_audit(options: AuditOptions) -> dict[str, Any]:
     """The report as a dict (what --json writes); raises InputError for unusable inputs."""
-    # The daemon's code (gRPC, the classifiers) and the attacks load only for this command,
-    # not for every other `pprl` command (a coordinator's start, say).
+    # lazy: the daemon's phases (gRPC, the run store) load only when an audit runs
     from pprl.party.phases.context import PhaseFailed, resolve_agreement
-    from pprl.party.storage.inputs import load_dictionary, load_inputs, load_population
-    from pprl.protocol.gate import audit_rows, calibrate_noise
-    from pprl.protocol.linkage.released import Released
-    from pprl.protocol.privacy.audit import audit_tensor
-    from pprl.protocol.privacy.noise import CalibrationError
-    from pprl.protocol.vectors.randomness import Randomness, secret_generator
-    from pprl.protocol.vectors.release import Release
-    from pprl.protocol.vectors.smashing import Entry, smash
 
     config = load_config(options.config)
     if options.sample < 1:
@@ -212,8 +212,6 @@ def run_audit(options: AuditOptions) -> dict[str, Any]:
 
 def attacked_mapping(agreement: Agreement) -> list[tuple[str, str]]:
     """The mapping entries the attacks judge."""
-    from pprl.protocol.release_attacks import attacked_entries
-
     return [agreement.mapping[m] for m in attacked_entries(agreement)]
 
 

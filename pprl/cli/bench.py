@@ -9,7 +9,11 @@ import shlex
 import tempfile
 from pathlib import Path
 
-from pprl.bench.grid import Grid, run_grid, summarise
+from pprl.bench import european_registers
+from pprl.bench.febrl import write_febrl4
+from pprl.bench.grid import Grid, machine, run_grid, summarise
+from pprl.bench.peer import ALL_FIELDS, THRESHOLDS, peer_table, run_peer
+from pprl.bench.plots import quality_figure, scale_figure, time_figure
 from pprl.bench.quality import (
     MATCHING,
     PAPER,
@@ -68,8 +72,6 @@ def _share(text: str) -> float:
 
 def _fields(text: str) -> list[str]:
     if text == "all":
-        from pprl.bench.peer import ALL_FIELDS
-
         return list(ALL_FIELDS)
     names = [part.strip() for part in text.split(",")]
     if not all(names):
@@ -329,8 +331,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _figures(summary: list, out: Path, stem: str) -> None:
-    from pprl.bench.plots import quality_figure, time_figure
-
     for path in (
         quality_figure(summary, out / f"{stem}_precision_recall.png"),
         time_figure(summary, out / f"{stem}_time.png"),
@@ -391,7 +391,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_scale_command(args: argparse.Namespace) -> int:
-    from pprl.bench.grid import machine
+    # lazy: the scale benchmark's daemons (gRPC, the run store) load only when it runs
     from pprl.bench.scale import ScaleOptions, run_scale, scale_table
 
     if args.oracle_sample < 1 or args.oracle_full_max < 0 or args.reference_rows < 2:
@@ -430,23 +430,17 @@ def run_scale_command(args: argparse.Namespace) -> int:
     print(scale_table(rows))
     print(f"results written to {out / args.name}.json")
     if args.plots:
-        from pprl.bench.plots import scale_figure
-
         print(f"figure written to {scale_figure(rows, out / f'{args.name}_time.png')}")
     return 0
 
 
 def run_febrl4(args: argparse.Namespace) -> int:
-    from pprl.bench.febrl import write_febrl4
-
     for path in write_febrl4(Path(args.out), others=args.others):
         print(path)
     return 0
 
 
 def run_european(args: argparse.Namespace) -> int:
-    from pprl.bench import european_registers
-
     out = Path(args.out)
     registers = european_registers.generate(args.size, args.overlap, args.seed)
     for path in [*european_registers.write(registers, out), european_registers.write_names(out)]:
@@ -455,9 +449,7 @@ def run_european(args: argparse.Namespace) -> int:
 
 
 def run_peer_command(args: argparse.Namespace) -> int:
-    from pprl.bench.grid import machine
-    from pprl.bench.peer import THRESHOLDS, peer_table, run_peer
-    from pprl.party.local import read_truth
+    from pprl.party.local import read_truth  # lazy: the deployment, only when this runs
 
     if args.workers is not None and args.workers < 1:
         raise InputError(f"--workers must be at least 1, got {args.workers}")

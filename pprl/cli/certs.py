@@ -23,7 +23,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pprl.party.keys import certs
+    from pprl.party.credentials import certs  # lazy: cryptography, only when certs are made
 
     written = certs.make_development_pki(Path(args.out), args.names, days=args.days)
     for name, (cert, key) in written.items():

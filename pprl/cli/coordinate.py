@@ -9,7 +9,8 @@ import argparse
 from pathlib import Path
 
 from pprl.cli.summary import print_summary, write_json
-from pprl.party.coordination.coordinator import DEFAULT_PHASE_TIMEOUT
+from pprl.party.coordination.coordinator import DEFAULT_PHASE_TIMEOUT, Coordinator, Endpoint
+from pprl.party.coordination.sessions import Session, pair_run_id
 from pprl.party.storage.run_ids import BadRunId, check_run_id
 from pprl.party.tls_files import TlsFiles
 from pprl.protocol.phases import LAST_PHASE, Phase
@@ -129,9 +130,6 @@ def run_id_type(text: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pprl.party.coordination.coordinator import Coordinator, Endpoint
-    from pprl.party.coordination.sessions import Session, pair_run_id
-
     if args.phase_timeout <= 0:
         raise SystemExit("pprl coordinate: error: --phase-timeout must be positive")
     parties = [Endpoint(*party) for party in _parties(args)]

@@ -166,7 +166,7 @@ def _encoding(args: argparse.Namespace) -> str:
     if args.encoding:
         return str(args.encoding)
     if args.schema:
-        from pprl.party.local import load_schema
+        from pprl.party.local import load_schema  # lazy: the deployment, only with --schema
 
         named = load_schema(Path(args.schema)).get("method", {}).get("encoding")
         if named in ENCODINGS:
@@ -184,6 +184,7 @@ def _date_format(text: str) -> tuple[str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    # lazy: the local deployment (gRPC, the daemon) loads only when a demo runs
     from pprl.party.local import DemoOptions, Privacy, run_demo
 
     if (args.records_a is None) != (args.records_b is None):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from pprl.bench.european_registers import LOCALES, name_lists, names_csv
 from pprl.files.atomic import write_text_atomic
 from pprl.protocol.errors import InputError, SettingError
 
@@ -22,8 +23,6 @@ this list's attacker's.
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    from pprl.bench.european_registers import LOCALES
-
     dictionary = sub.add_parser(
         "dictionary",
         help="write an attacker's first names and surnames with their frequencies for "
@@ -43,7 +42,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     locales = tuple(part.strip() for part in args.locales.split(",") if part.strip())
     try:
-        from faker.config import AVAILABLE_LOCALES
+        from faker.config import AVAILABLE_LOCALES  # lazy: faker is an optional extra
     except ImportError:
         raise SettingError(
             "--locales needs the optional extra: pip install 'pprl[registers]' (faker)",
@@ -56,8 +55,6 @@ def run(args: argparse.Namespace) -> int:
             "knows e.g. de_DE, fr_FR, pl_PL, en_GB",
             setting="locales",
         )
-    from pprl.bench.european_registers import name_lists, names_csv
-
     out: Path = args.out
     if out.is_dir():
         raise InputError("is a directory; --out needs a file path", path=str(out))

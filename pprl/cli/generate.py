@@ -49,7 +49,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pprl.party.local import write_demo_data
+    from pprl.party.local import write_demo_data  # lazy: the deployment, only when run
 
     model = args.errors if isinstance(args.errors, str) else None
     for path in write_demo_data(

@@ -8,6 +8,8 @@ import json
 import logging
 import sys
 
+from pprl.protocol.errors import PprlError
+
 LOG_LEVELS = ("debug", "info", "warning", "error")
 
 
@@ -59,6 +61,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run_serve(args: argparse.Namespace) -> int:
+    # lazy: the daemon (gRPC, the method's libraries) loads only when it is to serve
     from pprl.party.config import load_config
     from pprl.party.service.server import serve
 
@@ -96,12 +99,12 @@ class JsonLines(logging.Formatter):
 
 
 def run_health(args: argparse.Namespace) -> int:
+    # lazy: gRPC and the configuration load only when a health check runs
     import grpc
     from grpc_health.v1 import health_pb2, health_pb2_grpc
 
     from pprl.party.config import load_config
-    from pprl.party.keys.tls import secure_channel
-    from pprl.protocol.errors import PprlError
+    from pprl.party.credentials.tls import secure_channel
 
     config = load_config(args.config)
     host, _, port = config.listen.rpartition(":")
@@ -124,6 +127,7 @@ def run_health(args: argparse.Namespace) -> int:
 
 
 def run_check(args: argparse.Namespace) -> int:
+    # lazy: the daemon's checks and the method load only when a check runs
     from pprl.party.config import load_config
     from pprl.party.phases.agree import data_report
     from pprl.party.phases.context import resolve_agreement
@@ -142,11 +146,10 @@ def run_check(args: argparse.Namespace) -> int:
     )
     print(f"{config.identity}: {data_words(data_report(inputs, agreement))}")
     if args.probe:
+        # lazy: the peers' and the scheduler's probes load only with --probe
         from pprl.party.service.probes import probe_peers, probe_scheduler
 
         failed = [line for line in [*probe_peers(config), *probe_scheduler(config)] if line]
         if failed:
-            from pprl.protocol.errors import PprlError
-
             raise PprlError("; ".join(failed))
     return 0

@@ -47,6 +47,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # lazy: the run report's readers and figures load only when a report is written
     from pprl.party.reporting.facts import read_facts, read_truth
     from pprl.party.reporting.render import write_report
 

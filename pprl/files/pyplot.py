@@ -14,12 +14,12 @@ class PlotsUnavailable(PprlError):
 def pyplot() -> Any:
     """matplotlib.pyplot drawing to files only (no display on a server)."""
     try:
-        import matplotlib
+        import matplotlib  # lazy: an optional extra, loaded only to draw
     except ImportError:
         raise PlotsUnavailable(
             "figures need matplotlib: pip install 'pprl[plots]' (the tables are written anyway)"
         ) from None
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # after use("Agg"): pyplot takes its backend on import
 
     return plt

@@ -28,14 +28,12 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from pprl.files import packed_ciphertexts
-
-if TYPE_CHECKING:
-    from pprl.protocol.sealed.scoring import EvaluationKeys
+from pprl.protocol.sealed import scoring
 
 # Memory-backed where there is one: each file lives for one save or load.
 _DIRECTORY = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
@@ -86,9 +84,7 @@ def loaded_ciphertext(context: Any, data: bytes, *, seeded: bool) -> Any:
     `seeded`: a fresh one from the scoring party, which must store one polynomial and the
     seed of its second (SEAL draws that polynomial from the seed, so its sender cannot
     choose it); else an evaluated one, two polynomials."""
-    from pprl.protocol.sealed.scoring import Ciphertext
-
-    return loaded(Ciphertext, context, _unpacked(context, data, seeded))
+    return loaded(scoring.Ciphertext, context, _unpacked(context, data, seeded))
 
 
 def _unpacked(context: Any, data: bytes, seeded: bool) -> bytes:
@@ -119,10 +115,8 @@ class FreshCiphertexts:
     def read(self, data: bytes) -> Any:
         """The ciphertext `data` holds: ValueError as `loaded_ciphertext`, or for a seed this
         stream has read before."""
-        from pprl.protocol.sealed.scoring import Ciphertext
-
         saved = _unpacked(self.context, data, seeded=True)
-        ciphertext = loaded(Ciphertext, self.context, saved)
+        ciphertext = loaded(scoring.Ciphertext, self.context, saved)
         drawn = packed_ciphertexts.seed(saved)
         if drawn in self._seeds:
             raise ValueError("two fresh ciphertexts drawn from one seed")
@@ -135,11 +129,9 @@ def _widths(context: Any) -> list[int]:
     return [prime.bit_count() for prime in context.key_context_data().parms().coeff_modulus()]
 
 
-def evaluation_keys(context: Any, public: bytes, conjugation: bytes) -> EvaluationKeys:
+def evaluation_keys(context: Any, public: bytes, conjugation: bytes) -> scoring.EvaluationKeys:
     """The scoring party's public and conjugation keys as the evaluator holds them, loaded
     under `context`: ValueError naming the key that is not one under its parameters."""
-    from pprl.protocol.sealed import scoring
-
     held = []
     for kind, name, data in (
         (scoring.PublicKey, "public", public),

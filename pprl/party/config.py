@@ -87,7 +87,7 @@ class PrivacySettings:
     # A public list of people (CSV with the attributes' columns) for the attacker who combines
     # a record's attributes (None: that attacker does not run; docs/research/privacy.md).
     population: Path | None = None
-    # The key both parties hold for [method] encoding = "bloom" (pprl.party.keys.bloom_key).
+    # The key both parties hold for [method] encoding = "bloom" (pprl.party.credentials.bloom_key).
     bloom_key: Path | None = None
     # TRAIN stops the run, before anything is sent, when this party's classifier is expected
     # to link worse than this F1 (pprl.protocol.expectation); 0 estimates nothing.

@@ -33,8 +33,8 @@ from pprl.party.config import (
     read_toml,
 )
 from pprl.party.coordination.coordinator import Coordinator, CoordinatorError, Endpoint
-from pprl.party.keys.bloom_key import load_bloom_key
-from pprl.party.keys.certs import make_development_pki
+from pprl.party.credentials.bloom_key import load_bloom_key
+from pprl.party.credentials.certs import make_development_pki
 from pprl.party.reporting import facts as run_facts
 from pprl.party.reporting.render import write_report
 from pprl.party.storage.artifacts import LINKAGE_CSV, PEER_MATCHES_CSV

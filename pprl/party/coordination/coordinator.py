@@ -18,7 +18,7 @@ from typing import Any, TextIO
 
 import grpc
 
-from pprl.party.keys.tls import secure_channel
+from pprl.party.credentials.tls import secure_channel
 from pprl.party.reasons import describe, reason_name, reason_of
 from pprl.party.storage.run_ids import check_run_id, new_run_id
 from pprl.party.tls_files import TlsFiles

@@ -13,7 +13,7 @@ import numpy as np
 
 from pprl import failpoints
 from pprl.party.config import PeerEndpoint
-from pprl.party.keys.tls import secure_channel
+from pprl.party.credentials.tls import secure_channel
 from pprl.party.peering.transfer import key_chunks, tensor_messages
 from pprl.party.reasons import describe, reason_of
 from pprl.party.tls_files import TlsFiles

@@ -21,7 +21,7 @@ import numpy as np
 
 from pprl.files.atomic import atomic_file
 from pprl.party.config import MAX_RECORDS
-from pprl.party.keys.tls import CHUNK_BYTES
+from pprl.party.credentials.tls import CHUNK_BYTES
 from pprl.protocol.errors import PprlError
 from pprl.wire.v1 import linkage_pb2 as pb
 

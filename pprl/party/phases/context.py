@@ -14,8 +14,8 @@ import numpy as np
 
 from pprl.files.atomic import atomic_file
 from pprl.party.config import PartyConfig, attribute_kinds, attribute_scales
-from pprl.party.keys.bloom_key import load_bloom_key
-from pprl.party.keys.noise_key import party_noise_key
+from pprl.party.credentials.bloom_key import load_bloom_key
+from pprl.party.credentials.noise_key import party_noise_key
 from pprl.party.peering.peer import PeerClient
 from pprl.party.peering.transfer import Expected
 from pprl.party.phases import engine, words

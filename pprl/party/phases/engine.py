@@ -26,6 +26,7 @@ def on_dask(scheduler: str):
 
     def run(plan: Plan, progress: Progress | None) -> Outcome:
         try:
+            # lazy: dask, an optional extra, loads only for a configured scheduler
             from dask.distributed import Client, as_completed
         except ImportError:
             raise EngineError(

@@ -9,18 +9,13 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from pprl.party.phases import (
-    agree,
-    exchange,
-    link,
-    match,
-    reveal,
-    sealed,
-    sealed_hidden,
-    smash,
-    train,
-)
+from pprl.party.phases import agree, exchange, link, match, reveal, smash, train
 from pprl.party.phases.context import PhaseProgress, RunContext
+from pprl.party.phases.sealed import evaluation as sealed_evaluation
+from pprl.party.phases.sealed import exchange as sealed_exchange
+from pprl.party.phases.sealed import hidden_entries
+from pprl.party.phases.sealed import match as sealed_match
+from pprl.party.phases.sealed import smash as sealed_smash
 from pprl.protocol.phases import Phase
 from pprl.wire.v1 import linkage_pb2 as pb
 
@@ -37,9 +32,9 @@ STEPS: dict[Phase, Step] = {
 # Sealed linkage ([method] encoding = "sealed") sends keys and ciphertexts, not a tensor.
 SEALED_STEPS: dict[Phase, Step] = {
     **STEPS,
-    Phase.SMASH: sealed.smash,
-    Phase.EXCHANGE: sealed.exchange,
-    Phase.MATCH: sealed.match,
+    Phase.SMASH: sealed_smash.run,
+    Phase.EXCHANGE: sealed_exchange.run,
+    Phase.MATCH: sealed_match.run,
 }
 
 
@@ -55,32 +50,34 @@ class PhaseWork(RunContext):
         return reveal.receive(self, run_id, match_set)
 
     def reblind_for_peer(self, run_id: str, counts: np.ndarray, values: bytes) -> bytes:
-        """The peer's blinded keys, arriving during its EXCHANGE (pprl.party.phases.sealed)."""
-        return sealed.reblind_for_peer(self, run_id, counts, values)
+        """The peer's blinded keys, arriving during its EXCHANGE (sealed.exchange)."""
+        return sealed_exchange.reblind_for_peer(self, run_id, counts, values)
 
     def keep_peer_entries(self, run_id: str, counts: np.ndarray, values: bytes) -> int:
         """The peer's key entries, arriving during its EXCHANGE (hidden join)."""
-        return sealed_hidden.keep_peer_entries(self, run_id, counts, values)
+        return hidden_entries.keep_peer_entries(self, run_id, counts, values)
 
     def join_counts_for_peer(self, run_id: str) -> np.ndarray:
         """Per peer entry, this party's rows holding its key, during the peer's MATCH."""
-        return sealed_hidden.peer_join(self, run_id).counts()
+        return hidden_entries.peer_join(self, run_id).counts()
 
     def resolve_for_peer(self, run_id: str, entries: np.ndarray, slots: np.ndarray) -> np.ndarray:
         """This party's rows in the slots the peer names, during its MATCH."""
-        return sealed_hidden.resolve_for_peer(self, run_id, entries, slots)
+        return hidden_entries.resolve_for_peer(self, run_id, entries, slots)
 
-    def evaluation_for_peer(self, run_id: str) -> sealed.Evaluation:
-        """What scoring for the peer needs, during its MATCH (pprl.party.phases.sealed)."""
-        return sealed.evaluation_for_peer(self, run_id)
+    def evaluation_for_peer(self, run_id: str) -> sealed_evaluation.Evaluation:
+        """What scoring for the peer needs, during its MATCH (sealed.evaluation)."""
+        return sealed_evaluation.evaluation_for_peer(self, run_id)
 
     def evaluated(
         self,
-        evaluation: sealed.Evaluation,
+        evaluation: sealed_evaluation.Evaluation,
         public: bytes,
         conjugation: bytes,
         batches: Iterator[tuple[int, list[bytes]]],
         ratios: np.ndarray | None = None,
         widths: np.ndarray | None = None,
     ) -> Iterator[tuple[int, list[bytes]]]:
-        return sealed.evaluated(self, evaluation, public, conjugation, batches, ratios, widths)
+        return sealed_evaluation.evaluated(
+            self, evaluation, public, conjugation, batches, ratios, widths
+        )

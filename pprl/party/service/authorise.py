@@ -16,7 +16,7 @@ import grpc
 from grpc_health.v1 import health_pb2
 
 from pprl.party.config import PartyConfig
-from pprl.party.keys.tls import caller_identity
+from pprl.party.credentials.tls import caller_identity
 from pprl.party.reasons import abort
 from pprl.party.service.handlers import Behaviour, as_request_stream, wrap_handler
 from pprl.wire.v1 import linkage_pb2 as pb

@@ -20,8 +20,7 @@ import numpy as np
 
 from pprl import __version__
 from pprl.party.config import PartyConfig
-from pprl.party.keys.tls import caller_identity
-from pprl.party.peering import sealed_checks
+from pprl.party.credentials.tls import caller_identity
 from pprl.party.peering.transfer import (
     StreamTimeout,
     TransferError,
@@ -32,6 +31,7 @@ from pprl.party.peering.transfer import (
 from pprl.party.phases.context import PhaseFailed
 from pprl.party.phases.phase_runner import PhaseRunner
 from pprl.party.phases.reveal import match_rows
+from pprl.party.phases.sealed import stream_checks
 from pprl.party.phases.work import PhaseWork
 from pprl.party.reasons import abort, reason_name
 from pprl.party.storage.artifacts import DATA_REPORT, PEER_MATCHES, PEER_TENSOR
@@ -408,7 +408,7 @@ class PeerService(rpc.PeerServicer):
     ) -> list[pb.BlindedKeys]:
         """A stream of keys, each chunk checked against the run and the rows before it. Under
         the hidden join keys come one to a message (and entries one or a group to a row:
-        sealed_hidden.keep_peer_entries checks their sizes), so the rows allowed are the
+        hidden_entries.keep_peer_entries checks their sizes), so the rows allowed are the
         records' times the keys a record can have."""
         method = self.work.agreement(run.run_id).method
         limit = self.config.max_peer_records
@@ -456,14 +456,14 @@ class PeerService(rpc.PeerServicer):
         run = self._sealed_run(context, header.run_id, header.digest, Phase.REVEAL)
         try:
             evaluation = self.work.evaluation_for_peer(run.run_id)
-            refused = sealed_checks.header_refusal(header, evaluation)
+            refused = stream_checks.header_refusal(header, evaluation)
         except PhaseFailed as error:
             abort(context, grpc.StatusCode.FAILED_PRECONDITION, error.reason, str(error))
         if refused is not None:
             reason, message = refused
             log.warning("refused encrypted scores from %s: %s", caller, message)
             abort(context, grpc.StatusCode.INVALID_ARGUMENT, reason, f"scores refused: {message}")
-        batches = sealed_checks.received_batches(messages, header)
+        batches = stream_checks.received_batches(messages, header)
         try:
             ratios = np.array(header.alternative_ratios) if evaluation.alternative else None
             widths = np.array(header.kernel_widths) if evaluation.kernel_features else None
@@ -485,7 +485,7 @@ class PeerService(rpc.PeerServicer):
                 context,
                 grpc.StatusCode.INVALID_ARGUMENT,
                 pb.BAD_CIPHERTEXT,
-                f"scores refused: {sealed_checks.described(error)}",
+                f"scores refused: {stream_checks.described(error)}",
             )
 
     def _unstored(self, context: grpc.ServicerContext, what: str, error: OSError) -> None:

@@ -11,7 +11,7 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from pprl.party.config import PartyConfig
-from pprl.party.keys.tls import secure_channel
+from pprl.party.credentials.tls import secure_channel
 
 PROBE_SECONDS = 5.0
 

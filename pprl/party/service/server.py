@@ -11,7 +11,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from pprl.party.config import PartyConfig
-from pprl.party.keys.tls import SERVER_OPTIONS, server_credentials
+from pprl.party.credentials.tls import SERVER_OPTIONS, server_credentials
 from pprl.party.peering.peer import PeerClient
 from pprl.party.phases.phase_runner import PhaseRunner
 from pprl.party.phases.work import PhaseWork

@@ -15,7 +15,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.x509.oid import NameOID
 
 from pprl.party.config import PartyConfig
-from pprl.party.keys.bloom_key import load_bloom_key
+from pprl.party.credentials.bloom_key import load_bloom_key
 from pprl.protocol.errors import InputError
 
 log = logging.getLogger("pprl.party")

@@ -6,15 +6,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 from pprl.party.peering.transfer import TransferError
+from pprl.party.phases.sealed.evaluation import Evaluation
 from pprl.protocol.model.classifier import KERNEL_DIVISOR, MIN_CAP
 from pprl.protocol.sealed.parameters import CkksSetting
 from pprl.wire.v1 import linkage_pb2 as pb
-
-if TYPE_CHECKING:
-    from pprl.party.phases.sealed import Evaluation
 
 # The widths a kernel model can have: its caps (MIN_CAP to 2, the largest cosine distance)
 # over KERNEL_DIVISOR.
@@ -61,6 +58,7 @@ def parameters_refusal(public: bytes, conjugation: bytes, ckks: CkksSetting) -> 
     SEAL loads each only for the same ring and modulus chain (their parameters' id) and with
     every coefficient reduced, and the conjugation key must hold that Galois element alone.
     The scale and level of each ciphertext are checked as it is evaluated."""
+    # lazy: SEAL (tenseal, half a second) loads when a sealed run scores, not at start-up
     from pprl.files.sealed_bytes import evaluation_keys
     from pprl.protocol.sealed import scoring
 

@@ -1,0 +1,63 @@
+"""What the sealed phases keep in the run store and read back: the blinded keys, the
+candidate pairs both sets of doubly blinded keys make, this party's unit vectors, and which
+party is the first."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pprl.files.atomic import atomic_file
+from pprl.party.phases.context import PhaseFailed, RunContext
+from pprl.party.storage.artifacts import OWN_KEYS_TWICE, OWN_TENSOR, PEER_KEYS_TWICE
+from pprl.protocol.model.features import unit_vectors
+from pprl.protocol.sealed import session
+from pprl.wire.v1 import linkage_pb2 as pb
+
+
+def is_first(ctx: RunContext, run_id: str) -> bool:
+    """Whether this party is the first of the two (the lower identity): the side of a fallback
+    recipe's keys and of the one-to-one step's tie-break, which both parties must agree on."""
+    return ctx.config.identity < ctx.peer(run_id).peer
+
+
+def candidates(ctx: RunContext, run_id: str) -> np.ndarray:
+    """The pairs (own row, peer row) sharing a doubly blinded key, as both parties derive them."""
+    own = session.grouped(*read_keys(ctx, run_id, OWN_KEYS_TWICE))
+    held = ctx.store.artifact(run_id, PEER_KEYS_TWICE)
+    if held is None:
+        raise PhaseFailed(
+            "the peer's blinded keys have not arrived: its EXCHANGE has not run",
+            reason=pb.OUT_OF_ORDER,
+        )
+    peer = session.grouped(*read_keys(ctx, run_id, PEER_KEYS_TWICE))
+    return session.candidates(own, peer)
+
+
+def own_units(ctx: RunContext, run_id: str) -> np.ndarray:
+    """This party's projected vectors (kept by SMASH) as the unit vectors scoring takes."""
+    tensor = ctx.tensor(run_id, OWN_TENSOR)
+    return unit_vectors(tensor[0 : len(tensor)], ctx.agreement(run_id).standardise)
+
+
+def write_keys(
+    ctx: RunContext, run_id: str, name: str, counts: np.ndarray, values: bytes, record: bool = True
+) -> None:
+    """Blinded keys (`counts` a row, `values` their points) written; recorded unless SMASH
+    records them itself once all its files are written."""
+
+    def write(path) -> None:
+        with path.open("wb") as out:
+            np.savez(out, counts=counts, values=np.frombuffer(values, dtype=np.uint8))
+
+    if record:
+        meta = {"rows": len(counts), "keys": int(counts.sum())}
+        ctx.write_artifact(run_id, name, write, meta)
+    else:
+        with atomic_file(ctx.store.artifact_path(run_id, name)) as tmp:
+            write(tmp)
+
+
+def read_keys(ctx: RunContext, run_id: str, name: str) -> tuple[np.ndarray, bytes]:
+    """The counts and points `write_keys` wrote."""
+    with np.load(ctx.artifact(run_id, name).path) as data:
+        return data["counts"], data["values"].tobytes()
