@@ -398,3 +398,40 @@ def test_every_error_the_package_defines_is_one_the_command_line_reports() -> No
                 defined.append(cls)
     assert len(defined) >= 18
     assert [cls.__qualname__ for cls in defined if not issubclass(cls, PprlError)] == []
+
+
+def _uncommented_function_imports(path: Path) -> list[int]:
+    """Lines of imports inside functions that no comment explains: a comment on the line, or
+    one heading the run of imports (blank lines and other imports between) it belongs to."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    found = []
+    for function in ast.walk(ast.parse("\n".join(lines))):
+        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for node in ast.walk(function):
+            if not isinstance(node, ast.Import | ast.ImportFrom) or "#" in lines[node.lineno - 1]:
+                continue
+            above = node.lineno - 2
+            while above >= 0 and (
+                not lines[above].strip() or lines[above].lstrip().startswith(("from ", "import "))
+            ):
+                above -= 1
+            if not lines[above].lstrip().startswith("#"):
+                found.append(node.lineno)
+    return found
+
+
+@pytest.mark.parametrize("path", _sources(), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_each_import_inside_a_function_says_why_it_waits(path: Path) -> None:
+    """Imports belong at the top of a module; one inside a function is there for start-up
+    time and says so, never to dodge a circle (the no-circle test counts it anyway)."""
+    assert _uncommented_function_imports(path) == [], f"{path}: explain or hoist these imports"
+
+
+def test_the_lazy_import_check_sees_an_unexplained_one(tmp_path: Path) -> None:
+    fake = tmp_path / "fake.py"
+    fake.write_text(
+        "def a():\n    # lazy: start-up time\n    import numpy\n\n    from os import path\n"
+        "def b():\n    x = 1\n    import json\n"
+    )
+    assert _uncommented_function_imports(fake) == [8]

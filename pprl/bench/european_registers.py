@@ -262,6 +262,7 @@ def name_lists(locales: tuple[str, ...] = LOCALES) -> dict[str, dict[str, float]
     own first_name() or last_name(), counted over NAME_DRAWS draws): the lists the people are
     drawn from, which a peer attacking these registers would use (the census lists of the
     privacy gate's default are the United States')."""
+    # lazy: faker (the registers extra) loads only when the registers are drawn
     from faker import Faker
 
     found: dict[str, dict[str, float]] = {"first": {}, "surname": {}}

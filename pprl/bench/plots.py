@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pprl.bench.report import PAPER_LINEAR_SECONDS
+from pprl.bench.scale import growth_exponent
 from pprl.files.pyplot import pyplot
 
 
@@ -24,8 +26,6 @@ def _lines(summary: Sequence[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]
 
 def _paper_times(ax: Any, marker: str, label: str) -> None:
     """Alice's matching times the paper published (linear, 6 cores), as a dotted black line."""
-    from pprl.bench.report import PAPER_LINEAR_SECONDS
-
     published = sorted(PAPER_LINEAR_SECONDS)
     seconds = [PAPER_LINEAR_SECONDS[n][0] for n in published]
     ax.plot(published, seconds, marker=marker, linestyle=":", color="black", label=label)
@@ -97,8 +97,6 @@ def scale_figure(rows: Sequence[dict[str, Any]], path: Path) -> Path:
     """Time against records per side (log-log) for `pprl bench scale`: the whole protocol,
     Alice's candidate matching, and the all-pairs oracle (hollow where its time is scaled up
     from a sample of rows), with the paper's published matching times for reference."""
-    from pprl.bench.scale import growth_exponent
-
     plt = pyplot()
     figure, ax = plt.subplots(figsize=(7, 4.5))
     rows = sorted(rows, key=lambda r: r["size"])

@@ -68,17 +68,19 @@ class Sealed(Distances):
 
     def noise_words(self, agreement: AgreementView) -> str:
         written = agreement.method.sealed_keys
-        said = (
-            "sealed: no vectors are sent (blinded blocking keys and encrypted vectors only; "
-            f"docs/research/sealed.md); blocking keys: {written.replace(',', ', ')}"
-        )
+        said = f"sealed linkage; blocking keys: {written.replace(',', ', ')}"
         meanings = [meaning for _, meaning in written_recipes(written)]
-        if any(meaning.fallback for meaning in meanings):
-            said += f" ({FALLBACK}: only for rows that no other key finds)"
-        if any(meaning.unordered for meaning in meanings):
-            said += f" ({UNORDERED}: its parts in either order, so swapped names share it)"
-        if any(meaning.blanks for meaning in meanings):
-            said += f" ({BLANKS_AGREE}: a blank reads as a value, so rows blank alike share it)"
+        marks = [
+            f"{mark} {words}"
+            for mark, words, used in (
+                (FALLBACK, "a fallback", any(m.fallback for m in meanings)),
+                (UNORDERED, "parts in either order", any(m.unordered for m in meanings)),
+                (BLANKS_AGREE, "blanks agree", any(m.blanks for m in meanings)),
+            )
+            if used
+        ]
+        if marks:
+            said += f" ({'; '.join(marks)})"
         features = agreement.method.kernel_features
         if not features:
             return said + "; model: linear in the distances"
