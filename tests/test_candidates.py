@@ -126,7 +126,9 @@ def test_the_peer_matched_a_slice_at_a_time_gives_the_same_pairs(
         tensor_a, tensor_b, selection, slice_rows=37, progress=lambda d, t: seen.append((d, t))
     )
     assert pair_list(sliced.matches) == pair_list(whole.matches)
-    np.testing.assert_allclose(sliced.matches.scores, whole.matches.scores, rtol=1e-5)
+    # Float32 products of other shapes round differently by BLAS kernel (3.5e-5 relative on
+    # OpenBLAS's Haswell kernel), as for the blocks above: the pairs are exact, not the bits.
+    np.testing.assert_allclose(sliced.matches.scores, whole.matches.scores, rtol=1e-4, atol=1e-3)
     assert (sliced.candidates is None) == (whole.candidates is None)
     assert seen and seen[-1] == (len(tensor_b), len(tensor_b))
     assert [d for d, _ in seen] == sorted(d for d, _ in seen)

@@ -14,8 +14,9 @@ FIRST_SCREEN_LINES = 40
 
 
 def user_docs() -> list[Path]:
-    """The README and the pages directly in docs/ (not docs/research/)."""
-    return [README, *sorted((ROOT / "docs").glob("*.md"))]
+    """The README, the pages directly in docs/ (not docs/research/) and the annotated example
+    configuration."""
+    return [README, *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "docs").glob("*.toml"))]
 
 
 def test_the_readme_is_at_most_12000_characters() -> None:

@@ -71,7 +71,7 @@ class Sealed(Distances):
         said = f"sealed linkage; blocking keys: {written.replace(',', ', ')}"
         meanings = [meaning for _, meaning in written_recipes(written)]
         marks = [
-            f"{mark} {words}"
+            f"{mark}: {words}"
             for mark, words, used in (
                 (FALLBACK, "a fallback", any(m.fallback for m in meanings)),
                 (UNORDERED, "parts in either order", any(m.unordered for m in meanings)),
