@@ -143,6 +143,6 @@ def test_agree_tells_the_keys_order_and_the_model() -> None:
         ),
     )
     words = either.noise_words()
-    assert "(~: its parts in either order" in words and "model: linear" in words
+    assert "(~: parts in either order" in words and "model: linear" in words
     assert "model: a kernel, 64 random features an entry" in kernel.noise_words()
     assert "~:" not in _sealed(STRICT).noise_words()
