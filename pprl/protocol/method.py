@@ -67,7 +67,7 @@ def method_params(
     record's nearest others look closer than its own noisy copy, so mined hard negatives
     teach the model the wrong sign: none by default. Errors of several kinds per record (any
     error model but one-error) leave some entries of true matches as far apart as strangers':
-    capped distances let the model accept the entries that agree (docs/results.md), so such
+    capped distances let the model accept the entries that agree (docs/research/results.md), so such
     models default to DEFAULT_SATURATION and to a logistic regression, which ranks the many
     pairs such a model accepts better than the SVM (classifier.train). Projected features
     need only the projected coordinates, so they are what is released by default (the same
@@ -183,7 +183,7 @@ def default_assignment(error_model: str, noisy: bool = False) -> str:
     """Greedy in the paper's setting (one-error training, exact distances), where true pairs
     stand out; otherwise the optimal assignment: saturated distances, and noise, leave many
     accepted pairs per record with equal or close scores, and the total score chooses among
-    them better than first-come (docs/results.md, docs/research/privacy.md)."""
+    them better than first-come (docs/research/results.md, docs/research/privacy.md)."""
     return GREEDY if error_model == ONE_ERROR and not noisy else OPTIMAL
 
 
