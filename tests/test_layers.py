@@ -128,16 +128,13 @@ def _imports(path: Path, placed: Path | None = None) -> list[tuple[int, str]]:
     """(line, module) of every import in a file, relative imports resolved as if the file
     were at `placed` (default: where it is)."""
     parts = (placed or path).relative_to(PACKAGE).parts
+    package = ".".join(("pprl", *parts[:-1]))
     found = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             found += [(node.lineno, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = ".".join(("pprl", *parts[: -node.level]))
-                module = f"{base}.{node.module}" if node.module else base
-            else:
-                module = node.module or ""
+            module = _resolved(node, package)
             found.append((node.lineno, module))
             # from pprl import failpoints, from pprl.protocol.sealed import session: the
             # names are modules
@@ -147,6 +144,14 @@ def _imports(path: Path, placed: Path | None = None) -> list[tuple[int, str]]:
                 if _is_module(f"{module}.{alias.name}")
             ]
     return found
+
+
+def _resolved(node: ast.ImportFrom, package: str) -> str:
+    """The module a `from ... import` names, relative to `package` (the importing file's)."""
+    if not node.level:
+        return node.module or ""
+    above = package.split(".")[: len(package.split(".")) - node.level + 1]
+    return ".".join([*above, *([node.module] if node.module else [])])
 
 
 def _is_module(module: str) -> bool:
@@ -275,10 +280,7 @@ def _module_graph(root: Path) -> dict[str, set[str]]:
             if isinstance(node, ast.Import):
                 targets |= {alias.name for alias in node.names}
             elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    above = package.split(".")[: len(package.split(".")) - node.level + 1]
-                    base = ".".join([*above, *([node.module] if node.module else [])])
+                base = _resolved(node, package)
                 targets |= {f"{base}.{alias.name}" for alias in node.names}
         edges = set()
         for target in targets:
