@@ -19,7 +19,7 @@ from pprl import __version__
 from pprl.party.coordination.coordinator import Coordinator, CoordinatorError
 from pprl.party.credentials.certs import make_development_pki
 from pprl.party.reasons import reason_of
-from pprl.party.storage.artifacts import OWN_MATCHES, OWN_TENSOR, PEER_TENSOR
+from pprl.party.storage.artifacts import OWN_MATCHES, OWN_TENSOR, PEER_KEYS_TWICE, PEER_TENSOR
 from pprl.party.storage.state import run_dir
 from pprl.wire.v1 import linkage_pb2 as pb
 from tests.conftest import coordinate, stub_as, tensor_stream
@@ -492,3 +492,24 @@ def test_a_peer_with_more_records_than_this_daemon_accepts_stops_agree(deploy):
     assert "[limits] max_peer_records" in result.stderr
     for name in ("alice", "bob"):
         assert not list(deployment.parties[name].state_dir.rglob(PEER_TENSOR))
+
+
+def test_a_peer_larger_than_the_ratio_allows_is_refused_by_both_at_agree(deploy):
+    """Each record a peer declares is a guess about your file it may test: by default a peer
+    may link at most twice this party's records ([limits] peer_records_ratio), and each party
+    states what it accepts, so that the larger party stops too, naming the setting to raise."""
+
+    def ratio(deployment) -> None:
+        _replace_in_config(
+            deployment, "alice", "[privacy]", "[limits]\npeer_records_ratio = 0.5\n[privacy]"
+        )
+
+    deployment = deploy(size=RECORDS, configure=ratio)
+    result = coordinate(deployment)
+    assert result.returncode != 0
+    assert "bob links 100 records, more than this daemon accepts (50" in result.stderr
+    assert "peer_records_ratio 0.5" in result.stderr
+    assert "alice accepts at most 50 records from this party, which links 100" in result.stderr
+    assert "PEER_TOO_LARGE" in result.stderr
+    for name in ("alice", "bob"):
+        assert not list(deployment.parties[name].state_dir.rglob(PEER_KEYS_TWICE))

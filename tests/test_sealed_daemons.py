@@ -33,6 +33,7 @@ from pprl.party.storage.artifacts import (
 from pprl.party.storage.state import run_dir
 from pprl.protocol.model.classifier import Model
 from pprl.protocol.sealed import scoring, session
+from pprl.protocol.sealed.hidden_join import NAMES_PER_ROW
 from pprl.protocol.sealed.parameters import DEFAULT_CRYPTO, CkksSetting
 from pprl.protocol.sealed.recipes import NEIGHBOUR_LETTERS, group_size, most_keys
 from pprl.protocol.sealed.session import DEFAULT_THRESHOLDS
@@ -152,7 +153,14 @@ def test_bad_blinded_keys_are_refused_with_their_reason_and_nothing_replaced(exc
         "rows skipped": (_keys(run_id, digest, [1], point, first_row=5), pb.BAD_CIPHERTEXT),
         "small order": (_keys(run_id, digest, [1], bytes(32)), pb.BAD_CIPHERTEXT),
         # More keys for a row than the four RECIPES give one: guesses, not keys.
-        "too many for a row": (_keys(run_id, digest, [5], point * 5), pb.BAD_CIPHERTEXT),
+        "too many for a row": (_keys(run_id, digest, [5], point * 5), pb.KEY_BOUND),
+        # More rows than Bob declared at AGREE (120), refused as they arrive.
+        "more rows than declared": (_keys(run_id, digest, [1] * 121, point * 121), pb.KEY_BOUND),
+        # Every key one value: every row would join every row.
+        "one value for every key": (
+            _keys(run_id, digest, [1] * 120, point * 120),
+            pb.DEGENERATE_KEYS,
+        ),
         # Alice's own once-blinded keys sent back as Bob's.
         "reflected": (_keys(run_id, digest, own_counts, own_values), pb.REFLECTED),
         # Well-formed, but not the keys this run already holds from Bob.
@@ -243,6 +251,20 @@ def _fresh_ciphertexts(ckks: CkksSetting) -> tuple[Any, Any, Any]:
     return seeded, whole, keys.context
 
 
+def _seeded_ciphertexts(ckks: CkksSetting, count: int) -> list[bytes]:
+    """`count` fresh ciphertexts at the agreed parameters, each from its own seed, packed as a
+    scoring party sends them."""
+    from tenseal import sealapi
+
+    keys = scoring.secret_keys(ckks)
+    plain = sealapi.Plaintext()
+    sealapi.CKKSEncoder(keys.context).encode([0.5] * ckks.slots, 2.0**ckks.scale_bits, plain)
+    encryptor = sealapi.Encryptor(keys.context, keys.secret)
+    return [
+        dumped_ciphertext(encryptor.encrypt_symmetric(plain), keys.context) for _ in range(count)
+    ]
+
+
 def _batch(header: pb.ScoreHeader, data: list[bytes]) -> list[pb.SealedScores]:
     """The header, then batch 0's ciphertexts in order."""
     return [pb.SealedScores(header=header)] + [
@@ -271,6 +293,9 @@ def test_bad_encrypted_scores_are_refused_with_their_reason(exchanged):
                 setattr(copy, name, value)
         return pb.SealedScores(header=copy)
 
+    extra = pb.SealedScores(
+        ciphertext=pb.Ciphertext(batch=1, index=0, data=_seeded_ciphertexts(CkksSetting(), 1)[0])
+    )
     attempts = {
         "no header": ([junk], pb.BAD_CIPHERTEXT),
         "other candidates": ([changed(candidates_sha256=bytes(32))], pb.DIGEST_MISMATCH),
@@ -334,6 +359,11 @@ def test_bad_encrypted_scores_are_refused_with_their_reason(exchanged):
         # shared second polynomial reads the evaluator's plaintext sum
         # (lab.crafted_conjugation_attack).
         "ciphertexts sharing a seed": (_batch(header, [packed] * coordinates), pb.BAD_CIPHERTEXT),
+        # A whole batch as declared, then one ciphertext more: refused, not ignored.
+        "more ciphertexts than declared": (
+            [*_batch(header, _seeded_ciphertexts(CkksSetting(), coordinates)), extra],
+            pb.BAD_CIPHERTEXT,
+        ),
         "out of order": (
             [
                 pb.SealedScores(header=header),
@@ -348,6 +378,8 @@ def test_bad_encrypted_scores_are_refused_with_their_reason(exchanged):
             error = _refusal(lambda m=messages: list(stub.peer.EvaluateScores(iter(m), timeout=60)))
             assert reason_of(error) == reason, (why, error.details())
             assert "not a ciphertext" not in error.details()
+            if why == "more ciphertexts than declared":
+                assert "more ciphertexts than the 1 batches" in error.details()
 
 
 def test_an_evaluator_returning_values_of_its_own_is_caught_under_the_keys_graph(
@@ -498,7 +530,11 @@ def test_bad_entries_and_named_slots_are_refused_with_their_reason(exchanged_hid
         ),
         "more than the rows' keys": (
             _keys(run_id, digest, [1] * (bound + 1), point * (bound + 1)),
-            pb.BAD_CIPHERTEXT,
+            pb.KEY_BOUND,
+        ),
+        "one value for every entry": (
+            _keys(run_id, digest, [1] * 120, point * 120),
+            pb.DEGENERATE_KEYS,
         ),
         "reflected": (
             _keys(run_id, digest, [1] * (len(own_entries) // 32), own_entries),
@@ -529,22 +565,27 @@ def test_bad_entries_and_named_slots_are_refused_with_their_reason(exchanged_hid
             "beyond its entry's count": request([full], [counts[full]]),
             "no such entry": request([len(counts)], [0]),
             "named twice": request([full, full], [0, 0]),
-            "more than the entries": request(
-                [full] * (len(counts) + 1), list(range(len(counts) + 1))
-            ),
             "entries without slots": request([full], []),
         }
-        # Over several calls, no more slots than entries: naming every slot would give the
-        # keys' graph back.
-        every = [(e, k) for e, c in enumerate(counts) for k in range(c) if (e, k) != (full, 0)]
-        assert len(every) >= len(counts)
-        rest = every[: len(counts)]
-        slots["more than the entries over two calls"] = request(
-            [e for e, _ in rest], [k for _, k in rest]
-        )
         for why, message in slots.items():
             error = _refusal(lambda m=message: stub.peer.ResolveSlots(m, timeout=30))
             assert reason_of(error) == pb.BAD_MATCHES, (why, error.details())
+        # Over all calls, no more slots than Bob's declared rows need (NAMES_PER_ROW each),
+        # nor than his entries: naming every slot would give the keys' graph back.
+        bound = min(len(counts), 120 * NAMES_PER_ROW)
+        every = [(e, k) for e, c in enumerate(counts) for k in range(c) if (e, k) != (full, 0)]
+        assert len(every) >= bound
+        over = {
+            "more than the rows need": request(
+                [e for e, _ in every[: bound + 1]], [k for _, k in every[: bound + 1]]
+            ),
+            "more than the rows need over two calls": request(
+                [e for e, _ in every[:bound]], [k for _, k in every[:bound]]
+            ),
+        }
+        for why, message in over.items():
+            error = _refusal(lambda m=message: stub.peer.ResolveSlots(m, timeout=30))
+            assert reason_of(error) == pb.NAMING_BOUND, (why, error.details())
         # The same join answers every time: the slots the scores and the names refer to.
         again = stub.peer.JoinCounts(pb.JoinCountsRequest(run_id=run_id, digest=digest), timeout=30)
         assert list(again.counts) == list(counts)

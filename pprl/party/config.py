@@ -94,6 +94,12 @@ class PrivacySettings:
     min_expected_f1: float = DEFAULT_MIN_EXPECTED_F1
 
 
+# A peer may link at most twice as many records as this party by default: equal registers
+# and one twice the other's size link without a setting, and a peer cannot declare a
+# population list against a small file without the custodian raising it.
+DEFAULT_PEER_RECORDS_RATIO = 2.0
+
+
 @dataclass(frozen=True)
 class PartyConfig:
     identity: str
@@ -139,7 +145,16 @@ class PartyConfig:
     # [limits] max_peer_records: the most records a peer may link with this daemon, refused at
     # AGREE above it (matching holds the peer's rows in memory).
     max_peer_records: int = field(default_factory=lambda: default_max_peer_records())
+    # [limits] peer_records_ratio: the most records a peer may link, as a multiple of this
+    # party's own: a privacy limit, since each record a peer declares is a guess it may test.
+    peer_records_ratio: float = DEFAULT_PEER_RECORDS_RATIO
     source: str = ""
+
+    def accepted_peer_records(self, own_records: int) -> int:
+        """The most records this party accepts from a peer when it links `own_records`: the
+        ratio's share of them (at least one), within what matching can hold."""
+        by_ratio = max(1, math.ceil(self.peer_records_ratio * own_records))
+        return min(self.max_peer_records, by_ratio)
 
     def peer(self, identity: str) -> PeerEndpoint:
         """The configured peer with this identity (KeyError: not one of them)."""
@@ -799,6 +814,9 @@ def load_config(path: str | Path) -> PartyConfig:
         development_seed=_development_seed(top.section("development", required=False)),
         max_peer_records=top.section("limits", required=False).count(
             "max_peer_records", default_max_peer_records()
+        ),
+        peer_records_ratio=top.section("limits", required=False).number(
+            "peer_records_ratio", DEFAULT_PEER_RECORDS_RATIO
         ),
         source=str(path),
     )

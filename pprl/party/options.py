@@ -643,6 +643,16 @@ _REST = (
         example=1000000,
     ),
     Option(
+        "limits",
+        "peer_records_ratio",
+        "number",
+        "The most records a peer may link, as a multiple of this party's own; AGREE refuses "
+        "a peer over it (PEER_TOO_LARGE), within max_peer_records. A privacy limit: each "
+        "record a peer declares is a guess about your file it may test. Raise it for a small "
+        "file linked against a large register.",
+        default=2.0,
+    ),
+    Option(
         "development",
         "seed",
         "integer",

@@ -32,6 +32,10 @@ class TransferError(PprlError, ValueError):
     """A tensor stream that does not match what was declared or agreed."""
 
 
+class KeyBoundError(TransferError):
+    """Keys beyond what an honest peer of the agreed recipes and declared rows can send."""
+
+
 @dataclass(frozen=True)
 class Expected:
     """What the receiver already knows from the agreement: only the record count is new."""
@@ -241,10 +245,16 @@ def key_chunks(
 
 
 def received_keys(
-    messages: Iterator[pb.BlindedKeys], run_id: str, digest: str, max_rows: int
+    messages: Iterator[pb.BlindedKeys],
+    run_id: str,
+    digest: str,
+    max_rows: int,
+    most_per_row: int | None = None,
 ) -> Iterator[pb.BlindedKeys]:
-    """The peer's key chunks, each checked against the run and the rows before it; a
-    TransferError names the first that does not fit. Ends after the chunk marked last."""
+    """The peer's key chunks, each checked against the run and the rows before it as it
+    arrives; a TransferError names the first that does not fit (a KeyBoundError: more rows
+    than `max_rows`, or a row with more keys than `most_per_row`). Ends after the chunk marked
+    last."""
     row = 0
     for number, chunk in enumerate(messages):
         where = f"key chunk {number}"
@@ -254,7 +264,12 @@ def received_keys(
             raise TransferError(f"{where} starts at row {chunk.first_row}, not {row}")
         row += len(chunk.counts)
         if row > max_rows:
-            raise TransferError(f"more than {max_rows:,} rows of keys")
+            raise KeyBoundError(f"more than {max_rows:,} rows of keys")
+        if most_per_row is not None and any(n > most_per_row for n in chunk.counts):
+            raise KeyBoundError(
+                f"{where} holds a row of more keys than an honest row of the agreed recipes "
+                f"({most_per_row:,})"
+            )
         if len(chunk.values) != 32 * sum(chunk.counts):
             raise TransferError(
                 f"{where}: {len(chunk.values):,} bytes for {sum(chunk.counts):,} keys of 32 bytes"

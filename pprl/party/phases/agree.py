@@ -8,6 +8,7 @@ import math
 from typing import Any
 
 from pprl import __version__, failpoints
+from pprl.party.config import PartyConfig
 from pprl.party.peering.peer import AGREEMENT_WAIT_SECONDS, AUTO_NOISE_WAIT_SECONDS
 from pprl.party.phases import words
 from pprl.party.phases.context import PhaseFailed, PhaseProgress, RunContext, resolve_agreement
@@ -73,14 +74,9 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     mismatch = check_versions(__version__, theirs.software_version, peer.peer)
     if mismatch:
         raise PhaseFailed(mismatch, reason=pb.VERSION_MISMATCH)
-    if theirs.records > config.max_peer_records:
-        raise PhaseFailed(
-            f"{peer.peer} links {theirs.records:,} records, more than this daemon accepts "
-            f"({config.max_peer_records:,}, [limits] max_peer_records in {config.source}; the "
-            "default is what matching can hold in half this machine's memory); nothing was sent",
-            reason=pb.BAD_INPUT,
-        )
-    ctx.write_json(run_id, PEER_DECLARED, {"records": theirs.records}, {"records": theirs.records})
+    _check_sizes(config, peer.peer, len(inputs.records), theirs)
+    declared = {"records": theirs.records, "accepts": theirs.accepts_records}
+    ctx.write_json(run_id, PEER_DECLARED, declared, declared)
     peer_description = json.loads(theirs.description)
     if choice is not None and without_sigma(peer_description) == without_sigma(description):
         # Both chose their own noise: the larger protects both releases. Each side
@@ -100,6 +96,36 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     seed = config.development_seed if ctx.randomness.replayable else None
     said = words.agreed_words(digest, peer.peer, agreement.noise_words(), seed)
     progress(1, 1, "agreements", said)
+
+
+def _check_sizes(config: PartyConfig, peer: str, own: int, theirs: pb.GetAgreementResponse) -> None:
+    """Refuse, before anything is sent, a peer that declares more records than this party
+    accepts ([limits] peer_records_ratio times its own, within max_peer_records), and a run in
+    which this party's own records are more than the peer accepts (it refuses too)."""
+    accepted = config.accepted_peer_records(own)
+    if theirs.records > accepted:
+        memory = accepted == config.max_peer_records
+        limit = (
+            f"[limits] max_peer_records in {config.source}; the default is what matching can "
+            "hold in half this machine's memory"
+            if memory
+            else f"[limits] peer_records_ratio {config.peer_records_ratio:g} times this "
+            f"party's {own:,} records, in {config.source}: a privacy limit, since each record "
+            "a peer declares is a guess it may test; raise it for a small file linked against "
+            "a large register"
+        )
+        raise PhaseFailed(
+            f"{peer} links {theirs.records:,} records, more than this daemon accepts "
+            f"({accepted:,}, {limit}); nothing was sent",
+            reason=pb.BAD_INPUT if memory else pb.PEER_TOO_LARGE,
+        )
+    if theirs.accepts_records and own > theirs.accepts_records:
+        raise PhaseFailed(
+            f"{peer} accepts at most {theirs.accepts_records:,} records from this party, which "
+            f"links {own:,}: its operator can raise its [limits] peer_records_ratio; nothing "
+            "was sent",
+            reason=pb.PEER_TOO_LARGE,
+        )
 
 
 def _proposed_sigma(description: dict[str, Any], peer: str) -> float:

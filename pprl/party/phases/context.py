@@ -201,6 +201,12 @@ class RunContext:
         keys = self.store.artifact(run_id, PEER_KEYS_TWICE, verify=False)
         return None if keys is None else int(keys.meta["rows"])
 
+    def peer_declared(self, run_id: str) -> int:
+        """How many records the peer declared at AGREE (0 before), within what this party
+        accepted: the bound on every key, entry and named slot it may send."""
+        declared = self.store.artifact(run_id, PEER_DECLARED, verify=False)
+        return 0 if declared is None else int(declared.meta["records"])
+
     def own_matches(self, run_id: str) -> dict[str, np.ndarray]:
         with np.load(self.artifact(run_id, OWN_MATCHES).path) as data:
             return {k: data[k] for k in data.files}

@@ -22,6 +22,7 @@ from pprl import __version__
 from pprl.party.config import PartyConfig
 from pprl.party.credentials.tls import caller_identity
 from pprl.party.peering.transfer import (
+    KeyBoundError,
     StreamTimeout,
     TransferError,
     idle_limited,
@@ -39,7 +40,7 @@ from pprl.party.storage.run_ids import BadRunId, check_run_id
 from pprl.party.storage.state import Run, RunStore
 from pprl.protocol.phases import Phase
 from pprl.protocol.sealed.blinding import BlindingError
-from pprl.protocol.sealed.recipes import most_keys
+from pprl.protocol.sealed.recipes import group_size, most_keys
 from pprl.wire.v1 import linkage_pb2 as pb
 from pprl.wire.v1 import linkage_pb2_grpc as rpc
 
@@ -134,12 +135,14 @@ class PeerService(rpc.PeerServicer):
             )
         self._check_caller(run, context)
         report = self.store.artifact(run.run_id, DATA_REPORT, verify=False)
+        own = int(report.meta.get("records", 0)) if report is not None else 0
         reply = pb.GetAgreementResponse(
             run_id=run.run_id,
             digest=run.digest,
             description=run.description,
             software_version=__version__,
-            records=int(report.meta.get("records", 0)) if report is not None else 0,
+            records=own,
+            accepts_records=self.config.accepted_peer_records(own),
         )
         # Counted once a run: a peer asking again and again must not inflate bytes_sent.
         if run.run_id not in self._agreement_counted:
@@ -304,9 +307,8 @@ class PeerService(rpc.PeerServicer):
         self, context: grpc.ServicerContext, caller: str, error: Exception
     ) -> NoReturn:
         log.warning("refused blinded keys from %s: %s", caller, error)
-        abort(
-            context, grpc.StatusCode.INVALID_ARGUMENT, pb.BAD_CIPHERTEXT, f"keys refused: {error}"
-        )
+        reason = pb.KEY_BOUND if isinstance(error, KeyBoundError) else pb.BAD_CIPHERTEXT
+        abort(context, grpc.StatusCode.INVALID_ARGUMENT, reason, f"keys refused: {error}")
 
     def BlindKeys(
         self, request_iterator: Iterator[pb.BlindedKeys], context: grpc.ServicerContext
@@ -348,7 +350,7 @@ class PeerService(rpc.PeerServicer):
             abort(context, grpc.StatusCode.INVALID_ARGUMENT, pb.BAD_CIPHERTEXT, "no entries sent")
         run = self._sealed_run(context, first.run_id, first.digest, Phase.MATCH)
         self._hidden_only(context, run)
-        chunks = self._key_chunks(context, caller, run, first, messages)
+        chunks = self._key_chunks(context, caller, run, first, messages, entries=True)
         counts = np.fromiter((n for c in chunks for n in c.counts), dtype=np.int64)
         with self._keys_kept(context, caller, "key entries"):
             kept = self.work.keep_peer_entries(
@@ -405,18 +407,23 @@ class PeerService(rpc.PeerServicer):
         run: Run,
         first: pb.BlindedKeys,
         messages: Iterator[pb.BlindedKeys],
+        entries: bool = False,
     ) -> list[pb.BlindedKeys]:
-        """A stream of keys, each chunk checked against the run and the rows before it. Under
-        the hidden join keys come one to a message (and entries one or a group to a row:
-        hidden_entries.keep_peer_entries checks their sizes), so the rows allowed are the
-        records' times the keys a record can have."""
+        """A stream of keys, each chunk checked as it arrives against the run, the rows
+        before it and the peer's declared records: at most that many rows of at most the keys
+        an honest row of the agreed recipes holds. Under the hidden join keys come one to a
+        message (and entries one or a group to a row: hidden_entries.keep_peer_entries checks
+        their sizes), so the rows allowed are the records' times the keys a record can have."""
         method = self.work.agreement(run.run_id).method
-        limit = self.config.max_peer_records
+        most = most_keys(method.sealed_keys)
+        limit = min(self.work.peer_declared(run.run_id), self.config.max_peer_records)
         if method.join.hidden:
-            limit *= most_keys(method.sealed_keys)
+            limit, most = limit * most, group_size(method.sealed_keys) if entries else 1
         try:
             chunks = list(
-                received_keys(itertools.chain([first], messages), run.run_id, first.digest, limit)
+                received_keys(
+                    itertools.chain([first], messages), run.run_id, first.digest, limit, most
+                )
             )
         except StreamTimeout as error:
             abort(context, grpc.StatusCode.DEADLINE_EXCEEDED, pb.TIMED_OUT, f"keys: {error}")

@@ -53,6 +53,12 @@ from pprl.protocol.sealed.recipes import entry_groups, fallback_key, grouped_key
 PAD = "pad|"
 
 
+# The most slots a scorer names a row of its own (`best_slots`), and so the most an evaluator
+# resolves a row the scorer declared: what one to one needs, where a row's best bucket holds
+# its partner in each entry they share and sometimes a look-alike beside it. A scorer naming
+# every slot would learn the keys' graph. Measured: docs/research/sealed.md, "Naming per row".
+NAMES_PER_ROW = 2
+
 # Of a scorer's entries, the share made checks (`checks`), at least this many, but never
 # more than the last share: on a few hundred entries 32 checks would take a fifth of them.
 # A check entry costs its row only the pairs no other key of the row joins, and the more

@@ -338,14 +338,17 @@ def _most_values(meaning: WrittenRecipe) -> int:
 
 
 def most_keys(written: str) -> int:
-    """The most keys one row can hold under recipes written so: each recipe's parts'
-    alternatives and spreads multiplied, a fallback's twice. A peer's row holding more is not
-    what the agreed recipes derive, and each key more is one more guess tested against the
-    join."""
-    return sum(
-        (2 if meaning.fallback else 1) * _most_values(meaning)
-        for _, meaning in written_recipes(written)
-    )
+    """The most keys one honest row can hold under recipes written so: each recipe's parts'
+    alternatives and spreads multiplied, a fallback's once; or, for a row keyed only where its
+    blanks agree, those keys and a fallback's twice (both its tags: recipe_keys). A peer's row
+    holding more is not what the agreed recipes derive, and each key more is one more guess
+    tested against the join (counting a fallback twice for every row left a names and date row
+    a spare place for a probe key)."""
+    recipes = [meaning for _, meaning in written_recipes(written)]
+    keyed = sum(_most_values(m) for m in recipes if not m.fallback)
+    fallbacks = sum(_most_values(m) for m in recipes if m.fallback)
+    keyless = sum(_most_values(m) for m in recipes if m.blanks and not m.fallback)
+    return max(keyed + fallbacks, keyless + 2 * fallbacks)
 
 
 def group_size(written: str) -> int:

@@ -43,6 +43,10 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     BAD_CIPHERTEXT: _ClassVar[ErrorReason]
     REFLECTED: _ClassVar[ErrorReason]
     OTHER_COORDINATOR: _ClassVar[ErrorReason]
+    PEER_TOO_LARGE: _ClassVar[ErrorReason]
+    KEY_BOUND: _ClassVar[ErrorReason]
+    DEGENERATE_KEYS: _ClassVar[ErrorReason]
+    NAMING_BOUND: _ClassVar[ErrorReason]
 PHASE_UNSPECIFIED: Phase
 PHASE_AGREE: Phase
 PHASE_SMASH: Phase
@@ -74,6 +78,10 @@ POOR_LINKAGE: ErrorReason
 BAD_CIPHERTEXT: ErrorReason
 REFLECTED: ErrorReason
 OTHER_COORDINATOR: ErrorReason
+PEER_TOO_LARGE: ErrorReason
+KEY_BOUND: ErrorReason
+DEGENERATE_KEYS: ErrorReason
+NAMING_BOUND: ErrorReason
 
 class ErrorDetail(_message.Message):
     __slots__ = ("reason", "message")
@@ -90,18 +98,20 @@ class GetAgreementRequest(_message.Message):
     def __init__(self, run_id: _Optional[str] = ...) -> None: ...
 
 class GetAgreementResponse(_message.Message):
-    __slots__ = ("run_id", "digest", "description", "software_version", "records")
+    __slots__ = ("run_id", "digest", "description", "software_version", "records", "accepts_records")
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     DIGEST_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     SOFTWARE_VERSION_FIELD_NUMBER: _ClassVar[int]
     RECORDS_FIELD_NUMBER: _ClassVar[int]
+    ACCEPTS_RECORDS_FIELD_NUMBER: _ClassVar[int]
     run_id: str
     digest: str
     description: str
     software_version: str
     records: int
-    def __init__(self, run_id: _Optional[str] = ..., digest: _Optional[str] = ..., description: _Optional[str] = ..., software_version: _Optional[str] = ..., records: _Optional[int] = ...) -> None: ...
+    accepts_records: int
+    def __init__(self, run_id: _Optional[str] = ..., digest: _Optional[str] = ..., description: _Optional[str] = ..., software_version: _Optional[str] = ..., records: _Optional[int] = ..., accepts_records: _Optional[int] = ...) -> None: ...
 
 class PushTensorRequest(_message.Message):
     __slots__ = ("header", "chunk")

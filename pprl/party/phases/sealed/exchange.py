@@ -16,7 +16,7 @@ from pprl.party.storage.artifacts import (
     PEER_KEYS_TWICE,
 )
 from pprl.protocol.linkage import reflection
-from pprl.protocol.sealed import session
+from pprl.protocol.sealed import key_spread, session
 from pprl.protocol.sealed.blinding import POINT_BYTES, Blinder, BlindingError, returned, split
 from pprl.protocol.sealed.recipes import most_keys
 from pprl.wire.v1 import linkage_pb2 as pb
@@ -54,9 +54,12 @@ def reblind_for_peer(ctx: RunContext, run_id: str, counts: np.ndarray, values: b
         row = int(np.argmax(counts))
         raise PhaseFailed(
             f"keys refused: row {row:,} holds {int(counts[row]):,} keys, more than the agreed "
-            f"recipes give a row ({most:,})",
-            reason=pb.BAD_CIPHERTEXT,
+            f"recipes give an honest row ({most:,})",
+            reason=pb.KEY_BOUND,
         )
+    degenerate = key_spread.degenerate_refusal(values, ctx.peer_declared(run_id))
+    if degenerate is not None:
+        raise PhaseFailed(f"keys refused: {degenerate}", reason=pb.DEGENERATE_KEYS)
     _, own = stored.read_keys(ctx, run_id, OWN_KEYS)
     mine, theirs = (np.frombuffer(v, np.uint8).reshape(-1, POINT_BYTES) for v in (own, values))
     if reflection.repeated_share([mine], [theirs]) > reflection.NOISY_SHARE:

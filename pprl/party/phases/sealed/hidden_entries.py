@@ -32,7 +32,7 @@ from pprl.party.storage.artifacts import (
 )
 from pprl.protocol.linkage import reflection
 from pprl.protocol.linkage.matching import Matches
-from pprl.protocol.sealed import hidden_join, session
+from pprl.protocol.sealed import hidden_join, key_spread, session
 from pprl.protocol.sealed.blinding import POINT_BYTES, Blinder, split
 from pprl.protocol.sealed.recipes import group_size, most_keys
 from pprl.protocol.vectors.randomness import SEALED_JOIN
@@ -132,7 +132,8 @@ def resolved_matches(
     """The accepted pairs one to one: the rows' best slots named to the peer, resolved to its
     rows, each pair once at its best bucket. Returns them and how many slots were named."""
     own_rows = entry_rows[slots[:, 0]]
-    most = np.bincount(entry_rows)  # entries a row
+    # Entries a row, and never more than the evaluator resolves a row (NAMES_PER_ROW).
+    most = np.minimum(np.bincount(entry_rows), hidden_join.NAMES_PER_ROW)
     # A fallback key's slots are named only by a row no other key found accepted.
     (fallback,) = own_entries(ctx, run_id, "fallback")
     fallback = fallback[slots[:, 0]]
@@ -152,12 +153,12 @@ def resolved_matches(
 def check_bound(ctx: RunContext, run_id: str, count: int, what: str) -> None:
     """Refuse more keys or entries than the peer may send: its declared rows times the agreed
     recipes' keys a row (a crafted key is a guess tested; more would be more guesses)."""
-    bound = (ctx.peer_rows(run_id) or 0) * most_keys(ctx.agreement(run_id).method.sealed_keys)
+    bound = ctx.peer_declared(run_id) * most_keys(ctx.agreement(run_id).method.sealed_keys)
     if count > bound:
         raise PhaseFailed(
-            f"{what} refused: {count:,}, more than the peer's rows times the agreed recipes' "
-            f"keys a row ({bound:,})",
-            reason=pb.BAD_CIPHERTEXT,
+            f"{what} refused: {count:,}, more than the peer's declared rows times the keys an "
+            f"honest row of the agreed recipes holds ({bound:,})",
+            reason=pb.KEY_BOUND,
         )
 
 
@@ -173,6 +174,9 @@ def keep_peer_entries(ctx: RunContext, run_id: str, counts: np.ndarray, values: 
             reason=pb.BAD_CIPHERTEXT,
         )
     check_bound(ctx, run_id, len(values) // POINT_BYTES, "entries' values")
+    degenerate = key_spread.degenerate_refusal(values, ctx.peer_declared(run_id))
+    if degenerate is not None:
+        raise PhaseFailed(f"entries refused: {degenerate}", reason=pb.DEGENERATE_KEYS)
     own = _read_flat(ctx, run_id, OWN_ENTRIES)
     theirs = np.frombuffer(values, np.uint8).reshape(-1, POINT_BYTES)
     if reflection.repeated_share([own], [theirs]) > reflection.NOISY_SHARE:
@@ -234,20 +238,22 @@ def resolve_for_peer(
     ctx: RunContext, run_id: str, entries: np.ndarray, slots: np.ndarray
 ) -> np.ndarray:
     """This party's row in each slot the peer names: each a slot the join holds, none twice
-    in a call, and over all the peer's calls no more slots than the entries it sent (a row's
-    best slots are about one per row; a peer naming every slot would learn the keys' graph
-    the hidden join withholds)."""
+    in a call, and over all the peer's calls no more slots than its declared rows times
+    hidden_join.NAMES_PER_ROW (what an honest scorer names: best_slots), nor than the entries
+    it sent. A peer naming every slot would learn the keys' graph the hidden join withholds."""
     join = peer_join(ctx, run_id)
-    bound = len(join.counts())
+    bound = min(len(join.counts()), ctx.peer_declared(run_id) * hidden_join.NAMES_PER_ROW)
     if len(entries) != len(slots):
         raise PhaseFailed(
             f"{len(entries):,} entries for {len(slots):,} slots", reason=pb.BAD_MATCHES
         )
     codes = entries * (int(join.counts().max(initial=0)) + 1) + slots
-    if len(entries) > bound or len(np.unique(codes)) != len(codes):
+    if len(np.unique(codes)) != len(codes):
+        raise PhaseFailed(f"{len(entries):,} slots named, some twice", reason=pb.BAD_MATCHES)
+    if len(entries) > bound:
         raise PhaseFailed(
-            f"{len(entries):,} slots named, some twice or more than the {bound:,} entries sent",
-            reason=pb.BAD_MATCHES,
+            f"{len(entries):,} slots named, more than the peer's rows need ({bound:,})",
+            reason=pb.NAMING_BOUND,
         )
     try:
         rows = join.resolve(entries, slots)
@@ -259,8 +265,8 @@ def resolve_for_peer(
     if len(named) > bound:
         raise PhaseFailed(
             f"slots refused: {len(named):,} named over this run's calls, more than the "
-            f"{bound:,} entries sent",
-            reason=pb.BAD_MATCHES,
+            f"peer's rows need ({bound:,})",
+            reason=pb.NAMING_BOUND,
         )
     if len(named) > len(before):
 

@@ -73,9 +73,14 @@ def received_batches(
     messages: Iterator[pb.SealedScores], header: pb.ScoreHeader
 ) -> Iterator[tuple[int, list[bytes]]]:
     """The ciphertexts grouped by batch, refused (TransferError) when one is out of order, a
-    batch is short, or more arrive than the header declared."""
+    batch is short, or more arrive than the header declared (checked once the last declared
+    batch has been evaluated: the stream must then end)."""
     batch, current = 0, list[bytes]()
     for message in messages:
+        if batch == header.batches:
+            raise TransferError(
+                f"more ciphertexts than the {header.batches} batches the header declared"
+            )
         if not message.HasField("ciphertext"):
             raise TransferError("a second header in one stream")
         ciphertext = message.ciphertext
@@ -88,8 +93,6 @@ def received_batches(
         if len(current) == header.coordinates:
             yield batch, current
             batch, current = batch + 1, []
-            if batch == header.batches:
-                return
     if batch < header.batches:
         raise TransferError(f"the stream ended in batch {batch} of {header.batches}")
 
