@@ -16,6 +16,7 @@ from pathlib import Path
 import grpc
 import numpy as np
 import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from pprl.party.config import PeerEndpoint
 from pprl.party.local import start_daemon, stop_daemon
@@ -240,6 +241,59 @@ def test_streams_that_go_quiet_time_out_and_do_not_starve_the_coordinator(deploy
     assert len(reasons) == 8
     assert reasons.count(pb.TIMED_OUT) >= 1 and set(reasons) <= {pb.TIMED_OUT, pb.BUSY}
     assert not (run_dir(deployment.parties["alice"].state_dir, run_id) / PEER_TENSOR).exists()
+
+
+# Unary Peer methods a hostile peer may open without ever sending their one message.
+_UNARY_PEER = (
+    ("ResolveSlots", pb.ResolveSlotsRequest, pb.ResolveSlotsResponse),
+    ("JoinCounts", pb.JoinCountsRequest, pb.JoinCountsResponse),
+    ("GetAgreement", pb.GetAgreementRequest, pb.GetAgreementResponse),
+)
+
+
+def test_unary_calls_that_never_send_their_message_do_not_starve_the_coordinator(deploy):
+    """Each of these calls holds a server worker while it waits for its message; the peer
+    opens more of them than the Peer service has workers, and Control and health still
+    answer at once."""
+    deployment = deploy(size=RECORDS, encoding="reference")
+    stub, channel = stub_as(deployment, "alice", "bob")
+    release = threading.Event()
+
+    def nothing_until_released():
+        # A unary call whose request iterator yields nothing: headers, then silence.
+        release.wait(60)
+        yield from ()
+
+    with channel:
+        held = []
+        for k in range(10):
+            name, request, response = _UNARY_PEER[k % len(_UNARY_PEER)]
+            call = channel.stream_unary(
+                f"/pprl.wire.v1.Peer/{name}",
+                request_serializer=request.SerializeToString,
+                response_deserializer=response.FromString,
+            )
+            held.append(call.future(nothing_until_released(), timeout=60))
+        try:
+            time.sleep(1)  # every stalled call reaches alice and takes a Peer worker
+            # They hold every Peer worker: a Peer call with its message waits for one.
+            waiting = _error(lambda: stub.peer.GetAgreement(pb.GetAgreementRequest(), timeout=2))
+            assert waiting.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+            control, control_channel = stub_as(deployment, "alice", "coordinator")
+            with control_channel:
+                began = time.monotonic()
+                status = control.control.GetStatus(pb.GetStatusRequest(), timeout=5)
+                answered = time.monotonic() - began
+                health_stub = health_pb2_grpc.HealthStub(control_channel)
+                check = health_stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=5)
+            assert not any(future.done() for future in held), "the stalled calls ended early"
+        finally:
+            for future in held:
+                future.cancel()
+            release.set()
+    assert status.identity == "alice"
+    assert answered < 5
+    assert check.status == health_pb2.HealthCheckResponse.SERVING
 
 
 def test_a_stopped_peer_fails_the_phase_instead_of_hanging_and_the_run_resumes(deploy):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import signal
-from concurrent import futures
 from dataclasses import dataclass
 
 import grpc
@@ -21,6 +20,7 @@ from pprl.party.service.control_service import ControlService
 from pprl.party.service.malloc import limit_malloc_arenas
 from pprl.party.service.peer_service import PeerService
 from pprl.party.service.port_probe import serving_elsewhere
+from pprl.party.service.service_pools import OTHER, ServicePools
 from pprl.party.service.startup import check_startup
 from pprl.party.service.wire_log import WireLog
 from pprl.party.storage.artifacts import RESULTS
@@ -41,6 +41,7 @@ class Served:
     store: RunStore
     peers: dict[str, PeerClient]
     health: health.HealthServicer
+    pools: ServicePools
 
 
 def _health() -> health.HealthServicer:
@@ -49,6 +50,24 @@ def _health() -> health.HealthServicer:
     for name in ("", *(s.full_name for s in pb.DESCRIPTOR.services_by_name.values())):
         servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     return servicer
+
+
+def _pools() -> ServicePools:
+    """Each service's own workers, so a caller holding every worker of one (a call takes one
+    from its headers until its message arrives) leaves the others theirs.
+
+    Peer: 8, as the one pool had; its calls are the phases' exchanges. Control: 4; an honest
+    coordinator holds at most one Advance, a Hold and a GetStatus here at once, and a second
+    coordinator is refused at once. Health (OTHER): 2; Check answers at once and Watch holds
+    no worker. Health is open to every identity of the CA, the peer too, so it is not
+    Control's pool: the peer can hold these two, not the coordinator's four."""
+    return ServicePools(
+        {
+            pb.DESCRIPTOR.services_by_name["Peer"].full_name: 8,
+            pb.DESCRIPTOR.services_by_name["Control"].full_name: 4,
+            OTHER: 2,
+        }
+    )
 
 
 def build_server(config: PartyConfig) -> Served:
@@ -69,8 +88,9 @@ def build_server(config: PartyConfig) -> Served:
     interceptors: list[grpc.ServerInterceptor] = [Authorise(party_audiences(config))]
     if config.wire_log:
         interceptors.append(WireLog(config.wire_log))
+    pools = _pools()
     server = grpc.server(
-        futures.ThreadPoolExecutor(max_workers=8),
+        pools,
         interceptors=interceptors,
         options=SERVER_OPTIONS,
     )
@@ -85,6 +105,7 @@ def build_server(config: PartyConfig) -> Served:
     except RuntimeError:  # grpcio >= 1.60 raises where older versions returned 0
         port = 0
     if port == 0:
+        pools.shutdown(wait=False)
         store.close()
         for peer in peers.values():
             peer.close()
@@ -94,7 +115,7 @@ def build_server(config: PartyConfig) -> Served:
             path=config.source or None,
             field="listen",
         )
-    return Served(server, port, store, peers, checks)
+    return Served(server, port, store, peers, checks, pools)
 
 
 # The signals that stop a daemon.
@@ -125,6 +146,9 @@ def serve(config: PartyConfig) -> None:
     log.info("%s shutting down", config.identity)
     served.health.enter_graceful_shutdown()  # NOT_SERVING while in-flight calls finish
     served.server.stop(grace=5).wait()
+    # The stop cancelled every call; a handler still running ends before the interpreter
+    # exits, as it did before the pools.
+    served.pools.shutdown(wait=False, cancel_futures=True)
     for peer in served.peers.values():
         peer.close()
     served.store.close()
