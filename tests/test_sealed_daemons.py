@@ -506,9 +506,9 @@ def test_rows_name_slots_within_the_agreed_buckets_of_their_best(deploy):
 
 @pytest.fixture
 def exchanged_hidden(deploy):
-    """Both daemons have completed EXCHANGE of a hidden-join run on loose keys; (deployment,
-    run_id, digest)."""
-    return _exchanged(deploy, _sealed(LOOSE, join="hidden"))
+    """Both daemons have completed EXCHANGE of a hidden-join run on loose keys, one slot an
+    entry; (deployment, run_id, digest)."""
+    return _exchanged(deploy, _sealed(LOOSE, "sealed_slots = 1\n", join="hidden"))
 
 
 def test_bad_entries_and_named_slots_are_refused_with_their_reason(exchanged_hidden):
@@ -555,6 +555,9 @@ def test_bad_entries_and_named_slots_are_refused_with_their_reason(exchanged_hid
         assert len(counts) == len(
             np.load(run_dir(deployment.parties["bob"].state_dir, run_id) / OWN_ENTRIES)["rows"]
         )
+        # Every entry the agreed slot, whoever holds its key: the counts tell Bob nothing of
+        # who is in Alice's file ([method] sealed_slots; hidden_join.fixed).
+        assert set(counts) == {1}
         full = next(e for e, c in enumerate(counts) if c > 0)
         request = lambda e, s: pb.ResolveSlotsRequest(  # noqa: E731
             run_id=run_id, digest=digest, entries=e, slots=s

@@ -78,6 +78,40 @@ def test_the_evaluators_join_gives_every_pair_that_shares_a_key_once_per_key_sha
         assert join.counts()[e] == holders
 
 
+@pytest.mark.parametrize("slots", [1, 2])
+def test_a_fixed_count_gives_every_entry_its_slots_holders_first_then_dummies(slots):
+    rng = np.random.default_rng(5)
+    own, peer = _rows(150, 3, 40, rng), _rows(170, 3, 40, rng)
+    entries, join = _blinded_join(own, peer)
+    fixed = hidden_join.fixed(join, slots, len(peer), np.random.default_rng(6))
+    assert fixed.counts().tolist() == [slots] * len(entries)
+    for e in range(len(entries)):
+        holders = join.rows[join.starts[e] : join.starts[e + 1]].tolist()
+        filled = fixed.rows[fixed.starts[e] : fixed.starts[e + 1]].tolist()
+        kept = min(len(holders), slots)
+        # The evaluator's first holders (its order is a random one), then rows not holding
+        # the entry's key: a dummy never scores a pair that shares it.
+        assert filled[:kept] == holders[:kept]
+        assert not set(filled[kept:]) & set(holders)
+        assert all(0 <= row < len(peer) for row in filled)
+
+
+def test_a_fixed_count_tells_the_scorer_the_same_whoever_is_in_the_evaluators_file():
+    """The counts of the exact join change when one person joins the evaluator's file; the
+    fixed count's do not, so membership cannot be read from them."""
+    rng = np.random.default_rng(7)
+    own, peer = _rows(100, 3, 30, rng), _rows(100, 3, 30, rng)
+    person = own[0]  # someone the scorer holds
+    _, without = _blinded_join(own, peer, seed=8)
+    _, with_person = _blinded_join(own, [*peer, person], seed=8)
+    assert not np.array_equal(without.counts(), with_person.counts())
+    fixed = [
+        hidden_join.fixed(j, 1, n, np.random.default_rng(9)).counts()
+        for j, n in ((without, len(peer)), (with_person, len(peer) + 1))
+    ]
+    assert np.array_equal(*fixed)
+
+
 def test_only_the_evaluator_can_join_the_scorer_holds_nothing_that_meets_the_peers_keys():
     # In the graph join both parties hold both sides blinded twice and equal keys meet. Here
     # the scorer holds its own rows' keys blinded by the peer's entry scalar and the peer's

@@ -46,7 +46,7 @@ from pprl.protocol.model.classifier import CLASS_WEIGHTS, TRAINERS
 from pprl.protocol.model.features import FEATURES
 from pprl.protocol.privacy.audit import MEASURES
 from pprl.protocol.sealed import session
-from pprl.protocol.sealed.joins import default_join, join_named
+from pprl.protocol.sealed.joins import DEFAULT_SLOTS, default_join, join_named
 from pprl.protocol.sealed.session import DEFAULT_KERNEL_FEATURES
 from pprl.protocol.vectors.bloom import BloomParams
 from pprl.protocol.vectors.release import RELEASES
@@ -547,6 +547,10 @@ def _sealed(
         if not join_named(out["sealed_join"]).hidden:
             raise section._error("sealed_names_within", 'needs sealed_join = "hidden"')
         out["sealed_names_within"] = section.count("sealed_names_within", 0, minimum=0)
+    if "sealed_slots" in section.data:
+        if not join_named(out["sealed_join"]).hidden:
+            raise section._error("sealed_slots", 'needs sealed_join = "hidden"')
+        out["sealed_slots"] = section.count("sealed_slots", DEFAULT_SLOTS, minimum=0)
     return out
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from pprl.protocol.data.error_model import ONE_ERROR
 from pprl.protocol.linkage.matching import GREEDY
-from pprl.protocol.sealed.joins import DEFAULT_JOIN, Join, join_named
+from pprl.protocol.sealed.joins import DEFAULT_JOIN, DEFAULT_SLOTS, Join, join_named
 from pprl.protocol.sealed.parameters import DEFAULT_CRYPTO
 from pprl.protocol.sealed.session import DEFAULT_KERNEL_FEATURES, DEFAULT_THRESHOLDS
 from pprl.protocol.vectors.bloom import BloomParams
@@ -30,6 +30,7 @@ SEALED_SETTINGS = (
     "sealed_kernel_features",
     "sealed_join",
     "sealed_names_within",
+    "sealed_slots",
 )
 
 
@@ -116,6 +117,10 @@ class MethodParams:
     # Under the hidden join, each row names its accepted slots within this many buckets of
     # the best it reached (pprl.protocol.sealed.hidden_join.best_slots); 0: its best only.
     sealed_names_within: int = 0
+    # Under the hidden join, every entry's slots (pprl.protocol.sealed.hidden_join.fixed): its
+    # rows cut to this many and the rest dummies, so the counts say nothing; 0: as many as
+    # the evaluator's rows holding its key (the count told).
+    sealed_slots: int = DEFAULT_SLOTS
 
     def to_dict(self) -> dict[str, Any]:
         """C, sigma and saturation as floats, so that 100 and 100.0 give the same digest; the
@@ -143,6 +148,8 @@ class MethodParams:
             del out["sealed_join"]
         if not self.sealed_names_within:
             del out["sealed_names_within"]
+        if not self.sealed_slots:
+            del out["sealed_slots"]
         # Each known encoding's own settings only when it is the one agreed (an unknown one,
         # which no party can configure, keeps every field: the digest still tells them apart).
         current = ENCODING_SETTINGS.get(self.encoding)

@@ -269,6 +269,31 @@ def joined(
     return Join(starts, rows)
 
 
+def fixed(join: Join, slots: int, rows: int, rng: np.random.Generator) -> Join:
+    """The join with every entry given exactly `slots` slots, so that the counts the scorer
+    is told are one number and say nothing of who is in the evaluator's file: an entry's rows
+    cut to its first `slots` (the join's order is a random one), and the slots left filled
+    with dummies, rows of the evaluator's own drawn at random among those not holding the
+    entry's key, scored like any pair of unrelated people (a reject). A pair sharing several
+    keys keeps a slot in most of them, so the cut costs little; but the evaluator's own view
+    of the entries tells it as much as the counts did (docs/research/sealed.md, "Slots per
+    entry")."""
+    counts = join.counts()
+    entries = len(counts)
+    out = rng.integers(0, max(rows, 1), size=(entries, slots), dtype=np.int64)
+    kept = np.minimum(counts, slots)
+    for entry in np.flatnonzero(counts).tolist():
+        holders = join.rows[join.starts[entry] : join.starts[entry + 1]]
+        out[entry, : kept[entry]] = holders[: kept[entry]]
+        if kept[entry] < slots and len(holders) < rows:
+            held = set(holders.tolist())
+            for slot in range(int(kept[entry]), slots):
+                while int(out[entry, slot]) in held:
+                    out[entry, slot] = rng.integers(0, rows)
+    starts = np.arange(entries + 1, dtype=np.int64) * slots
+    return Join(starts, out.reshape(-1))
+
+
 def slot_pairs(counts: np.ndarray) -> np.ndarray:
     """(slots, 2) (entry, slot number across all entries): the pairs both parties lay out
     from the counts alone (session.score_layout), one layout row per entry."""

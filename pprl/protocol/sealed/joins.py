@@ -35,6 +35,14 @@ JOINS = {join.name: join for join in (GRAPH, HIDDEN)}
 DEFAULT_JOIN = GRAPH.name
 
 
+# Under the hidden join, the slots every entry gets ([method] sealed_slots;
+# hidden_join.fixed); 0: as many as the evaluator's rows holding its key. A fixed count
+# keeps the counts from telling who is in the evaluator's file, but each party learns the
+# same as evaluator, from which of its own keys the peer's entries hold, so by itself it
+# hides nothing more (docs/research/sealed.md, "Slots per entry").
+DEFAULT_SLOTS = 0
+
+
 def join_named(name: str) -> Join:
     try:
         return JOINS[name]

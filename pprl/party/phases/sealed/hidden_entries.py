@@ -114,6 +114,12 @@ def match_slots(
     sent and its rows, and the checks taken among the entries they join."""
     rows, uniforms, buckets = own_entries(ctx, run_id, "rows", "check_uniforms", "check_buckets")
     counts = peer.join_counts(run_id, digest, len(rows), ctx.peer_rows(run_id) or 0)
+    slots = ctx.agreement(run_id).method.sealed_slots
+    if slots and not (counts == slots).all():
+        raise PhaseFailed(
+            f"{peer.peer} told counts other than the agreed {slots} slots an entry",
+            reason=pb.BAD_CIPHERTEXT,
+        )
     checks = hidden_join.checks(rows, counts, hidden_join.CheckDraws(uniforms, buckets))
     return hidden_join.slot_pairs(counts), rows, counts, checks
 
@@ -225,6 +231,9 @@ def peer_join(ctx: RunContext, run_id: str) -> hidden_join.Join:
         own = session.grouped(data["counts"], data["values"].tobytes())
     rng = ctx.randomness.generator(SEALED_JOIN + " slots")
     join = hidden_join.joined(entries, own, rng)
+    slots = ctx.agreement(run_id).method.sealed_slots
+    if slots:
+        join = hidden_join.fixed(join, slots, len(own), rng)
 
     def write(path) -> None:
         with path.open("wb") as out:

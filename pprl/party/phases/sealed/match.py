@@ -54,10 +54,15 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
         scores = hidden_join.check_scores(checks, ckks.thresholds)
         x, c, alternative = hidden_join.check_forms(x, c, alternative, entry_rows, scores)
         held = int(np.count_nonzero(checks[pairs[:, 0]] >= 0))
+        slots = agreement.method.sealed_slots
+        how = (
+            f"{slots} an entry, its rows cut to {slots} and the rest dummies"
+            if slots
+            else "a pair once per key it shares"
+        )
         said = (
             f"{peer.peer} joins this party's key entries with its rows: {len(pairs):,} slots "
-            f"(a pair once per key it shares; {held:,} of them checks of its results); "
-            "scoring them under encryption"
+            f"({how}; {held:,} of them checks of its results); scoring them under encryption"
         )
     else:
         # Some rows' slots scored on constants of this party's own: checks of the peer's
