@@ -347,8 +347,26 @@ def most_keys(written: str) -> int:
     recipes = [meaning for _, meaning in written_recipes(written)]
     keyed = sum(_most_values(m) for m in recipes if not m.fallback)
     fallbacks = sum(_most_values(m) for m in recipes if m.fallback)
-    keyless = sum(_most_values(m) for m in recipes if m.blanks and not m.fallback)
-    return max(keyed + fallbacks, keyless + 2 * fallbacks)
+    return max(keyed + fallbacks, most_keyless_keys(written))
+
+
+def most_keyless_keys(written: str) -> int:
+    """The most keys an honest row without a key of its own values holds (recipe_keys): its
+    keys where blanks agree, and each fallback's under both tags. Only such a row holds a
+    fallback's probing tag."""
+    recipes = [meaning for _, meaning in written_recipes(written)]
+    fallbacks = sum(_most_values(m) for m in recipes if m.fallback)
+    return sum(_most_values(m) for m in recipes if m.blanks and not m.fallback) + 2 * fallbacks
+
+
+def found_by_key(key: str, first: bool) -> bool:
+    """Whether a key (recipe_keys') is a fallback's tag that every row of its side holds, the
+    one the peer's keyless rows probe: the second tag on the first party's side, the first on
+    the second's. A peer row meeting one holds the probing tag, so it claims to be keyless."""
+    tag = key.split("|", 1)[0]
+    if "." not in tag:
+        return False
+    return tag.split(".", 1)[1].rstrip(GROUPED) == ("2" if first else "1")
 
 
 def group_size(written: str) -> int:

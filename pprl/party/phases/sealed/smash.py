@@ -12,6 +12,7 @@ from pprl.party.storage.artifacts import BLINDING_SECRET, ORDER, OWN_KEYS, OWN_T
 from pprl.protocol import pipeline
 from pprl.protocol.sealed import session
 from pprl.protocol.sealed.blinding import Blinder
+from pprl.protocol.sealed.recipes import found_by_key
 
 
 def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
@@ -27,9 +28,9 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     )
     method = agreement.method
     recipes = session.recipes(method.sealed_keys, list(inputs.records.attributes))
-    keys = session.row_keys(
-        recipes, inputs.records.attributes, released.order, stored.is_first(ctx, run_id)
-    )
+    first = stored.is_first(ctx, run_id)
+    keys = session.row_keys(recipes, inputs.records.attributes, released.order, first)
+    found_by = np.fromiter((found_by_key(key, first) for row in keys for key in row), dtype=bool)
     digest, _ = ctx.store.run(run_id).agreement()
     blinder = Blinder()
     context = session.key_context(digest, run_id)
@@ -45,7 +46,7 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     with atomic_file(ctx.store.artifact_path(run_id, BLINDING_SECRET)) as tmp:
         tmp.write_bytes(blinder.secret())
         tmp.chmod(0o600)
-    stored.write_keys(ctx, run_id, OWN_KEYS, counts, values, record=False)
+    stored.write_keys(ctx, run_id, OWN_KEYS, counts, values, record=False, found_by=found_by)
     if hidden:
         hidden_entries.record_smash(ctx, run_id, entries)
     ctx.store.record_artifact(run_id, ORDER)

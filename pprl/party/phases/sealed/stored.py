@@ -4,13 +4,17 @@ party is the first."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from pprl.files.atomic import atomic_file
 from pprl.party.phases.context import PhaseFailed, RunContext
-from pprl.party.storage.artifacts import OWN_KEYS_TWICE, OWN_TENSOR, PEER_KEYS_TWICE
+from pprl.party.storage.artifacts import OWN_KEYS, OWN_KEYS_TWICE, OWN_TENSOR, PEER_KEYS_TWICE
 from pprl.protocol.model.features import unit_vectors
 from pprl.protocol.sealed import session
+from pprl.protocol.sealed.keyless_rows import keyless_refusal
+from pprl.protocol.sealed.recipes import most_keyless_keys
 from pprl.wire.v1 import linkage_pb2 as pb
 
 
@@ -21,8 +25,11 @@ def is_first(ctx: RunContext, run_id: str) -> bool:
 
 
 def candidates(ctx: RunContext, run_id: str) -> np.ndarray:
-    """The pairs (own row, peer row) sharing a doubly blinded key, as both parties derive them."""
-    own = session.grouped(*read_keys(ctx, run_id, OWN_KEYS_TWICE))
+    """The pairs (own row, peer row) sharing a doubly blinded key, as both parties derive
+    them; refused (KEY_BOUND) when a peer row probes with a fallback key yet holds more keys
+    than a keyless row can (keyless_rows)."""
+    counts, values = read_keys(ctx, run_id, OWN_KEYS_TWICE)
+    own = session.grouped(counts, values)
     held = ctx.store.artifact(run_id, PEER_KEYS_TWICE)
     if held is None:
         raise PhaseFailed(
@@ -30,6 +37,15 @@ def candidates(ctx: RunContext, run_id: str) -> np.ndarray:
             reason=pb.OUT_OF_ORDER,
         )
     peer = session.grouped(*read_keys(ctx, run_id, PEER_KEYS_TWICE))
+    with np.load(ctx.artifact(run_id, OWN_KEYS).path) as data:
+        flags = data["found_by"]
+    if flags.any():
+        starts = np.concatenate([[0], np.cumsum(counts)])
+        rows = [flags[a:b].tolist() for a, b in itertools.pairwise(starts)]
+        most = most_keyless_keys(ctx.agreement(run_id).method.sealed_keys)
+        refusal = keyless_refusal(own, rows, peer, most)
+        if refusal is not None:
+            raise PhaseFailed(f"keys refused: {refusal}", reason=pb.KEY_BOUND)
     return session.candidates(own, peer)
 
 
@@ -40,14 +56,23 @@ def own_units(ctx: RunContext, run_id: str) -> np.ndarray:
 
 
 def write_keys(
-    ctx: RunContext, run_id: str, name: str, counts: np.ndarray, values: bytes, record: bool = True
+    ctx: RunContext,
+    run_id: str,
+    name: str,
+    counts: np.ndarray,
+    values: bytes,
+    record: bool = True,
+    found_by: np.ndarray | None = None,
 ) -> None:
-    """Blinded keys (`counts` a row, `values` their points) written; recorded unless SMASH
-    records them itself once all its files are written."""
+    """Blinded keys (`counts` a row, `values` their points, and for this party's own which are
+    a fallback's found-by tag: recipes.found_by_key) written; recorded unless SMASH records
+    them itself once all its files are written."""
 
     def write(path) -> None:
+        points = np.frombuffer(values, dtype=np.uint8)
+        flags = np.zeros(0, dtype=bool) if found_by is None else found_by
         with path.open("wb") as out:
-            np.savez(out, counts=counts, values=np.frombuffer(values, dtype=np.uint8))
+            np.savez(out, counts=counts, values=points, found_by=flags)
 
     if record:
         meta = {"rows": len(counts), "keys": int(counts.sum())}
