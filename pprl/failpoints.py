@@ -14,6 +14,12 @@ nothing.
                                         fresh encryptions of values of its own in place of
                                         its results (what a crafting evaluator sends), so a
                                         test can see the peer's checks catch it
+    PPRL_FAILPOINT=name-every-slot      as the scorer under the hidden join, name every slot
+                                        to the peer, not its rows' best (what a scorer
+                                        learning the keys' graph sends)
+    PPRL_FAILPOINT=probe-with-fallback  give each of its rows a fallback recipe's probing
+                                        key in place of one of its own keys (what a peer
+                                        probing every row of the other side sends)
 
 Several, separated by commas, arm each of them (stop-after:agree,stop-after:train). Each fires
 once per process.
@@ -70,3 +76,14 @@ def before_write(file_name: str) -> None:
 def tamper_scores() -> bool:
     """Whether this evaluation's results are to be replaced by values of this daemon's own."""
     return _take("tamper-scores")
+
+
+def name_every_slot() -> bool:
+    """Whether this scorer names every slot (a hostile peer, for the tests of its bound)."""
+    return _take("name-every-slot")
+
+
+def probe_with_fallback() -> bool:
+    """Whether this party's rows probe with a fallback key they may not hold (a hostile peer,
+    for the tests of its bound)."""
+    return _take("probe-with-fallback")

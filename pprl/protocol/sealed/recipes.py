@@ -359,6 +359,18 @@ def most_keyless_keys(written: str) -> int:
     return sum(_most_values(m) for m in recipes if m.blanks and not m.fallback) + 2 * fallbacks
 
 
+def probing(keys: Sequence[str], first: bool) -> list[str]:
+    """A row's keys with each fallback key it holds for being found swapped for the tag that
+    probes, in place of one of its own keys: what a hostile peer sends to have every row
+    find the other side's by the fallback's value (keyless_rows refuses it). For the tests
+    of that refusal only."""
+    found = [key for key in keys if found_by_key(key, first)]
+    own = [key for key in keys if not fallback_key(key)]
+    other = "1" if first else "2"
+    probes = [key.replace(f".{'2' if first else '1'}", f".{other}", 1) for key in found]
+    return own[: max(0, len(own) - len(probes))] + found + probes
+
+
 def found_by_key(key: str, first: bool) -> bool:
     """Whether a key (recipe_keys') is a fallback's tag that every row of its side holds, the
     one the peer's keyless rows probe: the second tag on the first party's side, the first on

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from pprl import failpoints
 from pprl.files.atomic import atomic_file
 from pprl.party.phases.context import PhaseProgress, RunContext
 from pprl.party.phases.sealed import hidden_entries, stored
@@ -12,7 +13,7 @@ from pprl.party.storage.artifacts import BLINDING_SECRET, ORDER, OWN_KEYS, OWN_T
 from pprl.protocol import pipeline
 from pprl.protocol.sealed import session
 from pprl.protocol.sealed.blinding import Blinder
-from pprl.protocol.sealed.recipes import found_by_key
+from pprl.protocol.sealed.recipes import found_by_key, probing
 
 
 def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
@@ -30,6 +31,8 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     recipes = session.recipes(method.sealed_keys, list(inputs.records.attributes))
     first = stored.is_first(ctx, run_id)
     keys = session.row_keys(recipes, inputs.records.attributes, released.order, first)
+    if failpoints.probe_with_fallback():
+        keys = [probing(row, first) for row in keys]
     found_by = np.fromiter((found_by_key(key, first) for row in keys for key in row), dtype=bool)
     digest, _ = ctx.store.run(run_id).agreement()
     blinder = Blinder()
