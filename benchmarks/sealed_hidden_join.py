@@ -3,6 +3,9 @@ blinding (two scalars a party for the hidden join) and real CKKS scoring of both
 each party's accepted pairs one to one by bucket, the two intersected. Reports quality, the
 seconds of the keys and of the scoring, and the bytes each party sends, for both joins
 (pprl.protocol.sealed.hidden_join; docs/research/sealed.md, "A join neither party reads").
+With `--names-per-row K` each row also names at most K slots, so that the evaluator could
+bound what it resolves by K times the declared rows (docs/research/sealed.md, "At most K
+slots a row").
 
     python benchmarks/sealed_hidden_join.py --records-a A.csv --records-b B.csv \\
         --truth T.csv --reference REF.csv --schema SCHEMA.toml --json out.json
@@ -48,6 +51,38 @@ def capped(join: hidden_join.Join, count: int) -> hidden_join.Join:
     return hidden_join.Join(starts, rows.astype(np.int64))
 
 
+# How a row's ties in its best bucket are ordered when it names at most K slots
+# (--names-per-row): the slots' order (the scorer's random entry order, then the evaluator's
+# within an entry); the entries the evaluator told the fewest rows first; or the entries whose
+# key the fewest of the scorer's own rows hold first (what it knows whatever the counts).
+TIES = ("first", "count", "own")
+
+
+def tie_order(rule: str, told: np.ndarray, own: np.ndarray) -> np.ndarray:
+    """The slots in the order a row names its ties in under `rule` (TIES): `told` and `own`
+    are each slot's entry's count told by the evaluator and held among the scorer's rows."""
+    slots = np.arange(len(told))
+    if rule == "first":
+        return slots
+    return np.lexsort((slots, told if rule == "count" else own))
+
+
+def capped_names(
+    own_rows: np.ndarray,
+    buckets: np.ndarray,
+    most: np.ndarray,
+    levels: int,
+    fallback: np.ndarray,
+    order: np.ndarray,
+) -> np.ndarray:
+    """best_slots with the slots taken in `order`: its ties go to the first in that order."""
+    named = np.zeros(len(buckets), dtype=bool)
+    named[order] = hidden_join.best_slots(
+        own_rows[order], buckets[order], most, levels, fallback[order]
+    )
+    return named
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_table_arguments(parser)
@@ -85,11 +120,28 @@ def main() -> None:
         "evaluator's first, a random choice) and the rest of its slots dummies that decide "
         "reject, so that counts tell nothing (not built in the daemons; 0: the true counts)",
     )
+    parser.add_argument(
+        "--names-per-row",
+        default="",
+        help="with --levels: also name at most K slots a row (K comma-separated, e.g. 1,2,3), "
+        "so that the evaluator could resolve at most K times the scorer's declared rows "
+        "(empty: only today's bound, a row's entries)",
+    )
+    parser.add_argument(
+        "--ties",
+        default="first",
+        help=f"with --names-per-row: which of a row's ties it names first, comma-separated "
+        f"among {', '.join(TIES)} (tie_order)",
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     if args.fixed_count and not args.plaintext:
         parser.error("--fixed-count is measured with --plaintext only")
+    per_row = [int(v) for v in args.names_per_row.split(",") if v]
+    ties = [v for v in args.ties.split(",") if v]
+    if set(ties) - set(TIES):
+        parser.error(f"--ties takes {', '.join(TIES)}")
     inputs = sealed_inputs(args, args.recipes)
     tables, truth = inputs.tables, inputs.truth
     recipes_text = inputs.recipes
@@ -191,9 +243,17 @@ def main() -> None:
         own_entries[scorer] = mine
     key_seconds = time.perf_counter() - began
     levels = [int(v) for v in args.levels.split(",") if v]
-    rules = ("every accepted slot", *(f"slots within {d} of the row's best" for d in levels))
+    within = [(d, k, tie) for d in levels for k in [0, *per_row] for tie in (ties if k else [""])]
+
+    def rule_name(d: int, k: int, tie: str) -> str:
+        name = f"slots within {d} of the row's best"
+        return name + (f", at most {k} a row, ties {tie}" if k else "")
+
+    rules = ("every accepted slot", *(rule_name(*w) for w in within))
+    declared = sum(len(keys[n]) for n in PARTIES)
     kept_by: dict[str, dict[str, set[tuple[int, int]]]] = {rule: {} for rule in rules}
     resolved = dict.fromkeys(rules, 0)
+    widest = dict.fromkeys(rules, 0)  # the most slots one row named
     score_seconds, scored = 0.0, 0
     padded = 0
     for scorer, evaluator_party in (("alice", "bob"), ("bob", "alice")):
@@ -230,12 +290,22 @@ def main() -> None:
         scored += len(slots)
         most = np.bincount(mine.rows)  # entries a row
         fallback = mine.fallback[slots[:, 0]]
-        named_by = [
-            buckets > 0,
-            *(hidden_join.best_slots(own_rows, buckets, most, d, fallback) for d in levels),
-        ]
+        # Per slot, its entry's count as told (a fixed count tells the same of every entry),
+        # and among the scorer's own rows.
+        told = join.counts()[slots[:, 0]]
+        if args.fixed_count:
+            told = np.full(len(slots), args.fixed_count)
+        own_join = hidden_join.joined(mine.keys, keys[scorer], np.random.default_rng(0))
+        own = own_join.counts()[slots[:, 0]]
+        named_by = [buckets > 0]
+        for d, k, tie in within:
+            order = tie_order(tie or "first", told, own)
+            cap = np.minimum(most, k) if k else most
+            named_by.append(capped_names(own_rows, buckets, cap, d, fallback, order))
         for rule, named in zip(rules, named_by, strict=True):
             resolved[rule] += int(np.count_nonzero(named))
+            if named.any():
+                widest[rule] = max(widest[rule], int(np.bincount(own_rows[named]).max()))
             accepted, best = hidden_join.accepted_pairs(
                 own_rows[named], peer_rows[named], buckets[named]
             )
@@ -251,6 +321,8 @@ def main() -> None:
                 "candidates": len(pairs),
                 "scored": scored,
                 "resolved": resolved[rule],
+                "resolved_per_row": round(resolved[rule] / declared, 3),
+                "most_a_row": widest[rule],
                 **({"slots_with_dummies": padded} if args.fixed_count else {}),
                 "keys_s": round(key_seconds, 1),
                 "scoring_s": round(score_seconds, 1),
