@@ -476,40 +476,37 @@ def test_a_bad_cell_is_named_by_file_row_and_field_never_by_its_value(deploy):
     assert "ZORBLAT" not in result.stderr
 
 
-def test_a_peer_with_more_records_than_this_daemon_accepts_stops_agree(deploy):
-    """Matching holds the peer's rows in memory: [limits] max_peer_records is checked against
-    the count the peer states at AGREE, before anything is sent."""
+@pytest.mark.parametrize(
+    ("limit", "said"),
+    [
+        # Matching holds the peer's rows in memory.
+        ("max_peer_records = 50", ["[limits] max_peer_records"]),
+        # Each record a peer declares is a guess about your file it may test: each party
+        # states what it accepts, so that the larger one stops too, naming the setting.
+        (
+            "peer_records_ratio = 0.5",
+            [
+                "peer_records_ratio 0.5",
+                "alice accepts at most 50 records from this party, which links 100",
+                "PEER_TOO_LARGE",
+            ],
+        ),
+    ],
+    ids=["memory", "ratio"],
+)
+def test_a_peer_with_more_records_than_this_daemon_accepts_stops_agree(deploy, limit, said):
+    """[limits] max_peer_records and peer_records_ratio (by default twice this party's
+    records) are checked against the count the peer states at AGREE, before anything is sent."""
 
-    def limit(deployment) -> None:
-        _replace_in_config(
-            deployment, "alice", "[privacy]", "[limits]\nmax_peer_records = 50\n[privacy]"
-        )
+    def configure(deployment) -> None:
+        _replace_in_config(deployment, "alice", "[privacy]", f"[limits]\n{limit}\n[privacy]")
 
-    deployment = deploy(size=RECORDS, configure=limit)
+    deployment = deploy(size=RECORDS, configure=configure)
     result = coordinate(deployment)
     assert result.returncode != 0
     assert "bob links 100 records, more than this daemon accepts (50" in result.stderr
-    assert "[limits] max_peer_records" in result.stderr
+    for words in said:
+        assert words in result.stderr
     for name in ("alice", "bob"):
-        assert not list(deployment.parties[name].state_dir.rglob(PEER_TENSOR))
-
-
-def test_a_peer_larger_than_the_ratio_allows_is_refused_by_both_at_agree(deploy):
-    """Each record a peer declares is a guess about your file it may test: by default a peer
-    may link at most twice this party's records ([limits] peer_records_ratio), and each party
-    states what it accepts, so that the larger party stops too, naming the setting to raise."""
-
-    def ratio(deployment) -> None:
-        _replace_in_config(
-            deployment, "alice", "[privacy]", "[limits]\npeer_records_ratio = 0.5\n[privacy]"
-        )
-
-    deployment = deploy(size=RECORDS, configure=ratio)
-    result = coordinate(deployment)
-    assert result.returncode != 0
-    assert "bob links 100 records, more than this daemon accepts (50" in result.stderr
-    assert "peer_records_ratio 0.5" in result.stderr
-    assert "alice accepts at most 50 records from this party, which links 100" in result.stderr
-    assert "PEER_TOO_LARGE" in result.stderr
-    for name in ("alice", "bob"):
-        assert not list(deployment.parties[name].state_dir.rglob(PEER_KEYS_TWICE))
+        state = deployment.parties[name].state_dir
+        assert not list(state.rglob(PEER_TENSOR)) and not list(state.rglob(PEER_KEYS_TWICE))
