@@ -19,6 +19,17 @@ she re-identifies (every compared value exact) guessing among what is left. Rows
 partner in her file are the ones at risk (the linkage's own output reveals the others);
 Alice's partners of `--unpartnered` of Bob's rows are removed from her file to have them.
 
+With `--hidden-join`, Alice is the scorer: she names each of her rows' best accepted slots
+(at most `hidden_join.NAMES_PER_ROW` a row, as her daemon does) and learns Bob's row in each.
+With `--named-budget-per-row K` she crafts her naming instead: at most K slots a row she
+declared over the run (the evaluator's bound, `NAMING_BOUND`, at K = NAMES_PER_ROW), chosen
+by `--naming-rule` (`lab.naming_budget`: the honest rule, each row's highest buckets, her key
+values' rows first, or the slots least likely to hold her own rows' partners first). What she
+learns is then read slot by slot: the values she knows the row holds (and, where she knows
+every row holding a value, that the row does not hold it), the pairs whose bucket she knows,
+and of the row's other slots in those values' entries, the buckets those entries' unknown
+slots show.
+
 A third figure is of a party that crafts its encrypted vectors instead of encrypting its own
 (sealed linkage cannot see what a ciphertext holds): for each candidate pair Alice chooses
 the linear function of Bob's vector that the evaluation computes, and learns its bucket.
@@ -65,6 +76,7 @@ from typing import Any
 
 import numpy as np
 
+from lab import naming_budget
 from lab.in_process import (
     add_table_arguments,
     noise_free_units,
@@ -256,6 +268,20 @@ def main() -> None:
         "buckets of their best",
     )
     parser.add_argument(
+        "--named-budget-per-row",
+        type=float,
+        help="with --hidden-join: Alice crafts her naming, at most this many slots resolved "
+        "a row she declared over the run (the evaluator's bound is "
+        "hidden_join.NAMES_PER_ROW; 'inf': every slot), chosen by --naming-rule; what she "
+        "learns is then read slot by slot (lab.naming_budget)",
+    )
+    parser.add_argument(
+        "--naming-rule",
+        choices=naming_budget.NAMING_RULES,
+        default="lookalikes",
+        help="with --named-budget-per-row: which slots she names (lab.naming_budget)",
+    )
+    parser.add_argument(
         "--kernel-features",
         type=int,
         default=0,
@@ -270,6 +296,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
+    if args.named_budget_per_row is not None and not args.hidden_join:
+        parser.error("--named-budget-per-row models the hidden join: add --hidden-join")
     read = schema_tables(args.schema, args.records_a, args.records_b)
     alice, bob = read.tables
     truth = read_truth(args.truth)
@@ -376,18 +404,87 @@ def main() -> None:
             for i, j in pairs.tolist()
         ]
         slot_pair = np.repeat(np.arange(len(pairs)), np.array(list(map(len, shared)), dtype=int))
+        slot_groups = [group for groups in shared for group in groups]
         # A slot of a fallback key is named only by a row no other key found accepted.
-        slot_fallback = np.array(
-            [fallback_key(group[0]) for groups in shared for group in groups], dtype=bool
-        )
+        slot_fallback = np.array([fallback_key(group[0]) for group in slot_groups], dtype=bool)
         order = np.random.default_rng(args.seed + 3).permutation(len(slot_pair))
         slot_pair, slot_fallback = slot_pair[order], slot_fallback[order]
-        most = np.array([len(groups) for groups in groups_a], dtype=np.int64)
-        named_slots = hidden_join.best_slots(
-            pairs[slot_pair, 0], pair_buckets[slot_pair], most, args.levels, slot_fallback
-        )
-        named_pairs = np.zeros(len(pairs), dtype=bool)
-        named_pairs[slot_pair[named_slots]] = True
+        slot_groups = [slot_groups[s] for s in order.tolist()]
+        # Her entries' rows, and never more than the evaluator resolves a row (NAMES_PER_ROW).
+        entries_of_row = np.array([len(groups) for groups in groups_a], dtype=np.int64)
+        most = np.minimum(entries_of_row, hidden_join.NAMES_PER_ROW)
+        if args.named_budget_per_row is None:
+            named_slots = hidden_join.best_slots(
+                pairs[slot_pair, 0], pair_buckets[slot_pair], most, args.levels, slot_fallback
+            )
+            named_pairs = np.zeros(len(pairs), dtype=bool)
+            named_pairs[slot_pair[named_slots]] = True
+        else:
+            # Each entry is one of her rows' groups; entries of one value hold the same rows.
+            entry_ids: dict[tuple[int, tuple[str, ...]], int] = {}
+            value_ids: dict[tuple[str, ...], int] = {}
+            slots = naming_budget.Slots(
+                own_row=pairs[slot_pair, 0],
+                entry=np.array(
+                    [
+                        entry_ids.setdefault((int(pairs[p, 0]), g), len(entry_ids))
+                        for p, g in zip(slot_pair.tolist(), slot_groups, strict=True)
+                    ],
+                    dtype=np.int64,
+                ),
+                value=np.array(
+                    [value_ids.setdefault(g, len(value_ids)) for g in slot_groups], dtype=np.int64
+                ),
+                bucket=pair_buckets[slot_pair],
+                peer_row=pairs[slot_pair, 1],
+            )
+            group_of_value = list(value_ids)
+            # The rows she declares are her own (a crafted file may declare up to [limits]
+            # peer_records_ratio times Bob's: more budget still).
+            declared = len(sent_a)
+            per_row = args.named_budget_per_row
+            budget = len(slots) if np.isinf(per_row) else int(per_row * declared)
+            named_slots = naming_budget.named(
+                slots,
+                args.naming_rule,
+                budget,
+                np.minimum(entries_of_row, per_row).astype(np.int64),
+                slot_fallback,
+            )
+            learned = naming_budget.resolved(slots, named_slots)
+            known_values = learned.values_of_rows()
+            # Each value's holders on her list, and each person's values: a complete value
+            # that a row is not known to hold rules out everyone holding it.
+            holders_of_value = [
+                set().union(*(people_of_key[k] for k in group)) for group in group_of_value
+            ]
+            complete_values_of: defaultdict[int, set[int]] = defaultdict(set)
+            for value in np.flatnonzero(learned.complete).tolist():
+                for p in holders_of_value[value]:
+                    complete_values_of[p].add(value)
+            slots_of_peer: defaultdict[int, list[int]] = defaultdict(list)
+            for s, row in enumerate(slots.peer_row.tolist()):
+                slots_of_peer[row].append(s)
+            naming = {
+                "rule": args.naming_rule,
+                "per_row": "every slot" if np.isinf(per_row) else per_row,
+                "declared_rows": declared,
+                "budget": budget,
+                "entries": int(entries_of_row.sum()),
+                "slots": len(slots),
+                "values": len(value_ids),
+                "slots_per_value_summed": int(slots.value_counts().sum()),
+                "named": int(named_slots.sum()),
+                "known": int(learned.known.sum()),
+                "values_complete": int(learned.complete.sum()),
+                "peer_rows_known": len(known_values),
+            }
+            print(
+                f"Alice names {naming['named']:,} of the {len(slots):,} slots (rule "
+                f"{args.naming_rule}, at most {budget:,}) and knows the row in "
+                f"{naming['known']:,} of them: {len(known_values):,} of Bob's rows",
+                flush=True,
+            )
     first_pair = np.cumsum([0, *(len(found) for found in candidates_of)])
     sign_only = (0.0,)
     seen = np.zeros(len(bob.ids), dtype=bool)
@@ -398,12 +495,27 @@ def main() -> None:
     with_magnitudes = np.zeros(len(bob.ids))
     factor_bits = CkksSetting().factor_bits
     magnitude_rng = np.random.default_rng(args.seed + 2)
+    truth_lost = 0
     # Per Bob row Alice saw: the people keys and buckets leave (empty: the truth is not left).
     kept: dict[int, np.ndarray] = {}
     for j, keys in enumerate(sent_b):
         revealed = {key for key in keys if key in alice_keys}
         candidates = candidates_of[j]
-        if args.hidden_join and revealed:
+        if args.hidden_join and args.named_budget_per_row is not None:
+            # What she learns slot by slot (lab.naming_budget): the values she knows the row
+            # holds, the pairs whose bucket she knows, and for its other slots in the entries
+            # of those values, the buckets they may hold.
+            values_j = known_values.get(j, set())
+            mine = slots_of_peer.get(j, [])
+            candidates = sorted({int(slots.own_row[s]) for s in mine if learned.known[s]})
+            bounded = [
+                (int(slots.own_row[s]), learned.allowed[s])
+                for s in mine
+                if not learned.known[s] and int(slots.value[s]) in values_j
+            ]
+            revealed_groups = {group_of_value[v] for v in values_j}
+            revealed = {key for group in revealed_groups for key in group}
+        elif args.hidden_join and revealed:
             # Only the slots her classifier accepts are resolved to Bob's row, each with the
             # entry's key: of the others she learns a count per key, never the row.
             named = named_pairs[first_pair[j] : first_pair[j + 1]]
@@ -422,16 +534,13 @@ def main() -> None:
         seen[j] = True
         if args.hidden_join:
             # Bob's keys travel flat and shuffled: no key count of his row either.
-            left = np.array(
-                sorted(
-                    set.intersection(
-                        *(
-                            set().union(*(people_of_key[k] for k in group))
-                            for group in revealed_groups
-                        )
-                    )
-                )
+            near = set.intersection(
+                *(set().union(*(people_of_key[k] for k in group)) for group in revealed_groups)
             )
+            if args.named_budget_per_row is not None:
+                # Nobody holding a value every holder of which she knows, the row not among them.
+                near = {p for p in near if complete_values_of[p] <= values_j}
+            left = np.array(sorted(near), dtype=np.int64)
         elif args.decoys:
             # A row's own keys always join; decoys only add. So the people left are those
             # whose keys Alice holds are all among the ones she saw joined (none at all
@@ -468,6 +577,12 @@ def main() -> None:
         observed = np.where(ranked, observed, np.minimum(observed, 1))
         predicted = np.where(ranked[:, None], predicted, np.minimum(predicted, 1))
         consistent = (predicted == observed[:, None]).all(axis=0)
+        if args.hidden_join and args.named_budget_per_row is not None and bounded:
+            # An unknown slot holding the row: its pair's bucket is one its entry's show.
+            rows_i = np.array([i for i, _ in bounded])
+            against = bucket(c[rows_i, None] + x[rows_i] @ y_p[left].T, thresholds)
+            for k, (_, allowed) in enumerate(bounded):
+                consistent &= np.isin(against[k], list(allowed))
         told = [thresholds if r else sign_only for r in ranked.tolist()]
         if second is not None:
             x2, c2 = second
@@ -475,7 +590,9 @@ def main() -> None:
             predicted_second = c2[candidates, None] + x2[candidates] @ y_p[left].T > 0
             consistent &= (predicted_second == observed_second[:, None]).all(axis=0)
             told += [sign_only] * len(candidates)
-        with_buckets[j] = 1.0 / int(consistent.sum())
+        # The truth always stays but for a score's rounding on a threshold: counted.
+        truth_lost += not consistent[truth_at]
+        with_buckets[j] = 1.0 / int(consistent.sum()) if consistent[truth_at] else 0.0
         kept[j] = left[consistent]
         # The values behind the buckets: each told threshold's r (s - t) bounds |s - t| within
         # the factors' range, which narrows the people left further.
@@ -523,7 +640,9 @@ def main() -> None:
         "second_form_signs": second is not None,
         "decoys": args.decoys,
         "join": f"hidden, naming within {args.levels}" if args.hidden_join else "graph",
+        "crafted_naming": naming if args.named_budget_per_row is not None else None,
         "candidate_pairs": len(pairs),
+        "truth_lost_to_rounding": truth_lost,
     }
     for label, mask in (("without a partner", unpartnered), ("with a partner", ~unpartnered)):
         row = {
@@ -557,6 +676,8 @@ def main() -> None:
         )
     if args.json:
         results["command"] = run_command(args)
+        if args.named_budget_per_row is not None and np.isinf(args.named_budget_per_row):
+            results["command"]["named_budget_per_row"] = "inf"  # JSON has no infinity
         write_result(args.json, results)
 
 

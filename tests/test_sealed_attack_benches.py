@@ -241,3 +241,47 @@ def test_more_people_on_the_attackers_list_find_fewer_members_with_certainty(
     assert population["both"]["members_with_a_visible_key"] == seen > 0
     assert population["both"]["members_at_1"] < files_only["both"]["members_at_1"]
     assert files_only["both"]["members_at_1"] > 0
+
+
+def test_a_crafted_naming_reads_rows_and_buckets_slot_by_slot() -> None:
+    """Alice's rows 0, 1 each hold values A (Bob's rows 10, 11) and B (his row 12 alone); her
+    row 0's partner is 10 (bucket 8), row 1 has none (best 5, against 12). Naming entry 0's
+    slots makes A complete, so entry 1's unnamed slots, both rejected, are known too; B's
+    entries stay unknown, each allowed only its own bucket. Under the evaluator's budget the
+    honest rule names each row's best, the crafted one the slots least likely to hold her
+    own rows' partners first, and the keys' graph first its one-row values."""
+    from lab import naming_budget
+
+    slots = naming_budget.Slots(
+        own_row=np.array([0, 0, 1, 1, 0, 1]),
+        entry=np.array([0, 0, 1, 1, 2, 3]),
+        value=np.array([0, 0, 0, 0, 1, 1]),
+        bucket=np.array([8, 3, 0, 0, 2, 5]),
+        peer_row=np.array([10, 11, 11, 10, 12, 12]),
+    )
+    assert slots.value_counts().tolist() == [2, 1]
+    told = naming_budget.resolved(slots, np.array([True, True, False, False, False, False]))
+    assert told.known.tolist() == [True, True, True, True, False, False]
+    assert told.complete.tolist() == [True, False]
+    assert told.rows_of_value == [{10, 11}, set()]
+    assert (told.allowed[4], told.allowed[5]) == (frozenset({2}), frozenset({5}))
+    # B's one row named once: every entry of B is known.
+    told = naming_budget.resolved(slots, np.array([False, False, False, False, True, False]))
+    assert told.known.tolist() == [False, False, False, False, True, True]
+    assert told.values_of_rows() == {12: {1}}
+
+    def named(rule: str, budget: int) -> list[int]:
+        chosen = naming_budget.named(slots, rule, budget, np.array([1, 1]))
+        return np.flatnonzero(chosen).tolist()
+
+    assert named("best", 10) == [0, 5]
+    assert named("best", 1) == [0]
+    assert named("highest", 2) == [0, 5]
+    # Below each row's best first (highest first), then the weakest best.
+    assert named("lookalikes", 1) == [1]
+    assert named("lookalikes", 4) == [1, 2, 3, 4]
+    assert named("lookalikes", 5) == [1, 2, 3, 4, 5]
+    # B (one row) through its entry of highest buckets, then A through entry 0.
+    assert named("values", 1) == [5]
+    assert named("values", 3) == [0, 1, 5]
+    assert named("values", 0) == []
