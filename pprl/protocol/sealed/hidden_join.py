@@ -55,11 +55,13 @@ PAD = "pad|"
 
 # The most slots a scorer names a row of its own (`best_slots`), and so the most an evaluator
 # resolves a row the scorer declared: what one to one needs. A row's best bucket mostly holds
-# its partner, once in each entry they share, so one named slot finds it: in plaintext, F1
-# within -0.0006..+0.0020 of naming every best slot on FEBRL4 names and the namesakes. A
-# scorer naming every slot would learn the keys' graph. Measured: docs/research/sealed.md,
-# "At most K slots a row, and what a dummy slot shows".
-NAMES_PER_ROW = 1
+# its partner, once in each entry they share; two let a row whose best bucket holds two
+# records sharing every value (a register's duplicates) name both, so that both parties'
+# one-to-one steps can agree on the same one (one a row lost such pairs). In plaintext, F1
+# within -0.0006..+0.0020 of naming every best slot at one or two a row (FEBRL4 names, the
+# namesakes). A scorer naming every slot would learn the keys' graph. Measured:
+# docs/research/sealed.md, "At most K slots a row, and what a dummy slot shows".
+NAMES_PER_ROW = 2
 
 # Of a scorer's entries, the share made checks (`checks`), at least this many, but never
 # more than the last share: on a few hundred entries 32 checks would take a fifth of them.
