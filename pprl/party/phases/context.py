@@ -196,8 +196,7 @@ class RunContext:
             return int(tensor.meta["shape"][0])
         if self.agreement(run_id).method.join.hidden:
             # The peer's keys travel one to a message, shuffled: their count is not its rows'.
-            declared = self.store.artifact(run_id, PEER_DECLARED, verify=False)
-            return None if declared is None else int(declared.meta["records"])
+            return self.peer_declared(run_id) or None
         keys = self.store.artifact(run_id, PEER_KEYS_TWICE, verify=False)
         return None if keys is None else int(keys.meta["rows"])
 

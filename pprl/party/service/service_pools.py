@@ -15,6 +15,8 @@ from collections.abc import Callable, Mapping
 from concurrent import futures
 from typing import Any, ParamSpec, TypeVar
 
+from pprl.party.service.authorise import service_of
+
 log = logging.getLogger("pprl.party")
 
 P = ParamSpec("P")
@@ -43,11 +45,6 @@ def method_of(*args: Any) -> str | None:
             if isinstance(name, str) and name.startswith("/"):
                 return name
     return None
-
-
-def service_of(method: str) -> str:
-    """`package.Service` of `/package.Service/Method`."""
-    return method.lstrip("/").partition("/")[0]
 
 
 class ServicePools(futures.Executor):
