@@ -385,6 +385,23 @@ def test_non_positive_training_records(tmp_path: Path, value: Any) -> None:
     assert "positive whole number" in str(error)
 
 
+@pytest.mark.parametrize("value", [0, -2, True, "2", float("inf")])
+def test_a_peer_records_ratio_must_be_a_positive_number(tmp_path: Path, value: Any) -> None:
+    path = write(tmp_path, minimal() | {"limits": {"peer_records_ratio": value}})
+    error = load_error(path)
+    assert_located(error, path, "limits.peer_records_ratio")
+    assert "positive number" in str(error)
+
+
+def test_the_peers_accepted_records_follow_the_ratio_within_the_memory_limit(
+    tmp_path: Path,
+) -> None:
+    config = load_config(write(tmp_path, minimal() | {"limits": {"max_peer_records": 500}}))
+    assert config.accepted_peer_records(100) == 200  # twice by default
+    assert config.accepted_peer_records(400) == 500  # the memory limit caps it
+    assert config.accepted_peer_records(0) == 1
+
+
 def test_training_and_selection_keys(tmp_path: Path) -> None:
     method = {"negatives_per_positive": 6, "hard_negatives": 0, "class_weight": "none", "top_k": 3}
     config = load_config(write(tmp_path, minimal() | {"method": method}))

@@ -60,6 +60,12 @@ def sealed(**method: Any) -> dict[str, Any]:
             "method.sealed_names_within",
             'needs sealed_join = "hidden"',
         ),
+        ({"sealed_slots": -1, "sealed_join": "hidden"}, "method.sealed_slots", "whole number >= 0"),
+        (
+            {"sealed_slots": 1, "sealed_join": "graph"},
+            "method.sealed_slots",
+            'needs sealed_join = "hidden"',
+        ),
         ({"saturation": 0.25}, "method.saturation", "needs saturation = 0.0"),
         ({"feature": "cosine"}, "method.feature", "needs feature = 'projected-cosine-raw-joins'"),
         # Refused here: an rbf model used to fail at MATCH, after the keys had gone out.
