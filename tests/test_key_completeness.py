@@ -80,7 +80,7 @@ def test_the_expected_linkage_counts_a_link_only_where_its_pair_shares_a_key() -
         agreement = _sealed(recipes)
         randomness = Randomness(3, "alice")
         model, _ = pipeline.train(agreement, alice, randomness)
-        simulation = simulate(agreement, join(agreement, alice, randomness), model, randomness)
+        simulation, _ = simulate(agreement, join(agreement, alice, randomness), model, randomness)
         assert simulation.error_rate == TYPICAL_ERROR_RATE
         linked[recipes] = simulation.linked
     # A copy keeps every name with probability (1 - rate)^3 = 0.343 (or, changed, shares no
@@ -101,8 +101,8 @@ def test_the_expected_linkage_sees_the_look_alikes_of_a_file_larger_than_its_sam
     randomness = Randomness(3, "alice")
     model, _ = pipeline.train(agreement, alice, randomness)
     small = {a: values[:300] for a, values in alice.items()}
-    in_small = simulate(agreement, join(agreement, small, randomness, 300), model, randomness)
-    in_large = simulate(agreement, join(agreement, alice, randomness, 300), model, randomness)
+    in_small, _ = simulate(agreement, join(agreement, small, randomness, 300), model, randomness)
+    in_large, _ = simulate(agreement, join(agreement, alice, randomness, 300), model, randomness)
     wrong_small = in_small.mislinked + in_small.stray
     wrong_large = in_large.mislinked + in_large.stray
     assert wrong_large > wrong_small + 0.2

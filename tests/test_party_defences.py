@@ -380,7 +380,7 @@ def test_records_sharing_every_value_are_linked_and_marked_for_review(deploy):
     # The end of the run says where the result is, relative to the daemon's state directory.
     where = linkage.relative_to(deployment.workdir / "state" / "alice").as_posix()
     assert f"result: {where} in alice's state directory" in result.stdout
-    marked = {row["alice_id"] for row in rows if row["review"] == "yes"}
+    marked = {row["alice_id"] for row in rows if row["review"] == "records share values"}
     assert marked and marked <= {"A000001", "A999999"}
     assert all(row["alice_records_sharing_values"] == "2" for row in rows if row["review"])
 

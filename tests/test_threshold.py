@@ -83,8 +83,8 @@ def test_daemons_keep_pairs_above_the_threshold_and_mark_the_band(deploy) -> Non
     for row in rows:
         close = float(row["alice_score"]) <= 1.2
         sharing = (row["alice_records_sharing_values"], row["bob_records_sharing_values"])
-        assert (row["review"] == "yes") == (close or sharing != ("1", "1"))
-    assert any(row["review"] == "yes" for row in rows)
+        assert bool(row["review"]) == (close or sharing != ("1", "1"))
+    assert any(row["review"] == "near the cut" for row in rows)
 
 
 def _rows(deployment, name: str) -> dict[tuple[str, str], dict[str, str]]:
@@ -114,7 +114,7 @@ def test_a_finished_run_is_cut_again_without_smashing_training_or_sending_tensor
 
     again, recut = coordinate_summary(deployment, "--run-id", run_id, "--threshold", "1.1")
     assert again.returncode == 0, again.stderr
-    assert "its matches and result were dropped" in again.stdout
+    assert "its result was dropped" in again.stdout
     for phase in ("AGREE", "SMASH", "TRAIN", "EXCHANGE"):
         assert f"] {phase}" not in again.stdout
     assert "[5/7] MATCH" in again.stdout and "[7/7] LINK" in again.stdout
@@ -144,3 +144,61 @@ def test_a_finished_run_is_cut_again_without_smashing_training_or_sending_tensor
     quality = evaluate(deployment, run_id, read_truth(truth))["linkage"]
     now = f"| 1.10 (now) | {quality['precision']:.3f} | {quality['recall']:.3f} |"
     assert now in report.read_text()
+
+
+def _sealed_with_band(deployment) -> None:
+    for setup in deployment.parties.values():
+        text = setup.config.read_text().replace("min_expected_f1 = 0.0", "min_expected_f1 = 0.01")
+        setup.config.write_text(text + "[matching]\nreview_band = 0.97\n")
+
+
+def _csv(path) -> list[dict[str, str]]:
+    with path.open(newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+@pytest.mark.integration
+def test_a_sealed_run_is_cut_again_on_its_match_probabilities_without_comparing_again(deploy):
+    """Sealed linkage (the default) writes each agreed pair's match probability, keeps MATCH's
+    pairs with their buckets, and `--threshold P` on the finished run runs REVEAL and LINK
+    again: no new encrypted comparison, the pairs kept are the earlier ones at or above P.
+    With both parties' review band, review.csv lists the pairs near the cut and those only
+    one party accepted."""
+    deployment = deploy(size=300, configure=_sealed_with_band)
+    first, summary = coordinate_summary(deployment)
+    assert first.returncode == 0, first.stderr
+    run_id = summary["run_id"]
+    (linkage,) = (deployment.workdir / "state" / "alice").rglob("linkage.csv")
+    before = _csv(linkage)
+    probabilities = sorted({float(row["alice_probability"]) for row in before})
+    assert len(probabilities) >= 2 and all(0 < p < 1 for p in probabilities)
+    review = _csv(linkage.parent / "review.csv")
+    near = {(r["alice_id"], r["bob_id"]) for r in before if r["review"] == "near the cut"}
+    assert near and near <= {(r["alice_id"], r["bob_id"]) for r in review}
+    # The band is in probability above the cut (0 here): below 0.97 is near it.
+    assert all(
+        float(r["alice_probability"]) <= 0.97 for r in before if r["review"] == "near the cut"
+    )
+    assert {r["review"] for r in review} >= {"near the cut", "only this party accepted"}
+
+    refused = coordinate(deployment, "--run-id", run_id, "--threshold", "1")
+    assert refused.returncode != 0 and "a match probability, below 1" in refused.stderr
+
+    cut = probabilities[len(probabilities) // 2]
+    again, recut = coordinate_summary(deployment, "--run-id", run_id, "--threshold", str(cut))
+    assert again.returncode == 0, again.stderr
+    assert "[5/7] MATCH" not in again.stdout and "[6/7] REVEAL" in again.stdout
+    assert recut["resumed_after"] == "match"
+    for name, total in recut["bytes_sent"].items():
+        assert total - summary["bytes_sent"][name] < summary["bytes_sent"][name] / 50
+    after = _csv(linkage)
+    unique = [r for r in before if r["alice_records_sharing_values"] == "1"]
+    kept = {(r["alice_id"], r["bob_id"]) for r in after}
+    assert kept < {(r["alice_id"], r["bob_id"]) for r in before}
+    assert all(float(r["alice_probability"]) >= cut for r in after if r in unique)
+    assert (
+        not {(r["alice_id"], r["bob_id"]) for r in unique if float(r["alice_probability"]) < cut}
+        & kept
+    )
+    report = (linkage.parent / "report.md").read_text()
+    assert f"| {cut:.2f} (now) |" in report or f"{len(after):,} pairs agreed by both" in report

@@ -86,10 +86,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     coord.add_argument(
         "--threshold",
         type=float,
-        metavar="SCORE",
-        help="each party's classifier accepts a pair scoring above this (at least the party's "
-        "own [matching] threshold); with --run-id of a finished run, cut it again: MATCH, "
-        "REVEAL and LINK run again and nothing before them",
+        metavar="CUT",
+        help="each party keeps the pairs its classifier accepts at or above this (at least the "
+        "party's own [matching] threshold): in sealed linkage, the default, a match "
+        "probability from 0 to 1; in the other modes a score. With --run-id of a finished run, "
+        "cut it again: sealed linkage sends and links the pairs MATCH kept again (no new "
+        "encrypted comparison); the other modes run MATCH, REVEAL and LINK again",
     )
     coord.add_argument("--json", metavar="PATH", help="also write the summary as JSON")
     coord.set_defaults(handler=run)

@@ -440,6 +440,10 @@ def _threshold(section: _Section, method: MethodParams) -> float:
             f"applies to encoding = {_cutting()} only (its MATCH cuts before the one-to-one "
             "step); the others accept above 0",
         )
+    if value >= 1 and encoding_named(method.encoding).cuts_at_reveal:
+        raise section._error(
+            "threshold", f"is a match probability in sealed linkage: below 1, got {value:g}"
+        )
     return value
 
 

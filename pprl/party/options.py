@@ -632,8 +632,10 @@ _REST = (
         "matching",
         "threshold",
         "number",
-        "Accept a pair this party's classifier scores above this (0: its own boundary; "
-        "higher: fewer, surer pairs). A coordinator may raise it for a run, never lower it.",
+        "Keep the pairs this party's classifier accepts at or above this cut (0: all it "
+        "accepts; higher: fewer, surer pairs). In sealed linkage a match probability below 1, "
+        "applied at REVEAL; elsewhere a score, applied in MATCH. A coordinator may raise it "
+        "for a run (`pprl coordinate --run-id RUN --threshold CUT`), never lower it.",
         default=0.0,
         encodings=_where(lambda e: e.cuts),
     ),
@@ -642,7 +644,9 @@ _REST = (
         "review_band",
         "number",
         "Mark agreed pairs scoring within this much above the threshold for review in "
-        "linkage.csv (0: none).",
+        "linkage.csv (in sealed linkage a match probability: 0.9 marks those below 0.9 at "
+        "the cut 0); when both parties set one, review.csv also lists the pairs only one "
+        "party accepted (0: none).",
         default=0.0,
     ),
     Option(

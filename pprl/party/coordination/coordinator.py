@@ -263,7 +263,8 @@ class Coordinator:
     ) -> dict[str, Any]:
         """Drive the run of `pair` (by name; None: the only two parties) through `until`
         (inclusive); a later call resumes where it stopped. `threshold` sets both parties' cut
-        before MATCH; a run that has matched is cut again (MATCH, REVEAL and LINK again)."""
+        before MATCH; a run that has matched is cut again (MATCH, REVEAL and LINK again; in
+        sealed linkage REVEAL and LINK on the pairs MATCH kept)."""
         parties = self._pair(pair)
         run_id, completed = self._resume_point(parties, run_id, new)
         if completed is Phase.NEW:
@@ -274,7 +275,10 @@ class Coordinator:
         try:
             if threshold is not None and completed >= Phase.MATCH and until >= Phase.MATCH:
                 self.recut(parties, run_id, threshold)
-                completed, threshold = Phase.EXCHANGE, None  # set: MATCH need not set it again
+                # Where each party went back to: after EXCHANGE, or after MATCH where the cut
+                # applies at REVEAL (sealed linkage keeps what MATCH found).
+                completed = Phase(min(self.status(p, run_id).completed for p in parties))
+                threshold = None  # set: MATCH need not set it again
             wall = self._drive(parties, run_id, completed, until, threshold)
         finally:
             for party in parties:
@@ -295,10 +299,10 @@ class Coordinator:
                     reason_name(reason_of(error)),
                 ) from None
             done = (
-                f"its matches and result were dropped (it had completed "
-                f"{Phase(reply.completed).name}); MATCH, REVEAL and LINK run again"
+                f"its result was dropped (it had completed {Phase(reply.completed).name}); "
+                "the phases from the cut's on run again"
                 if reply.rewound
-                else "MATCH applies it"
+                else "the run applies it when it gets there"
             )
             self.printer.line(f"      {party.name:<6} threshold {reply.threshold:g}: {done}")
 

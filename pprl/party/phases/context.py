@@ -279,12 +279,19 @@ class RunContext:
         return self.write_artifact(run_id, name, write, {"rows": len(rows)})
 
     def write_pairs(
-        self, run_id: str, name: str, found: Matches, meta: dict[str, Any] | None = None
+        self,
+        run_id: str,
+        name: str,
+        found: Matches,
+        meta: dict[str, Any] | None = None,
+        extra: dict[str, np.ndarray] | None = None,
     ) -> Path:
-        """(own row, peer row, score) pairs as an artifact, written whole or not at all."""
+        """(own row, peer row, score) pairs as an artifact, written whole or not at all; `extra`:
+        more per-pair arrays kept beside them."""
 
         def write(tmp: Path) -> None:
             with tmp.open("wb") as out:
-                np.savez(out, own=found.rows_a, peer=found.rows_b, scores=found.scores)
+                arrays = {"own": found.rows_a, "peer": found.rows_b, "scores": found.scores}
+                np.savez(out, allow_pickle=False, **arrays, **(extra or {}))
 
         return self.write_artifact(run_id, name, write, {"pairs": len(found), **(meta or {})})

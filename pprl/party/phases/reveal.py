@@ -3,8 +3,13 @@ record id; and receive the peer's, checked to be one-to-one and within both tens
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
+
 from pprl.party.phases import words
 from pprl.party.phases.context import PhaseFailed, PhaseProgress, RunContext
+from pprl.party.phases.sealed import probability
 from pprl.party.storage.artifacts import OWN_TENSOR, PEER_MATCHES
 from pprl.protocol.data.record_ids import id_problem
 from pprl.wire.v1 import linkage_pb2 as pb
@@ -23,15 +28,20 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     ids = ctx.own_ids(run_id)
     sharing = ctx.own_sharing(run_id)
     run = ctx.store.run(run_id)
+    kept = np.ones(len(found["own"]), dtype=bool)
+    if ctx.agreement(run_id).encoding.cuts_at_reveal:
+        kept = probability.kept_at_cut(ctx, run_id, run.cut(ctx.config.threshold))
     pairs = [
         pb.MatchedPair(
             sender_row=int(o), receiver_row=int(p), sender_id=ids[o], sender_sharing=sharing[o]
         )
-        for o, p in zip(found["own"], found["peer"], strict=True)
+        for o, p in zip(found["own"][kept], found["peer"][kept], strict=True)
     ]
     peer = ctx.peer(run_id)
     progress(0, len(pairs), "pairs", words.sending_pairs_words(peer.peer))
-    match_set = pb.PushMatchesRequest(run_id=run_id, digest=run.digest, pairs=pairs)
+    match_set = pb.PushMatchesRequest(
+        run_id=run_id, digest=run.digest, pairs=pairs, review_band=ctx.config.review_band
+    )
     _, sent = peer.push_matches(match_set)
     ctx.store.add_counter(run_id, "bytes_sent", sent)
     progress(len(pairs), len(pairs), "pairs", words.PEER_RECEIVED)
@@ -67,5 +77,8 @@ def receive(ctx: RunContext, run_id: str, match_set: pb.PushMatchesRequest) -> i
         theirs.add(pair.sender_row)
         ids.add(pair.sender_id)
     pairs = match_rows(match_set)
-    ctx.write_json(run_id, PEER_MATCHES, {"pairs": pairs}, {"pairs": len(pairs)})
+    band = match_set.review_band if math.isfinite(match_set.review_band) else 0.0
+    ctx.write_json(
+        run_id, PEER_MATCHES, {"pairs": pairs, "review_band": max(band, 0.0)}, {"pairs": len(pairs)}
+    )
     return len(pairs)

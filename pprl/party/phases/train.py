@@ -8,6 +8,7 @@ from typing import Any
 
 from pprl.party.phases import words
 from pprl.party.phases.context import PhaseFailed, PhaseProgress, RunContext
+from pprl.party.phases.sealed import stored
 from pprl.party.storage.artifacts import MODEL
 from pprl.protocol import pipeline
 from pprl.protocol.expectation import (
@@ -17,9 +18,12 @@ from pprl.protocol.expectation import (
     poor_linkage_words,
     simulate,
 )
+from pprl.protocol.model.classifier import Model
 from pprl.protocol.own_training import mover_groups
+from pprl.protocol.sealed import calibration, session
 from pprl.protocol.sealed import expectation as sealed_expectation
-from pprl.protocol.sealed import session
+from pprl.protocol.sealed.calibration import LinkedUnits
+from pprl.protocol.sealed.exact_entries import evaluator_plaintext
 from pprl.protocol.sealed.recipes import with_prefixes
 from pprl.wire.v1 import linkage_pb2 as pb
 
@@ -51,10 +55,12 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
                 )
                 for rate in ERROR_RATES
             }
-            simulations: tuple[Simulation, ...] = tuple(
+            simulated = [
                 sealed_expectation.simulate(agreement, joined, model, ctx.randomness)
                 for joined in joins.values()
-            )
+            ]
+            simulations: tuple[Simulation, ...] = tuple(s for s, _ in simulated)
+            meta["calibration"] = _calibrated(ctx, run_id, model, [x for _, x in simulated])
             found = sum(joined.keys_join() for joined in joins.values()) / len(joins)
             wider = _wider_keys(method.sealed_keys, list(inputs.records.attributes))
             meta["key_completeness"] = found
@@ -74,6 +80,20 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
         said += f"; {quality.words()}"
     ctx.write_artifact(run_id, MODEL, lambda tmp: tmp.write_bytes(model.to_bytes()), meta)
     progress(1, 1, "models", said)
+
+
+def _calibrated(
+    ctx: RunContext, run_id: str, model: Model, linked: list[LinkedUnits]
+) -> dict[str, Any]:
+    """The probability of each bucket MATCH can tell, from the simulated links scored as MATCH
+    will score them (its scale from the own records), checked on held-out links."""
+    agreement = ctx.agreement(run_id)
+    digest, _ = ctx.store.run(run_id).agreement()
+    thresholds = session.thresholds(agreement.method.sealed_thresholds)
+    peer = evaluator_plaintext(agreement, model, digest)
+    scaled = calibration.scaling(model, stored.own_units(ctx, run_id), peer, thresholds)
+    links = [scaled.links(model, one) for one in linked]
+    return calibration.fitted(links, thresholds).as_dict()
 
 
 def _wider_keys(written: str, attributes: list[str]) -> tuple[str, ...]:

@@ -21,6 +21,7 @@ from pprl.party.storage.artifacts import (
     OWN_MATCHES,
     OWN_MATCHES_CSV,
     OWN_TENSOR,
+    PEER_MATCHES_CSV,
 )
 from pprl.party.storage.state import run_dir
 from pprl.protocol.data.record_ids import spreadsheet_safe
@@ -54,9 +55,13 @@ class RunFacts:
     fitted: dict[str, float] = field(default_factory=dict)  # MATCH's, fitted to its links
     simulations: tuple[Simulation, ...] = ()
     privacy: dict[str, Any] = field(default_factory=dict)
-    # Whether the run's encoding keeps scores a threshold can cut again (sealed linkage's
-    # are its buckets, known only where pairs conflict).
+    # Whether the run's encoding keeps scores a threshold can cut again.
     cuts: bool = True
+    # Sealed linkage: the scores are match probabilities (calibrated buckets), cut at or
+    # above the threshold, and the expected trade-off is read from them.
+    probabilities: bool = False
+    expected: dict[str, Any] = field(default_factory=dict)  # TRAIN's estimate
+    peer_only: int = 0  # pairs the peer accepted and this party did not (their ids came too)
 
     @property
     def agreed(self) -> int:
@@ -89,7 +94,11 @@ def read_facts(state_dir: Path, run_id: str | None = None, linking: bool = False
     pairs = tuple(
         OwnPair(row[0], row[1], float(row[2]), (row[0], row[1]) in agreed) for row in own[1:]
     )
+    peer_pairs = _read_csv(directory / PEER_MATCHES_CSV)[1:]
     tensor, model, matched = meta[OWN_TENSOR], meta[MODEL], meta[OWN_MATCHES]
+    # The agreed encoding (a run without a description: the paper's).
+    params = json.loads(description)["params"] if description else {}
+    encoding = encoding_named(MethodParams(**params).encoding)
     privacy_keys = (
         *("audited_records", "reidentified", "limit"),
         *("exposed", "recovered", "noise_edits"),
@@ -106,14 +115,11 @@ def read_facts(state_dir: Path, run_id: str | None = None, linking: bool = False
         fitted=matched.get("expected", {}),
         simulations=tuple(Simulation.from_dict(s) for s in model.get("simulations", [])),
         privacy={key: tensor[key] for key in privacy_keys if key in tensor},
-        cuts=_cuts(description),
+        cuts=encoding.cuts,
+        probabilities=own[0][2] == "probability",
+        expected=model.get("expected", {}),
+        peer_only=sum(1 for row in peer_pairs if (row[0], row[1]) not in agreed),
     )
-
-
-def _cuts(description: str | None) -> bool:
-    """Whether the agreed encoding cuts (a run without a description: the paper's)."""
-    params = json.loads(description)["params"] if description else {}
-    return encoding_named(MethodParams(**params).encoding).cuts
 
 
 def _run(

@@ -36,9 +36,32 @@ def truth_curve(facts: RunFacts, truth: set[tuple[str, str]], points: int = 41) 
     curve = []
     for k in range(points):
         cut = facts.threshold + k * step
-        kept = [right for score, right in agreed if score > cut]
+        kept = [right for score, right in agreed if _kept(facts, score, cut)]
         found = sum(kept)
         curve.append((cut, found / len(kept) if kept else 0.0, found / max(len(truth), 1)))
+    return curve
+
+
+def _kept(facts: RunFacts, score: float, cut: float) -> bool:
+    """A probability is kept at the cut (REVEAL sends those at or above it); a score above."""
+    return score >= cut if facts.probabilities else score > cut
+
+
+def probability_curve(facts: RunFacts, points: int = 41) -> list[Point]:
+    """Expected, without labels, from this party's match probabilities: the pairs kept at
+    each cut, their mean probability as the precision, and the recall TRAIN expected scaled
+    by the share of the expected right pairs they keep."""
+    scores = sorted(p.score for p in facts.pairs)
+    total = sum(scores)
+    recall = float(facts.expected.get("recall", 0.0))
+    top = scores[-1] if scores else facts.threshold
+    step = (top - facts.threshold) / points
+    curve = []
+    for k in range(points):
+        cut = facts.threshold + k * step
+        kept = [p for p in scores if p >= cut]
+        precision = sum(kept) / len(kept) if kept else 0.0
+        curve.append((cut, precision, recall * sum(kept) / total if total else 0.0))
     return curve
 
 
@@ -46,7 +69,10 @@ def write_report(
     facts: RunFacts, out: Path, truth: set[tuple[str, str]] | None = None
 ) -> list[Path]:
     """report.md and, with matplotlib, its figures in `out`; the paths written."""
-    expected = facts.curve_simulation()
+    expected = None if facts.probabilities else facts.curve_simulation()
+    curve = list(expected.curve) if expected is not None else None
+    if facts.probabilities:
+        curve = probability_curve(facts)
     measured = truth_curve(facts, truth) if truth is not None else None
     if measured is not None and not facts.cuts:
         measured = measured[:1]  # the run's own cut: no other can be had
@@ -57,10 +83,9 @@ def write_report(
         note = f"No figures: {missing}."
     else:
         written.append(_scores_figure(plt, facts, truth, out / SCORES_PNG))
-        if expected is not None or measured is not None:
-            curve = list(expected.curve) if expected is not None else None
+        if curve is not None or measured is not None:
             written.append(_quality_figure(plt, facts, curve, measured, out / QUALITY_PNG))
-    page = _page(facts, [p.name for p in written], note, expected, measured, truth)
+    page = _page(facts, [p.name for p in written], note, expected, curve, measured, truth)
     write_text_atomic(out / REPORT_MD, page)
     return [out / REPORT_MD, *written]
 
@@ -83,9 +108,11 @@ def _scores_figure(
         ax.hist(list(groups.values()), bins=40, stacked=True, label=list(groups))
         ax.legend(fontsize=8)
     ax.axvline(facts.threshold, color="black", linestyle=":", label="threshold")
-    ax.set_xlabel(f"{facts.identity}'s classifier score")
+    unit = "match probability" if facts.probabilities else "classifier score"
+    ax.set_xlabel(f"{facts.identity}'s {unit}")
     ax.set_ylabel("pairs")
-    ax.set_title(f"Accepted pairs (above {facts.threshold:g})", fontsize=10)
+    at = "at or above" if facts.probabilities else "above"
+    ax.set_title(f"Accepted pairs ({at} {facts.threshold:g})", fontsize=10)
     return _save(plt, figure, path)
 
 
@@ -104,7 +131,7 @@ def _quality_figure(
                 values = [p[index] for p in curve]
                 ax.plot(cuts, values, style, color=colour, label=f"{measure}, {kind}")
     ax.axvline(facts.threshold, color="black", linestyle=":")
-    ax.set_xlabel("threshold")
+    ax.set_xlabel("threshold (match probability)" if facts.probabilities else "threshold")
     ax.set_ylim(0, 1.02)
     ax.legend(fontsize=8)
     ax.set_title("Precision and recall if the cut were moved", fontsize=10)
@@ -133,6 +160,7 @@ def _page(
     figures: list[str],
     note: str,
     expected: Any,
+    curve: Sequence[Point] | None,
     measured: Sequence[Point] | None,
     truth: set[tuple[str, str]] | None,
 ) -> str:
@@ -150,14 +178,30 @@ def _page(
         "",
         "## Scores",
         "",
-        "This party's classifier's scores of the pairs it accepted. Pairs at or below the "
-        "threshold are not kept (most are never scored), so they do not appear.",
+        (
+            "This party's match probabilities of the pairs its classifier accepted at or above "
+            "the threshold (pairs it rejected are never told more than that)."
+            if facts.probabilities
+            else "This party's classifier's scores of the pairs it accepted. Pairs at or below "
+            "the threshold are not kept (most are never scored), so they do not appear."
+        ),
         "",
     ]
     if SCORES_PNG in figures:
         lines += [f"![scores]({SCORES_PNG})", ""]
     lines += ["## Precision and recall by threshold", ""]
-    if expected is not None:
+    if facts.probabilities and curve is not None:
+        lines += [
+            "Expected, without labels: each pair's match probability is its bucket's share of "
+            "right links among synthetic pairs of this party's own records (TRAIN's "
+            "simulation, checked on held-out ones), divided among the records sharing its "
+            "values. At each cut: the mean probability of the pairs kept, and the recall TRAIN "
+            "expected times the share of the expected right pairs kept.",
+            "",
+            *_table(curve, facts.threshold),
+            "",
+        ]
+    elif expected is not None:
         lines += [
             "Expected, without labels: this party's classifier on held-out synthetic pairs of "
             f"its own records, changed as the pairs were fitted to differ (about "
@@ -170,7 +214,7 @@ def _page(
     if measured is not None and truth is not None:
         lines += [
             f"Against the truth ({len(truth):,} true pairs): the agreed linkage cut at each "
-            f"threshold of {me}'s score.",
+            f"threshold of {me}'s {'match probability' if facts.probabilities else 'score'}.",
             "",
             *_table(measured, facts.threshold),
             "",
@@ -184,6 +228,12 @@ def _page(
 
 
 def _cut_words(facts: RunFacts) -> str:
+    if facts.probabilities:
+        return (
+            f"- To move the cut: `pprl coordinate --run-id {facts.run_id} --threshold P` (a "
+            "match probability, at least each party's own `[matching] threshold`); REVEAL and "
+            "LINK run again on the pairs MATCH kept, with no new encrypted comparison."
+        )
     if not facts.cuts:
         return (
             "- The cut cannot be moved: sealed linkage compares each score with the agreed "
@@ -199,11 +249,18 @@ def _cut_words(facts: RunFacts) -> str:
 def _privacy(facts: RunFacts) -> list[str]:
     privacy = facts.privacy
     if not privacy.get("audited_records"):
+        only = len(facts.pairs) - facts.agreed
         return [
             "## Privacy",
             "",
             "No release of this run was attacked: sealed linkage sends no vectors (what it "
-            "reveals is in docs/research/sealed.md).",
+            "reveals is in docs/security.md).",
+            "",
+            f"Pairs that are not in the linkage, revealed at REVEAL: {facts.peer} received "
+            f"the ids of {only:,} of {facts.identity}'s records in pairs only "
+            f"{facts.identity}'s classifier accepted, and sent the ids of {facts.peer_only:,} "
+            f"of its own in pairs only its classifier accepted. The review queue "
+            "(`review.csv`) lists those pairs and reveals nothing more.",
         ]
     recovered = ", ".join(f"{a} {r:.1%}" for a, r in sorted(privacy.get("recovered", {}).items()))
     noise = privacy.get("noise_edits", 0.0)

@@ -34,6 +34,7 @@ from pprl.party.storage.artifacts import (
 from pprl.party.storage.run_ids import BadRunId, check_run_id
 from pprl.party.storage.state import Run, RunStore
 from pprl.party.wire_types import wire_phase
+from pprl.protocol.encodings.base import Encoding
 from pprl.protocol.encodings.registry import encoding_named
 from pprl.protocol.expectation import spread_words
 from pprl.protocol.method_settings import MethodParams
@@ -324,9 +325,13 @@ class ControlService(rpc.ControlServicer):
                     f"run {run.run_id} is being worked on here: set its cut once it is idle",
                 )
             try:
-                rewound = run.completed >= Phase.MATCH
-                back_to = Phase.EXCHANGE if rewound else run.completed
-                self.store.recut(run.run_id, request.threshold, back_to, CUT if rewound else ())
+                # A cut applied at REVEAL (sealed) keeps MATCH's pairs and their buckets.
+                at_reveal = _encoding(run).cuts_at_reveal
+                redo = Phase.REVEAL if at_reveal else Phase.MATCH
+                rewound = run.completed >= redo
+                back_to = Phase(redo - 1) if rewound else run.completed
+                dropped = tuple(n for n in CUT if not (at_reveal and n == OWN_MATCHES))
+                self.store.recut(run.run_id, request.threshold, back_to, dropped if rewound else ())
             except OSError as error:
                 abort(
                     context,
@@ -360,23 +365,35 @@ class ControlService(rpc.ControlServicer):
                 pb.RUN_OPEN,
                 f"run {run.run_id} is not the latest run here: only the latest can be cut again",
             )
-        kept = (OWN_TENSOR, PEER_TENSOR, MODEL)
-        if run.completed >= Phase.MATCH and any(
-            self.store.artifact(run.run_id, name, verify=False) is None for name in kept
-        ):
+        encoding = _encoding(run)
+        # What a new cut works from: MATCH's pairs with their buckets and the calibration
+        # (sealed), or both tensors and the model to match again.
+        kept = (OWN_MATCHES, MODEL) if encoding.cuts_at_reveal else (OWN_TENSOR, PEER_TENSOR, MODEL)
+        missing = [
+            name for name in kept if self.store.artifact(run.run_id, name, verify=False) is None
+        ]
+        if run.completed >= Phase.MATCH and missing:
             refuse(
                 pb.UNKNOWN_RUN,
-                f"run {run.run_id}'s tensors were removed with older runs: start a new run",
+                f"run {run.run_id} can no longer be cut again: {', '.join(missing)} "
+                "removed with older runs; start a new run",
             )
-        encoding = MethodParams(**json.loads(run.description)["params"]).encoding
         floor = self.config.threshold
+        top = 1.0 if encoding.cuts_at_reveal else math.inf
         problem = ""
-        if not encoding_named(encoding).cuts:
-            problem = f'encoding "{encoding}" accepts above 0 and cannot be cut elsewhere'
-        elif not math.isfinite(request.threshold) or request.threshold < floor:
+        if not encoding.cuts:
+            problem = f'encoding "{encoding.name}" accepts above 0 and cannot be cut elsewhere'
+        elif not math.isfinite(request.threshold) or not floor <= request.threshold < top:
+            unit = " (a match probability, below 1)" if encoding.cuts_at_reveal else ""
             problem = (
                 f"the cut must be a number at or above this party's [matching] threshold "
-                f"{floor:g} (a coordinator may raise it, never lower it), got {request.threshold:g}"
+                f"{floor:g}{unit} (a coordinator may raise it, never lower it), got "
+                f"{request.threshold:g}"
+            )
+        elif encoding.cuts_at_reveal and request.threshold > 0 and not _calibrated(self, run):
+            problem = (
+                "this run has no match probabilities to cut on: its TRAIN estimated nothing "
+                "([privacy] min_expected_f1 = 0)"
             )
         if problem:
             abort(context, grpc.StatusCode.INVALID_ARGUMENT, pb.BAD_INPUT, problem)
@@ -407,3 +424,16 @@ def _valid_run_id(run_id: str, context: grpc.ServicerContext) -> None:
         check_run_id(run_id)
     except BadRunId as error:
         abort(context, grpc.StatusCode.INVALID_ARGUMENT, pb.BAD_INPUT, str(error))
+
+
+def _encoding(run: Run) -> Encoding:
+    """The encoding `run` agreed on (a run without a description: the paper's)."""
+    params = json.loads(run.description)["params"] if run.description else {}
+    return encoding_named(MethodParams(**params).encoding)
+
+
+def _calibrated(service: ControlService, run: Run) -> bool:
+    """Whether the run's model holds the calibration its probabilities come from (or it has
+    not trained yet: its TRAIN will fit one, if it estimates)."""
+    model = service.store.artifact(run.run_id, MODEL, verify=False)
+    return model is None or "calibration" in model.meta

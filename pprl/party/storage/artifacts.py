@@ -22,6 +22,9 @@ PEER_MATCHES = "peer_matches.json"
 LINKAGE_CSV = "linkage.csv"
 OWN_MATCHES_CSV = "own_matches.csv"
 PEER_MATCHES_CSV = "peer_matches.csv"
+# The pairs for clerical review, when both parties configured a [matching] review_band: the
+# agreed pairs marked in linkage.csv and the pairs only one party accepted.
+REVIEW_CSV = "review.csv"
 # With [method] soft_top_k: each own row's K best peer rows, and the soft linkage written from
 # them with peer tokens (soft_links), and this party's own token map.
 SOFT_MATCHES = "soft_matches.npz"
@@ -30,7 +33,10 @@ OWN_TOKENS_CSV = "own_tokens.csv"
 # The run report LINK writes beside the result (pprl.party.reporting.render).
 REPORT = ("report.md", "report_scores.png", "report_quality.png")
 # What LINK writes for the operator: there only once a run's LINK is recorded.
-RESULTS = (LINKAGE_CSV, OWN_MATCHES_CSV, PEER_MATCHES_CSV, SOFT_LINKS_CSV, OWN_TOKENS_CSV, *REPORT)
+RESULTS = (
+    *(LINKAGE_CSV, OWN_MATCHES_CSV, PEER_MATCHES_CSV, REVIEW_CSV, SOFT_LINKS_CSV, OWN_TOKENS_CSV),
+    *REPORT,
+)
 # What a new cut (Recut) drops, so that MATCH, REVEAL and LINK run again.
 CUT = (OWN_MATCHES, SOFT_MATCHES, PEER_MATCHES, *RESULTS)
 # Sealed linkage: this party's secret blinding scalar for the run (never sent), its blocking

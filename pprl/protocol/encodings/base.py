@@ -38,6 +38,9 @@ class Encoding(ABC):
     # Whether MATCH can keep only pairs scoring above a party's own threshold ([matching]
     # threshold) before its one-to-one step.
     cuts: ClassVar[bool] = False
+    # Whether the cut applies to the matches MATCH kept, at REVEAL, in match probability (0
+    # to 1): a coordinator's new cut then needs no new MATCH.
+    cuts_at_reveal: ClassVar[bool] = False
     # The classifiers (pprl.protocol.model.classifier.TRAINERS) whose decision it can
     # evaluate; None: any.
     trainers: ClassVar[tuple[str, ...] | None] = None

@@ -27,9 +27,11 @@ class Sealed(Distances):
 
     name = "sealed"
     takes_noise = False
-    # Its MATCH compares each pair's score with the agreed thresholds under encryption: a
-    # party's own cut ([matching] threshold) has nothing in plaintext to cut.
-    cuts = False
+    # Its MATCH compares each pair's score with the agreed thresholds under encryption and
+    # keeps each accepted pair's bucket: REVEAL cuts on the bucket's calibrated probability
+    # (pprl.protocol.sealed.calibration), so a new cut needs no new comparison.
+    cuts = True
+    cuts_at_reveal = True
     # Each decision is a linear form evaluated under encryption (linear_form): no kernel.
     trainers = ("linear", "logistic")
     refused_keys = ("noise_sigma", "attack_success", "soft_top_k")

@@ -26,6 +26,7 @@ from the same join, told on its own.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -45,6 +46,8 @@ from pprl.protocol.linkage.matching import Matches, one_to_one
 from pprl.protocol.model import classifier, training
 from pprl.protocol.model.features import pair_features, unit_vectors
 from pprl.protocol.sealed import linear_form, session
+from pprl.protocol.sealed.calibration import LinkedUnits, ranked_links
+from pprl.protocol.sealed.layout import positions
 from pprl.protocol.sealed.recipes import recipe_keys
 from pprl.protocol.sealed.shared_keys import shared_key_pairs
 from pprl.protocol.vectors.randomness import EXPECTATION, Randomness
@@ -70,6 +73,7 @@ class CandidateJoin:
     own_rows: np.ndarray  # each sampled record's row among all own records
     copy_rows: np.ndarray  # each row of `peer`: whose copy it is, or STRANGER
     partnered: np.ndarray  # per sampled record: its copy was not left out
+    sharing: np.ndarray  # per sampled record: own records holding its compared values
 
     def keys_join(self) -> float:
         """The share of partnered sampled records that share a key with their own copy: the
@@ -100,6 +104,8 @@ def join(
             own if same else copy
             for own, copy, same in zip(everyone[name], copies[name], unchanged, strict=True)
         ]
+    held = Counter(zip(*(everyone[name] for name in compared), strict=True))
+    shared = np.array([held[row] for row in zip(*(everyone[n] for n in compared), strict=True)])
     left_out = rng.random(total) < UNMATCHED_SHARE
     copy_rows = np.flatnonzero(~left_out)
     own_rows = np.sort(rng.choice(total, size=min(size, total), replace=False))
@@ -126,6 +132,7 @@ def join(
         own_rows=own_rows,
         copy_rows=whose[used],
         partnered=~left_out[own_rows],
+        sharing=shared[own_rows],
     )
 
 
@@ -134,9 +141,10 @@ def simulate(
     candidates: CandidateJoin,
     model: classifier.Model,
     randomness: Randomness,
-) -> Simulation:
+) -> tuple[Simulation, LinkedUnits]:
     """The model linking the joined records: its decision on the candidate pairs, one to one
-    by the agreed assignment, identity as truth."""
+    by the agreed assignment, identity as truth; and the links as calibration reads them
+    (the sampled records of odd position held out)."""
     rng = randomness.generator(SMASHED)
     pairs = candidates.pairs
     unit_own = unit_vectors(agreement.smash(candidates.own, rng), agreement.standardise)
@@ -149,13 +157,24 @@ def simulate(
     # As the daemon's scaled form decides: down to a margin below the model's boundary.
     accepted = scores > linear_form.lowest_accepted(model, unit_own, _PAIRS_AT_ONCE)
     chosen = Matches(pairs[accepted, 0], pairs[accepted, 1], scores[accepted])
-    return counted(
-        candidates.rate,
-        one_to_one(chosen, agreement.method.assignment),
-        candidates.own_rows,
-        candidates.copy_rows,
-        candidates.partnered,
+    links = one_to_one(chosen, agreement.method.assignment)
+    simulation = counted(
+        candidates.rate, links, candidates.own_rows, candidates.copy_rows, candidates.partnered
     )
+    # Each link's index among the candidates: whether its pair is in conflict there.
+    at = positions(pairs, links.rows_a, links.rows_b)
+    linked = LinkedUnits(
+        own_units=unit_own[links.rows_a],
+        peer_units=unit_peer[links.rows_b],
+        # The hidden join tells every slot its bucket (hidden_join.every_slot_ranked).
+        ranked=np.ones(len(at), dtype=bool)
+        if agreement.method.join.hidden
+        else ranked_links(pairs, at),
+        right=candidates.own_rows[links.rows_a] == candidates.copy_rows[links.rows_b],
+        sharing=candidates.sharing[links.rows_a],
+        held_out=links.rows_a % 2 == 1,
+    )
+    return simulation, linked
 
 
 def _strangers(

@@ -79,6 +79,14 @@ def conflicted(pairs: np.ndarray) -> np.ndarray:
     return out
 
 
+def positions(pairs: np.ndarray, rows_a: np.ndarray, rows_b: np.ndarray) -> np.ndarray:
+    """Where each pair (rows_a[t], rows_b[t]) is among `pairs`, sorted and distinct as the
+    candidates are (shared_keys.shared_key_pairs)."""
+    width = int(max(pairs[:, 1].max(initial=0), rows_b.max(initial=0))) + 1
+    codes = pairs[:, 0].astype(np.int64) * width + pairs[:, 1]
+    return np.searchsorted(codes, rows_a.astype(np.int64) * width + rows_b)
+
+
 def candidate_counts(pairs: np.ndarray) -> np.ndarray:
     """Candidates per own row that has any."""
     _, counts = np.unique(pairs[:, 0], return_counts=True)

@@ -277,6 +277,25 @@ def score_scale(x: np.ndarray, c: np.ndarray, own_y: np.ndarray, entries: int) -
     return scale
 
 
+def scaling(
+    x: np.ndarray,
+    c: np.ndarray,
+    alternative: Alternative | None,
+    own_y: np.ndarray,
+    entries: int,
+) -> tuple[float, float]:
+    """(shift, scale): a pair's encrypted score is (c_i + shift + <x_i, y_j>) * scale. The
+    shift is the first form's `margin`: the party accepts down to ACCEPT_MARGIN of its
+    identity score below its boundary; the scale, the lower of the two forms' `score_scale`s
+    with the shift added, keeps each within the range the parameters decrypt right."""
+    shift = margin(identity_score(x, c, own_y))
+    scale = score_scale(x, c + shift, own_y, entries)
+    if alternative is not None:
+        second = alternative.shifted(shift).linear(x, entries)
+        scale = min(scale, score_scale(*second, own_y, entries))
+    return shift, scale
+
+
 def scaled_forms(
     x: np.ndarray,
     c: np.ndarray,
@@ -284,18 +303,27 @@ def scaled_forms(
     own_y: np.ndarray,
     entries: int,
 ) -> tuple[np.ndarray, np.ndarray, Alternative | None]:
-    """(x, c) and the movers' alternative as the scoring party encrypts them: both forms times
-    one positive factor, the lower of the two `score_scale`s, so that each stays within the
-    range the parameters decrypt right. The daemon and the attack benchmarks share it, so the
-    buckets a benchmark attacks are the ones a run reveals. Both constants are raised by the
-    first form's `margin` first: the party accepts down to ACCEPT_MARGIN of its identity
-    score below its boundary, and the scale keeps the raised scores in range."""
-    shift = margin(identity_score(x, c, own_y))
-    c = c + shift
-    scale = score_scale(x, c, own_y, entries)
+    """(x, c) and the movers' alternative as the scoring party encrypts them: both forms
+    shifted and scaled by `scaling`. The daemon and the attack benchmarks share it, so the
+    buckets a benchmark attacks are the ones a run reveals."""
+    shift, scale = scaling(x, c, alternative, own_y, entries)
     if alternative is not None:
-        alternative = alternative.shifted(shift)
-        second = alternative.linear(x, entries)
-        scale = min(scale, score_scale(*second, own_y, entries))
-        alternative = alternative.scaled(scale)
-    return x * scale, c * scale, alternative
+        alternative = alternative.shifted(shift).scaled(scale)
+    return x * scale, (c + shift) * scale, alternative
+
+
+def plain_scores(
+    x: np.ndarray,
+    c: np.ndarray,
+    alternative: Alternative | None,
+    y: np.ndarray,
+    entries: int,
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Each row i's score against row i of the evaluator's `y`, before the shift and scale,
+    as the encrypted comparison computes it; and the movers' alternative's, if any. For
+    pairs simulated in the clear (pprl.protocol.sealed.calibration)."""
+    first = c + np.einsum("ij,ij->i", x, y)
+    if alternative is None:
+        return first, None
+    x2, c2 = alternative.linear(x, entries)
+    return first, c2 + np.einsum("ij,ij->i", x2, y)

@@ -264,14 +264,16 @@ class MatchedPair(_message.Message):
     def __init__(self, sender_row: _Optional[int] = ..., receiver_row: _Optional[int] = ..., sender_id: _Optional[str] = ..., sender_sharing: _Optional[int] = ...) -> None: ...
 
 class PushMatchesRequest(_message.Message):
-    __slots__ = ("run_id", "digest", "pairs")
+    __slots__ = ("run_id", "digest", "pairs", "review_band")
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     DIGEST_FIELD_NUMBER: _ClassVar[int]
     PAIRS_FIELD_NUMBER: _ClassVar[int]
+    REVIEW_BAND_FIELD_NUMBER: _ClassVar[int]
     run_id: str
     digest: str
     pairs: _containers.RepeatedCompositeFieldContainer[MatchedPair]
-    def __init__(self, run_id: _Optional[str] = ..., digest: _Optional[str] = ..., pairs: _Optional[_Iterable[_Union[MatchedPair, _Mapping]]] = ...) -> None: ...
+    review_band: float
+    def __init__(self, run_id: _Optional[str] = ..., digest: _Optional[str] = ..., pairs: _Optional[_Iterable[_Union[MatchedPair, _Mapping]]] = ..., review_band: _Optional[float] = ...) -> None: ...
 
 class PushMatchesResponse(_message.Message):
     __slots__ = ("pairs_received",)

@@ -13,7 +13,7 @@ from pprl.party.phases.sealed.stream_shape import scoring_layout
 from pprl.party.storage.artifacts import MODEL, OWN_MATCHES
 from pprl.protocol.model import classifier
 from pprl.protocol.own_training import mover_groups
-from pprl.protocol.sealed import graph_checks, hidden_join, linear_form, session
+from pprl.protocol.sealed import graph_checks, hidden_join, layout, linear_form, session
 from pprl.protocol.sealed.exact_entries import evaluator_plaintext
 from pprl.protocol.vectors.randomness import SEALED_CHECKS
 from pprl.wire.v1 import linkage_pb2 as pb
@@ -150,9 +150,13 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
         found = session.one_to_one(
             pairs, ranks, stored.is_first(ctx, run_id), digest, method.assignment
         )
+        # A pair in no conflict was told only that it passed 0 (BucketCount).
+        told = layout.conflicted(pairs)[layout.positions(pairs, found.rows_a, found.rows_b)]
         said = (
             f"this party's classifier accepts {accepted:,} of the {len(pairs):,} candidate "
             f"pairs; {len(found):,} one to one"
         )
-    ctx.write_pairs(run_id, OWN_MATCHES, found, {"scored": len(pairs)})
+    if hidden:
+        told = np.ones(len(found), dtype=bool)  # every slot is told its bucket
+    ctx.write_pairs(run_id, OWN_MATCHES, found, {"scored": len(pairs)}, {"ranked": told})
     progress(placed.batches, placed.batches, "batches", said)
