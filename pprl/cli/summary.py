@@ -84,10 +84,9 @@ def print_run(summary: dict) -> None:
             )
         if party.get("peak_rss_bytes"):
             print(f"  daemon peak resident memory {party['peak_rss_bytes'] / 2**30:.2f} GiB")
-        if party.get("result_removed"):
-            print("  result: removed with the demo's temporary directory (--workdir DIR keeps it)")
-        elif party.get("result_path"):
-            print(f"  result: {party['result_path']} (report.md beside it)")
+        if party.get("result_path"):
+            print(f"  result: {party['result_path']}")
+            print(f"  report: {party['report_path']}")
         elif party.get("result"):
             print(f"  result: {party['result']} in {name}'s state directory (report.md beside it)")
     if "linkage" not in summary:
