@@ -13,8 +13,8 @@ def other_records(summary: dict, name: str) -> int:
 
 
 def print_summary(summary: dict) -> None:
-    """Phase times, bytes sent and, when a truth file was given, precision and recall; a
-    session of several parties, pair by pair."""
+    """The agreed method, phase times, bytes sent and, when a truth file was given, precision
+    and recall; a session of several parties, pair by pair."""
     if "pairs" in summary:
         for run in summary["pairs"]:
             print(f"\n== {run['pair'][0]} and {run['pair'][1]} (run {run['run_id']})")
@@ -27,7 +27,17 @@ def print_summary(summary: dict) -> None:
     print_run(summary)
 
 
+def print_method(method: dict) -> None:
+    """The agreed encoding, then its main settings by their [method] names."""
+    print(f"\nmethod: encoding {method['encoding']}")
+    settings = "; ".join(f"{key} {value}" for key, value in method.items() if key != "encoding")
+    if settings:
+        print(f"  {settings}")
+
+
 def print_run(summary: dict) -> None:
+    if summary.get("method"):
+        print_method(summary["method"])
     print("\nphase wall times (s):")
     for phase, seconds in summary["phases"].items():
         print(f"  {phase:<9} {seconds:8.2f}")
