@@ -123,6 +123,9 @@ def _exchanged(deploy, configure: Callable[[Deployment], None]) -> tuple[Deploym
     path = deployment.workdir / "exchanged.json"
     result = coordinate(deployment, "--until", "exchange", "--json", str(path))
     assert result.returncode == 0, result.stderr
+    # Nothing is matched yet: the records are counted, no classifier's pairs.
+    assert "alice: 120 records\n" in result.stdout
+    assert "classifier accepted" not in result.stdout
     run_id = json.loads(path.read_text())["run_id"]
     stub, channel = stub_as(deployment, "alice", "bob")
     with channel:

@@ -1,5 +1,6 @@
 """The end-of-run summary (pprl.cli.summary, from Coordinator.summary): it names the agreed
-method and leaves out an estimate nobody fitted."""
+method, leaves out an estimate nobody fitted, and says only what is counted at the phase
+both parties reached."""
 
 from __future__ import annotations
 
@@ -67,6 +68,22 @@ def test_a_release_names_its_noise_and_keeps_its_fitted_estimate(capsys) -> None
     assert summary["parties"]["bob"]["fitted"]["f1"] == pytest.approx(0.85)
     print_summary(summary)
     assert "expected, fitted to its accepted pairs: F1 about 0.85" in capsys.readouterr().out
+
+
+def test_after_agree_nothing_is_counted_and_no_classifier_is_named(capsys) -> None:
+    print_summary(_summary(pb.PHASE_AGREE))
+    out = capsys.readouterr().out
+    assert "method: encoding sealed" in out
+    assert "alice: nothing counted yet (the run has completed AGREE)" in out
+    assert "records" not in out and "classifier accepted" not in out
+    assert "agreed by both" not in out
+
+
+def test_after_exchange_the_records_are_counted_and_no_pair_yet(capsys) -> None:
+    print_summary(_summary(pb.PHASE_EXCHANGE, records=300))
+    out = capsys.readouterr().out
+    assert "alice: 300 records\n" in out and "bob: 300 records\n" in out
+    assert "classifier accepted" not in out and "agreed by both" not in out
 
 
 def test_before_agree_no_method_is_named(capsys) -> None:
