@@ -28,6 +28,8 @@ $(DEMO_STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[plots]'
 	touch $(DEMO_STAMP)
 
+# Keeps the run (both state directories, each party's result and report, summary.json) in a
+# new demo-run/<start time>/ and prints where; `make clean` removes demo-run/.
 demo: $(DEMO_STAMP)
 	$(BIN)/pprl demo
 

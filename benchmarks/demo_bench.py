@@ -42,6 +42,8 @@ def run_once(
             classifier,
             "--json",
             str(out),
+            "--workdir",
+            str(out.with_suffix("")),  # in the benchmark's temporary directory, not here
             *extra,
         ],
         check=True,

@@ -97,7 +97,7 @@ def runs(work: Path) -> dict[str, subprocess.CompletedProcess]:
         "version": ["--version"],
         **{f"help-{name}": [*args, "--help"] for name, args in HELP.items()},
     }
-    # Only the demo could create a temporary directory; keep it inside the test's own.
+    # Keep any temporary directory inside the test's own, to see that none is left behind.
     env = {**os.environ, "TMPDIR": str(temp)}
 
     def run(args: list) -> subprocess.CompletedProcess:
@@ -293,9 +293,10 @@ def test_no_command_is_a_usage_error(runs) -> None:
     assert result.stderr.startswith("usage: pprl")
 
 
-def test_demo_input_error_leaves_no_temporary_directory(runs, work: Path) -> None:
+def test_demo_input_error_leaves_no_run_directory(runs, work: Path) -> None:
     assert runs["demo-missing"].returncode == 2
     assert list((work / "tmp").iterdir()) == []
+    assert not list(work.glob("demo-run/*"))  # where a demo without --workdir keeps its run
     assert "logs kept in" not in runs["demo-missing"].stderr
 
 

@@ -27,16 +27,18 @@ mapping = [["given", "given"], ["surname", "surname"], ["born", "born"], ["zip",
 """
 
 
-def _pprl(*args: str) -> subprocess.CompletedProcess:
+def _pprl(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "pprl", *args], capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "pprl", *args], capture_output=True, text=True, timeout=300, cwd=cwd
     )
 
 
 def _demo(tmp_path: Path, *arguments: str) -> subprocess.CompletedProcess:
-    """`pprl demo` on the test's a.csv, b.csv and schema.toml, with further arguments."""
+    """`pprl demo` on the test's a.csv, b.csv and schema.toml, with further arguments, started
+    in `tmp_path` (where it keeps its run without --workdir)."""
     files = ["--records-a", str(tmp_path / "a.csv"), "--records-b", str(tmp_path / "b.csv")]
-    return _pprl("demo", *files, "--schema", str(tmp_path / "schema.toml"), *arguments)
+    schema = str(tmp_path / "schema.toml")
+    return _pprl("demo", *files, "--schema", schema, *arguments, cwd=tmp_path)
 
 
 def _link_with_built_reference(
@@ -118,10 +120,20 @@ def test_a_schema_links_dates_numbers_and_namesakes_through_the_daemons(tmp_path
     # and sealed scoring (the default) evaluates it from the same ciphertexts.
     assert "and a second model without zip: a pair whose address disagrees" in result.stdout
     assert "under encryption" in result.stdout
-    # A temporary working directory goes at the end: the demo says so where the result was.
-    assert "result: removed with the demo's temporary directory (--workdir DIR keeps it)" in (
-        result.stdout
-    )
+    # Without --workdir the run is kept in a new directory under the one it started in, and
+    # each party's result and report are printed by paths that exist once it has returned.
+    runs = list((tmp_path / "demo-run").iterdir())
+    assert len(runs) == 1 and (runs[0] / "summary.json").is_file()
+    assert f"kept in {runs[0].resolve()}: " in result.stdout
+    for name in ("alice", "bob"):
+        party = summary["parties"][name]
+        for key, line, file in (
+            ("result_path", "result", "linkage.csv"),
+            ("report_path", "report", "report.md"),
+        ):
+            path = Path(party[key])
+            assert path.name == file and path.is_file() and path.is_relative_to(runs[0].resolve())
+            assert f"  {line}: {path}\n" in result.stdout
 
 
 def _plaintext_candidates(tmp_path: Path) -> set[tuple[int, int]]:
@@ -176,8 +188,9 @@ def test_a_schema_the_built_in_reference_set_cannot_serve_names_the_fix(tmp_path
     assert result.returncode == 2
     assert "'born', 'given', 'surname', 'zip'" in result.stderr
     assert "--reference FILE" in result.stderr and "pprl reference" in result.stderr
-    assert "pprl-demo-" not in result.stderr
+    assert "demo-run" not in result.stderr
     assert "started alice daemon" not in result.stdout
+    assert not list(tmp_path.glob("demo-run/*"))  # nothing ran: no run directory to look in
 
 
 HEIGHTS = """

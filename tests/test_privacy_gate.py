@@ -228,7 +228,11 @@ def test_the_summary_reports_what_the_attack_recovers_and_the_linkage_expected(
     path = deployment.workdir / "summary.json"
     result = coordinate(deployment, "--json", str(path))
     assert result.returncode == 0, result.stderr
-    alice = json.loads(path.read_text())["parties"]["alice"]
+    summary = json.loads(path.read_text())
+    # The mode and the noise it releases with, as agreed.
+    assert summary["method"]["encoding"] == "reference"
+    assert summary["method"]["noise_sigma"] == 1.0
+    alice = summary["parties"]["alice"]
     recovered = alice["privacy"]["recovered"]
     assert set(recovered) == {"first", "middle", "last"}
     assert all(0 <= rate <= 1 for rate in recovered.values())

@@ -91,7 +91,18 @@ def test_two_daemons_link_sealed_and_send_no_vectors(deploy, features, training)
         deployment, summary["run_id"], read_truth(deployment.workdir / "data/truth.csv")
     )
     assert quality["linkage"]["f1"] >= 0.9, quality
+    # The summary names the mode and its settings as agreed; MATCH fitted no estimate to
+    # sealed decisions, so there is none to read (not zeros).
+    method = summary["method"]
+    assert method["encoding"] == "sealed" and method["sealed_join"] == "graph"
+    assert method["sealed_keys"] == ",".join(RECIPES)
+    assert method["sealed_kernel_features"] == features
+    assert method["sealed_thresholds"] == DEFAULT_THRESHOLDS
+    assert method["sealed_crypto"] == DEFAULT_CRYPTO and method["error_model"] == training
+    assert "method: encoding sealed\n  sealed_keys " in result.stdout
+    assert "fitted to its accepted pairs" not in result.stdout
     for name in ("alice", "bob"):
+        assert "fitted" not in summary["parties"][name]
         state = run_dir(deployment.parties[name].state_dir, summary["run_id"])
         # No tensor was received; the peer's keys arrived blinded twice, one set per row.
         assert not (state / PEER_TENSOR).exists()
@@ -112,6 +123,9 @@ def _exchanged(deploy, configure: Callable[[Deployment], None]) -> tuple[Deploym
     path = deployment.workdir / "exchanged.json"
     result = coordinate(deployment, "--until", "exchange", "--json", str(path))
     assert result.returncode == 0, result.stderr
+    # Nothing is matched yet: the records are counted, no classifier's pairs.
+    assert "alice: 120 records\n" in result.stdout
+    assert "classifier accepted" not in result.stdout
     run_id = json.loads(path.read_text())["run_id"]
     stub, channel = stub_as(deployment, "alice", "bob")
     with channel:

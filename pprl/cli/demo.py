@@ -89,7 +89,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         type=float,
         help="stop before sending when a party expects a worse F1 (default: the daemons' 0.9)",
     )
-    demo.add_argument("--workdir", help="keep the run's files here (default: a temp dir)")
+    demo.add_argument(
+        "--workdir",
+        metavar="DIR",
+        help="keep the run's files here (default: a new directory demo-run/<start time> "
+        "under the current one)",
+    )
     demo.add_argument(
         "--threshold",
         type=float,
@@ -231,5 +236,9 @@ def run(args: argparse.Namespace) -> int:
     print(sealed_words(built_in) if encoding.sealed else gate_words(limit, built_in))
     summary = run_demo(options)
     print_summary(summary)
+    print(
+        f"\nkept in {summary['workdir']}: both state directories (the results and reports "
+        "above), the daemons' configurations and logs, and summary.json"
+    )
     write_json(args.json, summary)
     return 0

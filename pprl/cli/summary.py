@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from pprl.files.atomic import write_text_atomic
+from pprl.protocol.phases import Phase
 
 
 def other_records(summary: dict, name: str) -> int:
@@ -13,8 +14,9 @@ def other_records(summary: dict, name: str) -> int:
 
 
 def print_summary(summary: dict) -> None:
-    """Phase times, bytes sent and, when a truth file was given, precision and recall; a
-    session of several parties, pair by pair."""
+    """The agreed method, phase times, bytes sent, what each party counted at the phase
+    reached and, when a truth file was given, precision and recall; a session of several
+    parties, pair by pair."""
     if "pairs" in summary:
         for run in summary["pairs"]:
             print(f"\n== {run['pair'][0]} and {run['pair'][1]} (run {run['run_id']})")
@@ -27,18 +29,42 @@ def print_summary(summary: dict) -> None:
     print_run(summary)
 
 
+def print_method(method: dict) -> None:
+    """The agreed encoding, then its main settings by their [method] names."""
+    print(f"\nmethod: encoding {method['encoding']}")
+    settings = "; ".join(f"{key} {value}" for key, value in method.items() if key != "encoding")
+    if settings:
+        print(f"  {settings}")
+
+
+def counts_words(name: str, party: dict, completed: Phase) -> str:
+    """What is counted of a party at the phase both reached: records from SMASH on, its
+    classifier's pairs from MATCH on, the agreed pairs from LINK on (zeros before them would
+    read as a run that found nothing)."""
+    said = []
+    if completed >= Phase.SMASH:
+        said.append(f"{party['records']:,} records")
+    if completed >= Phase.MATCH:
+        above = f" above {party['threshold']:g}" if party.get("threshold") else ""
+        said.append(f"its classifier accepted {party['own_matches']:,} pairs{above}")
+    if completed >= Phase.LINK:
+        said.append(f"agreed by both: {party['agreed_matches']:,}")
+    if not said:
+        return f"{name}: nothing counted yet (the run has completed {completed.name})"
+    return f"{name}: " + ", ".join(said)
+
+
 def print_run(summary: dict) -> None:
+    if summary.get("method"):
+        print_method(summary["method"])
     print("\nphase wall times (s):")
     for phase, seconds in summary["phases"].items():
         print(f"  {phase:<9} {seconds:8.2f}")
     print(f"  {'total':<9} {summary['seconds']:8.2f}")
     print("\nbytes sent: " + ", ".join(f"{n} {b:,}" for n, b in summary["bytes_sent"].items()))
+    completed = Phase[summary["completed"].upper()]
     for name, party in summary["parties"].items():
-        above = f" above {party['threshold']:g}" if party.get("threshold") else ""
-        print(
-            f"{name}: {party['records']:,} records, its classifier accepted "
-            f"{party['own_matches']:,} pairs{above}, agreed by both: {party['agreed_matches']:,}"
-        )
+        print(counts_words(name, party, completed))
         if party.get("scored_pairs"):
             share = party["scored_pairs"] / max(1, party["records"] * other_records(summary, name))
             # Under the hidden join a pair sharing k keys is scored in k slots.
@@ -84,10 +110,9 @@ def print_run(summary: dict) -> None:
             )
         if party.get("peak_rss_bytes"):
             print(f"  daemon peak resident memory {party['peak_rss_bytes'] / 2**30:.2f} GiB")
-        if party.get("result_removed"):
-            print("  result: removed with the demo's temporary directory (--workdir DIR keeps it)")
-        elif party.get("result_path"):
-            print(f"  result: {party['result_path']} (report.md beside it)")
+        if party.get("result_path"):
+            print(f"  result: {party['result_path']}")
+            print(f"  report: {party['report_path']}")
         elif party.get("result"):
             print(f"  result: {party['result']} in {name}'s state directory (report.md beside it)")
     if "linkage" not in summary:

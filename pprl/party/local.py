@@ -14,7 +14,6 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from pprl.files import generated
+from pprl.files.atomic import write_text_atomic
 from pprl.party.config import (
     DEFAULT_REIDENTIFICATION_LIMIT,
     KNOWN_KEYS,
@@ -37,7 +37,7 @@ from pprl.party.credentials.bloom_key import load_bloom_key
 from pprl.party.credentials.certs import make_development_pki
 from pprl.party.reporting import facts as run_facts
 from pprl.party.reporting.render import write_report
-from pprl.party.storage.artifacts import LINKAGE_CSV, PEER_MATCHES_CSV
+from pprl.party.storage.artifacts import LINKAGE_CSV, PEER_MATCHES_CSV, REPORT
 from pprl.party.storage.inputs import load_inputs
 from pprl.party.storage.state import run_dir
 from pprl.protocol.agreement import Agreement
@@ -47,6 +47,9 @@ from pprl.protocol.metrics import Quality, linkage_quality
 
 DEFAULT_REFERENCE_ROWS = 1000
 PARTIES = ("alice", "bob")
+# Where a demo without --workdir keeps its run, one directory a run (named by its start
+# time), relative to where it is started: `make demo` leaves each party's result there.
+DEMO_RUNS = Path("demo-run")
 
 
 class DemoError(PprlError):
@@ -499,15 +502,27 @@ def _check_built_in_reference(schema_path: Path | None, columns: set[str]) -> No
         )
 
 
-def _place_results(summary: dict[str, Any], deployment: Deployment, temporary: bool) -> None:
-    """Each party's result file by its full path, or, where the working directory goes at
-    the end, how to keep it."""
+def fresh_workdir(base: Path = DEMO_RUNS) -> Path:
+    """A new directory under `base` named by the time, made here: never one that exists (a
+    run started within the same second gets a suffix), so no earlier result is written over."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    path, attempt = base / stamp, 1
+    while True:
+        try:
+            path.mkdir(parents=True)
+            return path
+        except FileExistsError:
+            attempt += 1
+            path = base / f"{stamp}-{attempt}"
+
+
+def _place_results(summary: dict[str, Any], deployment: Deployment) -> None:
+    """Each party's result file and report by their full paths, to be found on this machine."""
     for name, party in summary["parties"].items():
         if party.get("result"):
-            if temporary:
-                party["result_removed"] = True
-            else:
-                party["result_path"] = str(deployment.parties[name].state_dir / party["result"])
+            result = deployment.parties[name].state_dir / party["result"]
+            party["result_path"] = str(result)
+            party["report_path"] = str(result.with_name(REPORT[0]))
 
 
 def _report_against(deployment: Deployment, run_id: str, truth_path: Path) -> None:
@@ -519,9 +534,11 @@ def _report_against(deployment: Deployment, run_id: str, truth_path: Path) -> No
 
 
 def run_demo(options: DemoOptions) -> dict[str, Any]:
-    """The whole run on a fresh deployment; a temporary working directory goes unless it fails."""
-    temporary = options.workdir is None
-    workdir = options.workdir or Path(tempfile.mkdtemp(prefix="pprl-demo-"))
+    """The whole run on a fresh deployment, kept in the working directory with its summary
+    (summary.json); a directory made here goes again if the demo fails before any daemon
+    ran, as it then holds nothing to look at."""
+    made = options.workdir is None
+    workdir = fresh_workdir() if options.workdir is None else options.workdir
     workdir.mkdir(parents=True, exist_ok=True)
     print(f"working directory: {workdir}")
     failed = True
@@ -564,10 +581,12 @@ def run_demo(options: DemoOptions) -> dict[str, Any]:
             coordinator.close()
         if truth is not None:
             summary.update(evaluate(deployment, summary["run_id"], truth))
-            if not temporary and truth_path is not None:
+            if truth_path is not None:
                 _report_against(deployment, summary["run_id"], truth_path)
         summary["demo_seconds"] = round(time.perf_counter() - started, 3)
-        _place_results(summary, deployment, temporary)
+        _place_results(summary, deployment)
+        summary["workdir"] = str(workdir.resolve())
+        write_text_atomic(workdir / "summary.json", json.dumps(summary, indent=2) + "\n")
         failed = False
         return summary
     finally:
@@ -576,5 +595,5 @@ def run_demo(options: DemoOptions) -> dict[str, Any]:
                 stop_daemon(deployment, name)
         if failed and deployment is not None:
             print(f"logs kept in {workdir}", file=sys.stderr)
-        elif temporary:
+        elif failed and made:
             shutil.rmtree(workdir, ignore_errors=True)

@@ -55,6 +55,15 @@ ENCODING_SETTINGS = {
     "sealed": EncodingSettings(SEALED_SETTINGS, sealed=True),
 }
 
+# Beside the agreed encoding's own settings, what the end-of-run summary names of a run's
+# method: how each party trains its classifier and keeps one pair a record, and, where a
+# release is sent (not under sealed linkage), what it is and how much noise it carries.
+TRAINING_SETTINGS = ("classifier", "error_model", "assignment")
+RELEASE_SETTINGS = ("release", "feature", "noise_sigma")
+# Sealed settings only the hidden join reads: under the graph join they would name slots
+# and buckets the run never had.
+HIDDEN_JOIN_SETTINGS = ("sealed_names_within", "sealed_slots")
+
 
 @dataclass(frozen=True)
 class MethodParams:
@@ -158,6 +167,18 @@ class MethodParams:
                 for key in set(encoding.settings) - set(current.settings):
                     out.pop(key, None)
         return out
+
+    def summary(self) -> dict[str, Any]:
+        """The agreed encoding and the settings that say how it links, by their [method]
+        names: what the end-of-run summary names, since a run's figures mean other things
+        in sealed linkage (no release, no gate, no fitted estimate) and in a release."""
+        encoding = ENCODING_SETTINGS.get(self.encoding, EncodingSettings())
+        own = encoding.settings
+        if encoding.sealed and not self.join.hidden:
+            own = tuple(name for name in own if name not in HIDDEN_JOIN_SETTINGS)
+        released = () if encoding.sealed else RELEASE_SETTINGS
+        names = (*own, *released, *TRAINING_SETTINGS)
+        return {"encoding": self.encoding, **{name: getattr(self, name) for name in names}}
 
     @property
     def join(self) -> Join:

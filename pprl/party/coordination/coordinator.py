@@ -9,6 +9,7 @@ both parties completed.
 from __future__ import annotations
 
 import contextlib
+import json
 import secrets
 import sys
 import threading
@@ -366,10 +367,14 @@ class Coordinator:
             recorded = [s.phase_seconds.get(key) for s in statuses.values()]
             if key in wall or (phase is not Phase.NEW and None not in recorded):
                 phases[key] = round(wall.get(key, max(recorded)), 3)
+        # Both parties hold the one agreed method once AGREE is done (their digests matched);
+        # a party that has not agreed yet reports none.
+        method = next((json.loads(s.method) for s in statuses.values() if s.method), None)
         return {
             "run_id": run_id,
             "resumed_after": None if resumed_after is Phase.NEW else resumed_after.name.lower(),
             "completed": Phase(min(s.completed for s in statuses.values())).name.lower(),
+            **({"method": method} if method else {}),
             "seconds": round(total, 3),
             "phases": phases,
             "bytes_sent": {name: s.bytes_sent for name, s in statuses.items()},
@@ -409,13 +414,7 @@ class Coordinator:
                         "minimum": s.min_expected_f1,
                         "spread": s.expected_spread,
                     },
-                    "fitted": {
-                        "precision": s.fitted_precision,
-                        "recall": s.fitted_recall,
-                        "f1": s.fitted_f1,
-                        "partnered": s.fitted_partnered,
-                        "error_rate": s.fitted_error_rate,
-                    },
+                    **_fitted(s),
                     "phase_seconds": {
                         p.name.lower(): round(s.phase_seconds[p.name.lower()], 3)
                         for p in Phase
@@ -425,3 +424,20 @@ class Coordinator:
                 for name, s in statuses.items()
             },
         }
+
+
+def _fitted(status: pb.GetStatusResponse) -> dict[str, Any]:
+    """MATCH's estimate fitted to the party's accepted pairs, as {"fitted": ...}, or nothing
+    where none was fitted (all zeros on the wire: before MATCH, under sealed linkage, with a
+    threshold of the party's own), so that no reader takes zeros for an estimate."""
+    if not (status.fitted_f1 or status.fitted_error_rate):
+        return {}
+    return {
+        "fitted": {
+            "precision": status.fitted_precision,
+            "recall": status.fitted_recall,
+            "f1": status.fitted_f1,
+            "partnered": status.fitted_partnered,
+            "error_rate": status.fitted_error_rate,
+        }
+    }

@@ -123,6 +123,7 @@ class ControlService(rpc.ControlServicer):
             fitted_error_rate=fitted.get("error_rate", 0.0),
             result=self._result(run.run_id),
             threshold=run.cut(self.config.threshold),
+            method=self._method(run),
             **self._data_report(run.run_id),
         )
 
@@ -139,6 +140,15 @@ class ControlService(rpc.ControlServicer):
         if run.description is None:
             return 0.0
         return float(json.loads(run.description)["params"]["noise_sigma"])
+
+    @staticmethod
+    def _method(run: Run) -> str:
+        """The agreed encoding and its main settings as JSON ("" before AGREE): the coordinator
+        names the run's mode with them."""
+        if run.description is None:
+            return ""
+        params = MethodParams(**json.loads(run.description)["params"])
+        return json.dumps(params.summary())
 
     def _data_report(self, run_id: str) -> dict[str, Any]:
         """AGREE's report on the data, as status fields (empty before AGREE)."""
