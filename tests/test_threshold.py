@@ -170,6 +170,11 @@ def test_a_sealed_run_is_cut_again_on_its_match_probabilities_without_comparing_
     run_id = summary["run_id"]
     (linkage,) = (deployment.workdir / "state" / "alice").rglob("linkage.csv")
     before = _csv(linkage)
+    # Why each pair matched, from the keys of the slots Alice named (the hidden join).
+    attributes = {"first", "middle", "last"}
+    for row in before:
+        near = {part.split(":")[0] for part in row["near_fields"].split("; ")}
+        assert near and near <= attributes and not near & set(row["other_fields"].split())
     probabilities = sorted({float(row["alice_probability"]) for row in before})
     assert len(probabilities) >= 2 and all(0 < p < 1 for p in probabilities)
     review = _csv(linkage.parent / "review.csv")

@@ -9,7 +9,7 @@ import numpy as np
 
 from pprl.party.phases import words
 from pprl.party.phases.context import PhaseFailed, PhaseProgress, RunContext
-from pprl.party.phases.sealed import probability
+from pprl.party.phases.sealed import probability, why
 from pprl.party.reporting.facts import read_facts
 from pprl.party.reporting.render import write_report
 from pprl.party.storage.artifacts import (
@@ -61,17 +61,24 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
         (int(o), int(p)): float(score)
         for o, p, score in zip(ours["own"], ours["peer"], scores, strict=True)
     }
+    both = [
+        (int(o), int(p), int(shared))
+        for o, p, _, shared in theirs
+        if (int(o), int(p)) in our_scores
+    ]
+    # Sealed linkage: which fields the blocking keys found agreeing (why.explanations).
+    reasons = why.explanations(ctx, run_id, [(o, p) for o, p, _ in both]) if probabilities else {}
     agreed = sorted(
         (
             ids[o],
             peer_ids[p],
-            f"{our_scores[(int(o), int(p))]:.6f}",
+            f"{our_scores[(o, p)]:.6f}",
+            *(reasons[(o, p)] if probabilities else ()),
             sharing[o],
             shared,
-            _review(sharing[o], shared, our_scores[(int(o), int(p))], close_below),
+            _review(sharing[o], shared, our_scores[(o, p)], close_below),
         )
-        for o, p, _, shared in theirs
-        if (int(o), int(p)) in our_scores
+        for o, p, shared in both
     )
     own_rows = [
         (ids[o], peer_ids.get(int(p), ""), f"{score:.6f}")
@@ -86,7 +93,8 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     # sealed linkage its match probability.
     scored = f"{me}_probability" if probabilities else f"{me}_score"
     marks = [f"{me}_records_sharing_values", f"{peer}_records_sharing_values", "review"]
-    ctx.write_csv(run_id, LINKAGE_CSV, [*header, scored, *marks], agreed)
+    explained = ["near_fields", "other_fields"] if probabilities else []
+    ctx.write_csv(run_id, LINKAGE_CSV, [*header, scored, *explained, *marks], agreed)
     ctx.write_csv(run_id, OWN_MATCHES_CSV, [*header, scored.removeprefix(f"{me}_")], own_rows)
     ctx.write_csv(run_id, PEER_MATCHES_CSV, header, peer_rows)
     if band > 0 and float(received.get("review_band", 0.0)) > 0:

@@ -179,10 +179,7 @@ def scored_words(scored: int, share: float, bounded: bool, kept: int) -> str:
 
 
 def linkage_words(agreed: int, review: int) -> str:
-    return (
-        f"{agreed} pairs accepted by both ({review} marked for review: their values are shared "
-        "by other records)"
-    )
+    return f"{agreed} pairs accepted by both ({review} marked for review in linkage.csv)"
 
 
 # -- progress: what each phase is doing ------------------------------------------------

@@ -146,12 +146,12 @@ def _save(plt: Any, figure: Any, path: Path) -> Path:
     return path
 
 
-def _table(curve: Sequence[Point], current: float) -> list[str]:
+def _table(curve: Sequence[Point], current: float, digits: int = 2) -> list[str]:
     rows = ["| threshold | precision | recall |", "|---|---|---|"]
     for k, (cut, precision, recall) in enumerate(curve):
         if k % TABLE_STEP == 0 or k == len(curve) - 1:
             mark = " (now)" if abs(cut - current) < 1e-9 else ""
-            rows.append(f"| {cut:.2f}{mark} | {precision:.3f} | {recall:.3f} |")
+            rows.append(f"| {cut:.{digits}f}{mark} | {precision:.3f} | {recall:.3f} |")
     return rows
 
 
@@ -198,7 +198,7 @@ def _page(
             "values. At each cut: the mean probability of the pairs kept, and the recall TRAIN "
             "expected times the share of the expected right pairs kept.",
             "",
-            *_table(curve, facts.threshold),
+            *_table(curve, facts.threshold, 4),
             "",
         ]
     elif expected is not None:
@@ -216,7 +216,7 @@ def _page(
             f"Against the truth ({len(truth):,} true pairs): the agreed linkage cut at each "
             f"threshold of {me}'s {'match probability' if facts.probabilities else 'score'}.",
             "",
-            *_table(measured, facts.threshold),
+            *_table(measured, facts.threshold, 4 if facts.probabilities else 2),
             "",
         ]
     if QUALITY_PNG in figures:

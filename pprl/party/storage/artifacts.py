@@ -58,6 +58,9 @@ PEER_JOIN = "peer_join.npz"
 # Every slot the peer has named (its entry, its slot), over all its calls: at most one per
 # entry it sent, however often it asks.
 PEER_NAMED = "peer_named.npy"
+# The slots this party named, resolved: (own row, peer row, the recipe of the entry that
+# found it), for why an agreed pair matched.
+OWN_NAMED = "own_named.npz"
 # How many records the peer said at AGREE it links (GetAgreementResponse.records).
 PEER_DECLARED = "peer_declared.json"
 # What a closed run no longer needs and what takes the room: both smashed tensors (the
@@ -67,6 +70,7 @@ PEER_DECLARED = "peer_declared.json"
 BULK: tuple[str, ...] = (OWN_TENSOR, PEER_TENSOR, ORDER, MODEL, OWN_MATCHES, PEER_MATCHES)
 BULK += (SOFT_MATCHES, BLINDING_SECRET, OWN_KEYS, OWN_KEYS_TWICE, PEER_KEYS_TWICE)
 BULK += (ENTRY_SECRET, OWN_ENTRIES, KEY_ORDER, PEER_ENTRIES_TWICE, PEER_JOIN, PEER_NAMED)
+BULK += (OWN_NAMED,)
 # Closed runs whose bulk files stay, for inspection; older ones are pruned when a run begins.
 KEEP_CLOSED_RUNS = 2
 

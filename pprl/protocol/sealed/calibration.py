@@ -112,8 +112,9 @@ def ranked_links(candidates: np.ndarray, links: np.ndarray) -> np.ndarray:
 @dataclass(frozen=True)
 class Calibration:
     """Per class the probability that an accepted pair is right: index b in 1..B a pair in
-    conflict in bucket b, B + 1 a pair told only that it passed 0; index 0 is never
-    accepted."""
+    conflict in bucket b, B + 1 a pair told only that it passed 0, and 0 a pair this party
+    did not score (a check row's, graph_checks.UNSCORED, left to the peer's classifier):
+    the share over all classes."""
 
     probabilities: tuple[float, ...]
     links: tuple[int, ...]  # the synthetic links each class was fitted on
@@ -124,8 +125,10 @@ class Calibration:
         return len(self.probabilities) - 1
 
     def classes(self, bucket: np.ndarray, ranked: np.ndarray) -> np.ndarray:
-        """Each accepted pair's class: its bucket when ranked, the last class otherwise."""
-        return np.where(ranked, bucket, self.unranked).astype(np.int64)
+        """Each accepted pair's class: 0 unscored, its bucket when ranked, the last class
+        otherwise."""
+        told = np.where(ranked, bucket, self.unranked)
+        return np.where(bucket == 0, 0, told).astype(np.int64)
 
     def of(self, bucket: np.ndarray, ranked: np.ndarray, sharing: np.ndarray) -> np.ndarray:
         """Each accepted pair's probability; `sharing`: how many records on the side with more
@@ -160,7 +163,7 @@ def fitted(simulated: Sequence[SimulatedLinks], thresholds: Sequence[float]) -> 
     # sample is a certainty, however many of its links were right.
     pooled = float((right[1:].sum() + 0.5) / (counts[1:].sum() + 1.0))
     table = (right + 0.5 + PRIOR_LINKS * pooled) / (counts + 1.0 + PRIOR_LINKS)
-    table[0] = 0.0
+    table[0] = pooled
     calibration = Calibration(tuple(float(p) for p in table), tuple(int(n) for n in counts))
     return Calibration(
         calibration.probabilities, calibration.links, _checked(calibration, simulated)

@@ -95,6 +95,7 @@ class Transform:
     read: Callable[[str], str]
     spread: Callable[[str], tuple[str, ...]] | None = None
     most: int = 1  # the most values one read value spreads to
+    reading: str = ""  # what two values sharing its key have in common, for a custodian
 
     def values(self, value: str) -> tuple[str, ...]:
         """What a read value stands for: itself, or its spread."""
@@ -104,18 +105,22 @@ class Transform:
 TRANSFORMS = {
     t.name: t
     for t in (
-        Transform("exact", lambda v: v.strip().upper()),
+        Transform("exact", lambda v: v.strip().upper(), reading="same value"),
         # American Soundex, as jellyfish computes it (a maintained implementation of the
         # standard code, rather than one of our own).
-        Transform("soundex", lambda v: jellyfish.soundex(v.strip()) if v.strip() else ""),
-        Transform("initial", lambda v: v.strip()[:1].upper()),
+        Transform(
+            "soundex",
+            lambda v: jellyfish.soundex(v.strip()) if v.strip() else "",
+            reading="same Soundex code",
+        ),
+        Transform("initial", lambda v: v.strip()[:1].upper(), reading="same initial"),
         # The first three letters: survives the errors that change a Soundex code (a changed
         # consonant, a letter inserted late in the name), which fall mostly after them.
-        Transform("prefix", lambda v: _letters(v)[:PREFIX]),
+        Transform("prefix", lambda v: _letters(v)[:PREFIX], reading="same first letters"),
         # The last three letters: survives a typo in a name's first letters, which changes
         # both the code and the prefix (an option: it joins more look-alikes than either;
         # docs/research/sealed.md, "Blank names").
-        Transform("suffix", lambda v: _letters(v)[-PREFIX:]),
+        Transform("suffix", lambda v: _letters(v)[-PREFIX:], reading="same last letters"),
         # A name and its one-letter deletions (its first NEIGHBOUR_LETTERS letters): a typo
         # anywhere, even in the first letter, leaves one shared (docs/research/sealed.md, "Names one
         # edit apart").
@@ -124,10 +129,19 @@ TRANSFORMS = {
             lambda v: _letters(v)[:NEIGHBOUR_LETTERS],
             _one_edit,
             NEIGHBOUR_LETTERS + 1,
+            reading="at most one edit apart",
         ),
         # A date's digits in year-month-day order (the canonical form), read in parts.
-        Transform("year", lambda v: _digits(v)[:4] if len(_digits(v)) == 8 else ""),
-        Transform("month-day", lambda v: _digits(v)[4:] if len(_digits(v)) == 8 else ""),
+        Transform(
+            "year",
+            lambda v: _digits(v)[:4] if len(_digits(v)) == 8 else "",
+            reading="same year",
+        ),
+        Transform(
+            "month-day",
+            lambda v: _digits(v)[4:] if len(_digits(v)) == 8 else "",
+            reading="same month and day",
+        ),
     )
 }
 
@@ -369,6 +383,12 @@ def probing(keys: Sequence[str], first: bool) -> list[str]:
     other = "1" if first else "2"
     probes = [key.replace(f".{'2' if first else '1'}", f".{other}", 1) for key in found]
     return own[: max(0, len(own) - len(probes))] + found + probes
+
+
+def recipe_number(key: str) -> int:
+    """The agreed recipe a key (recipe_keys') was made by: its place among the recipes."""
+    head = key.split("|", 1)[0].removeprefix("recipe ").rstrip(GROUPED)
+    return int(head.split(".", 1)[0])
 
 
 def found_by_key(key: str, first: bool) -> bool:

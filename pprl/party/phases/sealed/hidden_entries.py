@@ -27,6 +27,7 @@ from pprl.party.storage.artifacts import (
     KEY_ORDER,
     OWN_ENTRIES,
     OWN_KEYS_TWICE,
+    OWN_NAMED,
     PEER_ENTRIES_TWICE,
     PEER_JOIN,
     PEER_NAMED,
@@ -35,7 +36,7 @@ from pprl.protocol.linkage import reflection
 from pprl.protocol.linkage.matching import Matches
 from pprl.protocol.sealed import hidden_join, key_spread, session
 from pprl.protocol.sealed.blinding import POINT_BYTES, Blinder, split
-from pprl.protocol.sealed.recipes import group_size, most_keys
+from pprl.protocol.sealed.recipes import group_size, most_keys, recipe_number
 from pprl.protocol.vectors.randomness import SEALED_JOIN
 from pprl.wire.v1 import linkage_pb2 as pb
 
@@ -62,6 +63,7 @@ def smash(ctx: RunContext, run_id: str, keys: Sequence[Sequence[str]], context: 
             counts=counts,
             values=np.frombuffer(values, dtype=np.uint8),
             fallback=entries.fallback,
+            recipes=np.array([recipe_number(keys[0]) for keys in entries.keys], dtype=np.int32),
             check_uniforms=draws.uniforms,
             check_buckets=draws.buckets,
         )
@@ -80,8 +82,8 @@ def record_smash(ctx: RunContext, run_id: str, entries: int) -> None:
 def own_entries(ctx: RunContext, run_id: str, *names: str) -> tuple[np.ndarray, ...]:
     """The named arrays of this party's entries, read alone from one load: "rows" (each
     entry's row), "counts" (its values), "values" (the entries blinded once, flat bytes),
-    "fallback" (whether it is a fallback recipe's key), "check_uniforms" and "check_buckets"
-    (hidden_join.CheckDraws)."""
+    "fallback" (whether it is a fallback recipe's key), "recipes" (the recipe it was made by),
+    "check_uniforms" and "check_buckets" (hidden_join.CheckDraws)."""
     with np.load(ctx.artifact(run_id, OWN_ENTRIES).path) as data:
         return tuple(data[name] for name in names)
 
@@ -155,6 +157,14 @@ def resolved_matches(
     within = slots[named, 1] - starts[entry]
     peer_rows = peer.resolve_slots(run_id, digest, entry, within, ctx.peer_rows(run_id) or 0)
     pairs, best = hidden_join.accepted_pairs(own_rows[named], peer_rows, buckets[named])
+    (recipes,) = own_entries(ctx, run_id, "recipes")
+
+    def write(path) -> None:
+        with path.open("wb") as out:
+            np.savez(out, own=own_rows[named], peer=peer_rows, recipes=recipes[entry])
+
+    # Which recipe found each named pair: why an agreed pair matched (why_matched).
+    ctx.write_artifact(run_id, OWN_NAMED, write, {"named": int(named.sum())})
     return session.one_to_one(pairs, best, first, digest, method.assignment), int(named.sum())
 
 

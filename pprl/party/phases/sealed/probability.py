@@ -21,7 +21,8 @@ def of_matches(
     calibrated: Calibration, matches: dict[str, np.ndarray], sharing: np.ndarray
 ) -> np.ndarray:
     """The probability of each of MATCH's pairs (own_matches: its scores are buckets less a
-    tie-break under one bucket); `sharing`: records holding the pair's values, per pair."""
+    tie-break under one bucket, a pair it did not score half a bucket, which rounds to 0);
+    `sharing`: records holding the pair's values, per pair."""
     bucket = np.rint(matches["scores"]).astype(np.int64)
     ranked = matches.get("ranked", np.ones(len(bucket), dtype=bool))
     return calibrated.of(bucket, ranked, sharing)

@@ -13,7 +13,7 @@ from pprl.party.storage.artifacts import BLINDING_SECRET, ORDER, OWN_KEYS, OWN_T
 from pprl.protocol import pipeline
 from pprl.protocol.sealed import session
 from pprl.protocol.sealed.blinding import Blinder
-from pprl.protocol.sealed.recipes import found_by_key, probing
+from pprl.protocol.sealed.recipes import found_by_key, probing, recipe_number
 
 
 def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
@@ -34,6 +34,7 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     if failpoints.probe_with_fallback():
         keys = [probing(row, first) for row in keys]
     found_by = np.fromiter((found_by_key(key, first) for row in keys for key in row), dtype=bool)
+    made_by = np.fromiter((recipe_number(key) for row in keys for key in row), dtype=np.int32)
     digest, _ = ctx.store.run(run_id).agreement()
     blinder = Blinder()
     context = session.key_context(digest, run_id)
@@ -49,7 +50,9 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     with atomic_file(ctx.store.artifact_path(run_id, BLINDING_SECRET)) as tmp:
         tmp.write_bytes(blinder.secret())
         tmp.chmod(0o600)
-    stored.write_keys(ctx, run_id, OWN_KEYS, counts, values, record=False, found_by=found_by)
+    stored.write_keys(
+        ctx, run_id, OWN_KEYS, counts, values, record=False, found_by=found_by, recipes=made_by
+    )
     if hidden:
         hidden_entries.record_smash(ctx, run_id, entries)
     ctx.store.record_artifact(run_id, ORDER)

@@ -63,16 +63,18 @@ def write_keys(
     values: bytes,
     record: bool = True,
     found_by: np.ndarray | None = None,
+    recipes: np.ndarray | None = None,
 ) -> None:
     """Blinded keys (`counts` a row, `values` their points, and for this party's own which are
-    a fallback's found-by tag: recipes.found_by_key) written; recorded unless SMASH records
-    them itself once all its files are written."""
+    a fallback's found-by tag, recipes.found_by_key, and each key's recipe) written; recorded
+    unless SMASH records them itself once all its files are written."""
 
     def write(path) -> None:
         points = np.frombuffer(values, dtype=np.uint8)
         flags = np.zeros(0, dtype=bool) if found_by is None else found_by
+        made_by = np.zeros(0, dtype=np.int32) if recipes is None else recipes
         with path.open("wb") as out:
-            np.savez(out, counts=counts, values=points, found_by=flags)
+            np.savez(out, counts=counts, values=points, found_by=flags, recipes=made_by)
 
     if record:
         meta = {"rows": len(counts), "keys": int(counts.sum())}
