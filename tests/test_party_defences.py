@@ -367,7 +367,9 @@ def test_records_sharing_every_value_are_linked_and_marked_for_review(deploy):
     assert list(rows[0]) == [
         "alice_id",
         "bob_id",
-        "alice_score",
+        "alice_score",  # the bucket: without TRAIN's estimate there is no calibration
+        "near_fields",
+        "other_fields",
         "alice_records_sharing_values",
         "bob_records_sharing_values",
         "review",

@@ -184,7 +184,15 @@ def test_a_sealed_run_is_cut_again_on_its_match_probabilities_without_comparing_
     assert all(
         float(r["alice_probability"]) <= 0.97 for r in before if r["review"] == "near the cut"
     )
-    assert {r["review"] for r in review} >= {"near the cut", "only this party accepted"}
+    # ... and every pair only one party accepted, as each party's own file lists them.
+    agreed = {(r["alice_id"], r["bob_id"]) for r in before}
+    for name, why in (
+        ("own_matches.csv", "only this party"),
+        ("peer_matches.csv", "only the peer"),
+    ):
+        one_side = {(r["alice_id"], r["bob_id"]) for r in _csv(linkage.parent / name)} - agreed
+        listed = {(r["alice_id"], r["bob_id"]) for r in review if r["review"] == f"{why} accepted"}
+        assert listed == one_side
 
     refused = coordinate(deployment, "--run-id", run_id, "--threshold", "1")
     assert refused.returncode != 0 and "a match probability, below 1" in refused.stderr

@@ -45,12 +45,12 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     ids = ctx.own_ids(run_id)
     sharing = ctx.own_sharing(run_id)
     cut = ctx.store.run(run_id).cut(ctx.config.threshold)
-    encoding = ctx.agreement(run_id).encoding
+    sealed = ctx.agreement(run_id).encoding.cuts_at_reveal
     scores = _own_scores(ctx, run_id, ours, sharing, peer_sharing)
-    probabilities = scores is not None and encoding.cuts_at_reveal
+    probabilities = scores is not None
     if scores is None:
         scores = ours["scores"]
-    if encoding.cuts_at_reveal:
+    if sealed:
         # REVEAL sent only the pairs at or above the cut: the rest are not this party's.
         sent = probability.kept_at_cut(ctx, run_id, cut)
         ours = {name: values[sent] for name, values in ours.items()}
@@ -67,13 +67,13 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
         if (int(o), int(p)) in our_scores
     ]
     # Sealed linkage: which fields the blocking keys found agreeing (why.explanations).
-    reasons = why.explanations(ctx, run_id, [(o, p) for o, p, _ in both]) if probabilities else {}
+    reasons = why.explanations(ctx, run_id, [(o, p) for o, p, _ in both]) if sealed else {}
     agreed = sorted(
         (
             ids[o],
             peer_ids[p],
             f"{our_scores[(o, p)]:.6f}",
-            *(reasons[(o, p)] if probabilities else ()),
+            *(reasons[(o, p)] if sealed else ()),
             sharing[o],
             shared,
             _review(sharing[o], shared, our_scores[(o, p)], close_below),
@@ -93,7 +93,7 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     # sealed linkage its match probability.
     scored = f"{me}_probability" if probabilities else f"{me}_score"
     marks = [f"{me}_records_sharing_values", f"{peer}_records_sharing_values", "review"]
-    explained = ["near_fields", "other_fields"] if probabilities else []
+    explained = ["near_fields", "other_fields"] if sealed else []
     ctx.write_csv(run_id, LINKAGE_CSV, [*header, scored, *explained, *marks], agreed)
     ctx.write_csv(run_id, OWN_MATCHES_CSV, [*header, scored.removeprefix(f"{me}_")], own_rows)
     ctx.write_csv(run_id, PEER_MATCHES_CSV, header, peer_rows)
