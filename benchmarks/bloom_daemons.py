@@ -45,7 +45,7 @@ def use_bloom(deployment: Deployment, key: str) -> None:
 def run(workdir: Path, data: Path, release: str) -> dict[str, Any]:
     records = {n: data / f"{n}.csv" for n in NAMES}
     privacy = Privacy(noise_sigma=0.0, max_reidentification=1.0)
-    deployment = prepare(workdir, records, data / "reference.csv", privacy=privacy)
+    deployment = prepare(workdir, records, data / "reference.csv", privacy=privacy, built_in=True)
     if release == "bloom":
         use_bloom(deployment, secrets.token_hex(32))
     with running(deployment) as coordinator:

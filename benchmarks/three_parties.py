@@ -45,7 +45,7 @@ def pair_truth(data: Path, pair: tuple[str, str]) -> set[tuple[str, str]]:
 def _deployed(workdir: Path, data: Path, names: tuple[str, ...], limit: float) -> Deployment:
     privacy = Privacy(max_reidentification=limit)
     records = {n: data / f"{n}.csv" for n in names}
-    return prepare(workdir, records, data / "reference.csv", privacy=privacy)
+    return prepare(workdir, records, data / "reference.csv", privacy=privacy, built_in=True)
 
 
 def _pair_row(deployment: Deployment, data: Path, run: dict[str, Any]) -> dict[str, Any]:

@@ -247,6 +247,7 @@ def deploy(
             data / "reference.csv",
             wire_log=wire_log,
             privacy=privacy,
+            built_in=True,
         )
         if configure is not None:
             configure(deployment)

@@ -176,7 +176,8 @@ def test_relative_paths_are_resolved_against_the_config_directory_not_the_cwd(
 
 
 def test_defaults_when_optional_keys_are_omitted(tmp_path: Path) -> None:
-    config = load_config(write(tmp_path, minimal()))
+    """With the built-in data's error model named (one edit a copy), the rest left out."""
+    config = load_config(write(tmp_path, minimal() | {"method": {"error_model": "one-error"}}))
     assert config.id_column == "id"
     assert config.attributes == ("first", "middle", "last")
     assert config.mapping == DEFAULT_MAPPING
@@ -424,9 +425,9 @@ def test_hard_negatives_default_never_exceeds_the_negatives(tmp_path: Path) -> N
 
 
 def test_error_model_is_read_and_checked(tmp_path: Path) -> None:
-    assert load_config(write(tmp_path, minimal())).method.error_model == "one-error"
-    config = load_config(write(tmp_path, minimal() | {"method": {"error_model": "registers"}}))
-    assert config.method.error_model == "registers"
+    assert load_config(write(tmp_path, minimal())).method.error_model == "registers"
+    config = load_config(write(tmp_path, minimal() | {"method": {"error_model": "one-error"}}))
+    assert config.method.error_model == "one-error"
     path = write(tmp_path, minimal() | {"method": {"error_model": "sloppy"}})
     error = load_error(path)
     assert_located(error, path, "method.error_model")
@@ -458,8 +459,10 @@ def test_the_assignment_follows_the_error_model_and_the_noise_unless_chosen(tmp_
         }
         return load_config(write(tmp_path, data)).method.assignment
 
-    assert assignment({}) == "greedy-one-to-one"  # the paper's setting: one error, no noise
-    assert assignment({}, limit=0.1) == "optimal-one-to-one"  # the gate's automatic noise
+    paper = {"error_model": "one-error"}
+    assert assignment(paper) == "greedy-one-to-one"  # the paper's setting: one error, no noise
+    assert assignment(paper, limit=0.1) == "optimal-one-to-one"  # the gate's automatic noise
+    assert assignment({}) == "optimal-one-to-one"  # a register's records
     assert assignment({"noise_sigma": 1.5}) == "optimal-one-to-one"
     assert assignment({"error_model": "registers"}) == "optimal-one-to-one"
     chosen = {"error_model": "registers", "assignment": "greedy-one-to-one"}
@@ -1050,11 +1053,14 @@ def test_a_minimum_expected_f1_of_point_nine_by_default(tmp_path: Path) -> None:
     assert load_config(write(tmp_path, data)).privacy.min_expected_f1 == 0.5
 
 
-def test_records_with_their_own_attributes_train_on_register_errors(tmp_path: Path) -> None:
-    """The built-in demo's records hold one error each; a register's do not: naming one's own
-    attributes makes the register error model the default, and the config says it chose it."""
-    built_in = load_config(write(tmp_path, minimal()))
-    assert built_in.method.error_model == "one-error" and not built_in.registers_by_default
+def test_a_registers_records_train_on_register_errors_with_or_without_attributes(
+    tmp_path: Path,
+) -> None:
+    """A custodian's records are a register's, whether [records] names its attributes or
+    not: the register error model is the default, and the config says it chose it. Only the
+    built-in demo data, made with one edit a copy, says "one-error" (`prepare(built_in=True)`)."""
+    plain = load_config(write(tmp_path, minimal()))
+    assert plain.method.error_model == "registers" and plain.registers_by_default
     data = minimal()
     data["records"] = data["records"] | {"attributes": ["first", "middle", "last"]}
     own = load_config(write(tmp_path, data))

@@ -71,11 +71,11 @@ def test_a_wrong_default_is_caught(tmp_path: Path) -> None:
 
 
 def test_a_default_that_writing_changes_is_caught(tmp_path: Path) -> None:
-    """Naming the default three attributes still marks a register's records (another error
-    model): the table gives [records] attributes a rule, and a literal default is refused."""
-    doctored = replace(option("records", "attributes"), default=["first", "middle", "last"])
+    """Writing out the mapping the built-in data's error model gets changes a register's
+    (its default mapping follows the error model): a literal default is refused."""
+    doctored = replace(option("reference", "mapping"), default=[["first", "first"]])
     (problem,) = default_problems([doctored], tmp_path)
-    assert "records.attributes" in problem and "otherwise than leaving it out" in problem
+    assert "reference.mapping" in problem
 
 
 def _commented_lines(text: str) -> dict[tuple[str, str], tuple[int, int]]:

@@ -97,7 +97,7 @@ def _end_to_end(workdir: Path, size: int, options: ScaleOptions, log: Log) -> di
         encoding="reference",
     )
     deployment = prepare(
-        workdir, records, data / "reference.csv", options.classifier, privacy=privacy
+        workdir, records, data / "reference.csv", options.classifier, privacy=privacy, built_in=True
     )
     summaries = []
     with running(deployment) as coordinator:

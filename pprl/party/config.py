@@ -573,16 +573,16 @@ def _join(section: _Section, kinds: Mapping[str, str]) -> str:
 def _method(
     section: _Section,
     gate_on: bool,
-    own_attributes: bool = False,
     attributes: tuple[str, ...] = ("first", "middle", "last"),
     kinds: Mapping[str, str] | None = None,
 ) -> MethodParams:
-    """The [method] table; `own_attributes`: [records] names its own attributes, so the
-    records are a register's rather than the built-in demo's, and TRAIN corrupts them with
-    the register error model unless error_model says otherwise."""
+    """The [method] table. TRAIN corrupts the records with the register error model unless
+    error_model says otherwise: a custodian's records are a register's, with or without
+    [records] attributes (the built-in demo data, made with one edit a record, says
+    "one-error": pprl.party.local.prepare)."""
     defaults = MethodParams()
     bloom = _bloom(section)
-    default_model = REGISTERS_MODEL if own_attributes else defaults.error_model
+    default_model = REGISTERS_MODEL
     error_model = _choice(section, "error_model", MODEL_NAMES, default_model)
     sealed = _sealed(section, attributes, kinds or {a: "name" for a in attributes}, error_model)
     negatives = section.count("negatives_per_positive", defaults.negatives_per_positive)
@@ -786,9 +786,8 @@ def load_config(path: str | Path) -> PartyConfig:
     attributes = records.strings("attributes", ["first", "middle", "last"])
     privacy = _privacy(top.section("privacy", required=False))
     gate_on = privacy.max_reidentification < 1
-    own_attributes = records.has("attributes")
     schema = _schema(records, attributes)
-    method_params = _method(method, gate_on, own_attributes, attributes, kinds_of(schema))
+    method_params = _method(method, gate_on, attributes, kinds_of(schema))
     if method_params.keyed and privacy.bloom_key is None:
         raise InputError(
             f"encoding = {method_params.encoding!r} needs the key file both parties hold "
@@ -814,7 +813,7 @@ def load_config(path: str | Path) -> PartyConfig:
         attack_success=method.share("attack_success", None, low_open=True),
         auto_noise=is_auto_noise(method, gate_on),
         privacy=privacy,
-        registers_by_default=own_attributes and not method.has("error_model"),
+        registers_by_default=not method.has("error_model"),
         wire_log=_optional_file(top.section("wire_log", required=False), "path"),
         scheduler=_scheduler(top.section("matching", required=False), method_params),
         threshold=_threshold(top.section("matching", required=False), method_params),

@@ -42,6 +42,7 @@ from pprl.party.storage.inputs import load_inputs
 from pprl.party.storage.state import run_dir
 from pprl.protocol.agreement import Agreement
 from pprl.protocol.data import synthetic
+from pprl.protocol.data.error_model import ONE_ERROR
 from pprl.protocol.errors import InputError, PprlError
 from pprl.protocol.metrics import Quality, linkage_quality
 
@@ -218,9 +219,13 @@ def prepare(
     schema: dict[str, dict[str, Any]] | None = None,
     matching: dict[str, Any] | None = None,
     date_formats: dict[str, dict[str, str]] | None = None,
+    built_in: bool = False,
 ) -> Deployment:
     """Certificates and each party's configuration; `date_formats` gives a party's own
-    formats of date attributes over the schema's (registers write dates each their way)."""
+    formats of date attributes over the schema's (registers write dates each their way).
+    `built_in`: the records are the built-in generated ones, made with one edit a copy, so
+    TRAIN corrupts them so (error_model = "one-error") where a register's get the daemon's
+    default, the register model."""
     # The daemons run in their own state directories: every path in their configurations
     # must hold from there (a relative --workdir put their certificates out of reach).
     workdir = workdir.resolve()
@@ -235,6 +240,8 @@ def prepare(
     if privacy.release:
         method["release"] = privacy.release
     method.update(schema.get("method", {}))
+    if built_in:
+        method.setdefault("error_model", ONE_ERROR)
     if privacy.encoding:
         method["encoding"] = privacy.encoding
     names = list(records)
@@ -355,6 +362,7 @@ def generated_deployment(
         {name: data / f"{name}.csv" for name in PARTIES},
         data / "reference.csv",
         privacy=Privacy(encoding=encoding),
+        built_in=True,
     )
 
 
@@ -557,6 +565,7 @@ def run_demo(options: DemoOptions) -> dict[str, Any]:
             schema=schema,
             matching=options.matching,
             date_formats={"bob": options.date_formats_b},
+            built_in=options.records_a is None,
         )
         try:
             check_inputs(deployment)

@@ -156,11 +156,8 @@ _RECORDS = (
         "records",
         "attributes",
         "list of strings",
-        "The columns compared, in order. Naming them (even the default three) marks the "
-        "records as a register's, so training corrupts them with the "
-        f'"{REGISTERS_MODEL}" error model unless [method] error_model says otherwise.',
-        default_text='["first", "middle", "last"], the built-in demo records (trained with '
-        f'error_model "{ONE_ERROR}")',
+        "The columns compared, in order.",
+        default=["first", "middle", "last"],
         yours=True,
         example=["first", "middle", "last"],
     ),
@@ -336,8 +333,8 @@ _METHOD_OPTIONS: tuple[Option, ...] = (
         'adds nicknames, middle initials, swaps and blanks, 1-3 errors; "variants" nicknames, '
         'middle initials and edits only; "registers-movers" also people who moved; "multi" '
         "edits alone; each other model makes one kind of error.",
-        default_text=f'"{REGISTERS_MODEL}" when [records] names its attributes, '
-        f'"{ONE_ERROR}" otherwise',
+        default_text=f'"{REGISTERS_MODEL}" (`pprl demo` writes "{ONE_ERROR}" for its built-in '
+        "records, made with one edit a copy)",
         choices=MODEL_NAMES,
     ),
     Option(

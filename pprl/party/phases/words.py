@@ -12,9 +12,8 @@ from pprl.protocol.privacy.audit import ATTACK_NAMES, AuditReport
 
 REGISTERS_BY_DEFAULT = (
     "training will corrupt records with the register error model (nicknames, initials, "
-    "swapped fields, blanks, changed surnames: docs/research/error-model.md), the default when "
-    "[records] "
-    'names its own attributes; error_model = "one-error" in [method] gives the paper\'s single '
+    "swapped fields, blanks, changed surnames: docs/research/error-model.md), the default for "
+    "a register's records; error_model = \"one-error\" in [method] gives the paper's single "
     "edit"
 )
 
