@@ -39,6 +39,8 @@ def _config(directory: Path, method: str = "", privacy: str = "") -> Path:
                 "[method]",
                 # The release the gate attacks; a file naming none gets sealed linkage.
                 "" if "encoding" in method else 'encoding = "reference"',
+                # The built-in data's error model (one edit a copy) unless the test names one.
+                "" if "error_model" in method else 'error_model = "one-error"',
                 method,
                 "[privacy]",
                 privacy,

@@ -64,6 +64,8 @@ def _sealed(
         head = f'[method]\nencoding = "sealed"\nsealed_keys = {keys}\nsealed_join = "{join}"\n'
         for party in deployment.parties.values():
             text = party.config.read_text(encoding="utf-8")
+            if "error_model" in extra:  # in place of the built-in data's one edit a copy
+                text = text.replace('error_model = "one-error"\n', "")
             text = text.replace("[method]\n", head + extra, 1)
             party.config.write_text(text, encoding="utf-8")
 
