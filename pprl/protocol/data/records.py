@@ -10,6 +10,7 @@ pprl.files.records.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pprl.protocol.data.canonical import composed
@@ -21,6 +22,13 @@ def normalise(value: str) -> str:
     """Upper-case, collapse internal whitespace, strip ends, one Unicode form: case, spacing
     and how an accent was typed never count."""
     return " ".join(composed(value).split()).upper()
+
+
+def sharing_of(columns: Mapping[str, Sequence[str]]) -> list[int]:
+    """Per row of `columns`, how many rows (itself included) hold exactly its values."""
+    rows = list(zip(*columns.values(), strict=True))
+    counts = Counter(rows)
+    return [counts[row] for row in rows]
 
 
 @dataclass(frozen=True)
@@ -45,9 +53,7 @@ class RecordTable:
     def sharing(self) -> list[int]:
         """Per record, how many records (itself included) hold exactly its compared values:
         above 1, the values alone cannot tell those records apart."""
-        rows = self.rows()
-        counts = Counter(rows)
-        return [counts[row] for row in rows]
+        return sharing_of(self.attributes)
 
     def repeated(self) -> tuple[int, int]:
         """(groups of records sharing all compared values, records in those groups)."""

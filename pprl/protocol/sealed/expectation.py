@@ -26,7 +26,6 @@ from the same join, told on its own.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -34,6 +33,7 @@ import numpy as np
 
 from pprl.protocol.agreement import Agreement
 from pprl.protocol.data.combined import base_names
+from pprl.protocol.data.records import sharing_of
 from pprl.protocol.expectation import (
     EXPECTATION_RECORDS,
     TYPICAL_ERROR_RATE,
@@ -104,8 +104,7 @@ def join(
             own if same else copy
             for own, copy, same in zip(everyone[name], copies[name], unchanged, strict=True)
         ]
-    held = Counter(zip(*(everyone[name] for name in compared), strict=True))
-    shared = np.array([held[row] for row in zip(*(everyone[n] for n in compared), strict=True)])
+    shared = np.array(sharing_of({name: everyone[name] for name in compared}))
     left_out = rng.random(total) < UNMATCHED_SHARE
     copy_rows = np.flatnonzero(~left_out)
     own_rows = np.sort(rng.choice(total, size=min(size, total), replace=False))
