@@ -23,12 +23,11 @@ from pprl.party.storage.artifacts import (
     OWN_TENSOR,
     PEER_MATCHES_CSV,
 )
-from pprl.party.storage.state import run_dir
+from pprl.party.storage.state import agreed_params, run_dir
 from pprl.protocol.data.record_ids import spreadsheet_safe
 from pprl.protocol.encodings.registry import encoding_named
 from pprl.protocol.errors import InputError
 from pprl.protocol.expectation import TYPICAL_ERROR_RATE, Simulation
-from pprl.protocol.method_settings import MethodParams
 from pprl.protocol.phases import LAST_PHASE, Phase
 
 
@@ -96,9 +95,7 @@ def read_facts(state_dir: Path, run_id: str | None = None, linking: bool = False
     )
     peer_pairs = _read_csv(directory / PEER_MATCHES_CSV)[1:]
     tensor, model, matched = meta[OWN_TENSOR], meta[MODEL], meta[OWN_MATCHES]
-    # The agreed encoding (a run without a description: the paper's).
-    params = json.loads(description)["params"] if description else {}
-    encoding = encoding_named(MethodParams(**params).encoding)
+    encoding = encoding_named(agreed_params(description).encoding)
     privacy_keys = (
         *("audited_records", "reidentified", "limit"),
         *("exposed", "recovered", "noise_edits"),

@@ -34,10 +34,8 @@ from pprl.party.storage.artifacts import (
 from pprl.party.storage.run_ids import BadRunId, check_run_id
 from pprl.party.storage.state import Run, RunStore
 from pprl.party.wire_types import wire_phase
-from pprl.protocol.encodings.base import Encoding
 from pprl.protocol.encodings.registry import encoding_named
 from pprl.protocol.expectation import spread_words
-from pprl.protocol.method_settings import MethodParams
 from pprl.protocol.phases import Phase, PhaseOrderError, check_advance
 from pprl.wire.v1 import linkage_pb2 as pb
 from pprl.wire.v1 import linkage_pb2_grpc as rpc
@@ -137,9 +135,7 @@ class ControlService(rpc.ControlServicer):
     def _noise_sigma(self, run_id: str) -> float:
         """The agreed sigma, as stored with the agreement (0 before AGREE)."""
         run = self.store.run(run_id)
-        if run.description is None:
-            return 0.0
-        return float(json.loads(run.description)["params"]["noise_sigma"])
+        return float(run.params().noise_sigma)
 
     @staticmethod
     def _method(run: Run) -> str:
@@ -147,8 +143,7 @@ class ControlService(rpc.ControlServicer):
         names the run's mode with them."""
         if run.description is None:
             return ""
-        params = MethodParams(**json.loads(run.description)["params"])
-        return json.dumps(params.summary())
+        return json.dumps(run.params().summary())
 
     def _data_report(self, run_id: str) -> dict[str, Any]:
         """AGREE's report on the data, as status fields (empty before AGREE)."""
@@ -336,7 +331,7 @@ class ControlService(rpc.ControlServicer):
                 )
             try:
                 # A cut applied at REVEAL (sealed) keeps MATCH's pairs and their buckets.
-                at_reveal = _encoding(run).cuts_at_reveal
+                at_reveal = encoding_named(run.params().encoding).cuts_at_reveal
                 redo = Phase.REVEAL if at_reveal else Phase.MATCH
                 rewound = run.completed >= redo
                 back_to = Phase(redo - 1) if rewound else run.completed
@@ -375,7 +370,7 @@ class ControlService(rpc.ControlServicer):
                 pb.RUN_OPEN,
                 f"run {run.run_id} is not the latest run here: only the latest can be cut again",
             )
-        encoding = _encoding(run)
+        encoding = encoding_named(run.params().encoding)
         # What a new cut works from: MATCH's pairs with their buckets and the calibration
         # (sealed), or both tensors and the model to match again.
         kept = (OWN_MATCHES, MODEL) if encoding.cuts_at_reveal else (OWN_TENSOR, PEER_TENSOR, MODEL)
@@ -434,12 +429,6 @@ def _valid_run_id(run_id: str, context: grpc.ServicerContext) -> None:
         check_run_id(run_id)
     except BadRunId as error:
         abort(context, grpc.StatusCode.INVALID_ARGUMENT, pb.BAD_INPUT, str(error))
-
-
-def _encoding(run: Run) -> Encoding:
-    """The encoding `run` agreed on (a run without a description: the paper's)."""
-    params = json.loads(run.description)["params"] if run.description else {}
-    return encoding_named(MethodParams(**params).encoding)
 
 
 def _calibrated(service: ControlService, run: Run) -> bool:

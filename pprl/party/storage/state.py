@@ -21,6 +21,7 @@ from typing import TextIO
 
 from pprl.party.storage.run_ids import check_run_id
 from pprl.protocol.errors import InputError, PprlError
+from pprl.protocol.method_settings import MethodParams
 from pprl.protocol.phases import LAST_PHASE, Phase
 
 # The state database's layout, recorded in it (PRAGMA user_version): 0 before it was recorded,
@@ -66,6 +67,11 @@ CREATE TABLE IF NOT EXISTS counters (
 _READ_BLOCK = 4 << 20
 
 
+def agreed_params(description: str | None) -> MethodParams:
+    """The method parameters an agreement's stored description holds (defaults without one)."""
+    return MethodParams(**(json.loads(description)["params"] if description else {}))
+
+
 @dataclass(frozen=True)
 class Run:
     run_id: str
@@ -89,6 +95,11 @@ class Run:
     def open(self) -> bool:
         """Begun, not finished and not abandoned: the one run this daemon may work on."""
         return not self.abandoned and self.completed < LAST_PHASE
+
+    def params(self) -> MethodParams:
+        """The agreed method (the paper's defaults before AGREE, or for a run stored
+        without a description)."""
+        return agreed_params(self.description)
 
     def agreement(self) -> tuple[str, str]:
         """(digest, description) of a run past AGREE; the later phases need both."""
