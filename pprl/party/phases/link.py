@@ -46,13 +46,13 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     sharing = ctx.own_sharing(run_id)
     cut = ctx.store.run(run_id).cut(ctx.config.threshold)
     sealed = ctx.agreement(run_id).encoding.cuts_at_reveal
-    scores = _own_scores(ctx, run_id, ours, sharing, peer_sharing)
+    scores = _own_probabilities(ctx, run_id, ours, sharing, peer_sharing) if sealed else None
     probabilities = scores is not None
     if scores is None:
         scores = ours["scores"]
     if sealed:
         # REVEAL sent only the pairs at or above the cut: the rest are not this party's.
-        sent = probability.kept_at_cut(ctx, run_id, cut)
+        sent = probability.kept_at_cut(ctx, run_id, ours, sharing, cut)
         ours = {name: values[sent] for name, values in ours.items()}
         scores = scores[sent]
     band = ctx.config.review_band
@@ -108,7 +108,7 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     progress(len(agreed), len(agreed), "pairs", words.linkage_words(len(agreed), review))
 
 
-def _own_scores(
+def _own_probabilities(
     ctx: RunContext,
     run_id: str,
     ours: dict[str, np.ndarray],
@@ -116,10 +116,8 @@ def _own_scores(
     peer_sharing: dict[int, int],
 ) -> np.ndarray | None:
     """In sealed linkage, each of MATCH's pairs' match probability, the records sharing its
-    values on the side with more (the peer's where it sent the pair); None elsewhere, or where
-    TRAIN calibrated nothing."""
-    if not ctx.agreement(run_id).encoding.cuts_at_reveal:
-        return None
+    values on the side with more (the peer's where it sent the pair); None where TRAIN
+    calibrated nothing."""
     calibrated = probability.calibration(ctx, run_id)
     if calibrated is None:
         return None

@@ -30,7 +30,7 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     run = ctx.store.run(run_id)
     kept = np.ones(len(found["own"]), dtype=bool)
     if ctx.agreement(run_id).encoding.cuts_at_reveal:
-        kept = probability.kept_at_cut(ctx, run_id, run.cut(ctx.config.threshold))
+        kept = probability.kept_at_cut(ctx, run_id, found, sharing, run.cut(ctx.config.threshold))
     pairs = [
         pb.MatchedPair(
             sender_row=int(o), receiver_row=int(p), sender_id=ids[o], sender_sharing=sharing[o]

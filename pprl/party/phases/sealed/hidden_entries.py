@@ -144,7 +144,7 @@ def resolved_matches(
     # Entries a row, and never more than the evaluator resolves a row (NAMES_PER_ROW).
     most = np.minimum(np.bincount(entry_rows), hidden_join.NAMES_PER_ROW)
     # A fallback key's slots are named only by a row no other key found accepted.
-    (fallback,) = own_entries(ctx, run_id, "fallback")
+    fallback, recipes = own_entries(ctx, run_id, "fallback", "recipes")
     fallback = fallback[slots[:, 0]]
     method = ctx.agreement(run_id).method
     named = hidden_join.best_slots(
@@ -157,7 +157,6 @@ def resolved_matches(
     within = slots[named, 1] - starts[entry]
     peer_rows = peer.resolve_slots(run_id, digest, entry, within, ctx.peer_rows(run_id) or 0)
     pairs, best = hidden_join.accepted_pairs(own_rows[named], peer_rows, buckets[named])
-    (recipes,) = own_entries(ctx, run_id, "recipes")
 
     def write(path) -> None:
         with path.open("wb") as out:

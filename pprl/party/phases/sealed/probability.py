@@ -28,10 +28,12 @@ def of_matches(
     return calibrated.of(bucket, ranked, sharing)
 
 
-def kept_at_cut(ctx: RunContext, run_id: str, cut: float) -> np.ndarray:
-    """Which of MATCH's pairs REVEAL sends: those whose probability, before the peer's
-    records sharing values are known, is at least `cut` (every one at 0)."""
-    matches = ctx.own_matches(run_id)
+def kept_at_cut(
+    ctx: RunContext, run_id: str, matches: dict[str, np.ndarray], sharing: list[int], cut: float
+) -> np.ndarray:
+    """Which of MATCH's pairs (`matches`, as own_matches reads them) REVEAL sends: those whose
+    probability, before the peer's records sharing values are known (`sharing`: this party's,
+    per row), is at least `cut` (every one at 0)."""
     if cut <= 0:
         return np.ones(len(matches["own"]), dtype=bool)
     calibrated = calibration(ctx, run_id)
@@ -40,5 +42,5 @@ def kept_at_cut(ctx: RunContext, run_id: str, cut: float) -> np.ndarray:
             f"a cut of {cut:g} needs match probabilities, which TRAIN calibrates with its "
             f"estimate: set [privacy] min_expected_f1 above 0 in {ctx.config.source}"
         )
-    own = np.asarray(ctx.own_sharing(run_id))[matches["own"]]
+    own = np.asarray(sharing, dtype=np.int64)[matches["own"]]
     return of_matches(calibrated, matches, own) >= cut
