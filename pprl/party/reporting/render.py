@@ -31,15 +31,18 @@ Point = tuple[float, float, float]  # (threshold, precision, recall)
 def truth_curve(facts: RunFacts, truth: set[tuple[str, str]], points: int = 41) -> list[Point]:
     """The agreed linkage cut at each threshold (this party's score), against the truth."""
     agreed = sorted((p.score, (p.own_id, p.peer_id) in truth) for p in facts.pairs if p.agreed)
-    top = agreed[-1][0] if agreed else facts.threshold
-    step = (top - facts.threshold) / points
     curve = []
-    for k in range(points):
-        cut = facts.threshold + k * step
+    for cut in _cuts(facts, agreed[-1][0] if agreed else facts.threshold, points):
         kept = [right for score, right in agreed if _kept(facts, score, cut)]
         found = sum(kept)
         curve.append((cut, found / len(kept) if kept else 0.0, found / max(len(truth), 1)))
     return curve
+
+
+def _cuts(facts: RunFacts, top: float, points: int) -> list[float]:
+    """`points` cuts evenly from the run's threshold towards `top`, the highest score."""
+    step = (top - facts.threshold) / points
+    return [facts.threshold + k * step for k in range(points)]
 
 
 def _kept(facts: RunFacts, score: float, cut: float) -> bool:
@@ -54,11 +57,8 @@ def probability_curve(facts: RunFacts, points: int = 41) -> list[Point]:
     scores = sorted(p.score for p in facts.pairs)
     total = sum(scores)
     recall = float(facts.expected.get("recall", 0.0))
-    top = scores[-1] if scores else facts.threshold
-    step = (top - facts.threshold) / points
     curve = []
-    for k in range(points):
-        cut = facts.threshold + k * step
+    for cut in _cuts(facts, scores[-1] if scores else facts.threshold, points):
         kept = [p for p in scores if p >= cut]
         precision = sum(kept) / len(kept) if kept else 0.0
         curve.append((cut, precision, recall * sum(kept) / total if total else 0.0))
@@ -69,10 +69,12 @@ def write_report(
     facts: RunFacts, out: Path, truth: set[tuple[str, str]] | None = None
 ) -> list[Path]:
     """report.md and, with matplotlib, its figures in `out`; the paths written."""
+    # The expected trade: read from the probabilities, or from TRAIN's simulation.
     expected = None if facts.probabilities else facts.curve_simulation()
-    curve = list(expected.curve) if expected is not None else None
     if facts.probabilities:
-        curve = probability_curve(facts)
+        curve: list[Point] | None = probability_curve(facts)
+    else:
+        curve = list(expected.curve) if expected is not None else None
     measured = truth_curve(facts, truth) if truth is not None else None
     if measured is not None and not facts.cuts:
         measured = measured[:1]  # the run's own cut: no other can be had

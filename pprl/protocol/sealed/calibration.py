@@ -15,7 +15,7 @@ that many the values cannot tell apart: its probability is divided among them.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -165,9 +165,7 @@ def fitted(simulated: Sequence[SimulatedLinks], thresholds: Sequence[float]) -> 
     table = (right + 0.5 + PRIOR_LINKS * pooled) / (counts + 1.0 + PRIOR_LINKS)
     table[0] = pooled
     calibration = Calibration(tuple(float(p) for p in table), tuple(int(n) for n in counts))
-    return Calibration(
-        calibration.probabilities, calibration.links, _checked(calibration, simulated)
-    )
+    return replace(calibration, checked=_checked(calibration, simulated))
 
 
 def _checked(calibration: Calibration, simulated: Sequence[SimulatedLinks]) -> dict[str, float]:
