@@ -367,12 +367,19 @@ class Evidence:
         return [left for left in [*by_row.values(), *loose] if left]
 
 
-def count_unit(people: np.ndarray, kind: np.ndarray) -> tuple[np.ndarray, int] | None:
-    """The unit "so many of these are hers" over the listed people a count speaks of."""
+def count_unit(
+    people: np.ndarray, kind: np.ndarray, told: int, what: str
+) -> tuple[np.ndarray, int] | None:
+    """The unit "so many of these are hers" over the listed people a count speaks of: the
+    count `told` less his partners among them, which the list must explain (`what` names the
+    count if it does not)."""
     outside = people[kind[people] != PARTNER]
     if not len(outside):
         return None
-    return outside, int(np.count_nonzero(kind[outside] == MEMBER))
+    partners = len(people) - len(outside)
+    hers = int(np.count_nonzero(kind[outside] == MEMBER))
+    assert told - partners == hers, f"{what} the list does not explain"
+    return outside, hers
 
 
 def counts_evidence(bob_side: Direction, seen: Sight) -> Evidence:
@@ -383,11 +390,8 @@ def counts_evidence(bob_side: Direction, seen: Sight) -> Evidence:
         if keys in done:
             continue
         done.add(keys)
-        holders = seen.holding(keys)
-        partners = int(np.count_nonzero(seen.kind[holders] == PARTNER))
-        unit = count_unit(holders, seen.kind)
+        unit = count_unit(seen.holding(keys), seen.kind, int(told[e]), "a count")
         if unit is not None:
-            assert told[e] - partners == unit[1], "a count the list does not explain"
             evidence.counts.append(unit)
     return evidence
 
@@ -406,10 +410,8 @@ def evaluator_evidence(alice_side: Direction, seen: Sight) -> Evidence:
         if not signature:
             continue
         holders = np.array(people, dtype=np.int64)
-        unit = count_unit(holders, seen.kind)
+        unit = count_unit(holders, seen.kind, told[signature], "a signature")
         if unit is not None:
-            partners = int(np.count_nonzero(seen.kind[holders] == PARTNER))
-            assert told[signature] - partners == unit[1], "a signature the list does not explain"
             evidence.counts.append(unit)
     return evidence
 
@@ -435,11 +437,8 @@ def scorer_evidence(bob_side: Direction, seen: Sight, accepted_only: bool) -> Ev
         for b in np.unique(theirs).tolist():
             if accepted_only and b == 0:
                 continue
-            people = holders[theirs == b]
-            partners = int(np.count_nonzero(seen.kind[people] == PARTNER))
-            unit = count_unit(people, seen.kind)
+            unit = count_unit(holders[theirs == b], seen.kind, int(observed[b]), "a bucket")
             if unit is not None:
-                assert observed[b] - partners == unit[1], "a bucket the list does not explain"
                 evidence.counts.append(unit)
     return evidence
 
