@@ -1047,8 +1047,8 @@ def test_bad_peers_tables_name_the_entry_and_key(
     assert words in error.message
 
 
-def test_a_minimum_expected_f1_of_point_nine_by_default(tmp_path: Path) -> None:
-    assert load_config(write(tmp_path, minimal())).privacy.min_expected_f1 == 0.9
+def test_a_minimum_expected_f1_of_point_eight_by_default(tmp_path: Path) -> None:
+    assert load_config(write(tmp_path, minimal())).privacy.min_expected_f1 == 0.8
     data = minimal() | {"privacy": {"min_expected_f1": 0.5}}
     assert load_config(write(tmp_path, data)).privacy.min_expected_f1 == 0.5
 
