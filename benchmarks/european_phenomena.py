@@ -26,6 +26,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -45,9 +46,14 @@ from pprl.protocol.metrics import linkage_quality
 SCHEMAS = Path(__file__).parent / "european"
 
 
-def _truth(path: Path) -> dict[tuple[str, str], str]:
+def read_truth(path: Path) -> dict[tuple[str, str], str]:
+    """Each true pair's phenomenon; "all" where the file names none (a truth file of `pprl
+    generate` or FEBRL4), so that the peers below run on those files too."""
     with path.open(newline="", encoding="utf-8") as handle:
-        return {(r["alice_id"], r["bob_id"]): r["phenomenon"] for r in csv.DictReader(handle)}
+        return {
+            (r["alice_id"], r["bob_id"]): r.get("phenomenon") or "all"
+            for r in csv.DictReader(handle)
+        }
 
 
 def _by_phenomenon(found: frozenset[tuple[str, str]], truth: dict) -> dict[str, float]:
@@ -99,7 +105,7 @@ def run_pprl(
 PEER_DATE_FORMAT = "%Y%m%d"  # as FEBRL writes dates, which the anonlink schema reads as numbers
 
 
-def _peer_files(data: Path, work: Path) -> tuple[Path, Path]:
+def peer_files(data: Path, work: Path) -> tuple[Path, Path]:
     """Both files with their dates in one form (the peers have no per-file formats)."""
     written = []
     for side in ("a", "b"):
@@ -119,14 +125,19 @@ def _peer_files(data: Path, work: Path) -> tuple[Path, Path]:
     return written[0], written[1]
 
 
-def run_anonlink(files: tuple[Path, Path], fields: list[str], truth: dict) -> dict[str, Any]:
+def run_anonlink(
+    files: tuple[Path, Path], fields: Sequence[str], truth: dict, floor: float | None = None
+) -> dict[str, Any]:
+    """The best threshold from `floor` up; None: 0.5 on two fields, else 0.7 (a third field
+    here is not a name: three names alone may take 0.5)."""
     from pprl.bench.peer import ENCODINGS, TEXT, THRESHOLDS, run_peer
 
     # FEBRL's postcodes are numbers; these are written with letters and dashes too.
     encodings = {**ENCODINGS, "postcode": TEXT, "city": TEXT, "street": TEXT}
     # On all fields most pairs share a sex, a year or a town's bigrams: below a Dice of 0.7 the
     # candidate pairs of 10,000 x 10,000 did not fit in 24 GiB (its best was 0.82 at 2,000).
-    floor = 0.5 if len(fields) <= 2 else 0.7
+    if floor is None:
+        floor = 0.5 if len(fields) <= 2 else 0.7
     thresholds = [t for t in THRESHOLDS if t >= floor]
     began = time.perf_counter()
     result = run_peer(files[0], files[1], set(truth), fields, thresholds, encodings=encodings)
@@ -134,7 +145,7 @@ def run_anonlink(files: tuple[Path, Path], fields: list[str], truth: dict) -> di
     return {**summary, "threshold": result.best.threshold}
 
 
-def run_splink(files: tuple[Path, Path], fields: list[str], truth: dict) -> dict[str, Any]:
+def run_splink(files: tuple[Path, Path], fields: Sequence[str], truth: dict) -> dict[str, Any]:
     from lab.splink_peer import best_one_to_one, splink_scores
 
     # Splink's comparisons are chosen by the kinds pprl reads the fields as.
@@ -192,7 +203,7 @@ def main() -> None:
     if not (args.out / "truth.csv").exists():
         registers = european_registers.generate(args.size, args.overlap, args.seed)
         european_registers.write(registers, args.out)
-    truth = _truth(args.out / "truth.csv")
+    truth = read_truth(args.out / "truth.csv")
     fields = (
         list(european_registers.FIELDS) if args.fields == "all" else ["first_name", "last_name"]
     )
@@ -207,7 +218,7 @@ def main() -> None:
         "systems": {},
     }
     with tempfile.TemporaryDirectory() as work:
-        files = _peer_files(args.out, Path(work))
+        files = peer_files(args.out, Path(work))
         for system in args.systems.split(","):
             runs = {
                 "pprl": lambda v: run_pprl(args.out, args.fields, v, truth, args.seed),

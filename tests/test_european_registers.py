@@ -108,7 +108,7 @@ def test_the_benchmark_links_swapped_names_only_with_the_combined_entry(tmp_path
     bench = benchmark_script("european_phenomena")
     data = tmp_path / "eu"
     eu.write(eu.generate(400, 0.8, seed=1), data)
-    truth = bench._truth(data / "truth.csv")
+    truth = bench.read_truth(data / "truth.csv")
     assert sum(p == "swap" for p in truth.values()) >= 5
     plain = bench.run_pprl(data, "names", "", truth, seed=1)
     entry = ("first_name+last_name", "first_name+last_name")
