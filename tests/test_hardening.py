@@ -19,6 +19,7 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from pprl.party.config import PeerEndpoint
+from pprl.party.credentials.tls import MAX_MESSAGE_BYTES
 from pprl.party.local import start_daemon, stop_daemon
 from pprl.party.peering.peer import PeerClient, PeerError
 from pprl.party.reasons import reason_of
@@ -243,7 +244,7 @@ def test_streams_that_go_quiet_time_out_and_do_not_starve_the_coordinator(deploy
     assert not (run_dir(deployment.parties["alice"].state_dir, run_id) / PEER_TENSOR).exists()
 
 
-# Unary Peer methods a hostile peer may open without ever sending their one message.
+# Peer methods a hostile peer may open without ever sending their (first) message.
 _UNARY_PEER = (
     ("ResolveSlots", pb.ResolveSlotsRequest, pb.ResolveSlotsResponse),
     ("JoinCounts", pb.JoinCountsRequest, pb.JoinCountsResponse),
@@ -364,6 +365,15 @@ def test_a_stream_waits_for_a_peer_restarting_and_fails_clearly_for_one_that_sta
     # bob answered: the run is not his (before, the call failed at once, bob unreachable)
     assert error.reason == pb.UNKNOWN_RUN, error
     assert 3 <= waited < 60
+    # A message over gRPC's size limit is named as that, not as a peer gone away.
+    client = _client_to_bob(deployment, timeout=10)
+    try:
+        with pytest.raises(PeerError) as refused:
+            client.agreement("r" * MAX_MESSAGE_BYTES, wait_seconds=1)
+    finally:
+        client.close()
+    assert refused.value.reason == pb.MESSAGE_TOO_LARGE, refused.value
+    assert "limit of 5 MiB" in str(refused.value)
 
 
 def _push_tensor(stub, run_id, digest, data, shape):
@@ -403,7 +413,8 @@ def test_what_the_peer_sent_cannot_be_replaced_and_its_matches_must_be_one_to_on
         twice = [*pairs, pb.MatchedPair(sender_row=2, receiver_row=1, sender_id="B2")]
         error = _error(
             lambda: stub.peer.PushMatches(
-                pb.PushMatchesRequest(run_id=run_id, digest=digest, pairs=twice), timeout=10
+                iter([pb.PushMatchesRequest(run_id=run_id, digest=digest, pairs=twice)]),
+                timeout=10,
             )
         )
         assert reason_of(error) == pb.BAD_MATCHES and "one-to-one" in error.details()
@@ -422,14 +433,32 @@ def test_what_the_peer_sent_cannot_be_replaced_and_its_matches_must_be_one_to_on
         }
         for what, bad in hostile.items():
             request = pb.PushMatchesRequest(run_id=run_id, digest=digest, pairs=[*pairs, bad])
-            error = _error(lambda r=request: stub.peer.PushMatches(r, timeout=10))
+            error = _error(lambda r=request: stub.peer.PushMatches(iter([r]), timeout=10))
             assert reason_of(error) == pb.BAD_MATCHES, what
             assert bad.sender_id[:20] not in error.details() or not bad.sender_id, what
+        # A stream that names another digest or band midway, or holds more pairs than the
+        # receiver has rows, is refused before anything is stored.
+        opening = pb.PushMatchesRequest(run_id=run_id, digest=digest, pairs=pairs[:1])
+        rest = pb.PushMatchesRequest(run_id=run_id, digest=digest, pairs=pairs[1:])
+        streams = {
+            "another digest": [opening, pb.PushMatchesRequest(run_id=run_id, digest="0" * 64)],
+            "another review band": [
+                opening,
+                pb.PushMatchesRequest(run_id=run_id, digest=digest, review_band=1),
+            ],
+            "more than": [opening, *[rest] * RECORDS],
+        }
+        for what, stream in streams.items():
+            error = _error(lambda m=stream: stub.peer.PushMatches(iter(m), timeout=10))
+            assert reason_of(error) == pb.BAD_MATCHES and what in error.details(), what
+        # The pairs in two messages are the set in one.
+        split = [pb.PushMatchesRequest(run_id=run_id, digest=digest, pairs=[p]) for p in pairs]
+        assert stub.peer.PushMatches(iter(split), timeout=10).pairs_received == 2
         first = pb.PushMatchesRequest(run_id=run_id, digest=digest, pairs=pairs)
-        assert stub.peer.PushMatches(first, timeout=10).pairs_received == 2
-        assert stub.peer.PushMatches(first, timeout=10).pairs_received == 2
+        assert stub.peer.PushMatches(iter([first]), timeout=10).pairs_received == 2
+        assert stub.peer.PushMatches(iter([first]), timeout=10).pairs_received == 2
         changed = pb.PushMatchesRequest(run_id=run_id, digest=digest, pairs=pairs[:1])
-        error = _error(lambda: stub.peer.PushMatches(changed, timeout=10))
+        error = _error(lambda: stub.peer.PushMatches(iter([changed]), timeout=10))
         assert reason_of(error) == pb.ALREADY_RECEIVED
     stored = json.loads((alice_run / PEER_MATCHES).read_text())["pairs"]
     assert [row[:3] for row in stored] == [[0, 0, "B0"], [1, 1, "B1"]]

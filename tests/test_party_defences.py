@@ -73,7 +73,7 @@ def test_valid_certificate_with_the_wrong_identity_is_denied_and_logged(agreed):
         ],
         "coordinator": [
             lambda s: s.peer.GetAgreement(pb.GetAgreementRequest(run_id=run_id), timeout=10),
-            lambda s: s.peer.PushMatches(pb.PushMatchesRequest(run_id=run_id), timeout=10),
+            lambda s: s.peer.PushMatches(iter([pb.PushMatchesRequest(run_id=run_id)]), timeout=10),
         ],
         "bob": [
             lambda s: s.control.GetStatus(pb.GetStatusRequest(), timeout=10),
@@ -241,7 +241,7 @@ def test_match_sets_under_another_digest_or_before_the_receivers_match_are_refus
     with channel:
         digest = stub.peer.GetAgreement(pb.GetAgreementRequest(run_id=run_id), timeout=10).digest
         early = pb.PushMatchesRequest(run_id=run_id, digest=digest, pairs=[pair])
-        error = _error(lambda: stub.peer.PushMatches(early, timeout=10))
+        error = _error(lambda: stub.peer.PushMatches(iter([early]), timeout=10))
         assert error.code() == grpc.StatusCode.FAILED_PRECONDITION
         assert reason_of(error) == pb.OUT_OF_ORDER
         assert "has not completed MATCH here" in error.details()
@@ -250,7 +250,7 @@ def test_match_sets_under_another_digest_or_before_the_receivers_match_are_refus
     stub, channel = stub_as(deployment, "alice", "bob")
     with channel:
         other = pb.PushMatchesRequest(run_id=run_id, digest="0" * 64, pairs=[pair])
-        error = _error(lambda: stub.peer.PushMatches(other, timeout=10))
+        error = _error(lambda: stub.peer.PushMatches(iter([other]), timeout=10))
         assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
         assert reason_of(error) == pb.DIGEST_MISMATCH
 

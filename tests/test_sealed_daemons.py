@@ -565,9 +565,13 @@ def test_bad_entries_and_named_slots_are_refused_with_their_reason(exchanged_hid
             error = _refusal(lambda m=messages: stub.peer.SendEntries(iter(m), timeout=30))
             assert reason_of(error) == reason, (why, error.details())
             assert held.read_bytes() == before, why
-        counts = stub.peer.JoinCounts(
-            pb.JoinCountsRequest(run_id=run_id, digest=digest), timeout=30
-        ).counts
+        counts = [
+            c
+            for m in stub.peer.JoinCounts(
+                pb.JoinCountsRequest(run_id=run_id, digest=digest), timeout=30
+            )
+            for c in m.counts
+        ]
         assert len(counts) == len(
             np.load(run_dir(deployment.parties["bob"].state_dir, run_id) / OWN_ENTRIES)["rows"]
         )
@@ -578,7 +582,11 @@ def test_bad_entries_and_named_slots_are_refused_with_their_reason(exchanged_hid
         request = lambda e, s: pb.ResolveSlotsRequest(  # noqa: E731
             run_id=run_id, digest=digest, entries=e, slots=s
         )
-        rows = stub.peer.ResolveSlots(request([full], [0]), timeout=30).rows
+        rows = [
+            r
+            for m in stub.peer.ResolveSlots(iter([request([full], [0])]), timeout=30)
+            for r in m.rows
+        ]
         assert len(rows) == 1 and rows[0] < 120
         slots = {
             "beyond its entry's count": request([full], [counts[full]]),
@@ -587,7 +595,7 @@ def test_bad_entries_and_named_slots_are_refused_with_their_reason(exchanged_hid
             "entries without slots": request([full], []),
         }
         for why, message in slots.items():
-            error = _refusal(lambda m=message: stub.peer.ResolveSlots(m, timeout=30))
+            error = _refusal(lambda m=message: list(stub.peer.ResolveSlots(iter([m]), timeout=30)))
             assert reason_of(error) == pb.BAD_MATCHES, (why, error.details())
         # Over all calls, no more slots than Bob's declared rows need (NAMES_PER_ROW each),
         # nor than his entries: naming every slot would give the keys' graph back.
@@ -603,11 +611,11 @@ def test_bad_entries_and_named_slots_are_refused_with_their_reason(exchanged_hid
             ),
         }
         for why, message in over.items():
-            error = _refusal(lambda m=message: stub.peer.ResolveSlots(m, timeout=30))
+            error = _refusal(lambda m=message: list(stub.peer.ResolveSlots(iter([m]), timeout=30)))
             assert reason_of(error) == pb.NAMING_BOUND, (why, error.details())
         # The same join answers every time: the slots the scores and the names refer to.
         again = stub.peer.JoinCounts(pb.JoinCountsRequest(run_id=run_id, digest=digest), timeout=30)
-        assert list(again.counts) == list(counts)
+        assert [c for m in again for c in m.counts] == list(counts)
 
 
 def test_a_graph_run_takes_no_entries(exchanged):
@@ -617,11 +625,13 @@ def test_a_graph_run_takes_no_entries(exchanged):
         point = bytes([9]) + bytes(31)
         for call in (
             lambda: stub.peer.SendEntries(iter(_keys(run_id, digest, [1], point)), timeout=30),
-            lambda: stub.peer.JoinCounts(
-                pb.JoinCountsRequest(run_id=run_id, digest=digest), timeout=30
+            lambda: list(
+                stub.peer.JoinCounts(pb.JoinCountsRequest(run_id=run_id, digest=digest), timeout=30)
             ),
-            lambda: stub.peer.ResolveSlots(
-                pb.ResolveSlotsRequest(run_id=run_id, digest=digest), timeout=30
+            lambda: list(
+                stub.peer.ResolveSlots(
+                    iter([pb.ResolveSlotsRequest(run_id=run_id, digest=digest)]), timeout=30
+                )
             ),
         ):
             error = _refusal(call)

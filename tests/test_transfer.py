@@ -10,8 +10,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pprl.party.credentials.tls import CHUNK_BYTES
-from pprl.party.peering.transfer import Expected, TransferError, receive_tensor, tensor_messages
+from pprl.party.credentials.tls import CHUNK_BYTES, MAX_MESSAGE_BYTES
+from pprl.party.peering.transfer import (
+    Expected,
+    NamingBoundError,
+    TransferError,
+    joined_matches,
+    joined_slots,
+    match_messages,
+    number_chunks,
+    receive_tensor,
+    slot_messages,
+    tensor_messages,
+)
 from pprl.wire.v1 import linkage_pb2 as pb
 
 RUN_ID = "run-2024-0001"
@@ -309,3 +320,48 @@ def test_refuses_a_stream_that_fails_midway(big_stream, dest: Path) -> None:
         receive_tensor(broken(), EXPECTED, dest)
     assert not dest.exists()
     assert list(dest.parent.iterdir()) == []
+
+
+def test_a_match_set_goes_in_messages_of_bounded_size_and_joins_back_whole() -> None:
+    pairs = [
+        pb.MatchedPair(sender_row=i, receiver_row=7 * i, sender_id=f"record-{i:06d}")
+        for i in range(5000)
+    ]
+    match_set = pb.PushMatchesRequest(run_id="r1", digest="d" * 64, pairs=pairs, review_band=0.9)
+    messages = match_messages(match_set, limit=10_000)
+    assert len(messages) > 10
+    assert all(m.ByteSize() <= 10_000 + 200 for m in messages)
+    assert all((m.run_id, m.digest, m.review_band) == ("r1", "d" * 64, 0.9) for m in messages)
+    assert joined_matches(iter(messages), max_pairs=5000) == match_set
+    # 400,000 a side sent 6.9 MB in one message; at the default limit each stays far under
+    # gRPC's.
+    assert max(m.ByteSize() for m in match_messages(match_set)) < MAX_MESSAGE_BYTES // 4
+    # An empty set still names its run.
+    empty = match_messages(pb.PushMatchesRequest(run_id="r1", digest="d" * 64))
+    assert len(empty) == 1 and joined_matches(iter(empty), max_pairs=0).run_id == "r1"
+
+
+def test_a_match_stream_past_the_receivers_rows_or_changing_run_is_refused() -> None:
+    pair = pb.MatchedPair(sender_row=0, receiver_row=0, sender_id="A")
+    one = pb.PushMatchesRequest(run_id="r1", digest="d", pairs=[pair])
+    with pytest.raises(TransferError, match="more than 2 pairs"):
+        joined_matches(iter([one] * 3), max_pairs=2)
+    other = pb.PushMatchesRequest(run_id="r2", digest="d", pairs=[pair])
+    with pytest.raises(TransferError, match="another run than the first"):
+        joined_matches(iter([one, other]), max_pairs=9)
+    with pytest.raises(TransferError, match="no matches message"):
+        joined_matches(iter([]), max_pairs=9)
+
+
+def test_the_hidden_joins_numbers_go_in_bounded_messages_and_join_back_whole() -> None:
+    entries, slots = list(range(250_000)), [k % 3 for k in range(250_000)]
+    messages = slot_messages("r1", "d", entries, slots)
+    assert len(messages) == 3 and max(m.ByteSize() for m in messages) < 1 << 20
+    assert joined_slots(messages[0], iter(messages[1:]), 250_000) == (entries, slots)
+    assert [len(c) for c in number_chunks(list(range(5)), size=2)] == [2, 2, 1]
+    assert number_chunks([]) == [[]]
+    with pytest.raises(NamingBoundError, match="more than 249,999 slots"):
+        joined_slots(messages[0], iter(messages[1:]), 249_999)
+    other = pb.ResolveSlotsRequest(run_id="r1", digest="e", entries=[1], slots=[0])
+    with pytest.raises(TransferError, match="another run or digest"):
+        joined_slots(messages[0], iter([other]), 10**6)

@@ -13,8 +13,13 @@ import numpy as np
 
 from pprl import failpoints
 from pprl.party.config import PeerEndpoint
-from pprl.party.credentials.tls import secure_channel
-from pprl.party.peering.transfer import key_chunks, tensor_messages
+from pprl.party.credentials.tls import MAX_MESSAGE_BYTES, secure_channel
+from pprl.party.peering.transfer import (
+    key_chunks,
+    match_messages,
+    slot_messages,
+    tensor_messages,
+)
 from pprl.party.reasons import describe, reason_of
 from pprl.party.tls_files import TlsFiles
 from pprl.protocol.errors import PprlError
@@ -54,6 +59,15 @@ class PeerClient:
 
     def _fail(self, action: str, error: grpc.RpcError) -> PeerError:
         reason = reason_of(error) or pb.PEER_UNAVAILABLE
+        if error.code() is grpc.StatusCode.RESOURCE_EXHAUSTED and not reason_of(error):
+            # gRPC's own refusal of a message over MAX_MESSAGE_BYTES, on either side: no
+            # setting helps, and the peer did not go away.
+            return PeerError(
+                f"{action} {self.peer}: a message over gRPC's limit of "
+                f"{MAX_MESSAGE_BYTES >> 20} MiB ({describe(error)}); a message that grows with "
+                "the files must go in chunks: a software fault, please report it",
+                pb.MESSAGE_TOO_LARGE,
+            )
         if error.code() is grpc.StatusCode.DEADLINE_EXCEEDED and not reason_of(error):
             return PeerError(
                 f"{action} {self.peer}: no answer within {self.timeout:g} s "
@@ -291,11 +305,13 @@ class PeerClient:
         """Hidden join: per own entry, how many of the peer's rows hold its key; refused
         unless one per entry sent, none above the peer's rows."""
         request = pb.JoinCountsRequest(run_id=run_id, digest=digest)
-        reply = self._answer(
+        answered = self._answer(
             "asking the join's counts of",
-            lambda: self._stub.JoinCounts(request, timeout=self.timeout),
+            lambda: [
+                c for m in self._stub.JoinCounts(request, timeout=self.timeout) for c in m.counts
+            ],
         )
-        counts = np.asarray(reply.counts, dtype=np.int64)
+        counts = np.asarray(answered, dtype=np.int64)
         if len(counts) != entries or (len(counts) and int(counts.max()) > peer_rows):
             raise PeerError(
                 f"{self.peer} returned {len(counts):,} counts for {entries:,} key entries, or "
@@ -309,14 +325,16 @@ class PeerClient:
     ) -> np.ndarray:
         """Hidden join: the peer's row in each named slot; refused unless one per slot, each
         one of the peer's rows."""
-        request = pb.ResolveSlotsRequest(
-            run_id=run_id, digest=digest, entries=entries.tolist(), slots=slots.tolist()
-        )
-        reply = self._answer(
+        messages = slot_messages(run_id, digest, entries.tolist(), slots.tolist())
+        answered = self._answer(
             "asking the rows of the named slots of",
-            lambda: self._stub.ResolveSlots(request, timeout=self.timeout),
+            lambda: [
+                r
+                for m in self._stub.ResolveSlots(iter(messages), timeout=self.timeout)
+                for r in m.rows
+            ],
         )
-        rows = np.asarray(reply.rows, dtype=np.int64)
+        rows = np.asarray(answered, dtype=np.int64)
         if len(rows) != len(entries) or (len(rows) and int(rows.max()) >= peer_rows):
             raise PeerError(
                 f"{self.peer} returned {len(rows):,} rows for {len(entries):,} named slots, or "
@@ -326,10 +344,12 @@ class PeerClient:
         return rows
 
     def push_matches(self, match_set: pb.PushMatchesRequest) -> tuple[pb.PushMatchesResponse, int]:
-        """The own match set; the same set sent again is confirmed, so it is asked again
-        while the peer cannot be reached (`_answer`), as the hidden join's requests are."""
+        """The own match set, in messages of a bounded size (transfer.match_messages); the
+        same set sent again is confirmed, so it is sent again while the peer cannot be
+        reached (`_answer`), as the hidden join's requests are."""
+        messages = match_messages(match_set)
         receipt = self._answer(
             "sending matches to",
-            lambda: self._stub.PushMatches(match_set, timeout=self.timeout),
+            lambda: self._stub.PushMatches(iter(messages), timeout=self.timeout),
         )
-        return receipt, match_set.ByteSize()
+        return receipt, sum(message.ByteSize() for message in messages)

@@ -10,6 +10,7 @@ apart, so memory stays at a few chunks.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import math
 import queue
 import threading
@@ -34,6 +35,10 @@ class TransferError(PprlError, ValueError):
 
 class KeyBoundError(TransferError):
     """Keys beyond what an honest peer of the agreed recipes and declared rows can send."""
+
+
+class NamingBoundError(TransferError):
+    """Slots named beyond what an honest scorer of the declared rows names."""
 
 
 @dataclass(frozen=True)
@@ -278,3 +283,109 @@ def received_keys(
         if chunk.last:
             return
     raise TransferError("the keys ended before a chunk marked last")
+
+
+# The most bytes of pairs one PushMatches message carries: far under the gRPC limit
+# (MAX_MESSAGE_BYTES) whatever the ids; the pairs' count grows with the files (400,000 a
+# side sent 6.9 MB in one message, over the 5 MB limit, before they were chunked).
+MATCHES_MESSAGE_BYTES = 1 << 20
+
+
+def match_messages(
+    match_set: pb.PushMatchesRequest, limit: int = MATCHES_MESSAGE_BYTES
+) -> list[pb.PushMatchesRequest]:
+    """`match_set` as PushMatches messages of at most `limit` bytes of pairs each (one at
+    least, so that an empty set still names its run), each naming the run, digest and band."""
+
+    def message() -> pb.PushMatchesRequest:
+        return pb.PushMatchesRequest(
+            run_id=match_set.run_id, digest=match_set.digest, review_band=match_set.review_band
+        )
+
+    messages = [message()]
+    size = 0
+    for pair in match_set.pairs:
+        # A repeated field's element costs its size, its length's varint and its tag.
+        cost = pair.ByteSize() + 6
+        if size and size + cost > limit:
+            messages.append(message())
+            size = 0
+        messages[-1].pairs.append(pair)
+        size += cost
+    return messages
+
+
+def joined_matches(
+    messages: Iterator[pb.PushMatchesRequest], max_pairs: int
+) -> pb.PushMatchesRequest:
+    """The match set PushMatches' messages carry, checked to name one run, digest and band
+    throughout and to hold at most `max_pairs` pairs (each must name another of the
+    receiver's rows), so that a peer streaming pairs without end is refused, not stored."""
+    joined: pb.PushMatchesRequest | None = None
+    for message in messages:
+        if joined is None:
+            joined = pb.PushMatchesRequest(
+                run_id=message.run_id, digest=message.digest, review_band=message.review_band
+            )
+        else:
+            differs = [
+                what
+                for what, theirs, ours in (
+                    ("run", message.run_id, joined.run_id),
+                    ("digest", message.digest, joined.digest),
+                    ("review band", message.review_band, joined.review_band),
+                )
+                if theirs != ours
+            ]
+            if differs:
+                raise TransferError(
+                    f"a matches message names another {' and '.join(differs)} than the first"
+                )
+        if len(joined.pairs) + len(message.pairs) > max_pairs:
+            raise TransferError(
+                f"more than {max_pairs:,} pairs: each must name another of the receiver's rows"
+            )
+        joined.pairs.extend(message.pairs)
+    if joined is None:
+        raise TransferError("no matches message")
+    return joined
+
+
+# Numbers per message of the hidden join's counts, named slots and rows: at most ten bytes
+# each as varints, so that a message stays near 1 MiB however large the files.
+NUMBERS_PER_MESSAGE = 100_000
+
+
+def number_chunks(values: Sequence[int], size: int = NUMBERS_PER_MESSAGE) -> list[list[int]]:
+    """`values` in order, `size` to a chunk; one empty chunk for none, so that a stream of
+    them always names its run."""
+    return [list(values[start : start + size]) for start in range(0, len(values), size)] or [[]]
+
+
+def slot_messages(
+    run_id: str, digest: str, entries: Sequence[int], slots: Sequence[int]
+) -> list[pb.ResolveSlotsRequest]:
+    """The named slots as ResolveSlots messages (entries and slots side by side)."""
+    return [
+        pb.ResolveSlotsRequest(run_id=run_id, digest=digest, entries=e, slots=s)
+        for e, s in zip(number_chunks(entries), number_chunks(slots), strict=False)
+    ]
+
+
+def joined_slots(
+    first: pb.ResolveSlotsRequest, rest: Iterator[pb.ResolveSlotsRequest], max_slots: int
+) -> tuple[list[int], list[int]]:
+    """The entries and slots ResolveSlots' messages name, each message naming the first's run
+    and digest; past `max_slots` a NamingBoundError, before the rest is read."""
+    entries: list[int] = []
+    slots: list[int] = []
+    for message in itertools.chain([first], rest):
+        if (message.run_id, message.digest) != (first.run_id, first.digest):
+            raise TransferError("a slots message names another run or digest than the first")
+        entries.extend(message.entries)
+        slots.extend(message.slots)
+        if max(len(entries), len(slots)) > max_slots:
+            raise NamingBoundError(
+                f"more than {max_slots:,} slots named, more than the peer's rows need"
+            )
+    return entries, slots

@@ -19,13 +19,17 @@ import grpc
 import numpy as np
 
 from pprl import __version__
-from pprl.party.config import PartyConfig
+from pprl.party.config import MAX_RECORDS, PartyConfig
 from pprl.party.credentials.tls import caller_identity
 from pprl.party.peering.transfer import (
     KeyBoundError,
+    NamingBoundError,
     StreamTimeout,
     TransferError,
     idle_limited,
+    joined_matches,
+    joined_slots,
+    number_chunks,
     receive_tensor,
     received_keys,
 )
@@ -35,11 +39,12 @@ from pprl.party.phases.reveal import match_rows
 from pprl.party.phases.sealed import stream_checks
 from pprl.party.phases.work import PhaseWork
 from pprl.party.reasons import abort, reason_name
-from pprl.party.storage.artifacts import DATA_REPORT, PEER_MATCHES, PEER_TENSOR
+from pprl.party.storage.artifacts import DATA_REPORT, OWN_TENSOR, PEER_MATCHES, PEER_TENSOR
 from pprl.party.storage.run_ids import BadRunId, check_run_id
 from pprl.party.storage.state import Run, RunStore
 from pprl.protocol.phases import Phase
 from pprl.protocol.sealed.blinding import BlindingError
+from pprl.protocol.sealed.hidden_join import NAMES_PER_ROW
 from pprl.protocol.sealed.recipes import group_size, most_keys
 from pprl.wire.v1 import linkage_pb2 as pb
 from pprl.wire.v1 import linkage_pb2_grpc as rpc
@@ -226,9 +231,17 @@ class PeerService(rpc.PeerServicer):
         return pb.PushTensorResponse(sha256=bytes.fromhex(held_sha), bytes_received=size)
 
     def PushMatches(
-        self, request: pb.PushMatchesRequest, context: grpc.ServicerContext
+        self, request_iterator: Iterator[pb.PushMatchesRequest], context: grpc.ServicerContext
     ) -> pb.PushMatchesResponse:
-        run = self._current_run(context, request.run_id, Phase.LINK)
+        first, messages = self._first(request_iterator, context, "matches")
+        if first is None:
+            abort(
+                context,
+                grpc.StatusCode.INVALID_ARGUMENT,
+                pb.BAD_MATCHES,
+                "matches refused: the stream held no message",
+            )
+        run = self._current_run(context, first.run_id, Phase.LINK)
         if run.completed < Phase.MATCH:
             # The peer reveals after both have matched: earlier matches are out of order.
             abort(
@@ -237,12 +250,27 @@ class PeerService(rpc.PeerServicer):
                 pb.OUT_OF_ORDER,
                 f"matches refused: run {run.run_id!r} has not completed MATCH here",
             )
-        if request.digest != run.digest:
+        if first.digest != run.digest:
             abort(
                 context,
                 grpc.StatusCode.INVALID_ARGUMENT,
                 pb.DIGEST_MISMATCH,
                 "matches made under another digest",
+            )
+        own = self.store.artifact(run.run_id, OWN_TENSOR, verify=False)
+        try:
+            request = joined_matches(
+                itertools.chain([first], messages),
+                own.meta["shape"][0] if own is not None else MAX_RECORDS,
+            )
+        except StreamTimeout as error:
+            abort(context, grpc.StatusCode.DEADLINE_EXCEEDED, pb.TIMED_OUT, f"matches: {error}")
+        except TransferError as error:
+            abort(
+                context,
+                grpc.StatusCode.INVALID_ARGUMENT,
+                pb.BAD_MATCHES,
+                f"matches refused: {error}",
             )
         held = self.store.artifact(run.run_id, PEER_MATCHES, verify=False)
         if held is not None:
@@ -361,7 +389,7 @@ class PeerService(rpc.PeerServicer):
 
     def JoinCounts(
         self, request: pb.JoinCountsRequest, context: grpc.ServicerContext
-    ) -> pb.JoinCountsResponse:
+    ) -> Iterator[pb.JoinCountsResponse]:
         run = self._sealed_run(context, request.run_id, request.digest, Phase.REVEAL)
         self._hidden_only(context, run)
         try:
@@ -370,26 +398,49 @@ class PeerService(rpc.PeerServicer):
             abort(context, grpc.StatusCode.FAILED_PRECONDITION, error.reason, str(error))
         except OSError as error:
             self._unstored(context, "join", error)
-        reply = pb.JoinCountsResponse(counts=counts.tolist())
-        self.store.add_counter(run.run_id, "bytes_sent", reply.ByteSize())
-        return reply
+        for part in number_chunks(counts.tolist()):
+            reply = pb.JoinCountsResponse(counts=part)
+            self.store.add_counter(run.run_id, "bytes_sent", reply.ByteSize())
+            yield reply
 
     def ResolveSlots(
-        self, request: pb.ResolveSlotsRequest, context: grpc.ServicerContext
-    ) -> pb.ResolveSlotsResponse:
+        self, request_iterator: Iterator[pb.ResolveSlotsRequest], context: grpc.ServicerContext
+    ) -> Iterator[pb.ResolveSlotsResponse]:
         caller = caller_identity(context) or ""
-        run = self._sealed_run(context, request.run_id, request.digest, Phase.REVEAL)
+        first, messages = self._first(request_iterator, context, "named slots")
+        if first is None:
+            abort(
+                context,
+                grpc.StatusCode.INVALID_ARGUMENT,
+                pb.BAD_MATCHES,
+                "slots refused: the stream held no message",
+            )
+        run = self._sealed_run(context, first.run_id, first.digest, Phase.REVEAL)
         self._hidden_only(context, run)
-        entries = np.asarray(request.entries, dtype=np.int64)
-        slots = np.asarray(request.slots, dtype=np.int64)
+        # resolve_for_peer holds the exact bound; this one only keeps a peer naming slots
+        # without end from filling memory first.
+        most = self.work.peer_declared(run.run_id) * NAMES_PER_ROW
         try:
-            rows = self.work.resolve_for_peer(run.run_id, entries, slots)
-        except PhaseFailed as error:
+            named = joined_slots(first, messages, most)
+            rows = self.work.resolve_for_peer(
+                run.run_id, *(np.asarray(n, dtype=np.int64) for n in named)
+            )
+        except StreamTimeout as error:
+            abort(context, grpc.StatusCode.DEADLINE_EXCEEDED, pb.TIMED_OUT, f"slots: {error}")
+        except (TransferError, PhaseFailed) as error:
             log.warning("refused to resolve %s's slots: %s", caller, error)
-            abort(context, grpc.StatusCode.INVALID_ARGUMENT, error.reason, str(error))
-        reply = pb.ResolveSlotsResponse(rows=rows.tolist())
-        self.store.add_counter(run.run_id, "bytes_sent", reply.ByteSize())
-        return reply
+            reason = (
+                error.reason
+                if isinstance(error, PhaseFailed)
+                else pb.NAMING_BOUND
+                if isinstance(error, NamingBoundError)
+                else pb.BAD_MATCHES
+            )
+            abort(context, grpc.StatusCode.INVALID_ARGUMENT, reason, str(error))
+        for part in number_chunks(rows.tolist()):
+            reply = pb.ResolveSlotsResponse(rows=part)
+            self.store.add_counter(run.run_id, "bytes_sent", reply.ByteSize())
+            yield reply
 
     def _hidden_only(self, context: grpc.ServicerContext, run: Run) -> None:
         if not self.work.agreement(run.run_id).method.join.hidden:

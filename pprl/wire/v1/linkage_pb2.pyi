@@ -47,6 +47,7 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     KEY_BOUND: _ClassVar[ErrorReason]
     DEGENERATE_KEYS: _ClassVar[ErrorReason]
     NAMING_BOUND: _ClassVar[ErrorReason]
+    MESSAGE_TOO_LARGE: _ClassVar[ErrorReason]
 PHASE_UNSPECIFIED: Phase
 PHASE_AGREE: Phase
 PHASE_SMASH: Phase
@@ -82,6 +83,7 @@ PEER_TOO_LARGE: ErrorReason
 KEY_BOUND: ErrorReason
 DEGENERATE_KEYS: ErrorReason
 NAMING_BOUND: ErrorReason
+MESSAGE_TOO_LARGE: ErrorReason
 
 class ErrorDetail(_message.Message):
     __slots__ = ("reason", "message")

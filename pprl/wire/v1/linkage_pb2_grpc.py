@@ -45,7 +45,7 @@ class PeerStub:
                 request_serializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.PushTensorRequest.SerializeToString,
                 response_deserializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.PushTensorResponse.FromString,
                 _registered_method=True)
-        self.PushMatches = channel.unary_unary(
+        self.PushMatches = channel.stream_unary(
                 '/pprl.wire.v1.Peer/PushMatches',
                 request_serializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.PushMatchesRequest.SerializeToString,
                 response_deserializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.PushMatchesResponse.FromString,
@@ -65,12 +65,12 @@ class PeerStub:
                 request_serializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.BlindedKeys.SerializeToString,
                 response_deserializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.EntriesReceipt.FromString,
                 _registered_method=True)
-        self.JoinCounts = channel.unary_unary(
+        self.JoinCounts = channel.unary_stream(
                 '/pprl.wire.v1.Peer/JoinCounts',
                 request_serializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.JoinCountsRequest.SerializeToString,
                 response_deserializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.JoinCountsResponse.FromString,
                 _registered_method=True)
-        self.ResolveSlots = channel.unary_unary(
+        self.ResolveSlots = channel.stream_stream(
                 '/pprl.wire.v1.Peer/ResolveSlots',
                 request_serializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.ResolveSlotsRequest.SerializeToString,
                 response_deserializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.ResolveSlotsResponse.FromString,
@@ -95,8 +95,10 @@ class PeerServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
-    def PushMatches(self, request, context):
-        """The pairs the sender's classifier accepted, with the sender's ids for those pairs.
+    def PushMatches(self, request_iterator, context):
+        """The pairs the sender's classifier accepted, with the sender's ids for those pairs, in
+        messages of at most a few thousand pairs (their count grows with the files), each
+        naming the run and digest; the receiver joins them in order.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -135,15 +137,18 @@ class PeerServicer:
 
     def JoinCounts(self, request, context):
         """Hidden join: per entry of the sender's, how many of the receiver's rows hold its key (the
-        receiver's join, fixed at the first call): the slots the sender lays out.
+        receiver's join, fixed at the first call): the slots the sender lays out. In messages
+        of at most 100,000 counts, in order.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
-    def ResolveSlots(self, request, context):
+    def ResolveSlots(self, request_iterator, context):
         """Hidden join: the receiver's row in each slot the sender names (its accepted slots in its
-        rows' best buckets), so that the sender can put its accepted pairs one to one.
+        rows' best buckets), so that the sender can put its accepted pairs one to one. The slots
+        and the rows each in messages of at most 100,000, in order; the receiver answers once it
+        holds every slot named.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -162,7 +167,7 @@ def add_PeerServicer_to_server(servicer, server):
                     request_deserializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.PushTensorRequest.FromString,
                     response_serializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.PushTensorResponse.SerializeToString,
             ),
-            'PushMatches': grpc.unary_unary_rpc_method_handler(
+            'PushMatches': grpc.stream_unary_rpc_method_handler(
                     servicer.PushMatches,
                     request_deserializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.PushMatchesRequest.FromString,
                     response_serializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.PushMatchesResponse.SerializeToString,
@@ -182,12 +187,12 @@ def add_PeerServicer_to_server(servicer, server):
                     request_deserializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.BlindedKeys.FromString,
                     response_serializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.EntriesReceipt.SerializeToString,
             ),
-            'JoinCounts': grpc.unary_unary_rpc_method_handler(
+            'JoinCounts': grpc.unary_stream_rpc_method_handler(
                     servicer.JoinCounts,
                     request_deserializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.JoinCountsRequest.FromString,
                     response_serializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.JoinCountsResponse.SerializeToString,
             ),
-            'ResolveSlots': grpc.unary_unary_rpc_method_handler(
+            'ResolveSlots': grpc.stream_stream_rpc_method_handler(
                     servicer.ResolveSlots,
                     request_deserializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.ResolveSlotsRequest.FromString,
                     response_serializer=pprl_dot_wire_dot_v1_dot_linkage__pb2.ResolveSlotsResponse.SerializeToString,
@@ -259,7 +264,7 @@ class Peer:
             _registered_method=True)
 
     @staticmethod
-    def PushMatches(request,
+    def PushMatches(request_iterator,
             target,
             options=(),
             channel_credentials=None,
@@ -269,8 +274,8 @@ class Peer:
             wait_for_ready=None,
             timeout=None,
             metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
+        return grpc.experimental.stream_unary(
+            request_iterator,
             target,
             '/pprl.wire.v1.Peer/PushMatches',
             pprl_dot_wire_dot_v1_dot_linkage__pb2.PushMatchesRequest.SerializeToString,
@@ -377,7 +382,7 @@ class Peer:
             wait_for_ready=None,
             timeout=None,
             metadata=None):
-        return grpc.experimental.unary_unary(
+        return grpc.experimental.unary_stream(
             request,
             target,
             '/pprl.wire.v1.Peer/JoinCounts',
@@ -394,7 +399,7 @@ class Peer:
             _registered_method=True)
 
     @staticmethod
-    def ResolveSlots(request,
+    def ResolveSlots(request_iterator,
             target,
             options=(),
             channel_credentials=None,
@@ -404,8 +409,8 @@ class Peer:
             wait_for_ready=None,
             timeout=None,
             metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
+        return grpc.experimental.stream_stream(
+            request_iterator,
             target,
             '/pprl.wire.v1.Peer/ResolveSlots',
             pprl_dot_wire_dot_v1_dot_linkage__pb2.ResolveSlotsRequest.SerializeToString,
