@@ -447,6 +447,7 @@ def test_what_the_peer_sent_cannot_be_replaced_and_its_matches_must_be_one_to_on
                 pb.PushMatchesRequest(run_id=run_id, digest=digest, review_band=1),
             ],
             "more than": [opening, *[rest] * RECORDS],
+            "held no message": [],
         }
         for what, stream in streams.items():
             error = _error(lambda m=stream: stub.peer.PushMatches(iter(m), timeout=10))

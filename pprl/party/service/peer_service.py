@@ -233,14 +233,7 @@ class PeerService(rpc.PeerServicer):
     def PushMatches(
         self, request_iterator: Iterator[pb.PushMatchesRequest], context: grpc.ServicerContext
     ) -> pb.PushMatchesResponse:
-        first, messages = self._first(request_iterator, context, "matches")
-        if first is None:
-            abort(
-                context,
-                grpc.StatusCode.INVALID_ARGUMENT,
-                pb.BAD_MATCHES,
-                "matches refused: the stream held no message",
-            )
+        first, messages = self._opened(request_iterator, context, "matches")
         run = self._current_run(context, first.run_id, Phase.LINK)
         if run.completed < Phase.MATCH:
             # The peer reveals after both have matched: earlier matches are out of order.
@@ -331,6 +324,20 @@ class PeerService(rpc.PeerServicer):
         except StreamTimeout as error:
             abort(context, grpc.StatusCode.DEADLINE_EXCEEDED, pb.TIMED_OUT, f"{what}: {error}")
 
+    def _opened(
+        self, request_iterator: Iterator, context: grpc.ServicerContext, what: str
+    ) -> tuple[Any, Iterator]:
+        """`_first` for a stream that must hold a message: an empty one is refused."""
+        first, messages = self._first(request_iterator, context, what)
+        if first is None:
+            abort(
+                context,
+                grpc.StatusCode.INVALID_ARGUMENT,
+                pb.BAD_MATCHES,
+                f"{what} refused: the stream held no message",
+            )
+        return first, messages
+
     def _refuse_keys(
         self, context: grpc.ServicerContext, caller: str, error: Exception
     ) -> NoReturn:
@@ -407,14 +414,7 @@ class PeerService(rpc.PeerServicer):
         self, request_iterator: Iterator[pb.ResolveSlotsRequest], context: grpc.ServicerContext
     ) -> Iterator[pb.ResolveSlotsResponse]:
         caller = caller_identity(context) or ""
-        first, messages = self._first(request_iterator, context, "named slots")
-        if first is None:
-            abort(
-                context,
-                grpc.StatusCode.INVALID_ARGUMENT,
-                pb.BAD_MATCHES,
-                "slots refused: the stream held no message",
-            )
+        first, messages = self._opened(request_iterator, context, "slots")
         run = self._sealed_run(context, first.run_id, first.digest, Phase.REVEAL)
         self._hidden_only(context, run)
         # resolve_for_peer holds the exact bound; this one only keeps a peer naming slots
