@@ -77,7 +77,7 @@ CURVE_POINTS = 41
 # Below this expected F1 a run stops before EXCHANGE ([privacy] min_expected_f1). 0.8, not
 # 0.9 as before: at 0.9 names alone were refused where they link as well as Splink, the
 # non-private linker (estimates FEBRL4's names 0.83-0.85 for F1 0.85, the European
-# registers' 0.88 for 0.91; docs/research/error-model.md, "The minimum expected F1").
+# registers' 0.88 for 0.91; docs/research/registers.md, "The minimum expected F1").
 DEFAULT_MIN_EXPECTED_F1 = 0.8
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from google.protobuf.message import Message
 
 from pprl.files.atomic import atomic_file
 from pprl.party.config import MAX_RECORDS
@@ -291,24 +292,41 @@ def received_keys(
 MATCHES_MESSAGE_BYTES = 1 << 20
 
 
+def _match_header(message: pb.PushMatchesRequest) -> pb.PushMatchesRequest:
+    """A PushMatches message naming `message`'s run, digest and band, with no pairs yet."""
+    return pb.PushMatchesRequest(
+        run_id=message.run_id, digest=message.digest, review_band=message.review_band
+    )
+
+
+# The fields every message of a stream names as its first does, by what a refusal calls them.
+_RUN = {"run_id": "run", "digest": "digest"}
+
+
+def _same_as_first(kind: str, message: Message, first: Message, fields: dict[str, str]) -> None:
+    """Refuses a stream's message that names another run, digest, ... than its first
+    (`fields`: what each field is called in the refusal)."""
+    differs = [
+        what for name, what in fields.items() if getattr(message, name) != getattr(first, name)
+    ]
+    if differs:
+        raise TransferError(
+            f"a {kind} message names another {' and '.join(differs)} than the first"
+        )
+
+
 def match_messages(
     match_set: pb.PushMatchesRequest, limit: int = MATCHES_MESSAGE_BYTES
 ) -> list[pb.PushMatchesRequest]:
     """`match_set` as PushMatches messages of at most `limit` bytes of pairs each (one at
     least, so that an empty set still names its run), each naming the run, digest and band."""
-
-    def message() -> pb.PushMatchesRequest:
-        return pb.PushMatchesRequest(
-            run_id=match_set.run_id, digest=match_set.digest, review_band=match_set.review_band
-        )
-
-    messages = [message()]
+    messages = [_match_header(match_set)]
     size = 0
     for pair in match_set.pairs:
         # A repeated field's element costs its size, its length's varint and its tag.
         cost = pair.ByteSize() + 6
         if size and size + cost > limit:
-            messages.append(message())
+            messages.append(_match_header(match_set))
             size = 0
         messages[-1].pairs.append(pair)
         size += cost
@@ -324,23 +342,9 @@ def joined_matches(
     joined: pb.PushMatchesRequest | None = None
     for message in messages:
         if joined is None:
-            joined = pb.PushMatchesRequest(
-                run_id=message.run_id, digest=message.digest, review_band=message.review_band
-            )
+            joined = _match_header(message)
         else:
-            differs = [
-                what
-                for what, theirs, ours in (
-                    ("run", message.run_id, joined.run_id),
-                    ("digest", message.digest, joined.digest),
-                    ("review band", message.review_band, joined.review_band),
-                )
-                if theirs != ours
-            ]
-            if differs:
-                raise TransferError(
-                    f"a matches message names another {' and '.join(differs)} than the first"
-                )
+            _same_as_first("matches", message, joined, {**_RUN, "review_band": "review band"})
         if len(joined.pairs) + len(message.pairs) > max_pairs:
             raise TransferError(
                 f"more than {max_pairs:,} pairs: each must name another of the receiver's rows"
@@ -380,8 +384,7 @@ def joined_slots(
     entries: list[int] = []
     slots: list[int] = []
     for message in itertools.chain([first], rest):
-        if (message.run_id, message.digest) != (first.run_id, first.digest):
-            raise TransferError("a slots message names another run or digest than the first")
+        _same_as_first("slots", message, first, _RUN)
         entries.extend(message.entries)
         slots.extend(message.slots)
         if max(len(entries), len(slots)) > max_slots:

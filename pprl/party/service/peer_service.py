@@ -429,14 +429,7 @@ class PeerService(rpc.PeerServicer):
             abort(context, grpc.StatusCode.DEADLINE_EXCEEDED, pb.TIMED_OUT, f"slots: {error}")
         except (TransferError, PhaseFailed) as error:
             log.warning("refused to resolve %s's slots: %s", caller, error)
-            reason = (
-                error.reason
-                if isinstance(error, PhaseFailed)
-                else pb.NAMING_BOUND
-                if isinstance(error, NamingBoundError)
-                else pb.BAD_MATCHES
-            )
-            abort(context, grpc.StatusCode.INVALID_ARGUMENT, reason, str(error))
+            abort(context, grpc.StatusCode.INVALID_ARGUMENT, _slots_reason(error), str(error))
         for part in number_chunks(rows.tolist()):
             reply = pb.ResolveSlotsResponse(rows=part)
             self.store.add_counter(run.run_id, "bytes_sent", reply.ByteSize())
@@ -552,3 +545,10 @@ class PeerService(rpc.PeerServicer):
         log.error("could not store %s's %s: %s", caller_identity(context), what, error)
         message = f"the receiver could not store it: {error.strerror or error}"
         abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, pb.STORAGE, message)
+
+
+def _slots_reason(error: Exception) -> pb.ErrorReason:
+    """Why named slots were refused: a phase's own reason, the naming bound, or bad slots."""
+    if isinstance(error, PhaseFailed):
+        return error.reason
+    return pb.NAMING_BOUND if isinstance(error, NamingBoundError) else pb.BAD_MATCHES

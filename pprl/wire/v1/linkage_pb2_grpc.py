@@ -97,8 +97,8 @@ class PeerServicer:
 
     def PushMatches(self, request_iterator, context):
         """The pairs the sender's classifier accepted, with the sender's ids for those pairs, in
-        messages of at most a few thousand pairs (their count grows with the files), each
-        naming the run and digest; the receiver joins them in order.
+        messages of at most 1 MiB of pairs (their count grows with the files), each naming the
+        run, digest and review band; the receiver joins them in order.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
