@@ -14,7 +14,7 @@ from pprl.protocol.data.reference import DEFAULT_MAPPING, ReferenceSet
 from pprl.protocol.expectation import TYPICAL_ERROR_RATE, UNMATCHED_SHARE
 from pprl.protocol.method import method_params
 from pprl.protocol.sealed import session
-from pprl.protocol.sealed.expectation import STRANGER, join, simulate
+from pprl.protocol.sealed.expectation import STRANGER, join, joins, simulate
 from pprl.protocol.vectors.randomness import Randomness
 
 ATTRIBUTES = ("first", "middle", "last")
@@ -146,3 +146,25 @@ def test_agree_tells_the_keys_order_and_the_model() -> None:
     assert "(~: parts in either order" in words and "model: linear" in words
     assert "model: a kernel, 64 random features an entry" in kernel.noise_words()
     assert "~:" not in _sealed(STRICT).noise_words()
+
+
+def test_a_large_file_is_copied_once_for_every_rate() -> None:
+    """From `shared_from` records a rate, the rates share one simulated file: each rate's
+    sample is its own records (no record's copy is at two rates), as many as asked, and the
+    keys join fewer of a rate's copies the more it changes them, as separate files do."""
+    alice = _alice(synthetic.generate(2400, 5, errors="registers", overlap=1.0))
+    agreement = _sealed(LOOSE)
+    rates = (0.15, 0.6)
+    shared = joins(agreement, alice, Randomness(3, "alice"), rates, size=300, shared_from=600)
+    apart = joins(agreement, alice, Randomness(3, "alice"), rates, size=300, shared_from=10**6)
+    assert set(shared) == set(apart) == set(rates)
+    low, high = shared[0.15], shared[0.6]
+    assert len(low.own_rows) == len(high.own_rows) == 300
+    assert not set(low.own_rows.tolist()) & set(high.own_rows.tolist())
+    for joined in shared.values():
+        assert joined.pairs[:, 0].max() < 300
+        assert joined.pairs[:, 1].max() < len(joined.copy_rows)
+        assert len(joined.peer["last"]) == len(joined.copy_rows)
+    assert low.keys_join() > high.keys_join() + 0.1
+    for rate in rates:
+        assert abs(shared[rate].keys_join() - apart[rate].keys_join()) < 0.08, rate

@@ -13,6 +13,8 @@ those, one to one by the agreed assignment. Against all of it, not a sample as l
 own one, because the look-alikes behind a key grow with the file: at 50,000 a side, linking
 5,000 records against 5,000 copies expected F1 0.87 where the run linked at 0.72
 (docs/research/privacy.md). Only the peer rows that are some sampled record's candidate are smashed.
+A large own file is copied once for all the simulated rates, each rate's share of the copies
+at that rate (`joins`), rather than once per rate.
 The estimate's precision counts the links of the sampled records without a partner as wrong
 (expectation.Simulation.quality with UNMATCHED_SHARE): until 2026-11-28 it assumed every
 record partnered and said precision 0.98-1.00 on the generated namesakes, true 0.92.
@@ -48,8 +50,8 @@ from pprl.protocol.model.features import pair_features, unit_vectors
 from pprl.protocol.sealed import linear_form, session
 from pprl.protocol.sealed.calibration import LinkedUnits, ranked_links
 from pprl.protocol.sealed.layout import positions
-from pprl.protocol.sealed.recipes import recipe_keys
-from pprl.protocol.sealed.shared_keys import shared_key_pairs
+from pprl.protocol.sealed.recipes import entry_label, recipe_keys
+from pprl.protocol.sealed.shared_keys import shared_key_counts
 from pprl.protocol.vectors.randomness import EXPECTATION, Randomness
 
 Columns = Mapping[str, Sequence[str]]
@@ -59,6 +61,8 @@ _PAIRS_AT_ONCE = 1 << 16
 SMASHED = f"{EXPECTATION} smashed"
 # A peer row that is nobody's copy (`CandidateJoin.copy_rows`).
 STRANGER = -1
+# Own records per simulated rate from which the rates share one simulated file (`joins`).
+SHARED_FILE_RECORDS = 25_000
 
 
 @dataclass(frozen=True)
@@ -70,6 +74,7 @@ class CandidateJoin:
     own: dict[str, list[str]]  # the sampled own records
     peer: dict[str, list[str]]  # the peer rows some sampled record shares a key with
     pairs: np.ndarray  # (pairs, 2): sampled record, row of `peer`
+    entries_shared: np.ndarray  # per pair, the hidden join's slots (entries sharing a key)
     own_rows: np.ndarray  # each sampled record's row among all own records
     copy_rows: np.ndarray  # each row of `peer`: whose copy it is, or STRANGER
     partnered: np.ndarray  # per sampled record: its copy was not left out
@@ -91,14 +96,53 @@ def join(
 ) -> CandidateJoin:
     """`size` own records against copies of all of them (see the module's docstring), joined
     by the agreed recipes' keys."""
+    return _joined(agreement, attributes, randomness, (rate,), size)[rate]
+
+
+def joins(
+    agreement: Agreement,
+    attributes: Columns,
+    randomness: Randomness,
+    rates: Sequence[float],
+    size: int = EXPECTATION_RECORDS,
+    shared_from: int = SHARED_FILE_RECORDS,
+) -> dict[float, CandidateJoin]:
+    """`join` at each of `rates`. A file of at least `shared_from` records per rate is
+    simulated once, its copies split among the rates, each rate's `size` records sampled
+    among its own copies' records: a quarter of the work of four files, which grew with
+    the own file (TRAIN took 424 s of 2,046 at 400,000 a side); a smaller file, once per
+    rate, each rate's sample drawn from all of it."""
+    total = len(next(iter(attributes.values()), ()))
+    if len(rates) > 1 and total >= len(rates) * max(size, shared_from):
+        return _joined(agreement, attributes, randomness, tuple(rates), size)
+    return {rate: join(agreement, attributes, randomness, size, rate) for rate in rates}
+
+
+def _joined(
+    agreement: Agreement,
+    attributes: Columns,
+    randomness: Randomness,
+    rates: tuple[float, ...],
+    size: int,
+) -> dict[float, CandidateJoin]:
+    """One simulated peer file whose copies are split among `rates` (all at the one rate when
+    there is one), and per rate `size` sampled records whose copies are at that rate."""
     rng = randomness.generator(EXPECTATION)
     recipes = session.recipes(agreement.method.sealed_keys, list(attributes))
     compared = base_names(attribute for attribute, _ in agreement.mapping)
     names = list(dict.fromkeys([*compared, *(a for recipe in recipes for a in recipe.attributes)]))
     everyone = training.sample_records(attributes, names, len(attributes[names[0]]), rng)
     total = len(everyone[names[0]])
-    copies = corrupted_copies(agreement, everyone, names, rate, rng)
-    unchanged = rng.random(total) < (1 - rate) ** len(names)
+    # Each record's copy's rate: a random equal share of the records for each.
+    group = rng.permutation(total) % len(rates) if len(rates) > 1 else np.zeros(total, int)
+    copies = {name: list(values) for name, values in everyone.items()}
+    for g, rate in enumerate(rates):
+        rows = np.flatnonzero(group == g)
+        changed = corrupted_copies(agreement, _rows(everyone, names, rows), names, rate, rng)
+        for name in names:
+            for row, value in zip(rows.tolist(), changed[name], strict=True):
+                copies[name][row] = value
+    unchanged = rng.random(total) < (1 - np.asarray(rates)[group]) ** len(names)
     for name in names:
         copies[name] = [
             own if same else copy
@@ -107,7 +151,11 @@ def join(
     shared = np.array(sharing_of({name: everyone[name] for name in compared}))
     left_out = rng.random(total) < UNMATCHED_SHARE
     copy_rows = np.flatnonzero(~left_out)
-    own_rows = np.sort(rng.choice(total, size=min(size, total), replace=False))
+    sampled = [
+        np.sort(rng.choice(rows, size=min(size, len(rows)), replace=False))
+        for rows in (np.flatnonzero(group == g) for g in range(len(rates)))
+    ]
+    own_rows = np.concatenate(sampled)
     own = _rows(everyone, names, own_rows)
     # The peer's file: the copies kept, and in place of those left out as many strangers.
     peer = _rows(copies, names, copy_rows)
@@ -117,22 +165,30 @@ def join(
     whose = np.concatenate([copy_rows, np.full(strangers, STRANGER)])
     # The sampled records as one side, the peer's file as the other: a fallback recipe joins
     # a keyless row of either (recipes.recipe_keys).
-    pairs = shared_key_pairs(
-        _encoded(recipe_keys(own, recipes, first=True)),
+    own_keys = recipe_keys(own, recipes, first=True)
+    pairs, entries_shared = shared_key_counts(
+        _encoded(own_keys),
         _encoded(recipe_keys(peer, recipes, first=False)),
+        [_entry_numbers(row) for row in own_keys],
     )
-    # Only the peer rows some sampled record is a candidate of are kept (and smashed).
-    used, at = np.unique(pairs[:, 1], return_inverse=True)
-    return CandidateJoin(
-        rate=rate,
-        own=own,
-        peer=_rows(peer, names, used),
-        pairs=np.stack([pairs[:, 0], at.reshape(-1)], axis=1),
-        own_rows=own_rows,
-        copy_rows=whose[used],
-        partnered=~left_out[own_rows],
-        sharing=shared[own_rows],
-    )
+    out, start = {}, 0
+    for rate, rows in zip(rates, sampled, strict=True):
+        mine = (pairs[:, 0] >= start) & (pairs[:, 0] < start + len(rows))
+        # Only the peer rows some sampled record is a candidate of are kept (and smashed).
+        used, at = np.unique(pairs[mine, 1], return_inverse=True)
+        out[rate] = CandidateJoin(
+            rate=rate,
+            own=_rows(own, names, np.arange(start, start + len(rows))),
+            peer=_rows(peer, names, used),
+            pairs=np.stack([pairs[mine, 0] - start, at.reshape(-1)], axis=1),
+            entries_shared=entries_shared[mine],
+            own_rows=rows,
+            copy_rows=whose[used],
+            partnered=~left_out[rows],
+            sharing=shared[rows],
+        )
+        start += len(rows)
+    return out
 
 
 def simulate(
@@ -188,6 +244,12 @@ def _strangers(
 
 def _rows(columns: Columns, names: Sequence[str], rows: np.ndarray) -> dict[str, list[str]]:
     return {name: [columns[name][i] for i in rows.tolist()] for name in names}
+
+
+def _entry_numbers(keys: list[str]) -> list[int]:
+    """Each of a row's keys' hidden-join entry, numbered within the row."""
+    numbers: dict[str, int] = {}
+    return [numbers.setdefault(entry_label(key), len(numbers)) for key in keys]
 
 
 def _encoded(keys: list[list[str]]) -> list[list[bytes]]:
