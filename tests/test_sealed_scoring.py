@@ -135,7 +135,7 @@ def test_rows_with_most_candidates_come_first_and_later_batches_need_fewer_round
 def test_the_rounds_best_rounds_counts_are_the_layouts() -> None:
     """best_rounds weighs each batch's rounds without building the layout: they must be the
     ones the layout gives."""
-    from pprl.protocol.sealed.layout import _batch_rounds
+    from pprl.protocol.sealed.layout import batch_rounds
 
     rng = np.random.default_rng(13)
     pairs = np.concatenate([_pairs(rng, 700, 300, 2500), _pairs(rng, 15, 300, 900)])
@@ -143,7 +143,7 @@ def test_the_rounds_best_rounds_counts_are_the_layouts() -> None:
     for slots, rounds in ((16, 1), (16, 5), (64, 9), (32, 40)):
         placed = layout(pairs, slots, rounds)
         built = [placed.batch_rounds(b) for b in range(placed.batches)]
-        assert _batch_rounds(counts, slots, rounds).tolist() == built
+        assert batch_rounds(counts, slots, rounds).tolist() == built
 
 
 def test_knowing_the_widths_the_layout_sends_fewer_bytes_for_a_bounded_cost() -> None:

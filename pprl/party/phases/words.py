@@ -9,6 +9,7 @@ from typing import Any
 
 from pprl.protocol.model.classifier import TRAINER_WORDS
 from pprl.protocol.privacy.audit import ATTACK_NAMES, AuditReport
+from pprl.protocol.sealed.match_cost import SECONDS_PER_SLOT, MatchCost
 
 REGISTERS_BY_DEFAULT = (
     "training will corrupt records with the register error model (nicknames, initials, "
@@ -258,3 +259,36 @@ def peer_gone_words(run_id: str, stored: str, configured: list[str]) -> str:
         f"run {run_id} links with {stored or 'an unnamed peer'!r}, which is no longer among "
         f"the configured peers ({', '.join(configured)}); abandon the run"
     )
+
+
+def match_cost_words(cost: MatchCost, projected: bool) -> str:
+    """MATCH's cost for this party's scoring (the peer's as much again) and, where the keys'
+    look-alikes make it grow with the product of the files, a warning with the remedies."""
+    lead = "MATCH projected from the simulated join" if projected else "MATCH will take"
+    said = (
+        f"{lead}: {cost.candidates:,} candidate pairs in {cost.slots:,} slots "
+        f"({cost.batches:,} batches), {_bytes(cost.bytes_both_ways)} both ways, about "
+        f"{_duration(cost.seconds)} at {SECONDS_PER_SLOT * 1000:g} ms a slot (measured on 2 "
+        "cores running both parties; the peer's scoring as much again)"
+    )
+    if not cost.quadratic:
+        return said
+    return said + (
+        f"; WARNING: the blocking keys join each record with about {cost.lookalikes:.0f} "
+        "look-alikes besides its partner, so MATCH grows with the product of the files "
+        "(ten times the records, about a hundred times the slots): add a date of birth or a "
+        "place to the compared attributes and keys ([method] sealed_keys), or split both files "
+        "by a value both hold (a region, a birth year) and link each part on its own"
+    )
+
+
+def _bytes(count: int) -> str:
+    return f"{count / 1e9:.1f} GB" if count >= 1e8 else f"{count / 1e6:.0f} MB"
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"

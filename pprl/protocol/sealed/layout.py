@@ -93,7 +93,7 @@ def candidate_counts(pairs: np.ndarray) -> np.ndarray:
     return counts
 
 
-def _batch_rounds(counts: np.ndarray, slots: int, rounds: int) -> np.ndarray:
+def batch_rounds(counts: np.ndarray, slots: int, rounds: int) -> np.ndarray:
     """Per batch, the rounds it needs when rows with these candidate counts are placed as
     `layout` places them: by count, most first, each in slots of `rounds` candidates."""
     ordered = np.sort(counts)[::-1]
@@ -103,25 +103,37 @@ def _batch_rounds(counts: np.ndarray, slots: int, rounds: int) -> np.ndarray:
     last = np.cumsum(per_row) - 1
     fills[last[rest > 0]] = rest[rest > 0]
     batches = math.ceil(len(fills) / slots)
-    return np.array([fills[b * slots : (b + 1) * slots].max() for b in range(batches)])
+    if not batches:
+        return np.zeros(0, dtype=np.int64)
+    # Each batch's fullest slot: the fills are in placement order, most first.
+    padded = np.zeros(batches * slots, dtype=np.int64)
+    padded[: len(fills)] = fills
+    return padded.reshape(batches, slots).max(axis=1)
 
 
 def best_rounds(
     pairs: np.ndarray, slots: int, coordinates: int | None = None, thresholds: int = 1
 ) -> int:
-    """The rounds per slot that make the work smallest: per batch, the scoring party
-    encrypts and sends one ciphertext per coordinate (ENCRYPT_COST products' worth of time)
-    and the evaluator makes the batch's rounds of products per coordinate. Given the
-    `coordinates` (with the constant) and `thresholds`, the bytes count too: per batch each
-    coordinate's ciphertext goes out and each of its rounds and thresholds' comes back (with a
-    fresh encryption of flooding noise in it), and of the rounds within TIME_SLACK of the
-    fastest, the one that sends fewest bytes is taken."""
-    counts = candidate_counts(pairs)
+    """The rounds per slot that make the work smallest for these pairs (`best_rounds_of`)."""
+    return best_rounds_of(candidate_counts(pairs), slots, coordinates, thresholds)
+
+
+def best_rounds_of(
+    counts: np.ndarray, slots: int, coordinates: int | None = None, thresholds: int = 1
+) -> int:
+    """The rounds per slot that make the work smallest, for rows with these candidate counts:
+    per batch, the scoring party encrypts and sends one ciphertext per coordinate
+    (ENCRYPT_COST products' worth of time) and the evaluator makes the batch's rounds of
+    products per coordinate. Given the `coordinates` (with the constant) and `thresholds`,
+    the bytes count too: per batch each coordinate's ciphertext goes out and each of its
+    rounds and thresholds' comes back (with a fresh encryption of flooding noise in it), and
+    of the rounds within TIME_SLACK of the fastest, the one that sends fewest bytes is
+    taken."""
     if len(counts) == 0:
         return 1
     options = []
     for rounds in range(1, int(counts.max()) + 1):
-        needed = _batch_rounds(counts, slots, rounds)
+        needed = batch_rounds(counts, slots, rounds)
         if coordinates is None:
             work = int((ENCRYPT_COST + needed).sum())
             options.append((rounds, work, len(needed)))

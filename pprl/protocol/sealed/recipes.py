@@ -431,8 +431,14 @@ def entry_groups(keys: Sequence[str]) -> list[tuple[str, ...]]:
     name all of them; as one entry the pair takes one slot."""
     groups: dict[str, list[str]] = {}
     for key in dict.fromkeys(keys):
-        groups.setdefault(key.split("|", 1)[0] if grouped_key(key) else key, []).append(key)
+        groups.setdefault(entry_label(key), []).append(key)
     return [tuple(group) for group in groups.values()]
+
+
+def entry_label(key: str) -> str:
+    """The hidden join's entry a key (recipe_keys') is in: its grouped recipe's tag, or the
+    key itself."""
+    return key.split("|", 1)[0] if grouped_key(key) else key
 
 
 def prefixed(text: str) -> str:

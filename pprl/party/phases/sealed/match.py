@@ -7,13 +7,21 @@ from __future__ import annotations
 
 import numpy as np
 
+from pprl.party.phases import words
 from pprl.party.phases.context import PhaseFailed, PhaseProgress, RunContext
 from pprl.party.phases.sealed import hidden_entries, stored
 from pprl.party.phases.sealed.stream_shape import scoring_layout
 from pprl.party.storage.artifacts import MODEL, OWN_MATCHES
 from pprl.protocol.model import classifier
 from pprl.protocol.own_training import mover_groups
-from pprl.protocol.sealed import graph_checks, hidden_join, layout, linear_form, session
+from pprl.protocol.sealed import (
+    graph_checks,
+    hidden_join,
+    layout,
+    linear_form,
+    match_cost,
+    session,
+)
 from pprl.protocol.sealed.exact_entries import evaluator_plaintext
 from pprl.protocol.vectors.randomness import SEALED_CHECKS
 from pprl.wire.v1 import linkage_pb2 as pb
@@ -79,6 +87,8 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
             f"them under encryption with {peer.peer} ({len(graph.rows):,} of this party's "
             "rows checks of its results, their pairs left to its classifier)"
         )
+    cost = match_cost.of_layout(placed, pairs, shape.coordinates, shape.returned)
+    said += f"; {words.match_cost_words(cost, projected=False)}"
     progress(0, placed.batches, "batches", said)
     # lazy: SEAL (tenseal, half a second) loads when a sealed run scores, not at start-up
     from pprl.files.sealed_bytes import dumped, dumped_ciphertext, loaded_ciphertext

@@ -23,6 +23,14 @@ class ScoreShape:
     returned: int  # one per two thresholds, then the alternative's score
 
 
+def score_shape(ckks: CkksSetting, entries: int, live: np.ndarray, alternative: bool) -> ScoreShape:
+    """The stream's shape for `scoring_layout`'s columns, which needs no pairs: TRAIN
+    projects MATCH's bytes with it."""
+    extra = entries + 1 if alternative else 0
+    coordinates = ckks.ciphertexts(int(np.count_nonzero(live)) + 1 + extra)
+    return ScoreShape(coordinates, ckks.threshold_ciphertexts + int(alternative))
+
+
 def scoring_layout(
     pairs: np.ndarray,
     ckks: CkksSetting,
@@ -36,9 +44,7 @@ def scoring_layout(
     them: of the `entries` mapping entries' coordinates (the projected vectors' or the
     agreed random features', each with its missing indicator) those `live`
     (linear_form.Peer.live), then the constant, two a ciphertext."""
-    extra = entries + 1 if alternative else 0
-    coordinates = ckks.ciphertexts(int(np.count_nonzero(live)) + 1 + extra)
-    shape = ScoreShape(coordinates, ckks.threshold_ciphertexts + int(alternative))
+    shape = score_shape(ckks, entries, live, alternative)
     placed = session.score_layout(pairs, ckks, shape.coordinates, returned=shape.returned)
     if hidden:
         placed = hidden_join.every_slot_ranked(placed)
