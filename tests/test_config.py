@@ -535,16 +535,23 @@ def test_matching_scheduler_is_optional_and_checked(tmp_path: Path) -> None:
     assert load_config(write(tmp_path, minimal())).scheduler is None
     data = minimal() | {"method": REFERENCE, "matching": {"scheduler": "tcp://10.0.0.5:8786"}}
     assert load_config(write(tmp_path, data)).scheduler == "tcp://10.0.0.5:8786"
-    # Sealed scoring runs in the daemon: a scheduler would be ignored, so it is refused.
+    # Sealed linkage blinds its keys there.
     path = write(tmp_path, minimal() | {"matching": {"scheduler": "tcp://10.0.0.5:8786"}})
-    error = load_error(path)
-    assert_located(error, path, "matching.scheduler")
-    assert "in the daemon" in str(error)
+    assert load_config(path).scheduler == "tcp://10.0.0.5:8786"
     for bad in ("10.0.0.5:8786", "http://h:1", "tcp://h:port", "tcp://:8786"):
         path = write(tmp_path, minimal() | {"method": REFERENCE, "matching": {"scheduler": bad}})
         error = load_error(path)
         assert_located(error, path, "matching.scheduler")
         assert "tcp://HOST:PORT" in str(error)
+
+
+def test_local_workers_default_to_one_a_core_and_are_a_whole_number(tmp_path: Path) -> None:
+    assert load_config(write(tmp_path, minimal())).workers == 0
+    path = write(tmp_path, minimal() | {"matching": {"workers": 3}})
+    assert load_config(path).workers == 3
+    for bad in (-1, 1.5, "two", True):
+        path = write(tmp_path, minimal() | {"matching": {"workers": bad}})
+        assert_located(load_error(path), path, "matching.workers")
 
 
 def test_the_development_seed_is_optional_and_a_whole_number(tmp_path: Path) -> None:

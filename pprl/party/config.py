@@ -116,8 +116,10 @@ class PartyConfig:
     coordinator_identity: str
     method: MethodParams = field(default_factory=MethodParams)
     wire_log: Path | None = None
-    # A Dask scheduler of this party's own cluster for the matching blocks; None: in-process.
+    # A Dask scheduler of this party's own cluster for the matching blocks and the sealed
+    # blinding; None: in-process, with `workers` local processes for the blinding (0: a core).
     scheduler: str | None = None
+    workers: int = 0
     # [matching] threshold: this party's classifier accepts a pair scoring above it (0: the
     # classifier's own boundary; higher trades recall for precision). review_band: an agreed
     # pair scoring within this much above the threshold is marked for review in linkage.csv.
@@ -408,18 +410,10 @@ def _peers(data: dict[str, Any], path: Path) -> tuple[PeerEndpoint, ...]:
     return tuple(peers)
 
 
-def _scheduler(section: _Section, method: MethodParams) -> str | None:
-    """The party's Dask scheduler for MATCH's blocks; refused where MATCH has none to send
-    (sealed scoring runs in the daemon), rather than ignored."""
+def _scheduler(section: _Section) -> str | None:
+    """The party's Dask scheduler, for MATCH's blocks and the sealed blinding."""
     if not section.has("scheduler"):
         return None
-    if encoding_named(method.encoding).sealed:
-        raise section._error(
-            "scheduler",
-            f'encoding = "{method.encoding}" scores under encryption in the daemon; a '
-            "scheduler runs the blocks of the encodings that send vectors "
-            '(encoding = "reference" releases noisy vectors: docs/research/privacy.md)',
-        )
     value = section.string("scheduler")
     scheme, _, rest = value.partition("://")
     host, _, port = rest.rpartition(":")
@@ -815,7 +809,8 @@ def load_config(path: str | Path) -> PartyConfig:
         privacy=privacy,
         registers_by_default=not method.has("error_model"),
         wire_log=_optional_file(top.section("wire_log", required=False), "path"),
-        scheduler=_scheduler(top.section("matching", required=False), method_params),
+        scheduler=_scheduler(top.section("matching", required=False)),
+        workers=top.section("matching", required=False).count("workers", 0, minimum=0),
         threshold=_threshold(top.section("matching", required=False), method_params),
         review_band=top.section("matching", required=False).at_least_zero("review_band", 0.0),
         development_seed=_development_seed(top.section("development", required=False)),

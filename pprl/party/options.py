@@ -618,12 +618,22 @@ _REST = (
         "matching",
         "scheduler",
         "string",
-        "tcp://HOST:PORT or tls://HOST:PORT of this party's own Dask scheduler, to run the "
-        "matching blocks there (pip install 'pprl[distributed]'); keep it inside the party's "
-        "network.",
-        default_text="none (the blocks run in the daemon)",
+        "tcp://HOST:PORT or tls://HOST:PORT of this party's own Dask scheduler (pip install "
+        "'pprl[distributed]'): the matching blocks run there, and in sealed linkage the "
+        "blinding of the keys, whose workers then hold the run's blinding scalar; keep it "
+        "inside the party's network, tls:// across machines.",
+        default_text="none (the daemon and its local workers do the work)",
         example="tcp://10.0.0.5:8786",
-        encodings=_VECTORS,
+    ),
+    Option(
+        "matching",
+        "workers",
+        "integer",
+        "Local worker processes for sealed linkage's blinding when no scheduler is set (0: "
+        "one a core; 1: none, the daemon blinds). They start only for more keys than one "
+        "chunk (50,000), each holding one chunk at a time.",
+        default=0,
+        encodings=_where(lambda e: e.sealed),
     ),
     Option(
         "matching",

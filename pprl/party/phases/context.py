@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import json
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,8 @@ from pprl.party.credentials.bloom_key import load_bloom_key
 from pprl.party.credentials.noise_key import party_noise_key
 from pprl.party.peering.peer import PeerClient
 from pprl.party.peering.transfer import Expected
-from pprl.party.phases import engine, words
+from pprl.party.phases import engine, words, workers
+from pprl.party.phases.workers import Spread
 from pprl.party.storage.artifacts import (
     NOISE_CHOICE,
     ORDER,
@@ -241,6 +243,10 @@ class RunContext:
     def runner(self) -> Runner:
         """Where MATCH's blocks run: on the configured Dask scheduler, or here."""
         return engine.on_dask(self.config.scheduler) if self.config.scheduler else plans.run_here
+
+    def spreading(self) -> AbstractContextManager[Spread | None]:
+        """Where sealed linkage's blinding runs: the Dask cluster, local workers or here."""
+        return workers.spreading(self.config.scheduler, self.config.workers)
 
     # -- writing what a phase produces ---------------------------------------------------
     def write_artifact(

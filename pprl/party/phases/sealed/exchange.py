@@ -74,8 +74,9 @@ def reblind_for_peer(ctx: RunContext, run_id: str, counts: np.ndarray, values: b
     if hidden:
         hidden_entries.check_bound(ctx, run_id, len(counts), "keys")
     secret = ENTRY_SECRET if hidden else BLINDING_SECRET
-    blinder = Blinder.from_secret(ctx.artifact(run_id, secret).path.read_bytes())
-    again = session.reblinded(blinder, values, "the peer's keys")
+    with ctx.spreading() as spread:
+        blinder = Blinder.from_secret(ctx.artifact(run_id, secret).path.read_bytes(), spread)
+        again = session.reblinded(blinder, values, "the peer's keys")
     if ctx.store.artifact(run_id, PEER_KEYS_TWICE, verify=False) is not None:
         # A peer resuming EXCHANGE sends the same keys again: confirm them. Other keys would
         # replace ones the candidates may already stand on.

@@ -35,13 +35,19 @@ from pprl.party.storage.artifacts import (
 from pprl.protocol.linkage import reflection
 from pprl.protocol.linkage.matching import Matches
 from pprl.protocol.sealed import hidden_join, key_spread, session
-from pprl.protocol.sealed.blinding import POINT_BYTES, Blinder, split
+from pprl.protocol.sealed.blinding import POINT_BYTES, Blinder, Spread, split
 from pprl.protocol.sealed.recipes import group_size, most_keys, recipe_number
 from pprl.protocol.vectors.randomness import SEALED_JOIN
 from pprl.wire.v1 import linkage_pb2 as pb
 
 
-def smash(ctx: RunContext, run_id: str, keys: Sequence[Sequence[str]], context: bytes) -> int:
+def smash(
+    ctx: RunContext,
+    run_id: str,
+    keys: Sequence[Sequence[str]],
+    context: bytes,
+    spread: Spread | None = None,
+) -> int:
     """The entries, blinded with a fresh entry scalar, and the order the rows' keys travel
     in; written, not yet recorded (SMASH records everything once all is written). Returns
     how many entries."""
@@ -51,7 +57,7 @@ def smash(ctx: RunContext, run_id: str, keys: Sequence[Sequence[str]], context: 
     buckets = len(session.thresholds(method.sealed_thresholds)) + 1
     entries = hidden_join.entries(keys, rng, group)
     draws = hidden_join.check_draws(len(entries), buckets, rng)
-    blinder = Blinder()
+    blinder = Blinder(spread=spread)
     counts, values = session.blinded_rows(blinder, context, entries.keys)
     with atomic_file(ctx.store.artifact_path(run_id, ENTRY_SECRET)) as tmp:
         tmp.write_bytes(blinder.secret())
@@ -202,8 +208,9 @@ def keep_peer_entries(ctx: RunContext, run_id: str, counts: np.ndarray, values: 
             "entries refused: they repeat this party's own entries (sent back to it)",
             reason=pb.REFLECTED,
         )
-    blinder = Blinder.from_secret(ctx.artifact(run_id, BLINDING_SECRET).path.read_bytes())
-    again = session.reblinded(blinder, values, "the peer's entries")
+    with ctx.spreading() as spread:
+        secret = ctx.artifact(run_id, BLINDING_SECRET).path.read_bytes()
+        again = session.reblinded(Blinder.from_secret(secret, spread), values, "the peer's entries")
     held = ctx.store.artifact(run_id, PEER_ENTRIES_TWICE, verify=False)
     if held is not None:
         with np.load(ctx.artifact(run_id, PEER_ENTRIES_TWICE).path) as data:

@@ -36,11 +36,12 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     found_by = np.fromiter((found_by_key(key, first) for row in keys for key in row), dtype=bool)
     made_by = np.fromiter((recipe_number(key) for row in keys for key in row), dtype=np.int32)
     digest, _ = ctx.store.run(run_id).agreement()
-    blinder = Blinder()
     context = session.key_context(digest, run_id)
-    counts, values = session.blinded_rows(blinder, context, keys)
     hidden = method.join.hidden
-    entries = hidden_entries.smash(ctx, run_id, keys, context) if hidden else 0
+    with ctx.spreading() as spread:
+        blinder = Blinder(spread=spread)
+        counts, values = session.blinded_rows(blinder, context, keys)
+        entries = hidden_entries.smash(ctx, run_id, keys, context, spread) if hidden else 0
     # Everything is written before anything is recorded: a SMASH redone after a crash writes
     # it all again, with a fresh scalar.
     with atomic_file(ctx.store.artifact_path(run_id, ORDER)) as tmp, tmp.open("wb") as out:
