@@ -181,6 +181,33 @@ def _scored_pairs(rows_a, rows_b, scores) -> dict[tuple[int, int], float]:
     }
 
 
+def test_sealed_blinding_on_a_dask_cluster_links_as_in_the_daemon(deploy):
+    """Daemons configured with a scheduler (a real local cluster: a scheduler and two worker
+    processes) blind their keys there in chunks; the run links as well as in the daemon
+    (test_full_run_links_generated_data's bar on the same data)."""
+    distributed = pytest.importorskip("dask.distributed")
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
+    ) as cluster:
+        address = cluster.scheduler_address
+
+        def configure(deployment):
+            for party in deployment.parties.values():
+                with party.config.open("a", encoding="utf-8") as handle:
+                    handle.write(f'[matching]\nscheduler = "{address}"\nchunk_values = 200\n')
+
+        deployment = deploy(size=300, overlap=0.9, configure=configure)
+        summary, result = _summary(deployment, "run")
+        with distributed.Client(address) as client:
+            prefixes = client.run_on_scheduler(
+                lambda dask_scheduler: list(dask_scheduler.task_prefixes)
+            )
+    assert result.stdout.count(f"blinded on the Dask cluster at {address}") == 2
+    assert "blinded_chunk" in prefixes
+    quality = evaluate(deployment, summary["run_id"], _truth(deployment))
+    assert quality["linkage"]["f1"] >= 0.95
+
+
 def test_matching_on_a_dask_cluster_gives_the_in_process_pairs(deploy):
     """Daemons configured with a scheduler send their blocks there; the pairs they keep are
     those the in-process engine finds from the same tensors and model."""

@@ -9,6 +9,7 @@ from pprl.cli.summary import print_summary, write_json
 from pprl.party.config import DEFAULT_REIDENTIFICATION_LIMIT
 from pprl.protocol.encodings.registry import DEFAULT_ENCODING, ENCODINGS
 from pprl.protocol.errors import InputError
+from pprl.protocol.expectation import DEFAULT_MIN_EXPECTED_F1
 from pprl.protocol.model.classifier import TRAINERS
 from pprl.protocol.model.features import FEATURES
 
@@ -87,7 +88,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     demo.add_argument(
         "--min-expected-f1",
         type=float,
-        help="stop before sending when a party expects a worse F1 (default: the daemons' 0.9)",
+        help="stop before sending when a party expects a worse F1 (default: the daemons' "
+        f"{DEFAULT_MIN_EXPECTED_F1:g})",
     )
     demo.add_argument(
         "--workdir",
@@ -109,6 +111,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="SCORE",
         help="mark agreed pairs scoring within this much above the threshold for review "
         "([matching] review_band; default 0: none)",
+    )
+    demo.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="tcp://HOST:PORT of a Dask scheduler both parties' heavy steps run on ([matching] "
+        "scheduler; pip install 'pprl[distributed]'): sealed linkage's blinding, the "
+        "reference release's matching blocks (default: the daemons and their local workers)",
     )
     demo.add_argument("--json", metavar="PATH", help="also write the summary as JSON")
     demo.set_defaults(handler=run)
@@ -229,7 +238,11 @@ def run(args: argparse.Namespace) -> int:
         date_formats_b=dict(args.date_format_b),
         matching={
             key: value
-            for key, value in (("threshold", args.threshold), ("review_band", args.review_band))
+            for key, value in (
+                ("threshold", args.threshold),
+                ("review_band", args.review_band),
+                ("scheduler", args.scheduler),
+            )
             if value
         },
     )

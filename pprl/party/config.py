@@ -98,6 +98,8 @@ class PrivacySettings:
 # and one twice the other's size link without a setting, and a peer cannot declare a
 # population list against a small file without the custodian raising it.
 DEFAULT_PEER_RECORDS_RATIO = 2.0
+# Values a worker blinds at once ([matching] chunk_values): 1.6 MB each way, about 3 s.
+DEFAULT_CHUNK_VALUES = 50_000
 
 
 @dataclass(frozen=True)
@@ -120,6 +122,7 @@ class PartyConfig:
     # blinding; None: in-process, with `workers` local processes for the blinding (0: a core).
     scheduler: str | None = None
     workers: int = 0
+    chunk_values: int = DEFAULT_CHUNK_VALUES  # values a worker blinds at once
     # [matching] threshold: this party's classifier accepts a pair scoring above it (0: the
     # classifier's own boundary; higher trades recall for precision). review_band: an agreed
     # pair scoring within this much above the threshold is marked for review in linkage.csv.
@@ -811,6 +814,9 @@ def load_config(path: str | Path) -> PartyConfig:
         wire_log=_optional_file(top.section("wire_log", required=False), "path"),
         scheduler=_scheduler(top.section("matching", required=False)),
         workers=top.section("matching", required=False).count("workers", 0, minimum=0),
+        chunk_values=top.section("matching", required=False).count(
+            "chunk_values", DEFAULT_CHUNK_VALUES
+        ),
         threshold=_threshold(top.section("matching", required=False), method_params),
         review_band=top.section("matching", required=False).at_least_zero("review_band", 0.0),
         development_seed=_development_seed(top.section("development", required=False)),

@@ -631,8 +631,17 @@ _REST = (
         "integer",
         "Local worker processes for sealed linkage's blinding when no scheduler is set (0: "
         "one a core; 1: none, the daemon blinds). They start only for more keys than one "
-        "chunk (50,000), each holding one chunk at a time.",
+        "chunk, each holding one chunk at a time.",
         default=0,
+        encodings=_where(lambda e: e.sealed),
+    ),
+    Option(
+        "matching",
+        "chunk_values",
+        "integer",
+        "Blocking keys a worker (local or on the scheduler's cluster) blinds at once: 32 "
+        "bytes each way a key, so this bounds a worker's memory whatever the file's size.",
+        default=50_000,
         encodings=_where(lambda e: e.sealed),
     ),
     Option(

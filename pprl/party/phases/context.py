@@ -246,7 +246,8 @@ class RunContext:
 
     def spreading(self) -> AbstractContextManager[Spread | None]:
         """Where sealed linkage's blinding runs: the Dask cluster, local workers or here."""
-        return workers.spreading(self.config.scheduler, self.config.workers)
+        config = self.config
+        return workers.spreading(config.scheduler, config.workers, config.chunk_values)
 
     # -- writing what a phase produces ---------------------------------------------------
     def write_artifact(

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from multiprocessing import get_context
 from typing import Any
 
+from pprl.party.config import DEFAULT_CHUNK_VALUES
 from pprl.party.phases.engine import CONNECT_SECONDS, EngineError
 
 # Tasks a worker may have queued beyond the one it runs.
@@ -79,8 +80,20 @@ class Spread:
     """`blinding.Spread` over some workers: tasks in, results out in order, a window of
     them in flight."""
 
-    def __init__(self, workers: LocalWorkers | DaskWorkers) -> None:
+    def __init__(
+        self, workers: LocalWorkers | DaskWorkers, chunk: int = DEFAULT_CHUNK_VALUES
+    ) -> None:
         self.workers = workers
+        self.chunk = chunk
+        self.tasks = 0
+
+    def where(self) -> str:
+        """Where the tasks ran, for the phase's line; empty when none did."""
+        if not self.tasks:
+            return ""
+        if isinstance(self.workers, DaskWorkers):
+            return f" on the Dask cluster at {self.workers.scheduler}"
+        return f" in {self.workers.count} local worker processes"
 
     def __call__(
         self, task: Callable[..., list[bytes]], tasks: Sequence[tuple[Any, ...]]
@@ -88,6 +101,7 @@ class Spread:
         waiting: deque[Any] = deque()
         for arguments in tasks:
             waiting.append(self.workers.submit(task, arguments))
+            self.tasks += 1
             while len(waiting) > WINDOW * self.workers.count:
                 yield waiting.popleft().result()
         while waiting:
@@ -100,9 +114,12 @@ def local_count(configured: int) -> int:
 
 
 @contextmanager
-def spreading(scheduler: str | None, workers: int) -> Iterator[Spread | None]:
-    """The spread a phase's heavy steps use: the Dask cluster if one is configured, else
-    local worker processes when more than one, else none (the daemon does the work)."""
+def spreading(
+    scheduler: str | None, workers: int, chunk: int = DEFAULT_CHUNK_VALUES
+) -> Iterator[Spread | None]:
+    """The spread a phase's heavy steps use, in tasks of `chunk` values: the Dask cluster
+    if one is configured, else local worker processes when more than one, else none (the
+    daemon does the work)."""
     if scheduler:
         pool: LocalWorkers | DaskWorkers = DaskWorkers(scheduler)
     elif local_count(workers) > 1:
@@ -111,6 +128,6 @@ def spreading(scheduler: str | None, workers: int) -> Iterator[Spread | None]:
         yield None
         return
     try:
-        yield Spread(pool)
+        yield Spread(pool, chunk)
     finally:
         pool.close()

@@ -50,8 +50,6 @@ from pprl.protocol.errors import PprlError
 
 # Bytes of one blinded value (an X25519 u-coordinate).
 POINT_BYTES = 32
-# Values a worker blinds at once when blinding is spread: 1.6 MB each way, about 3 s.
-CHUNK_VALUES = 50_000
 # Separates these hashes from every other use of SHA-256 with the same inputs.
 DOMAIN = b"pprl sealed blocking key v1\0"
 
@@ -91,7 +89,10 @@ def returned(
 
 class Spread(Protocol):
     """Runs `task(*arguments)` for each tuple of `tasks`, elsewhere (the party's worker
-    processes or its Dask cluster), and gives the results in the tasks' order."""
+    processes or its Dask cluster), and gives the results in the tasks' order; `chunk`:
+    the values a task holds."""
+
+    chunk: int
 
     def __call__(
         self, task: Callable[..., list[bytes]], tasks: Sequence[tuple[Any, ...]]
@@ -100,7 +101,7 @@ class Spread(Protocol):
 
 class Blinder:
     """One party's secret scalar for one run; with a `spread`, values beyond one chunk are
-    blinded in chunks of CHUNK_VALUES by the party's workers (each holding one chunk)."""
+    blinded in chunks (`Spread.chunk` values) by the party's workers, each holding one."""
 
     def __init__(self, key: X25519PrivateKey | None = None, spread: Spread | None = None) -> None:
         self._key = key or X25519PrivateKey.generate()
@@ -130,11 +131,12 @@ class Blinder:
 
     def blind(self, values: Sequence[bytes], what: str) -> list[bytes]:
         """`values` blinded, here or, beyond one chunk and given a spread, by the workers."""
-        if self._spread is None or len(values) <= CHUNK_VALUES:
+        chunk = self._spread.chunk if self._spread is not None else len(values)
+        if self._spread is None or len(values) <= chunk:
             return self._blinded(values, what)
         tasks = [
-            (self.secret(), what, start, values[start : start + CHUNK_VALUES])
-            for start in range(0, len(values), CHUNK_VALUES)
+            (self.secret(), what, start, values[start : start + chunk])
+            for start in range(0, len(values), chunk)
         ]
         return [value for part in self._spread(blinded_chunk, tasks) for value in part]
 

@@ -42,6 +42,7 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
         blinder = Blinder(spread=spread)
         counts, values = session.blinded_rows(blinder, context, keys)
         entries = hidden_entries.smash(ctx, run_id, keys, context, spread) if hidden else 0
+        where = spread.where() if spread is not None else ""
     # Everything is written before anything is recorded: a SMASH redone after a crash writes
     # it all again, with a fresh scalar.
     with atomic_file(ctx.store.artifact_path(run_id, ORDER)) as tmp, tmp.open("wb") as out:
@@ -75,7 +76,7 @@ def run(ctx: RunContext, run_id: str, progress: PhaseProgress) -> None:
     said = (
         f"smashed {n:,} records (kept here: sealed linkage sends no vectors); "
         f"{int(counts.sum()):,} blocking keys from {len(recipes)} "
-        f"recipe{'s' if len(recipes) != 1 else ''}, blinded"
+        f"recipe{'s' if len(recipes) != 1 else ''}, blinded{where}"
     )
     if keyless:
         said += (
