@@ -11,15 +11,17 @@ its own way and read with --date-format-b) and run in turn on the same machine, 
 of the sizes compare within one run. The daemons share the machine: on 2 cores each party
 has about one. A phase's rate is its slower party's seconds over the records a side (MATCH's
 also over the candidate pairs scored). The projection keeps each phase's rate per record,
-MATCH's per candidate pair, and the candidates per record of the largest size; divided by
-the workers only for the phases that run in workers (today none of the sealed phases: the
-projection for more than one worker is what spreading them would give, not what runs now).
+MATCH's per candidate pair, and the candidates and keys per record of the largest size; on N
+workers it divides the blinding (the keys times X25519's time, measured here) among them, as
+the daemons do today, and, labelled, every spreadable phase, as they would if all were
+spread. A size can also be read from a summary already run (--summary SIZE=JSON=LOG).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -30,13 +32,16 @@ from typing import Any
 
 from lab.result_file import write_result
 from pprl.bench import european_registers
+from pprl.protocol.sealed.blinding import Blinder
 
 BENCHMARKS = Path(__file__).resolve().parent
 SCHEMA = BENCHMARKS / "european" / "schema_names_dob.toml"
 PHASES = ("agree", "smash", "train", "exchange", "match", "reveal", "link")
-# Phases whose work could be spread over a party's workers (item 1 of the scale issue);
-# AGREE, REVEAL and LINK stay in the daemon.
+# Phases whose work could all be spread over a party's workers; AGREE, REVEAL and LINK stay
+# in the daemon. Today only the blinding is (SMASH's own keys, EXCHANGE's peer keys).
 SPREADABLE = ("smash", "train", "exchange", "match")
+# SMASH's line: "smashed 400,000 records (...); 3,598,614 blocking keys from 7 recipes".
+_KEYS = re.compile(r"^\s+(alice|bob)\s+smashed [\d,]+ records .*?; ([\d,]+) blocking keys", re.M)
 
 
 def _pprl(*arguments: str, **run: Any) -> subprocess.CompletedProcess[str]:
@@ -78,11 +83,39 @@ def run_size(data: Path, size: int) -> dict[str, Any]:
     if done.returncode != 0 or not summary_path.exists():
         tail = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
         return {"size": size, "status": "failed", "message": tail, "seconds": round(seconds, 1)}
-    return outcome(size, json.loads(summary_path.read_text()), seconds)
+    return outcome(size, json.loads(summary_path.read_text()), seconds, blocking_keys(done.stdout))
 
 
-def outcome(size: int, summary: dict[str, Any], seconds: float) -> dict[str, Any]:
-    """One run's figures and rates from the demo's summary."""
+def summarised(text: str) -> tuple[int, Path, Path]:
+    """SIZE=JSON=LOG: a size run before, its `pprl demo --json` summary and its output."""
+    size, summary, log = text.split("=", 2) if text.count("=") >= 2 else ("", "", "")
+    if not size.isdigit():
+        raise argparse.ArgumentTypeError(f"SIZE=SUMMARY.json=OUTPUT.log, got {text!r}")
+    return int(size), Path(summary), Path(log)
+
+
+def from_summary(size: int, summary: Path, log: Path) -> dict[str, Any]:
+    """A size run before (`pprl demo --json`, its output kept) read as `run_size` reads one."""
+    document = json.loads(summary.read_text())
+    return outcome(size, document, document["demo_seconds"], blocking_keys(log.read_text()))
+
+
+def blocking_keys(stdout: str) -> int:
+    """The most blocking keys a party blinded, as its SMASH line says (0: none said)."""
+    return max((int(count.replace(",", "")) for _, count in _KEYS.findall(stdout)), default=0)
+
+
+def blinding_seconds(values: int = 20_000) -> float:
+    """Seconds to blind one key here (X25519 through cryptography), measured on `values`."""
+    keys = [f"key {n}" for n in range(values)]
+    began = time.perf_counter()
+    Blinder().blind_keys(b"scale benchmark", keys)
+    return (time.perf_counter() - began) / values
+
+
+def outcome(size: int, summary: dict[str, Any], seconds: float, keys: int = 0) -> dict[str, Any]:
+    """One run's figures and rates from the demo's summary; `keys`: the blocking keys a
+    party blinded (SMASH's line)."""
     parties = summary["parties"]
     slowest = {
         phase: max(party["phase_seconds"].get(phase, 0.0) for party in parties.values())
@@ -102,7 +135,9 @@ def outcome(size: int, summary: dict[str, Any], seconds: float) -> dict[str, Any
         "candidates": candidates,
         "bytes_sent": sent,
         "peak_rss_gib": round(max(p["peak_rss_bytes"] for p in parties.values()) / 2**30, 2),
-        "rates": rates(size, slowest, candidates, sent, summary["seconds"]),
+        "blocking_keys": keys,
+        "rates": rates(size, slowest, candidates, sent, summary["seconds"])
+        | {"keys_per_record": round(keys / size, 4)},
     }
 
 
@@ -119,21 +154,32 @@ def rates(
     return out
 
 
-def projection(run: dict[str, Any], records: int, workers: int) -> dict[str, float]:
+def projection(
+    run: dict[str, Any], records: int, workers: int, blind: float, every_step: bool = False
+) -> dict[str, Any]:
     """`records` a side from one run's rates: each phase per record, MATCH per candidate at
-    the run's candidates per record; the spreadable phases divided by `workers`."""
+    the run's candidates per record. On `workers` workers the blinding (two X25519 a key a
+    party, `blind` seconds each, from SMASH and EXCHANGE) is divided among them, as it runs
+    today; with `every_step`, every spreadable phase is, as it would if all were spread."""
     measured = run["rates"]
     candidates = measured["candidates_per_record"] * records
+    blinding = measured.get("keys_per_record", 0.0) * records * blind  # a phase's share
     seconds = {}
     for phase in PHASES:
         if phase == "match":
             value = measured["match_ms_per_candidate"] * candidates / 1000
         else:
             value = measured[f"{phase}_ms_per_record"] * records / 1000
-        seconds[phase] = value / workers if phase in SPREADABLE else value
+        if every_step and phase in SPREADABLE:
+            value /= workers
+        elif phase in ("smash", "exchange"):
+            share = min(blinding, value)
+            value = value - share + share / workers
+        seconds[phase] = value
     return {
         "records": records,
         "workers": workers,
+        "every_step": every_step,
         "hours": round(sum(seconds.values()) / 3600, 2),
         "phase_hours": {phase: round(value / 3600, 3) for phase, value in seconds.items()},
     }
@@ -191,6 +237,14 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--sizes", type=_counts(100), default=[25_000, 50_000, 100_000])
     parser.add_argument("--project", type=int, default=10_000_000, help="records a side")
     parser.add_argument("--workers", type=_counts(1), default=[1, 8, 32])
+    parser.add_argument(
+        "--summary",
+        type=summarised,
+        action="append",
+        default=[],
+        metavar="SIZE=JSON=LOG",
+        help="a size run before: its demo summary and output (for sizes too long to rerun)",
+    )
     parser.add_argument("--json", type=Path)
     return parser
 
@@ -202,15 +256,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     for size in sorted(args.sizes):
         runs.append(run_size(args.data, size))
         print(json.dumps(runs[-1]), flush=True)
+    runs += [from_summary(*given) for given in args.summary]
     print(table(runs))
     linked = [run for run in runs if run["status"] == "linked"]
-    projected = (
-        [projection(max(linked, key=lambda r: r["size"]), args.project, n) for n in args.workers]
-        if linked
-        else []
-    )
+    blind = blinding_seconds()
+    largest = max(linked, key=lambda r: r["size"]) if linked else None
+    projected = [
+        projection(largest, args.project, n, blind, every)
+        for every in (False, True)
+        for n in args.workers
+        if largest is not None
+    ]
     for one in projected:
-        print(f"{one['records']:,} a side on {one['workers']} worker(s): {one['hours']} h")
+        how = "every heavy step spread" if one["every_step"] else "the blinding spread"
+        print(f"{one['records']:,} a side on {one['workers']} worker(s), {how}: {one['hours']} h")
     print(f"time per record, largest over smallest size: {growth(runs)}")
     if args.json:
         write_result(
@@ -219,6 +278,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "command": " ".join(["python", "benchmarks/scale.py", *argv]),
                 "runs": runs,
                 "growth": growth(runs),
+                "blinding_us_per_key": round(blind * 1e6, 1),
                 "projection": projected,
                 "table": table(runs),
             },
