@@ -61,8 +61,9 @@ _PAIRS_AT_ONCE = 1 << 16
 SMASHED = f"{EXPECTATION} smashed"
 # A peer row that is nobody's copy (`CandidateJoin.copy_rows`).
 STRANGER = -1
-# Own records per simulated rate from which the rates share one simulated file (`joins`).
-SHARED_FILE_RECORDS = 25_000
+# Own records per simulated rate from which the rates share one simulated file (`joins`):
+# as many as a rate samples, so that each rate's sample is drawn from its own copies.
+SHARED_FILE_RECORDS = EXPECTATION_RECORDS
 
 
 @dataclass(frozen=True)
