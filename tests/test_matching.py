@@ -187,6 +187,33 @@ def test_the_optimal_assignment_has_the_largest_total_score_of_any_one_to_one_su
     assert float(chosen.scores.sum()) >= float(one_to_one(pairs, GREEDY).scores.sum())
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_pairs_in_no_conflict_skip_the_solver_and_keep_the_best_total(seed: int) -> None:
+    """Most accepted pairs at scale share neither row with another: each is kept when its
+    score is above 0 (a stand-in's), dropped otherwise, and the solver sees only the
+    conflicted rest; the total is still the best one-to-one subset's."""
+    rng = np.random.default_rng(seed)
+    alone_scores = rng.uniform(-3.0, 10.0, size=150)
+    cells = rng.choice(50 * 50, size=160, replace=False)
+    rows_a = np.concatenate([np.arange(150), 150 + cells // 50]).astype(np.int64)
+    rows_b = np.concatenate([np.arange(150), 150 + cells % 50]).astype(np.int64)
+    scores = np.concatenate([alone_scores, rng.uniform(0.5, 12.0, size=160)])
+    pairs = Matches(rows_a, rows_b, scores)
+    chosen = one_to_one(pairs, OPTIMAL)
+    kept = {(int(a), int(b)) for a, b in zip(chosen.rows_a, chosen.rows_b, strict=True)}
+    for i, score in enumerate(alone_scores):
+        assert ((i, i) in kept) == (score > 0)
+    dense = np.zeros((200, 200))
+    dense[rows_a, rows_b] = scores
+    best_rows, best_cols = linear_sum_assignment(dense, maximize=True)
+    best = dense[best_rows, best_cols]
+    assert float(chosen.scores.sum()) == pytest.approx(best[best > 0].sum())
+    # In the order the pairs were given, as before the split.
+    given = {(int(a), int(b)): t for t, (a, b) in enumerate(zip(rows_a, rows_b, strict=True))}
+    order = [given[pair] for pair in zip(chosen.rows_a, chosen.rows_b, strict=True)]
+    assert np.all(np.diff(order) > 0)
+
+
 def _made_up_names(rng: np.random.Generator, n: int) -> list[str]:
     onsets = ["B", "D", "K", "L", "M", "N", "R", "S", "T", "V", "BR", "ST", "CH", "GR", "SH"]
     vowels = ["A", "E", "I", "O", "U", "AI", "EO", "OU"]

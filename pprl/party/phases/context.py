@@ -20,6 +20,7 @@ from pprl.party.credentials.noise_key import party_noise_key
 from pprl.party.peering.peer import PeerClient
 from pprl.party.peering.transfer import Expected
 from pprl.party.phases import engine, words, workers
+from pprl.party.phases.derived import Derived
 from pprl.party.phases.workers import Spread
 from pprl.party.storage.artifacts import (
     NOISE_CHOICE,
@@ -99,6 +100,7 @@ class RunContext:
         self._dictionary_cache: tuple[tuple[Path | None, str], Dictionary] | None = None
         self._population_cache: tuple[tuple[Path, tuple[str, ...]], Population | None] | None = None
         self._agreements: dict[str, Agreement] = {}
+        self.derived = Derived()
 
     def peer(self, run_id: str) -> PeerClient:
         """The client of the party this run links with (a run stored before daemons had

@@ -380,13 +380,33 @@ def optimal_one_to_one(matches: Matches) -> Matches:
     graph with stand-ins on both sides gives the same total but took 9-14x as long at
     50,000 a side: docs/research/benchmarks.md.)
     """
+    if len(matches) == 0:
+        return matches
+    # A pair whose rows are in no other pair is in the best matching exactly when its score
+    # beats its rows' stand-ins (above 0): only the rest need the solver, which holds the
+    # GIL (at a million a side 1.4 million accepted pairs, most of them alone, starved the
+    # peer's evaluation for minutes).
+    _, at_a, many_a = np.unique(matches.rows_a, return_inverse=True, return_counts=True)
+    _, at_b, many_b = np.unique(matches.rows_b, return_inverse=True, return_counts=True)
+    alone = (many_a[at_a.reshape(-1)] == 1) & (many_b[at_b.reshape(-1)] == 1)
+    kept = np.flatnonzero(alone & (matches.scores > 0))
+    conflicted = np.flatnonzero(~alone)
+    if len(conflicted):
+        rest = Matches(
+            matches.rows_a[conflicted], matches.rows_b[conflicted], matches.scores[conflicted]
+        )
+        kept = np.concatenate([kept, conflicted[_assigned(rest)]])
+    picked = np.sort(kept)
+    return Matches(matches.rows_a[picked], matches.rows_b[picked], matches.scores[picked])
+
+
+def _assigned(matches: Matches) -> np.ndarray:
+    """The indices of the pairs in the best matching (`optimal_one_to_one`'s solver)."""
     # Imported here: scipy.sparse.csgraph takes a fifth of a second to import, which every
     # `pprl` process paid at start (a coordinator or `pprl --help` too), not only MATCH.
     from scipy.sparse import csr_matrix
     from scipy.sparse.csgraph import min_weight_full_bipartite_matching
 
-    if len(matches) == 0:
-        return matches
     rows_a, index_a = np.unique(matches.rows_a, return_inverse=True)
     rows_b, index_b = np.unique(matches.rows_b, return_inverse=True)
     if len(rows_a) <= len(rows_b):
@@ -406,8 +426,7 @@ def optimal_one_to_one(matches: Matches) -> Matches:
         shape=(n_rows, n_cols + n_rows),
     )
     _, matched = min_weight_full_bipartite_matching(graph)
-    picked = np.flatnonzero(matched[index_row] == index_col)
-    return Matches(matches.rows_a[picked], matches.rows_b[picked], matches.scores[picked])
+    return np.flatnonzero(matched[index_row] == index_col)
 
 
 def exact_scores(unit_a: np.ndarray, unit_b: np.ndarray, model: Model) -> np.ndarray:

@@ -27,15 +27,21 @@ def is_first(ctx: RunContext, run_id: str) -> bool:
 def candidates(ctx: RunContext, run_id: str) -> np.ndarray:
     """The pairs (own row, peer row) sharing a doubly blinded key, as both parties derive
     them; refused (KEY_BOUND) when a peer row probes with a fallback key yet holds more keys
-    than a keyless row can (keyless_rows)."""
-    counts, values = read_keys(ctx, run_id, OWN_KEYS_TWICE)
-    own = session.grouped(counts, values)
+    than a keyless row can (keyless_rows). Derived once for both sets of keys as stored."""
     held = ctx.store.artifact(run_id, PEER_KEYS_TWICE)
     if held is None:
         raise PhaseFailed(
             "the peer's blinded keys have not arrived: its EXCHANGE has not run",
             reason=pb.OUT_OF_ORDER,
         )
+    source = (run_id, ctx.artifact(run_id, OWN_KEYS_TWICE).sha256, held.sha256)
+    pairs: np.ndarray = ctx.derived.get("candidates", source, lambda: _candidates(ctx, run_id))
+    return pairs.copy()
+
+
+def _candidates(ctx: RunContext, run_id: str) -> np.ndarray:
+    counts, values = read_keys(ctx, run_id, OWN_KEYS_TWICE)
+    own = session.grouped(counts, values)
     peer = session.grouped(*read_keys(ctx, run_id, PEER_KEYS_TWICE))
     with np.load(ctx.artifact(run_id, OWN_KEYS).path) as data:
         flags = data["found_by"]
