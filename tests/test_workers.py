@@ -9,6 +9,7 @@ import os
 import pytest
 
 from pprl.party.phases import workers
+from pprl.party.phases.engine import EngineError
 from pprl.protocol.sealed import blinding
 from pprl.protocol.sealed.blinding import Blinder, BlindingError
 
@@ -73,6 +74,6 @@ def test_an_unreachable_scheduler_is_named(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(workers, "CONNECT_SECONDS", 2)
     with (
         workers.spreading("tcp://127.0.0.1:9", 0, CHUNK) as spread,
-        pytest.raises(workers.EngineError, match=r"tcp://127\.0\.0\.1:9"),
+        pytest.raises(EngineError, match=r"tcp://127\.0\.0\.1:9"),
     ):
         Blinder(spread=spread).blind_keys(CONTEXT, KEYS)

@@ -6,6 +6,8 @@ and runs its independent blocks; Dask does the scheduling.
 
 from __future__ import annotations
 
+from typing import Any
+
 from pprl.protocol.errors import PprlError
 from pprl.protocol.linkage.plans import BlockResult, Outcome, Plan
 from pprl.protocol.progress import Progress
@@ -21,22 +23,30 @@ def _block(plan: Plan, index: int) -> BlockResult:
     return plan.block(index)
 
 
+def dask_client(scheduler: str, seconds: float = CONNECT_SECONDS) -> Any:
+    """A client of the party's Dask scheduler; EngineError naming it when the distributed
+    package is missing or the scheduler cannot be reached within `seconds`."""
+    try:
+        # lazy: dask, an optional extra, loads only for a configured scheduler
+        from dask.distributed import Client
+    except ImportError:
+        raise EngineError(
+            f"[matching] scheduler = {scheduler!r} needs the distributed package "
+            "(pip install 'pprl[distributed]')"
+        ) from None
+    try:
+        return Client(scheduler, timeout=seconds)
+    except OSError as error:
+        raise EngineError(f"cannot reach the Dask scheduler {scheduler}: {error}") from None
+
+
 def on_dask(scheduler: str):
     """A runner for candidates.accepted_pairs that sends each block to `scheduler`."""
 
     def run(plan: Plan, progress: Progress | None) -> Outcome:
-        try:
-            # lazy: dask, an optional extra, loads only for a configured scheduler
-            from dask.distributed import Client, as_completed
-        except ImportError:
-            raise EngineError(
-                f"[matching] scheduler = {scheduler!r} needs the distributed package "
-                "(pip install 'pprl[distributed]')"
-            ) from None
-        try:
-            client = Client(scheduler, timeout=CONNECT_SECONDS)
-        except OSError as error:
-            raise EngineError(f"cannot reach the Dask scheduler {scheduler}: {error}") from None
+        client = dask_client(scheduler)
+        from dask.distributed import as_completed
+
         with client:
             shared = client.scatter(plan, broadcast=True)
             futures = {

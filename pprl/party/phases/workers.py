@@ -18,7 +18,8 @@ from multiprocessing import get_context
 from typing import Any
 
 from pprl.party.config import DEFAULT_CHUNK_VALUES
-from pprl.party.phases.engine import CONNECT_SECONDS, EngineError
+from pprl.party.phases import engine
+from pprl.party.phases.engine import CONNECT_SECONDS
 
 # Tasks a worker may have queued beyond the one it runs.
 WINDOW = 2
@@ -52,28 +53,13 @@ class DaskWorkers:
 
     def submit(self, task: Callable[..., Any], arguments: tuple[Any, ...]) -> Any:
         if self._client is None:
-            self._client = _client(self.scheduler)
+            self._client = engine.dask_client(self.scheduler, CONNECT_SECONDS)
             self.count = max(len(self._client.scheduler_info().get("workers", {})), 1)
         return self._client.submit(task, *arguments, pure=False)
 
     def close(self) -> None:
         if self._client is not None:
             self._client.close()
-
-
-def _client(scheduler: str) -> Any:
-    try:
-        # lazy: dask, an optional extra, loads only for a configured scheduler
-        from dask.distributed import Client
-    except ImportError:
-        raise EngineError(
-            f"[matching] scheduler = {scheduler!r} needs the distributed package "
-            "(pip install 'pprl[distributed]')"
-        ) from None
-    try:
-        return Client(scheduler, timeout=CONNECT_SECONDS)
-    except OSError as error:
-        raise EngineError(f"cannot reach the Dask scheduler {scheduler}: {error}") from None
 
 
 class Spread:
