@@ -45,6 +45,7 @@ def on_dask(scheduler: str):
 
     def run(plan: Plan, progress: Progress | None) -> Outcome:
         client = dask_client(scheduler)
+        # lazy: dask, an optional extra, loads only for a configured scheduler
         from dask.distributed import as_completed
 
         with client:
